@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Copyright 2026 The megpu authors */
+/*
+ * megpu: DRM render driver for the megpu virtual multi-engine GPU.
+ * PCI probe and remove, the drm_driver and its ioctl table.
+ */
+
+#include <linux/module.h>
+#include <linux/pci.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_ioctl.h>
+#include <drm/drm_print.h>
+#include <drm/megpu_drm.h>
+
+#include "megpu_drv.h"
+
+#define DRIVER_NAME	"megpu"
+#define DRIVER_DESC	"megpu virtual multi-engine GPU"
+#define DRIVER_MAJOR	0
+#define DRIVER_MINOR	1
+
+static int megpu_ioctl_get_param(struct drm_device *drm, void *data,
+				 struct drm_file *file)
+{
+	struct megpu_device *mdev = to_megpu(drm);
+	struct drm_megpu_get_param *args = data;
+
+	if (args->pad)
+		return -EINVAL;
+
+	switch (args->param) {
+	case DRM_MEGPU_PARAM_DEVICE_ID:
+		args->value = mdev->pdev->device;
+		break;
+	case DRM_MEGPU_PARAM_HW_VERSION:
+		args->value = mdev->hw_version;
+		break;
+	case DRM_MEGPU_PARAM_ENGINE_COUNT:
+		args->value = mdev->num_engines;
+		break;
+	case DRM_MEGPU_PARAM_FEATURES:
+		args->value = mdev->caps;
+		break;
+	case DRM_MEGPU_PARAM_ENGINE_TYPES:
+		args->value = mdev->engine_types;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const struct drm_ioctl_desc megpu_ioctls[] = {
+	DRM_IOCTL_DEF_DRV(MEGPU_GET_PARAM, megpu_ioctl_get_param,
+			  DRM_RENDER_ALLOW),
+};
+
+DEFINE_DRM_GEM_FOPS(megpu_fops);
+
+static const struct drm_driver megpu_drm_driver = {
+	.driver_features = DRIVER_GEM | DRIVER_RENDER | DRIVER_SYNCOBJ |
+			   DRIVER_SYNCOBJ_TIMELINE,
+	.ioctls = megpu_ioctls,
+	.num_ioctls = ARRAY_SIZE(megpu_ioctls),
+	.fops = &megpu_fops,
+	.name = DRIVER_NAME,
+	.desc = DRIVER_DESC,
+	.major = DRIVER_MAJOR,
+	.minor = DRIVER_MINOR,
+};
+
+static int megpu_check_hw(struct megpu_device *mdev)
+{
+	struct device *dev = &mdev->pdev->dev;
+	u32 id = megpu_read(mdev, MEGPU_REG_ID);
+
+	if (id != MEGPU_ID_MAGIC) {
+		dev_err(dev, "not a megpu: ID register 0x%08x, expected 0x%08x\n",
+			id, MEGPU_ID_MAGIC);
+		return -ENODEV;
+	}
+
+	mdev->hw_version = megpu_read(mdev, MEGPU_REG_VERSION);
+	if (MEGPU_HW_VERSION_GET_MAJOR(mdev->hw_version) !=
+	    MEGPU_HW_VERSION_MAJOR) {
+		dev_err(dev, "hardware version %u.%u, driver supports %u.x\n",
+			MEGPU_HW_VERSION_GET_MAJOR(mdev->hw_version),
+			MEGPU_HW_VERSION_GET_MINOR(mdev->hw_version),
+			MEGPU_HW_VERSION_MAJOR);
+		return -ENODEV;
+	}
+
+	mdev->caps = megpu_read(mdev, MEGPU_REG_CAPS);
+	mdev->num_engines = megpu_read(mdev, MEGPU_REG_ENGINE_COUNT);
+	mdev->engine_types = megpu_read(mdev, MEGPU_REG_ENGINE_TYPES);
+	if (!mdev->num_engines || mdev->num_engines > MEGPU_MAX_ENGINES) {
+		dev_err(dev, "bad engine count %u\n", mdev->num_engines);
+		return -ENODEV;
+	}
+	if (megpu_read(mdev, MEGPU_REG_MSIX_VECTORS) < MEGPU_NUM_VECTORS) {
+		dev_err(dev, "device has too few MSI-X vectors\n");
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static int megpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct megpu_device *mdev;
+	int ret;
+
+	mdev = devm_drm_dev_alloc(&pdev->dev, &megpu_drm_driver,
+				  struct megpu_device, drm);
+	if (IS_ERR(mdev))
+		return PTR_ERR(mdev);
+	mdev->pdev = pdev;
+	pci_set_drvdata(pdev, mdev);
+
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return ret;
+	pci_set_master(pdev);
+
+	mdev->mmio = pcim_iomap_region(pdev, MEGPU_BAR_MMIO, DRIVER_NAME);
+	if (IS_ERR(mdev->mmio))
+		return PTR_ERR(mdev->mmio);
+
+	ret = megpu_check_hw(mdev);
+	if (ret)
+		return ret;
+
+	megpu_write(mdev, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
+
+	ret = megpu_irq_init(mdev);
+	if (ret)
+		return ret;
+
+	ret = megpu_irq_self_test(mdev);
+	if (ret)
+		goto err_irq;
+
+	ret = drm_dev_register(&mdev->drm, 0);
+	if (ret)
+		goto err_irq;
+
+	drm_info(&mdev->drm, "megpu %u.%u, %u engines, features 0x%x\n",
+		 MEGPU_HW_VERSION_GET_MAJOR(mdev->hw_version),
+		 MEGPU_HW_VERSION_GET_MINOR(mdev->hw_version),
+		 mdev->num_engines, mdev->caps);
+	return 0;
+
+err_irq:
+	megpu_irq_fini(mdev);
+	return ret;
+}
+
+static void megpu_remove(struct pci_dev *pdev)
+{
+	struct megpu_device *mdev = pci_get_drvdata(pdev);
+
+	drm_dev_unplug(&mdev->drm);
+	megpu_write(mdev, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
+	megpu_irq_fini(mdev);
+}
+
+static const struct pci_device_id megpu_pci_ids[] = {
+	{ PCI_DEVICE(MEGPU_PCI_VENDOR_ID, MEGPU_PCI_DEVICE_ID) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, megpu_pci_ids);
+
+static struct pci_driver megpu_pci_driver = {
+	.name = DRIVER_NAME,
+	.id_table = megpu_pci_ids,
+	.probe = megpu_probe,
+	.remove = megpu_remove,
+};
+module_pci_driver(megpu_pci_driver);
+
+MODULE_AUTHOR("The megpu authors");
+MODULE_DESCRIPTION(DRIVER_DESC);
+MODULE_LICENSE("GPL");

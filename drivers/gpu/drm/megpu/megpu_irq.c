@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Copyright 2026 The megpu authors */
+/*
+ * MSI-X vectors: one per engine slot plus a device-wide one. At probe every
+ * vector is raised once through MEGPU_REG_IRQ_TEST so that a broken
+ * interrupt path fails the probe instead of hanging the first job.
+ */
+
+#include <linux/interrupt.h>
+#include <linux/pci.h>
+#include <drm/drm_print.h>
+
+#include "megpu_drv.h"
+
+#define MEGPU_IRQ_TEST_TIMEOUT_MS	1000
+
+static irqreturn_t megpu_irq_handler(int irq, void *arg)
+{
+	struct megpu_vector *vec = arg;
+	struct megpu_device *mdev = vec->mdev;
+	u32 bit = BIT(vec->index);
+
+	if (megpu_read(mdev, MEGPU_REG_IRQ_TEST_STATUS) & bit) {
+		megpu_write(mdev, MEGPU_REG_IRQ_TEST_STATUS, bit);
+		complete(&vec->test_done);
+		return IRQ_HANDLED;
+	}
+	return IRQ_NONE;
+}
+
+int megpu_irq_init(struct megpu_device *mdev)
+{
+	struct pci_dev *pdev = mdev->pdev;
+	unsigned int i;
+	int ret;
+
+	ret = pci_alloc_irq_vectors(pdev, MEGPU_NUM_VECTORS, MEGPU_NUM_VECTORS,
+				    PCI_IRQ_MSIX);
+	if (ret < 0) {
+		dev_err(&pdev->dev, "cannot allocate %d MSI-X vectors: %d\n",
+			MEGPU_NUM_VECTORS, ret);
+		return ret;
+	}
+
+	for (i = 0; i < MEGPU_NUM_VECTORS; i++) {
+		struct megpu_vector *vec = &mdev->vec[i];
+
+		vec->mdev = mdev;
+		vec->index = i;
+		vec->irq = pci_irq_vector(pdev, i);
+		init_completion(&vec->test_done);
+		ret = request_irq(vec->irq, megpu_irq_handler, 0, "megpu", vec);
+		if (ret) {
+			dev_err(&pdev->dev, "cannot request IRQ %d: %d\n",
+				vec->irq, ret);
+			while (i--)
+				free_irq(mdev->vec[i].irq, &mdev->vec[i]);
+			pci_free_irq_vectors(pdev);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+void megpu_irq_fini(struct megpu_device *mdev)
+{
+	unsigned int i;
+
+	for (i = 0; i < MEGPU_NUM_VECTORS; i++)
+		free_irq(mdev->vec[i].irq, &mdev->vec[i]);
+	pci_free_irq_vectors(mdev->pdev);
+}
+
+int megpu_irq_self_test(struct megpu_device *mdev)
+{
+	unsigned long timeout = msecs_to_jiffies(MEGPU_IRQ_TEST_TIMEOUT_MS);
+	unsigned int i;
+
+	for (i = 0; i < MEGPU_NUM_VECTORS; i++) {
+		struct megpu_vector *vec = &mdev->vec[i];
+
+		reinit_completion(&vec->test_done);
+		megpu_write(mdev, MEGPU_REG_IRQ_TEST, i);
+		if (!wait_for_completion_timeout(&vec->test_done, timeout)) {
+			dev_err(&mdev->pdev->dev,
+				"interrupt self-test: no interrupt on vector %u\n",
+				i);
+			return -EIO;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,6 @@
+# The smallest x86_64 device set megpu needs: a q35 machine booted with
+# qboot, a serial console and the megpu device (-nodefaults -nic none).
+CONFIG_Q35=y
+CONFIG_MEGPU=y
+CONFIG_SERIAL_ISA=y
+CONFIG_ISA_DEBUG=y

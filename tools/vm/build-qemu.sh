@@ -1,0 +1,60 @@
+#!/bin/bash
+# Overlay qemu-device/ on Debian's QEMU 10.0 tree in the cache and build
+# qemu-system-x86_64 and the megpu qtest incrementally.
+set -euo pipefail
+
+: "${MEGPU_CACHE:=$HOME/.cache/megpu}"
+: "${QEMU_DEBVER:?QEMU_DEBVER not set (the Makefile pins it)}"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+upver=${QEMU_DEBVER#*:}
+upver=${upver%%+*}
+src="$MEGPU_CACHE/qemu-src/qemu-$upver"
+build="$MEGPU_CACHE/qemu-build-$upver"
+[ -f "$src/.unpacked" ] || { echo "qemu: run 'make deps' first" >&2; exit 1; }
+
+# The glue patch: re-apply it when it changed since the last build.
+glue="$top/qemu-device/glue.patch"
+if ! cmp -s "$glue" "$src/.megpu-glue.patch"; then
+	if [ -f "$src/.megpu-glue.patch" ]; then
+		patch -d "$src" -p1 -R -s <"$src/.megpu-glue.patch"
+	fi
+	patch -d "$src" -p1 --forward -s <"$glue"
+	cp "$glue" "$src/.megpu-glue.patch"
+fi
+
+# Copy our files only when they differ so ninja rebuilds only what changed.
+overlay() {
+	local from=$1 to=$2
+	mkdir -p "$(dirname "$to")"
+	cmp -s "$from" "$to" 2>/dev/null || cp "$from" "$to"
+}
+(cd "$top/qemu-device" && find . -type f ! -name glue.patch) |
+while read -r f; do
+	overlay "$top/qemu-device/$f" "$src/$f"
+done
+overlay "$top/include/megpu_hw.h" "$src/include/hw/misc/megpu_hw.h"
+
+if [ ! -f "$build/build.ninja" ]; then
+	mkdir -p "$build"
+	(cd "$build" && "$src/configure" --python=/usr/bin/python3 \
+		--target-list=x86_64-softmmu --disable-docs --disable-rust \
+		--enable-fdt=system --disable-install-blobs \
+		--without-default-features --without-default-devices \
+		--with-devices-x86_64=megpu --enable-tcg \
+		--disable-werror >"$build/configure.log" 2>&1) || {
+		tail -n 30 "$build/configure.log" >&2
+		exit 1
+	}
+fi
+ninja -C "$build" qemu-system-x86_64 tests/qtest/megpu-test | tee "$build/ninja.log"
+if grep -A3 -E '(megpu[^ ]*\.[ch]):[0-9]+:[0-9]+: (warning|error)' "$build/ninja.log"; then
+	echo "qemu: warnings in megpu files" >&2
+	exit 1
+fi
+
+# Debian's firmware (the +ds source has none) where the build looks first.
+fw="$MEGPU_CACHE/fw/usr/share"
+for f in "$fw"/seabios/bios-256k.bin "$fw"/qemu/qboot.rom \
+	"$fw"/qemu/linuxboot_dma.bin "$fw"/qemu/kvmvapic.bin; do
+	ln -sfn "$f" "$build/qemu-bundle/usr/local/share/qemu/$(basename "$f")"
+done
