@@ -1,0 +1,114 @@
+# megpu: build everything from Debian's archive, boot a guest, run tests.
+#
+#   make demo    boot the guest, load megpu.ko, run `megpu demo`
+#   make check   every test level: host units, the device qtest, the guest
+#   make shell   an interactive guest on the serial console
+#
+# Versions are pinned here; override on the command line (make KVER=...).
+
+KVER ?= 6.12.117+deb12
+QEMU_DEBVER ?= 1:10.0.13+ds-0+deb13u1
+MEGPU_CACHE ?= $(HOME)/.cache/megpu
+ENGINES ?= 4
+export KVER QEMU_DEBVER MEGPU_CACHE ENGINES
+
+QEMU_UPVER := $(firstword $(subst +, ,$(lastword $(subst :, ,$(QEMU_DEBVER)))))
+QEMU_BUILD := $(MEGPU_CACHE)/qemu-build-$(QEMU_UPVER)
+KROOT := $(MEGPU_CACHE)/kernel/$(KVER)
+KDIR := $(KROOT)/usr/src/linux-headers-$(KVER)-amd64
+KSFT := $(MEGPU_CACHE)/ksft
+DEPS_STAMP := $(MEGPU_CACHE)/stamps/deps-$(KVER)-$(QEMU_UPVER)
+export QEMU_BUILD KROOT KDIR KSFT
+
+B := build
+CC := gcc
+INCLUDES := -I/usr/include/libdrm -Iuapi/drm -Iinclude -Itools/lib/megpu
+CFLAGS := -O2 -g -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE $(INCLUDES)
+# kselftest_harness.h is written for -Wall, as the kernel's selftests build.
+SELFTEST_CFLAGS := -O2 -g -Wall -Werror -std=gnu11 -D_GNU_SOURCE $(INCLUDES)
+LDFLAGS := -static
+LIBDRM := /usr/lib/x86_64-linux-gnu/libdrm.a
+
+LIB_SRCS := $(wildcard tools/lib/megpu/*.c)
+LIB_HDRS := $(wildcard tools/lib/megpu/*.h) uapi/drm/megpu_drm.h \
+	include/megpu_hw.h
+LIB := $(B)/libmegpu.a
+TOOL := $(B)/megpu
+SELFTEST_DIR := selftests/drivers/gpu/megpu
+SELFTEST_SRCS := $(wildcard $(SELFTEST_DIR)/*_test.c)
+SELFTESTS := $(patsubst $(SELFTEST_DIR)/%.c,$(B)/selftests/%,$(SELFTEST_SRCS))
+MODULE := drivers/gpu/drm/megpu/megpu.ko
+INITRAMFS := $(B)/initramfs.cpio.gz
+
+.PHONY: all deps qemu module tools selftests initramfs demo check shell \
+	check-host check-qtest check-guest checkpatch clean
+
+all: qemu module tools selftests initramfs
+
+deps:
+	tools/vm/deps.sh
+	@mkdir -p $(dir $(DEPS_STAMP)) && touch $(DEPS_STAMP)
+
+$(DEPS_STAMP): tools/vm/deps.sh
+	$(MAKE) deps
+
+qemu: $(DEPS_STAMP)
+	tools/vm/build-qemu.sh
+
+# The module must build without a warning at W=1.
+module: $(DEPS_STAMP)
+	@$(MAKE) -C $(KDIR) M=$(CURDIR) CONFIG_DRM_MEGPU=m W=1 modules \
+		2>&1 | tee $(B).module.log; \
+	! grep -E 'warning:|error:' $(B).module.log && \
+	test -f $(MODULE); rc=$$?; rm -f $(B).module.log; exit $$rc
+
+$(B)/lib/%.o: tools/lib/megpu/%.c $(LIB_HDRS) | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(LIB): $(patsubst tools/lib/megpu/%.c,$(B)/lib/%.o,$(LIB_SRCS))
+	ar rcs $@ $^
+
+$(TOOL): $(wildcard tools/megpu/*.c tools/megpu/*.h) $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^) $(LIB) $(LIBDRM)
+
+tools: $(DEPS_STAMP) $(TOOL)
+
+$(B)/selftests/%: $(SELFTEST_DIR)/%.c $(LIB) $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(SELFTEST_CFLAGS) -I$(KSFT) $(LDFLAGS) -o $@ $< $(LIB) $(LIBDRM)
+
+selftests: $(SELFTESTS)
+
+initramfs: module tools selftests
+	tools/vm/mkinitramfs.sh $(INITRAMFS) $(MODULE) $(TOOL) $(SELFTESTS)
+
+demo: qemu initramfs
+	tools/vm/run.sh demo $(INITRAMFS)
+
+shell: qemu initramfs
+	tools/vm/run.sh shell $(INITRAMFS)
+
+check-host:
+	@echo "== host unit tests"
+	@echo "(none yet)"
+
+check-qtest: qemu
+	@echo "== device qtest"
+	cd $(QEMU_BUILD) && QTEST_QEMU_BINARY=./qemu-system-x86_64 \
+		./tests/qtest/megpu-test --tap
+
+check-guest: qemu initramfs
+	@echo "== guest kselftests"
+	tools/vm/run.sh check $(INITRAMFS)
+
+check: check-host check-qtest check-guest
+
+checkpatch: $(DEPS_STAMP)
+	perl $(MEGPU_CACHE)/linux-source/tree/*/scripts/checkpatch.pl \
+		--no-tree --strict --terse -f drivers/gpu/drm/megpu/*.[ch] \
+		uapi/drm/megpu_drm.h include/megpu_hw.h
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || true
+	rm -rf $(B)

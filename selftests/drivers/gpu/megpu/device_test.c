@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The megpu device is present, bound to the driver, and GET_PARAM reports
+ * what the device was configured with.
+ */
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include <xf86drm.h>
+
+#include "kselftest_harness.h"
+#include "megpu_drm.h"
+#include "megpu_hw.h"
+#include "libmegpu.h"
+#include "megpu_test.h"
+
+FIXTURE(gpu) {
+	struct megpu gpu;
+};
+
+FIXTURE_SETUP(gpu)
+{
+	ASSERT_EQ(0, megpu_open(&self->gpu, 0));
+}
+
+FIXTURE_TEARDOWN(gpu)
+{
+	megpu_close(&self->gpu);
+}
+
+TEST(bound_to_driver)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	int bound = 0;
+	DIR *d;
+
+	d = opendir("/sys/bus/pci/drivers/megpu");
+	ASSERT_NE(NULL, d) TH_LOG("megpu PCI driver not registered");
+	while ((de = readdir(d))) {
+		long vendor, device;
+
+		if (!strchr(de->d_name, ':'))
+			continue;
+		snprintf(path, sizeof(path),
+			 "/sys/bus/pci/drivers/megpu/%s/vendor", de->d_name);
+		vendor = megpu_sysfs_read(path);
+		snprintf(path, sizeof(path),
+			 "/sys/bus/pci/drivers/megpu/%s/device", de->d_name);
+		device = megpu_sysfs_read(path);
+		EXPECT_EQ(MEGPU_PCI_VENDOR_ID, vendor);
+		EXPECT_EQ(MEGPU_PCI_DEVICE_ID, device);
+		bound++;
+	}
+	closedir(d);
+	ASSERT_EQ(megpu_test_cmdline("gpus", 1), bound);
+	EXPECT_EQ(bound, megpu_count_devices());
+}
+
+TEST_F(gpu, driver_version)
+{
+	drmVersionPtr ver = drmGetVersion(self->gpu.fd);
+
+	ASSERT_NE(NULL, ver);
+	EXPECT_STREQ("megpu", ver->name);
+	drmFreeVersion(ver);
+}
+
+/* The render node's PCI function is the megpu. */
+TEST_F(gpu, device_id_matches_sysfs)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	uint64_t v;
+
+	ASSERT_EQ(0, fstat(self->gpu.fd, &st));
+	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u/device/device",
+		 major(st.st_rdev), minor(st.st_rdev));
+	ASSERT_EQ(0, megpu_get_param(&self->gpu, DRM_MEGPU_PARAM_DEVICE_ID,
+				     &v));
+	EXPECT_EQ(megpu_sysfs_read(path), (long)v);
+	EXPECT_EQ(MEGPU_PCI_DEVICE_ID, v);
+}
+
+TEST_F(gpu, hw_version)
+{
+	uint64_t v;
+
+	ASSERT_EQ(0, megpu_get_param(&self->gpu, DRM_MEGPU_PARAM_HW_VERSION,
+				     &v));
+	EXPECT_EQ(MEGPU_HW_VERSION(MEGPU_HW_VERSION_MAJOR,
+				   MEGPU_HW_VERSION_MINOR), v);
+}
+
+/* The harness boots the device with an engine count it also tells us. */
+TEST_F(gpu, engine_count_and_types)
+{
+	long expect = megpu_test_cmdline("engines", -1);
+	uint64_t count, types;
+	unsigned int n;
+
+	ASSERT_EQ(0, megpu_get_param(&self->gpu, DRM_MEGPU_PARAM_ENGINE_COUNT,
+				     &count));
+	ASSERT_EQ(0, megpu_get_param(&self->gpu,
+				     DRM_MEGPU_PARAM_ENGINE_TYPES, &types));
+	if (expect < 0)
+		SKIP(return, "no megpu_test.engines= on the command line");
+	EXPECT_EQ(expect, (long)count);
+	for (n = 0; n < count; n++)
+		EXPECT_EQ(n % MEGPU_ENGINE_NUM_TYPES,
+			  MEGPU_ENGINE_TYPE(types, n));
+}
+
+TEST_F(gpu, features)
+{
+	uint64_t v;
+
+	ASSERT_EQ(0, megpu_get_param(&self->gpu, DRM_MEGPU_PARAM_FEATURES,
+				     &v));
+	EXPECT_NE(0, v & MEGPU_CAP_IRQ_TEST);
+}
+
+TEST_F(gpu, unknown_param_is_einval)
+{
+	struct drm_megpu_get_param args = { .param = 0xdead };
+	uint64_t v;
+
+	EXPECT_EQ(-1, drmIoctl(self->gpu.fd, DRM_IOCTL_MEGPU_GET_PARAM,
+			       &args));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-EINVAL, megpu_get_param(&self->gpu, UINT32_MAX, &v));
+}
+
+TEST_F(gpu, nonzero_pad_is_einval)
+{
+	struct drm_megpu_get_param args = {
+		.param = DRM_MEGPU_PARAM_ENGINE_COUNT,
+		.pad = 1,
+	};
+
+	EXPECT_EQ(-1, drmIoctl(self->gpu.fd, DRM_IOCTL_MEGPU_GET_PARAM,
+			       &args));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+/* An ioctl number past the driver's table is rejected by DRM core. */
+TEST_F(gpu, unknown_ioctl)
+{
+	struct drm_megpu_get_param args = { 0 };
+	unsigned long nr = DRM_IOWR(DRM_COMMAND_BASE + 0x3f,
+				    struct drm_megpu_get_param);
+
+	EXPECT_EQ(-1, ioctl(self->gpu.fd, nr, &args));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST(open_close_many)
+{
+	struct megpu gpu;
+	uint64_t v;
+	int fds[64];
+	int i, j;
+
+	ASSERT_EQ(0, megpu_open(&gpu, 0));
+	for (i = 0; i < 200; i++) {
+		for (j = 0; j < 64; j++) {
+			fds[j] = open(gpu.node, O_RDWR | O_CLOEXEC);
+			ASSERT_LE(0, fds[j]);
+		}
+		for (j = 0; j < 64; j++)
+			ASSERT_EQ(0, close(fds[j]));
+	}
+	ASSERT_EQ(0, megpu_get_param(&gpu, DRM_MEGPU_PARAM_ENGINE_COUNT, &v));
+	megpu_close(&gpu);
+}
+
+TEST_HARNESS_MAIN

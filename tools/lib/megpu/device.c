@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+/* Finding and opening megpu render nodes, device parameters. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <xf86drm.h>
+
+#include "megpu_drm.h"
+#include "megpu_hw.h"
+#include "libmegpu.h"
+
+#define MAX_DRM_DEVICES 64
+
+static bool is_megpu(int fd)
+{
+	drmVersionPtr ver = drmGetVersion(fd);
+	bool match;
+
+	if (!ver)
+		return false;
+	match = ver->name && !strcmp(ver->name, MEGPU_DRIVER_NAME);
+	drmFreeVersion(ver);
+	return match;
+}
+
+/*
+ * Walk the DRM devices in drmGetDevices2() order and open the index-th
+ * megpu render node; with gpu == NULL only count them.
+ */
+static int megpu_find(struct megpu *gpu, unsigned int index)
+{
+	drmDevicePtr devs[MAX_DRM_DEVICES];
+	unsigned int found = 0;
+	int n, i, ret = -ENODEV;
+
+	n = drmGetDevices2(0, devs, MAX_DRM_DEVICES);
+	if (n < 0)
+		return n;
+
+	for (i = 0; i < n; i++) {
+		const char *node;
+		int fd;
+
+		if (!(devs[i]->available_nodes & (1 << DRM_NODE_RENDER)))
+			continue;
+		node = devs[i]->nodes[DRM_NODE_RENDER];
+		fd = open(node, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (!is_megpu(fd)) {
+			close(fd);
+			continue;
+		}
+		if (gpu && found == index) {
+			gpu->fd = fd;
+			snprintf(gpu->node, sizeof(gpu->node), "%s", node);
+			ret = 0;
+			break;
+		}
+		close(fd);
+		found++;
+	}
+	drmFreeDevices(devs, n);
+	if (!gpu)
+		return found;
+	return ret;
+}
+
+int megpu_open(struct megpu *gpu, unsigned int index)
+{
+	gpu->fd = -1;
+	gpu->node[0] = '\0';
+	return megpu_find(gpu, index);
+}
+
+int megpu_count_devices(void)
+{
+	return megpu_find(NULL, 0);
+}
+
+void megpu_close(struct megpu *gpu)
+{
+	if (gpu->fd >= 0)
+		close(gpu->fd);
+	gpu->fd = -1;
+}
+
+int megpu_get_param(struct megpu *gpu, uint32_t param, uint64_t *value)
+{
+	struct drm_megpu_get_param args = { .param = param };
+
+	if (drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_GET_PARAM, &args))
+		return -errno;
+	*value = args.value;
+	return 0;
+}
+
+const char *megpu_engine_type_name(unsigned int type)
+{
+	static const char *const names[MEGPU_ENGINE_NUM_TYPES] = {
+		[MEGPU_ENGINE_GFX] = "gfx",
+		[MEGPU_ENGINE_COMPUTE] = "compute",
+		[MEGPU_ENGINE_COPY] = "copy",
+		[MEGPU_ENGINE_VIDEO] = "video",
+	};
+
+	return type < MEGPU_ENGINE_NUM_TYPES ? names[type] : "?";
+}

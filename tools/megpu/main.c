@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+/* megpu: command-line tool for megpu GPUs. */
+
+#include <stdio.h>
+#include <string.h>
+
+#include "megpu.h"
+
+static const struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *help;
+} commands[] = {
+	{ "info", cmd_info, "print every megpu device and its parameters" },
+	{ "demo", cmd_demo, "the main demonstration job" },
+};
+
+static void usage(FILE *out)
+{
+	unsigned int i;
+
+	fprintf(out, "usage: megpu <command> [options]\n\ncommands:\n");
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].help);
+	fprintf(out, "\n'megpu <command> --help' describes a command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int i;
+
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "megpu: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,93 @@
+#!/bin/bash
+# Boot the guest with the megpu device and run one mode in it.
+#
+# usage: run.sh check|demo|shell INITRAMFS
+#
+# check and demo read the serial console and fail on a failed test, a kernel
+# BUG/oops/WARNING/KASAN/lockdep report, a missing end marker or a timeout.
+#
+# Environment: QEMU_BUILD, KROOT, KVER (set by the Makefile), ENGINES
+# (engines per device, default 4), GPUS (megpu devices, default 1),
+# GUEST_TIMEOUT (seconds, default 900), QEMU_EXTRA (more QEMU options).
+set -uo pipefail
+
+mode=$1 initrd=$2
+: "${QEMU_BUILD:?}" "${KROOT:?}" "${KVER:?}"
+: "${ENGINES:=4}" "${GPUS:=1}" "${GUEST_TIMEOUT:=900}" "${QEMU_EXTRA:=}"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+log="$top/build/guest-$mode.log"
+
+cmdline="console=ttyS0 panic=-1 megpu.mode=$mode"
+cmdline+=" megpu_test.engines=$ENGINES megpu_test.gpus=$GPUS"
+devices=()
+for ((i = 0; i < GPUS; i++)); do
+	devices+=(-device "megpu,engines=$ENGINES")
+done
+
+# Multi-threaded TCG with more than one vCPU makes guest atomics host
+# atomics, which the device's engine threads rely on.
+qemu=("$QEMU_BUILD/qemu-system-x86_64"
+	-machine q35 -bios qboot.rom -accel tcg,thread=multi -smp 2 -m 1G
+	-nodefaults -no-reboot -display none -nic none
+	-kernel "$KROOT/boot/vmlinuz-$KVER-amd64" -initrd "$initrd"
+	-append "$cmdline" "${devices[@]}" $QEMU_EXTRA)
+
+if [ "$mode" = shell ]; then
+	exec "${qemu[@]}" -serial mon:stdio
+fi
+
+mkdir -p "$(dirname "$log")"
+start=$EPOCHREALTIME
+boot=
+while IFS= read -r line; do
+	line=${line%$'\r'}
+	printf '%s\n' "$line" >>"$log"
+	case "$line" in
+	*"megpu-init: start"*)
+		boot=$(echo "$EPOCHREALTIME - $start" | bc)
+		printf 'guest: booted to /init in %.1f s\n' "$boot"
+		;;
+	esac
+	# The demo's own output, and the tests' summary lines, for the user.
+	if [ "$mode" = demo ] && [ -n "$boot" ] &&
+		[[ "$line" != \[* ]] && [[ "$line" != megpu-init:* ]]; then
+		printf '%s\n' "$line"
+	fi
+	if [ "$mode" = check ]; then
+		case "$line" in
+		"ok "* | "not ok "* | "# ok "* | "# not ok "* | "# Totals"* | "# # Totals"*)
+			printf '%s\n' "$line"
+			;;
+		esac
+	fi
+done < <(: >"$log"; timeout --foreground -k 10 "$GUEST_TIMEOUT" \
+	"${qemu[@]}" -serial stdio </dev/null 2>&1; echo "qemu-exit=$?")
+
+elapsed=$(echo "$EPOCHREALTIME - $start" | bc)
+fail=0
+report() { echo "guest: FAIL: $*"; fail=1; }
+
+qexit=$(sed -n 's/^qemu-exit=//p' "$log" | tail -n 1)
+[ "$qexit" = 124 ] && report "timeout after ${GUEST_TIMEOUT}s"
+grep -q '^MEGPU-END status=' "$log" || report "no end marker"
+status=$(sed -n 's/^MEGPU-END status=//p' "$log" | tail -n 1)
+[ -n "$status" ] && [ "$status" != 0 ] && report "$mode exited with $status"
+if grep -q '^not ok ' "$log"; then
+	report "failed tests:"
+	grep '^not ok ' "$log" | sed 's/^/  /'
+fi
+if grep -nE 'BUG:|Oops|WARNING:|Call Trace:|KASAN|UBSAN|kmemleak|possible circular locking|possible recursive locking|inconsistent lock state|Kernel panic|general protection fault|insmod .* failed' "$log" |
+	head -n 20 >"$log.kernel"; [ -s "$log.kernel" ]; then
+	report "kernel reported problems:"
+	sed 's/^/  /' "$log.kernel"
+fi
+rm -f "$log.kernel"
+
+if [ "$mode" = check ]; then
+	pass=$(grep -c '^ok ' "$log")
+	nfail=$(grep -c '^not ok ' "$log")
+	[ "$fail" = 1 ] && [ "$nfail" = 0 ] && nfail=1
+	echo "guest: $pass passed, $nfail failed"
+fi
+printf 'guest: %s took %.1f s, log in %s\n' "$mode" "$elapsed" "$log"
+exit $fail
