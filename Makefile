@@ -41,7 +41,7 @@ MODULE := drivers/gpu/drm/megpu/megpu.ko
 INITRAMFS := $(B)/initramfs.cpio.gz
 
 .PHONY: all deps qemu module tools selftests initramfs demo check shell \
-	check-host check-qtest check-guest checkpatch clean
+	check-host check-qtest check-guest check-clean checkpatch clean
 
 all: qemu module tools selftests initramfs
 
@@ -95,18 +95,28 @@ check-host:
 
 check-qtest: qemu
 	@echo "== device qtest"
-	cd $(QEMU_BUILD) && QTEST_QEMU_BINARY=./qemu-system-x86_64 \
-		./tests/qtest/megpu-test --tap
+	tools/vm/qtest.sh
 
+# The main run, then a boot with faulty devices that must fail to probe.
 check-guest: qemu initramfs
 	@echo "== guest kselftests"
 	tools/vm/run.sh check $(INITRAMFS)
+	@echo "== guest kselftests: probe failures"
+	NAME=check-probe TESTS=probe_test TEST_ARGS=megpu_test.faulty=2 \
+	DEVICE_PROPS="x-version=0x20000 x-drop-irqs=on" \
+		tools/vm/run.sh check $(INITRAMFS)
 
-check: check-host check-qtest check-guest
+check: check-clean check-host check-qtest check-guest
+	@cat $(B)/results/* | awk '{ p += $$1; f += $$2 } \
+		END { printf "check: %d passed, %d failed\n", p, f; exit f > 0 }'
+
+check-clean:
+	@rm -rf $(B)/results
 
 checkpatch: $(DEPS_STAMP)
 	perl $(MEGPU_CACHE)/linux-source/tree/*/scripts/checkpatch.pl \
-		--no-tree --strict --terse -f drivers/gpu/drm/megpu/*.[ch] \
+		--no-tree --strict --terse -f \
+		$(filter-out %.mod.c,$(wildcard drivers/gpu/drm/megpu/*.[ch])) \
 		uapi/drm/megpu_drm.h include/megpu_hw.h
 
 clean:

@@ -9,6 +9,9 @@
 #ifndef MEGPU_HW_H
 #define MEGPU_HW_H
 
+/* A single-bit mask; BIT() is not available to every includer. */
+#define MEGPU_BIT(n)			(1u << (n))
+
 /* PCI identity: QEMU's test vendor; device ID "MG" is unused by QEMU. */
 #define MEGPU_PCI_VENDOR_ID		0x1234
 #define MEGPU_PCI_DEVICE_ID		0x4d47
@@ -58,7 +61,7 @@
 #define MEGPU_ENGINE_TYPE(types, n)	(((types) >> (2 * (n))) & 0x3)
 
 /* MEGPU_REG_CAPS: features the device implements. */
-#define MEGPU_CAP_IRQ_TEST		(1u << 0)
+#define MEGPU_CAP_IRQ_TEST		MEGPU_BIT(0)
 
 /*
  * MSI-X vectors: one per engine slot, then the device-wide sources.

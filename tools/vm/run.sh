@@ -8,21 +8,35 @@
 #
 # Environment: QEMU_BUILD, KROOT, KVER (set by the Makefile), ENGINES
 # (engines per device, default 4), GPUS (megpu devices, default 1),
+# DEVICE_PROPS (one word of extra properties per device, e.g.
+# "x-drop-irqs=on x-version=0x20000"; overrides GPUS), TESTS (comma
+# separated selftests to run, default all), TEST_ARGS (more
+# megpu_test.key=value words), NAME (log name, default the mode),
 # GUEST_TIMEOUT (seconds, default 900), QEMU_EXTRA (more QEMU options).
 set -uo pipefail
 
 mode=$1 initrd=$2
 : "${QEMU_BUILD:?}" "${KROOT:?}" "${KVER:?}"
 : "${ENGINES:=4}" "${GPUS:=1}" "${GUEST_TIMEOUT:=900}" "${QEMU_EXTRA:=}"
+: "${DEVICE_PROPS:=}" "${TESTS:=}" "${TEST_ARGS:=}" "${NAME:=$mode}"
 top=$(cd "$(dirname "$0")/../.." && pwd)
-log="$top/build/guest-$mode.log"
+log="$top/build/guest-$NAME.log"
 
-cmdline="console=ttyS0 panic=-1 megpu.mode=$mode"
-cmdline+=" megpu_test.engines=$ENGINES megpu_test.gpus=$GPUS"
 devices=()
-for ((i = 0; i < GPUS; i++)); do
-	devices+=(-device "megpu,engines=$ENGINES")
-done
+if [ -n "$DEVICE_PROPS" ]; then
+	GPUS=0
+	for props in $DEVICE_PROPS; do
+		devices+=(-device "megpu,engines=$ENGINES,$props")
+		GPUS=$((GPUS + 1))
+	done
+else
+	for ((i = 0; i < GPUS; i++)); do
+		devices+=(-device "megpu,engines=$ENGINES")
+	done
+fi
+cmdline="console=ttyS0 panic=-1 megpu.mode=$mode"
+cmdline+=" megpu_test.engines=$ENGINES megpu_test.gpus=$GPUS $TEST_ARGS"
+[ -n "$TESTS" ] && cmdline+=" megpu.tests=$TESTS"
 
 # Multi-threaded TCG with more than one vCPU makes guest atomics host
 # atomics, which the device's engine threads rely on.
@@ -84,10 +98,16 @@ fi
 rm -f "$log.kernel"
 
 if [ "$mode" = check ]; then
-	pass=$(grep -c '^ok ' "$log")
-	nfail=$(grep -c '^not ok ' "$log")
+	# Count the test cases inside the programs; a program that died
+	# without reporting a failed case still counts as one failure.
+	pass=$(grep -cE '^# ok [0-9]+ ' "$log")
+	nfail=$(grep -cE '^# not ok [0-9]+ ' "$log")
+	progfail=$(grep -c '^not ok ' "$log")
+	[ "$progfail" -gt "$nfail" ] && nfail=$progfail
 	[ "$fail" = 1 ] && [ "$nfail" = 0 ] && nfail=1
 	echo "guest: $pass passed, $nfail failed"
+	mkdir -p "$top/build/results"
+	echo "$pass $nfail" >"$top/build/results/guest-$NAME"
 fi
 printf 'guest: %s took %.1f s, log in %s\n' "$mode" "$elapsed" "$log"
 exit $fail

@@ -38,7 +38,7 @@ static void megpu_raise_test_irq(MegpuState *s, uint32_t vector)
         return;
     }
     s->irq_test_status |= 1u << vector;
-    if (msix_enabled(PCI_DEVICE(s))) {
+    if (msix_enabled(PCI_DEVICE(s)) && !s->drop_irqs) {
         msix_notify(PCI_DEVICE(s), vector);
     }
 }
@@ -59,7 +59,7 @@ static uint64_t megpu_mmio_read(void *opaque, hwaddr addr, unsigned size)
         val = MEGPU_ID_MAGIC;
         break;
     case MEGPU_REG_VERSION:
-        val = MEGPU_HW_VERSION(MEGPU_HW_VERSION_MAJOR, MEGPU_HW_VERSION_MINOR);
+        val = s->version;
         break;
     case MEGPU_REG_CAPS:
         val = MEGPU_CAP_IRQ_TEST;
@@ -170,6 +170,10 @@ static void megpu_reset_hold(Object *obj, ResetType type)
 
 static const Property megpu_properties[] = {
     DEFINE_PROP_UINT32("engines", MegpuState, num_engines, 4),
+    DEFINE_PROP_UINT32("x-version", MegpuState, version,
+                       MEGPU_HW_VERSION(MEGPU_HW_VERSION_MAJOR,
+                                        MEGPU_HW_VERSION_MINOR)),
+    DEFINE_PROP_BOOL("x-drop-irqs", MegpuState, drop_irqs, false),
 };
 
 static const VMStateDescription vmstate_megpu = {

@@ -19,6 +19,8 @@ struct MegpuState {
 
     /* Properties */
     uint32_t num_engines;
+    uint32_t version;           /* x-version: test a driver mismatch */
+    bool drop_irqs;             /* x-drop-irqs: test a dead interrupt path */
 
     /* Registers */
     uint32_t scratch;
