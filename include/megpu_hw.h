@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * megpu hardware contract: PCI identity, BAR0 registers, interrupt vectors.
+ * megpu hardware contract: PCI identity, registers, interrupt vectors,
+ * packets, built-in kernels and the GPU page-table format.
  *
  * Included by the QEMU device (qemu-device/hw/misc/megpu/) and by the DRM
  * driver (drivers/gpu/drm/megpu/). Plain defines only: the includer provides
@@ -62,6 +63,9 @@
 
 /* MEGPU_REG_CAPS: features the device implements. */
 #define MEGPU_CAP_IRQ_TEST		MEGPU_BIT(0)
+#define MEGPU_CAP_ENGINES		MEGPU_BIT(1)	/* rings, packets */
+#define MEGPU_CAP_MMU			MEGPU_BIT(2)	/* per-context VA */
+#define MEGPU_CAP_SEMAPHORE		MEGPU_BIT(3)	/* SIGNAL/WAIT */
 
 /*
  * MSI-X vectors: one per engine slot, then the device-wide sources.
@@ -70,5 +74,218 @@
 #define MEGPU_VEC_ENGINE(n)		(n)
 #define MEGPU_VEC_MISC			MEGPU_MAX_ENGINES
 #define MEGPU_NUM_VECTORS		(MEGPU_VEC_MISC + 1)
+
+/*
+ * GPU MMU invalidation: writing any value waits until no engine is inside
+ * a translated access, so that afterwards no engine uses a translation
+ * read before the write. Reading returns how many invalidations completed.
+ */
+#define MEGPU_REG_MMU_INVALIDATE	0x0028
+
+/*
+ * Engine register blocks: engine n at MEGPU_ENGINE_BASE(n), each
+ * MEGPU_ENGINE_STRIDE bytes. Offsets below are relative to the block.
+ */
+#define MEGPU_ENGINE_BASE(n)		(0x1000 + (n) * MEGPU_ENGINE_STRIDE)
+#define MEGPU_ENGINE_STRIDE		0x100
+
+#define MEGPU_ENG_TYPE			0x00	/* RO: MEGPU_ENGINE_* */
+#define MEGPU_ENG_STATUS		0x04	/* RO: MEGPU_ENG_STATUS_* */
+#define MEGPU_ENG_CONTROL		0x08	/* WO: MEGPU_ENG_CTRL_* */
+#define MEGPU_ENG_IRQ_STATUS		0x0c	/* RW1C: MEGPU_ENG_IRQ_* */
+#define MEGPU_ENG_RING_BASE_LO		0x10	/* RW: bus address, 4K aligned */
+#define MEGPU_ENG_RING_BASE_HI		0x14
+#define MEGPU_ENG_RING_SIZE		0x18	/* RW: bytes, power of two */
+#define MEGPU_ENG_RING_HEAD		0x1c	/* RO: byte offset, next fetch */
+#define MEGPU_ENG_RING_TAIL		0x20	/* RW: byte offset, doorbell */
+#define MEGPU_ENG_FAULT_CODE		0x24	/* RO: MEGPU_FAULT_* */
+#define MEGPU_ENG_FAULT_ADDR_LO		0x28	/* RO: faulting address */
+#define MEGPU_ENG_FAULT_ADDR_HI		0x2c
+#define MEGPU_ENG_FAULT_HEAD		0x30	/* RO: ring offset of packet */
+#define MEGPU_ENG_FAULT_INFO		0x34	/* RO: MEGPU_FAULT_INFO_* */
+#define MEGPU_ENG_CTX_ID		0x38	/* RO: current context */
+#define MEGPU_ENG_PT_BASE_LO		0x3c	/* RO: current page table */
+#define MEGPU_ENG_PT_BASE_HI		0x40
+#define MEGPU_ENG_WAIT_ADDR_LO		0x44	/* RO: semaphore waited on */
+#define MEGPU_ENG_WAIT_ADDR_HI		0x48
+#define MEGPU_ENG_WAIT_VALUE_LO		0x4c	/* RO: value waited for */
+#define MEGPU_ENG_WAIT_VALUE_HI		0x50
+#define MEGPU_ENG_DELAY_US		0x54	/* RW: stall before each packet */
+#define MEGPU_ENG_PACKETS_LO		0x58	/* RO: packets executed */
+#define MEGPU_ENG_PACKETS_HI		0x5c
+#define MEGPU_ENG_FAULTS		0x60	/* RO: faults raised */
+#define MEGPU_ENG_RESETS		0x64	/* RO: engine resets done */
+#define MEGPU_ENG_LAST_TS_LO		0x68	/* RO: last ring TIMESTAMP value */
+#define MEGPU_ENG_LAST_TS_HI		0x6c
+
+#define MEGPU_ENG_STATUS_IDLE		MEGPU_BIT(0)	/* head == tail */
+#define MEGPU_ENG_STATUS_WAIT_SEM	MEGPU_BIT(1)	/* stalled on WAIT */
+#define MEGPU_ENG_STATUS_FAULTED	MEGPU_BIT(2)	/* until FAULT_ACK */
+#define MEGPU_ENG_STATUS_RESETTING	MEGPU_BIT(3)	/* until reset done */
+
+/*
+ * CONTROL. RESET stops the engine at a packet boundary (a WAIT is
+ * abandoned), sets head = tail = 0, clears the fault and IRQ status and
+ * the context; ring base and size are kept. The reset is done when STATUS
+ * no longer shows RESETTING. FAULT_ACK resumes a faulted engine at the
+ * ring packet after the one that faulted.
+ */
+#define MEGPU_ENG_CTRL_RESET		MEGPU_BIT(0)
+#define MEGPU_ENG_CTRL_FAULT_ACK	MEGPU_BIT(1)
+
+#define MEGPU_ENG_IRQ_TIMESTAMP		MEGPU_BIT(0)	/* TIMESTAMP + IRQ */
+#define MEGPU_ENG_IRQ_FAULT		MEGPU_BIT(1)
+
+#define MEGPU_RING_SIZE_MIN		0x1000
+#define MEGPU_RING_SIZE_MAX		0x100000
+
+/* FAULT_CODE: why the engine stopped. 0 means no fault. */
+#define MEGPU_FAULT_NONE		0
+#define MEGPU_FAULT_BAD_OPCODE		1	/* unknown opcode */
+#define MEGPU_FAULT_BAD_LENGTH		2	/* wrong payload length */
+#define MEGPU_FAULT_UNSUPPORTED		3	/* not on this engine type */
+#define MEGPU_FAULT_PRIVILEGED		4	/* ring-only packet in an IB */
+#define MEGPU_FAULT_NESTED_IB		5	/* IB inside an IB */
+#define MEGPU_FAULT_MMU			6	/* translation failed */
+#define MEGPU_FAULT_BUS			7	/* DMA to a bad bus address */
+#define MEGPU_FAULT_BAD_ARG		8	/* bad size, alignment, kernel */
+#define MEGPU_FAULT_IB_OVERRUN		9	/* packet runs past IB end */
+
+/* FAULT_INFO: access type and where the faulting packet came from. */
+#define MEGPU_FAULT_INFO_WRITE		MEGPU_BIT(0)	/* else read */
+#define MEGPU_FAULT_INFO_IN_IB		MEGPU_BIT(1)	/* else ring */
+
+/*
+ * Packets: a header dword, then MEGPU_PKT_COUNT(header) payload dwords.
+ * Ring packets use bus addresses and run in no context; packets in an
+ * IB use GPU virtual addresses of the context set by SET_CONTEXT.
+ * 64-bit values and addresses are two dwords, low first.
+ */
+#define MEGPU_PKT_HEADER(op, count, flags) \
+	(((op) & 0xffu) | (((count) & 0xffffu) << 8) | (((flags) & 0xffu) << 24))
+#define MEGPU_PKT_OPCODE(h)		((h) & 0xff)
+#define MEGPU_PKT_COUNT(h)		(((h) >> 8) & 0xffff)
+#define MEGPU_PKT_FLAGS(h)		(((h) >> 24) & 0xff)
+#define MEGPU_PKT_MAX_COUNT		0xffff
+
+/* NOP: any payload, skipped. */
+#define MEGPU_PKT_NOP			0x00
+/* IB: addr(2), size in dwords(1). Ring only; runs the IB's packets. */
+#define MEGPU_PKT_IB			0x01
+#define MEGPU_IB_MAX_DWORDS		0x100000
+/* WRITE_DATA: addr(2), data(count - 2 dwords, at least 1). */
+#define MEGPU_PKT_WRITE_DATA		0x02
+/* TIMESTAMP: addr(2), value(2). Writes 64 bits; flag IRQ interrupts. */
+#define MEGPU_PKT_TIMESTAMP		0x03
+#define MEGPU_TIMESTAMP_FLAG_IRQ	MEGPU_BIT(0)
+/* COPY: src(2), dst(2), bytes(1). */
+#define MEGPU_PKT_COPY			0x04
+/* FILL: dst(2), bytes(1, multiple of 4), value(1). */
+#define MEGPU_PKT_FILL			0x05
+/*
+ * DISPATCH: kernel(1), args(2), grid_x(1), grid_y(1), group_x(1),
+ * group_y(1). Runs a built-in kernel on grid_x * grid_y work-items,
+ * split into work-groups of group_x * group_y; args points at a
+ * struct megpu_kernel_args.
+ */
+#define MEGPU_PKT_DISPATCH		0x06
+/* SET_CONTEXT: page table base(2), context id(1). Ring only. */
+#define MEGPU_PKT_SET_CONTEXT		0x07
+/* SIGNAL: addr(2), value(2). Writes the 64-bit semaphore, wakes waiters. */
+#define MEGPU_PKT_SIGNAL		0x08
+/*
+ * WAIT: addr(2), value(2). Stalls this engine until the 64-bit
+ * semaphore at addr has reached value: (int64_t)(mem - value) >= 0.
+ */
+#define MEGPU_PKT_WAIT			0x09
+
+/* Payload dwords of the fixed-size packets. */
+#define MEGPU_PKT_IB_COUNT		3
+#define MEGPU_PKT_TIMESTAMP_COUNT	4
+#define MEGPU_PKT_COPY_COUNT		5
+#define MEGPU_PKT_FILL_COUNT		4
+#define MEGPU_PKT_DISPATCH_COUNT	7
+#define MEGPU_PKT_SET_CONTEXT_COUNT	3
+#define MEGPU_PKT_SIGNAL_COUNT		4
+#define MEGPU_PKT_WAIT_COUNT		4
+
+/*
+ * Which engine types accept which packets (bit per opcode). NOP, IB,
+ * WRITE_DATA, TIMESTAMP, SET_CONTEXT, SIGNAL and WAIT run everywhere.
+ */
+#define MEGPU_PKTS_COMMON \
+	(MEGPU_BIT(MEGPU_PKT_NOP) | MEGPU_BIT(MEGPU_PKT_IB) | \
+	 MEGPU_BIT(MEGPU_PKT_WRITE_DATA) | MEGPU_BIT(MEGPU_PKT_TIMESTAMP) | \
+	 MEGPU_BIT(MEGPU_PKT_SET_CONTEXT) | MEGPU_BIT(MEGPU_PKT_SIGNAL) | \
+	 MEGPU_BIT(MEGPU_PKT_WAIT))
+#define MEGPU_PKTS_GFX \
+	(MEGPU_PKTS_COMMON | MEGPU_BIT(MEGPU_PKT_COPY) | \
+	 MEGPU_BIT(MEGPU_PKT_FILL) | MEGPU_BIT(MEGPU_PKT_DISPATCH))
+#define MEGPU_PKTS_COMPUTE \
+	(MEGPU_PKTS_COMMON | MEGPU_BIT(MEGPU_PKT_DISPATCH))
+#define MEGPU_PKTS_COPY \
+	(MEGPU_PKTS_COMMON | MEGPU_BIT(MEGPU_PKT_COPY) | \
+	 MEGPU_BIT(MEGPU_PKT_FILL))
+#define MEGPU_PKTS_VIDEO \
+	(MEGPU_PKTS_COMMON | MEGPU_BIT(MEGPU_PKT_COPY) | \
+	 MEGPU_BIT(MEGPU_PKT_DISPATCH))
+
+/*
+ * Built-in kernels for DISPATCH. Elements are 32-bit; work-item i
+ * (0 <= i < n) handles element i; items past n do nothing.
+ *   FILL      ptr[0][i] = param[0]
+ *   COPY      ptr[1][i] = ptr[0][i]
+ *   VADD      ptr[2][i] = ptr[0][i] + ptr[1][i]       (uint32, wraps)
+ *   SAXPY     ptr[1][i] = a * ptr[0][i] + ptr[1][i]   (float, a = param[0])
+ *   CHECKSUM  *ptr[1] += ptr[0][i] for all i           (uint32, wraps;
+ *             each work-group adds its sum atomically)
+ *   INCREMENT ptr[0][i] += 1
+ * The video engine runs only CHECKSUM; gfx and compute run all.
+ */
+#define MEGPU_KERNEL_FILL		0
+#define MEGPU_KERNEL_COPY		1
+#define MEGPU_KERNEL_VADD		2
+#define MEGPU_KERNEL_SAXPY		3
+#define MEGPU_KERNEL_CHECKSUM		4
+#define MEGPU_KERNEL_INCREMENT		5
+#define MEGPU_KERNEL_COUNT		6
+
+#define MEGPU_KERNELS_ALL		(MEGPU_BIT(MEGPU_KERNEL_COUNT) - 1)
+#define MEGPU_KERNELS_VIDEO		MEGPU_BIT(MEGPU_KERNEL_CHECKSUM)
+
+/* Work-group size limit: group_x * group_y. */
+#define MEGPU_MAX_GROUP_SIZE		1024
+
+/*
+ * DISPATCH argument block in GPU memory, little endian: four 64-bit
+ * pointers ptr[0..3], then the 32-bit element count n and three 32-bit
+ * parameters param[0..2].
+ */
+#define MEGPU_KARGS_PTR(i)		((i) * 8)
+#define MEGPU_KARGS_N			32
+#define MEGPU_KARGS_PARAM(i)		(36 + (i) * 4)
+#define MEGPU_KARGS_SIZE		48
+
+/*
+ * GPU MMU: two levels, 4 KiB pages, 32-bit virtual addresses.
+ * The page directory (level 1) and each page table (level 2) are 1024
+ * 64-bit entries, 8 KiB, 8 KiB aligned. Level 1 is indexed by VA bits
+ * 31:22, level 2 by bits 21:12. An entry holds the bus address of the
+ * next level or page in bits 51:12 (the level-2 table address is 8 KiB
+ * aligned), flags below. An invalid entry, a write through a read-only
+ * page, or an address of 4 GiB or more faults.
+ */
+#define MEGPU_VA_BITS			32
+#define MEGPU_VA_SIZE			0x100000000ull
+#define MEGPU_PAGE_SHIFT		12
+#define MEGPU_PAGE_SIZE			0x1000u
+#define MEGPU_PT_ENTRIES		1024
+#define MEGPU_PT_SIZE			(MEGPU_PT_ENTRIES * 8)
+#define MEGPU_PDE_INDEX(va)		(((va) >> 22) & 0x3ff)
+#define MEGPU_PTE_INDEX(va)		(((va) >> 12) & 0x3ff)
+
+#define MEGPU_PTE_VALID			MEGPU_BIT(0)
+#define MEGPU_PTE_WRITE			MEGPU_BIT(1)	/* leaf only */
+#define MEGPU_PTE_ADDR_MASK		0x000ffffffffff000ull
 
 #endif /* MEGPU_HW_H */
