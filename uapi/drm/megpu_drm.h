@@ -12,10 +12,30 @@ extern "C" {
 #endif
 
 #define DRM_MEGPU_GET_PARAM		0x00
+#define DRM_MEGPU_GEM_CREATE		0x01
+#define DRM_MEGPU_GEM_MMAP_OFFSET	0x02
+#define DRM_MEGPU_GEM_INFO		0x03
+#define DRM_MEGPU_GEM_WAIT		0x04
+#define DRM_MEGPU_SUBMIT		0x05
 
 #define DRM_IOCTL_MEGPU_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_MEGPU_GET_PARAM, \
 		 struct drm_megpu_get_param)
+#define DRM_IOCTL_MEGPU_GEM_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_MEGPU_GEM_CREATE, \
+		 struct drm_megpu_gem_create)
+#define DRM_IOCTL_MEGPU_GEM_MMAP_OFFSET \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_MEGPU_GEM_MMAP_OFFSET, \
+		 struct drm_megpu_gem_mmap_offset)
+#define DRM_IOCTL_MEGPU_GEM_INFO \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_MEGPU_GEM_INFO, \
+		 struct drm_megpu_gem_info)
+#define DRM_IOCTL_MEGPU_GEM_WAIT \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_MEGPU_GEM_WAIT, \
+		struct drm_megpu_gem_wait)
+#define DRM_IOCTL_MEGPU_SUBMIT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_MEGPU_SUBMIT, \
+		 struct drm_megpu_submit)
 
 /**
  * enum drm_megpu_param - parameters for &struct drm_megpu_get_param
@@ -40,6 +60,13 @@ enum drm_megpu_param {
 	 * engine starting at bit 0: 0 gfx, 1 compute, 2 copy, 3 video.
 	 */
 	DRM_MEGPU_PARAM_ENGINE_TYPES = 4,
+	/** @DRM_MEGPU_PARAM_VA_SIZE: bytes of GPU virtual address space. */
+	DRM_MEGPU_PARAM_VA_SIZE = 5,
+	/**
+	 * @DRM_MEGPU_PARAM_JOB_TIMEOUT_MS: how long a job may run before its
+	 * engine is reset.
+	 */
+	DRM_MEGPU_PARAM_JOB_TIMEOUT_MS = 6,
 };
 
 /**
@@ -54,6 +81,187 @@ struct drm_megpu_get_param {
 	__u32 pad;
 	/** @value: out, the parameter's value. */
 	__u64 value;
+};
+
+/**
+ * DRM_MEGPU_GEM_CREATE_READ_ONLY - the GPU may read but not write the BO
+ *
+ * Its pages are mapped without write permission in the GPU page tables:
+ * a GPU write to it faults the job.
+ */
+#define DRM_MEGPU_GEM_CREATE_READ_ONLY	0x1
+#define DRM_MEGPU_GEM_CREATE_FLAGS	DRM_MEGPU_GEM_CREATE_READ_ONLY
+
+/**
+ * struct drm_megpu_gem_create - create a buffer object
+ *
+ * The BO is backed by shmem pages and mapped into the GPU address space of
+ * the file that creates it, and of every file that later gets a handle to
+ * it (through PRIME).
+ *
+ * Errors: -EINVAL for a zero size, a size above 1 GiB, unknown @flags or a
+ * non-zero @pad; -ENOMEM when memory or GPU address space runs out.
+ */
+struct drm_megpu_gem_create {
+	/** @size: in, bytes; rounded up to the page size. */
+	__u64 size;
+	/** @flags: in, DRM_MEGPU_GEM_CREATE_* flags. */
+	__u32 flags;
+	/** @handle: out, the GEM handle. */
+	__u32 handle;
+	/** @va: out, GPU virtual address of the BO in this file's space. */
+	__u64 va;
+	/** @pad: must be zero. */
+	__u64 pad;
+};
+
+/**
+ * struct drm_megpu_gem_mmap_offset - the fake offset to mmap a BO
+ *
+ * Errors: -ENOENT for an unknown handle, -EINVAL for a non-zero @pad.
+ */
+struct drm_megpu_gem_mmap_offset {
+	/** @handle: in, the GEM handle. */
+	__u32 handle;
+	/** @pad: must be zero. */
+	__u32 pad;
+	/** @offset: out, pass to mmap() on the DRM file. */
+	__u64 offset;
+};
+
+/**
+ * struct drm_megpu_gem_info - size and GPU address of a BO
+ *
+ * Used for BOs imported through PRIME, whose GPU address in this file's
+ * space the importer does not know yet.
+ *
+ * Errors: -ENOENT for an unknown handle, -EINVAL for a non-zero @pad.
+ */
+struct drm_megpu_gem_info {
+	/** @handle: in, the GEM handle. */
+	__u32 handle;
+	/** @pad: must be zero. */
+	__u32 pad;
+	/** @size: out, bytes. */
+	__u64 size;
+	/** @va: out, GPU virtual address in this file's space. */
+	__u64 va;
+};
+
+/**
+ * struct drm_megpu_gem_wait - wait until the GPU is done with a BO
+ *
+ * Waits for every fence on the BO's reservation object (reads and writes).
+ *
+ * Errors: -ENOENT for an unknown handle, -EINVAL for a non-zero @pad,
+ * -ETIME when @timeout_ns passed first, -ERESTARTSYS on a signal.
+ */
+struct drm_megpu_gem_wait {
+	/** @handle: in, the GEM handle. */
+	__u32 handle;
+	/** @pad: must be zero. */
+	__u32 pad;
+	/**
+	 * @timeout_ns: in, absolute CLOCK_MONOTONIC time in nanoseconds;
+	 * 0 only polls.
+	 */
+	__s64 timeout_ns;
+};
+
+/** DRM_MEGPU_BO_READ - the job reads the BO */
+#define DRM_MEGPU_BO_READ		0x1
+/** DRM_MEGPU_BO_WRITE - the job writes the BO */
+#define DRM_MEGPU_BO_WRITE		0x2
+
+/**
+ * struct drm_megpu_bo_ref - a BO a job uses
+ *
+ * The job waits for earlier writers of every BO it reads and for earlier
+ * readers and writers of every BO it writes (implicit synchronization),
+ * and its fence is added to the BO's reservation object accordingly.
+ */
+struct drm_megpu_bo_ref {
+	/** @handle: GEM handle. */
+	__u32 handle;
+	/** @flags: DRM_MEGPU_BO_READ and/or DRM_MEGPU_BO_WRITE, not 0. */
+	__u32 flags;
+};
+
+/**
+ * struct drm_megpu_sync - a syncobj and a timeline point
+ */
+struct drm_megpu_sync {
+	/** @handle: syncobj handle. */
+	__u32 handle;
+	/** @pad: must be zero. */
+	__u32 pad;
+	/** @point: timeline point, 0 for a binary syncobj. */
+	__u64 point;
+};
+
+/**
+ * DRM_MEGPU_SUBMIT_NO_IMPLICIT - do not wait for the BOs' earlier fences
+ *
+ * The job still adds its fence to the BOs; only explicit in-syncs order it.
+ */
+#define DRM_MEGPU_SUBMIT_NO_IMPLICIT	0x1
+#define DRM_MEGPU_SUBMIT_FLAGS		DRM_MEGPU_SUBMIT_NO_IMPLICIT
+
+/** DRM_MEGPU_MAX_BOS - most BOs one job may reference */
+#define DRM_MEGPU_MAX_BOS		256
+/** DRM_MEGPU_MAX_SYNCS - most in-syncs one job may have */
+#define DRM_MEGPU_MAX_SYNCS		64
+
+/**
+ * struct drm_megpu_submit - submit a job to one engine
+ *
+ * The job runs the indirect buffer (IB) at @ib_va, @ib_size bytes of
+ * packets written by userspace into one of the file's BOs (which must
+ * also be listed in @bos), after its dependencies: the in-syncs and,
+ * unless DRM_MEGPU_SUBMIT_NO_IMPLICIT, the BOs' earlier fences. The job's
+ * fence is installed in @out_sync when its handle is not 0.
+ *
+ * A job that faults (a bad packet or GPU address) completes with -EFAULT;
+ * a job that does not complete within the timeout is stopped, its engine
+ * is reset and it completes with -ETIMEDOUT. Either way, other jobs and
+ * clients are not affected.
+ *
+ * Errors: -EINVAL for an engine index out of range, unknown @flags, a
+ * non-zero pad, an IB that is empty, not dword aligned, larger than
+ * MEGPU_IB_MAX_DWORDS dwords or outside every listed BO, more than
+ * DRM_MEGPU_MAX_BOS BOs or DRM_MEGPU_MAX_SYNCS in-syncs, a BO listed twice
+ * or with no or unknown flags; -ENOENT for an unknown BO or syncobj handle
+ * or a missing timeline point; -EFAULT for unreadable arrays.
+ */
+struct drm_megpu_submit {
+	/** @engine: in, engine index, below DRM_MEGPU_PARAM_ENGINE_COUNT. */
+	__u32 engine;
+	/** @flags: in, DRM_MEGPU_SUBMIT_* flags. */
+	__u32 flags;
+	/** @ib_va: in, GPU virtual address of the IB, dword aligned. */
+	__u64 ib_va;
+	/** @ib_size: in, IB size in bytes, a multiple of 4, not 0. */
+	__u32 ib_size;
+	/** @bo_count: in, number of entries in @bos. */
+	__u32 bo_count;
+	/** @bos: in, pointer to an array of struct drm_megpu_bo_ref. */
+	__u64 bos;
+	/** @in_syncs: in, pointer to an array of struct drm_megpu_sync. */
+	__u64 in_syncs;
+	/** @in_sync_count: in, number of entries in @in_syncs. */
+	__u32 in_sync_count;
+	/** @pad: must be zero. */
+	__u32 pad;
+	/**
+	 * @out_sync: in, syncobj (and timeline point) that receives the
+	 * job's fence; handle 0 for none.
+	 */
+	struct drm_megpu_sync out_sync;
+	/**
+	 * @seqno: out, the job's sequence number on its engine, the value
+	 * its ring TIMESTAMP writes (shown in debugfs).
+	 */
+	__u64 seqno;
 };
 
 #if defined(__cplusplus)
