@@ -224,7 +224,11 @@ struct drm_megpu_sync {
  * A job that faults (a bad packet or GPU address) completes with -EFAULT;
  * a job that does not complete within the timeout is stopped, its engine
  * is reset and it completes with -ETIMEDOUT. Either way, other jobs and
- * clients are not affected.
+ * clients are not affected, except that a job depending on a failed job
+ * (through a syncobj or implicitly through a BO) completes with
+ * -ECANCELED instead of using its producer's unfinished output. The error
+ * is the fence's status, visible e.g. through a sync_file exported from
+ * @out_sync.
  *
  * Errors: -EINVAL for an engine index out of range, unknown @flags, a
  * non-zero pad, an IB that is empty, not dword aligned, larger than
@@ -257,11 +261,6 @@ struct drm_megpu_submit {
 	 * job's fence; handle 0 for none.
 	 */
 	struct drm_megpu_sync out_sync;
-	/**
-	 * @seqno: out, the job's sequence number on its engine, the value
-	 * its ring TIMESTAMP writes (shown in debugfs).
-	 */
-	__u64 seqno;
 };
 
 #if defined(__cplusplus)

@@ -5,8 +5,10 @@
  * PCI probe and remove, the drm_driver and its ioctl table.
  */
 
+#include <linux/dma-mapping.h>
 #include <linux/module.h>
 #include <linux/pci.h>
+#include <linux/slab.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
@@ -15,6 +17,11 @@
 #include <drm/megpu_drm.h>
 
 #include "megpu_drv.h"
+
+unsigned int megpu_job_timeout_ms = 2000;
+module_param_named(job_timeout_ms, megpu_job_timeout_ms, uint, 0444);
+MODULE_PARM_DESC(job_timeout_ms,
+		 "time a job may run before its engine is reset (default 2000)");
 
 #define DRIVER_NAME	"megpu"
 #define DRIVER_DESC	"megpu virtual multi-engine GPU"
@@ -46,6 +53,12 @@ static int megpu_ioctl_get_param(struct drm_device *drm, void *data,
 	case DRM_MEGPU_PARAM_ENGINE_TYPES:
 		args->value = mdev->engine_types;
 		break;
+	case DRM_MEGPU_PARAM_VA_SIZE:
+		args->value = MEGPU_VA_SIZE;
+		break;
+	case DRM_MEGPU_PARAM_JOB_TIMEOUT_MS:
+		args->value = megpu_job_timeout_ms;
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -55,13 +68,113 @@ static int megpu_ioctl_get_param(struct drm_device *drm, void *data,
 static const struct drm_ioctl_desc megpu_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(MEGPU_GET_PARAM, megpu_ioctl_get_param,
 			  DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(MEGPU_GEM_CREATE, megpu_ioctl_gem_create,
+			  DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(MEGPU_GEM_MMAP_OFFSET, megpu_ioctl_gem_mmap_offset,
+			  DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(MEGPU_GEM_INFO, megpu_ioctl_gem_info,
+			  DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(MEGPU_GEM_WAIT, megpu_ioctl_gem_wait,
+			  DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(MEGPU_SUBMIT, megpu_ioctl_submit, DRM_RENDER_ALLOW),
 };
 
-DEFINE_DRM_GEM_FOPS(megpu_fops);
+struct megpu_file *megpu_file_get(struct megpu_file *mfile)
+{
+	kref_get(&mfile->refcount);
+	return mfile;
+}
+
+static void megpu_file_release(struct kref *kref)
+{
+	kfree(container_of(kref, struct megpu_file, refcount));
+}
+
+void megpu_file_put(struct megpu_file *mfile)
+{
+	kref_put(&mfile->refcount, megpu_file_release);
+}
+
+static int megpu_open(struct drm_device *drm, struct drm_file *file)
+{
+	struct megpu_device *mdev = to_megpu(drm);
+	struct megpu_file *mfile;
+	unsigned int i;
+	int ret;
+
+	mfile = kzalloc(sizeof(*mfile), GFP_KERNEL);
+	if (!mfile)
+		return -ENOMEM;
+	kref_init(&mfile->refcount);
+	mfile->mdev = mdev;
+
+	mfile->vm = megpu_vm_create(mdev);
+	if (IS_ERR(mfile->vm)) {
+		ret = PTR_ERR(mfile->vm);
+		goto err_free;
+	}
+
+	for (i = 0; i < mdev->num_engines; i++) {
+		struct drm_gpu_scheduler *sched = &mdev->engines[i].sched;
+
+		ret = drm_sched_entity_init(&mfile->entity[i],
+					    DRM_SCHED_PRIORITY_NORMAL, &sched,
+					    1, NULL);
+		if (ret)
+			goto err_entities;
+	}
+	file->driver_priv = mfile;
+	return 0;
+
+err_entities:
+	while (i--)
+		drm_sched_entity_destroy(&mfile->entity[i]);
+	megpu_vm_put(mfile->vm);
+err_free:
+	kfree(mfile);
+	return ret;
+}
+
+static void megpu_postclose(struct drm_device *drm, struct drm_file *file)
+{
+	struct megpu_file *mfile = file->driver_priv;
+	unsigned int i;
+
+	/* waits for queued jobs, or kills them if the process is dying */
+	for (i = 0; i < mfile->mdev->num_engines; i++)
+		drm_sched_entity_destroy(&mfile->entity[i]);
+	megpu_vm_put(mfile->vm);
+	megpu_file_put(mfile);
+}
+
+/* drm-engine-<name>: engine time used by this file, for gputop and co. */
+static void megpu_show_fdinfo(struct drm_printer *p, struct drm_file *file)
+{
+	struct megpu_file *mfile = file->driver_priv;
+	struct megpu_device *mdev = mfile->mdev;
+	unsigned int i;
+
+	for (i = 0; i < mdev->num_engines; i++)
+		drm_printf(p, "drm-engine-%s:\t%llu ns\n",
+			   mdev->engines[i].name,
+			   (u64)atomic64_read(&mfile->busy_ns[i]));
+	drm_show_memory_stats(p, file);
+}
+
+static const struct file_operations megpu_fops = {
+	.owner = THIS_MODULE,
+	DRM_GEM_FOPS,
+	.show_fdinfo = drm_show_fdinfo,
+};
 
 static const struct drm_driver megpu_drm_driver = {
 	.driver_features = DRIVER_GEM | DRIVER_RENDER | DRIVER_SYNCOBJ |
 			   DRIVER_SYNCOBJ_TIMELINE,
+	.open = megpu_open,
+	.postclose = megpu_postclose,
+	.show_fdinfo = megpu_show_fdinfo,
+	.gem_create_object = megpu_gem_create_object,
+	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
 	.ioctls = megpu_ioctls,
 	.num_ioctls = ARRAY_SIZE(megpu_ioctls),
 	.fops = &megpu_fops,
@@ -74,6 +187,7 @@ static const struct drm_driver megpu_drm_driver = {
 static int megpu_check_hw(struct megpu_device *mdev)
 {
 	struct device *dev = &mdev->pdev->dev;
+	u32 need = MEGPU_CAP_IRQ_TEST | MEGPU_CAP_ENGINES | MEGPU_CAP_MMU;
 	u32 id = megpu_read(mdev, MEGPU_REG_ID);
 
 	if (id != MEGPU_ID_MAGIC) {
@@ -93,6 +207,11 @@ static int megpu_check_hw(struct megpu_device *mdev)
 	}
 
 	mdev->caps = megpu_read(mdev, MEGPU_REG_CAPS);
+	if ((mdev->caps & need) != need) {
+		dev_err(dev, "device lacks features 0x%x\n",
+			need & ~mdev->caps);
+		return -ENODEV;
+	}
 	mdev->num_engines = megpu_read(mdev, MEGPU_REG_ENGINE_COUNT);
 	mdev->engine_types = megpu_read(mdev, MEGPU_REG_ENGINE_TYPES);
 	if (!mdev->num_engines || mdev->num_engines > MEGPU_MAX_ENGINES) {
@@ -127,6 +246,13 @@ static int megpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (IS_ERR(mdev->mmio))
 		return PTR_ERR(mdev->mmio);
 
+	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(48));
+	if (ret)
+		return ret;
+	mutex_init(&mdev->submit_lock);
+	mutex_init(&mdev->mmu_lock);
+	ida_init(&mdev->ctx_ida);
+
 	ret = megpu_check_hw(mdev);
 	if (ret)
 		return ret;
@@ -141,9 +267,15 @@ static int megpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		goto err_irq;
 
-	ret = drm_dev_register(&mdev->drm, 0);
+	ret = megpu_sched_init(mdev);
 	if (ret)
 		goto err_irq;
+	megpu_irq_enable_engines(mdev);
+
+	megpu_debugfs_init(mdev);
+	ret = drm_dev_register(&mdev->drm, 0);
+	if (ret)
+		goto err_sched;
 
 	drm_info(&mdev->drm, "megpu %u.%u, %u engines, features 0x%x\n",
 		 MEGPU_HW_VERSION_GET_MAJOR(mdev->hw_version),
@@ -151,6 +283,8 @@ static int megpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		 mdev->num_engines, mdev->caps);
 	return 0;
 
+err_sched:
+	megpu_sched_fini(mdev);
 err_irq:
 	megpu_irq_fini(mdev);
 	return ret;
@@ -161,8 +295,10 @@ static void megpu_remove(struct pci_dev *pdev)
 	struct megpu_device *mdev = pci_get_drvdata(pdev);
 
 	drm_dev_unplug(&mdev->drm);
+	megpu_sched_fini(mdev);
 	megpu_write(mdev, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
 	megpu_irq_fini(mdev);
+	ida_destroy(&mdev->ctx_ida);
 }
 
 static const struct pci_device_id megpu_pci_ids[] = {

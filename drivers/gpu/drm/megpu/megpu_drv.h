@@ -4,25 +4,120 @@
 #define MEGPU_DRV_H
 
 #include <linux/completion.h>
+#include <linux/idr.h>
 #include <linux/io.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
 #include <drm/drm_device.h>
+#include <drm/drm_gem_shmem_helper.h>
+#include <drm/drm_mm.h>
+#include <drm/gpu_scheduler.h>
 
 #include "megpu_hw.h"
 
 struct megpu_device;
 
+/* Ring frames are at most this long; the ring holds RING_SIZE / this. */
+#define MEGPU_RING_SIZE		SZ_64K
+#define MEGPU_FRAME_MAX_BYTES	512
+#define MEGPU_FAULT_LOG		16
+
+extern unsigned int megpu_job_timeout_ms;
+
 /**
- * struct megpu_vector - one MSI-X vector and its self-test state
+ * struct megpu_vector - one MSI-X vector
  * @mdev: the device
  * @index: MSI-X vector number (MEGPU_VEC_*)
  * @irq: Linux IRQ number
  * @test_done: completed when a test interrupt arrives on this vector
+ * @engine: the engine whose vector it is, once the engine is set up
+ * @pending: engine interrupt status for the IRQ thread
  */
 struct megpu_vector {
 	struct megpu_device *mdev;
 	unsigned int index;
 	int irq;
 	struct completion test_done;
+	struct megpu_engine *engine;
+	atomic_t pending;
+};
+
+/**
+ * struct megpu_fault - a fault recorded by an engine, for debugfs
+ * @code: MEGPU_FAULT_*
+ * @info: MEGPU_FAULT_INFO_*
+ * @addr: faulting address (virtual inside an IB)
+ * @head: ring offset of the faulting ring packet
+ * @seqno: the job that faulted
+ * @ctx: its GPU context
+ */
+struct megpu_fault {
+	u32 code;
+	u32 info;
+	u64 addr;
+	u32 head;
+	u64 seqno;
+	u32 ctx;
+};
+
+/**
+ * struct megpu_engine - one engine: its ring, scheduler and fences
+ * @mdev: the device
+ * @index: engine number
+ * @type: MEGPU_ENGINE_*
+ * @name: type name and instance, e.g. "copy0"
+ * @regs: the engine's register block
+ * @sched: DRM GPU scheduler feeding the ring
+ * @ring_lock: serializes writes to the ring
+ * @ring: ring buffer (coherent DMA memory)
+ * @ring_dma: its bus address
+ * @tail: byte offset where the next packet goes
+ * @frames: ring offsets where the last frames start (debugfs dump)
+ * @frame_count: frames emitted
+ * @seqno_cpu: where TIMESTAMP packets write the completed seqno
+ * @seqno_dma: its bus address
+ * @fence_context: dma_fence context of the hardware fences
+ * @emitted: last seqno put in the ring
+ * @fence_lock: lock of the hardware fences
+ * @job_lock: protects @active, @completed and @faults
+ * @active: jobs in the ring, oldest first
+ * @completed: last seqno retired
+ * @last_retire_ns: when the last job retired (busy-time accounting)
+ * @faults: the last faults, for debugfs
+ * @fault_count: faults seen since probe
+ * @reset_count: engine resets done by the driver
+ */
+struct megpu_engine {
+	struct megpu_device *mdev;
+	unsigned int index;
+	u32 type;
+	char name[16];
+	void __iomem *regs;
+
+	struct drm_gpu_scheduler sched;
+
+	struct mutex ring_lock;		/* ring writes */
+	u32 *ring;
+	dma_addr_t ring_dma;
+	u32 tail;
+	u32 frames[MEGPU_FAULT_LOG];
+	unsigned int frame_count;
+
+	u64 *seqno_cpu;
+	dma_addr_t seqno_dma;
+	u64 fence_context;
+	u64 emitted;
+	spinlock_t fence_lock;		/* hardware fences */
+
+	spinlock_t job_lock;		/* active, completed, faults */
+	struct list_head active;
+	u64 completed;
+	u64 last_retire_ns;
+	struct megpu_fault faults[MEGPU_FAULT_LOG];
+	unsigned int fault_count;
+	unsigned int reset_count;
 };
 
 /**
@@ -35,6 +130,15 @@ struct megpu_vector {
  * @num_engines: engines present
  * @engine_types: MEGPU_REG_ENGINE_TYPES
  * @vec: MSI-X vectors
+ * @engines: the engines
+ * @seqno_page: completed-seqno slots of all engines
+ * @seqno_page_dma: its bus address
+ * @submit_lock: keeps job arm and push in one order per device
+ * @ctx_ida: GPU context ids
+ * @mmu_lock: serializes TLB invalidations
+ * @live_bos: BOs alive (debugfs, leak checks)
+ * @live_jobs: jobs alive
+ * @live_vms: GPU address spaces alive
  */
 struct megpu_device {
 	struct drm_device drm;
@@ -47,11 +151,143 @@ struct megpu_device {
 	u32 engine_types;
 
 	struct megpu_vector vec[MEGPU_NUM_VECTORS];
+	struct megpu_engine engines[MEGPU_MAX_ENGINES];
+
+	void *seqno_page;
+	dma_addr_t seqno_page_dma;
+
+	struct mutex submit_lock;	/* job arm + push order */
+	struct ida ctx_ida;
+	struct mutex mmu_lock;		/* TLB invalidations */
+
+	atomic_t live_bos;
+	atomic_t live_jobs;
+	atomic_t live_vms;
+};
+
+/**
+ * struct megpu_vm - a GPU virtual address space (one per open file)
+ * @refcount: held by the file, mappings and jobs
+ * @mdev: the device
+ * @ctx_id: context id given to SET_CONTEXT
+ * @lock: protects the page tables
+ * @pd: page directory
+ * @pd_dma: its bus address
+ * @pt: page tables, allocated on demand
+ * @pt_dma: their bus addresses
+ * @mm_lock: protects @mm
+ * @mm: allocator of virtual addresses, in pages
+ */
+struct megpu_vm {
+	struct kref refcount;
+	struct megpu_device *mdev;
+	u32 ctx_id;
+
+	struct mutex lock;		/* page tables */
+	u64 *pd;
+	dma_addr_t pd_dma;
+	u64 **pt;
+	dma_addr_t *pt_dma;
+
+	spinlock_t mm_lock;		/* mm */
+	struct drm_mm mm;
+};
+
+/**
+ * struct megpu_bo - a buffer object
+ * @base: shmem GEM object
+ * @read_only: mapped without GPU write permission
+ * @mappings_lock: protects @mappings
+ * @mappings: one struct megpu_mapping per address space it is mapped in
+ */
+struct megpu_bo {
+	struct drm_gem_shmem_object base;
+	bool read_only;
+	struct mutex mappings_lock;	/* mappings */
+	struct list_head mappings;
+};
+
+/**
+ * struct megpu_mapping - a BO mapped into one address space
+ * @node: in the BO's mapping list
+ * @refcount: held by the file's handle and by jobs using it
+ * @bo: the BO (referenced)
+ * @vm: the address space (referenced)
+ * @mmnode: the virtual range
+ * @mapped: page table entries are written
+ */
+struct megpu_mapping {
+	struct list_head node;
+	struct kref refcount;
+	struct megpu_bo *bo;
+	struct megpu_vm *vm;
+	struct drm_mm_node mmnode;
+	bool mapped;
+};
+
+/**
+ * struct megpu_file - per open file state
+ * @refcount: held by the drm_file and by jobs (for busy time)
+ * @mdev: the device
+ * @vm: the file's GPU address space
+ * @entity: scheduler entity per engine
+ * @busy_ns: engine time used by this file's jobs, per engine
+ */
+struct megpu_file {
+	struct kref refcount;
+	struct megpu_device *mdev;
+	struct megpu_vm *vm;
+	struct drm_sched_entity entity[MEGPU_MAX_ENGINES];
+	atomic64_t busy_ns[MEGPU_MAX_ENGINES];
+};
+
+/**
+ * struct megpu_job - one submitted job
+ * @base: scheduler job
+ * @engine: the engine it runs on
+ * @file: the submitting file (referenced)
+ * @vm: the address space it runs in (referenced)
+ * @mappings: mappings of the BOs it uses (referenced)
+ * @bo_count: number of @mappings
+ * @ib_va: IB address
+ * @ib_dwords: IB size in dwords
+ * @done_fence: the scheduler's finished fence (referenced)
+ * @hw_fence: the hardware fence, once running (referenced)
+ * @seqno: its TIMESTAMP value, once running
+ * @error: set when the job faulted or a producer failed
+ * @active_node: in the engine's active list
+ * @start_ns: when it was put in the ring
+ */
+struct megpu_job {
+	struct drm_sched_job base;
+	struct megpu_engine *engine;
+	struct megpu_file *file;
+	struct megpu_vm *vm;
+	struct megpu_mapping **mappings;
+	u32 bo_count;
+	u64 ib_va;
+	u32 ib_dwords;
+	struct dma_fence *done_fence;
+	struct dma_fence *hw_fence;
+	u64 seqno;
+	int error;
+	struct list_head active_node;
+	u64 start_ns;
 };
 
 static inline struct megpu_device *to_megpu(struct drm_device *drm)
 {
 	return container_of(drm, struct megpu_device, drm);
+}
+
+static inline struct megpu_bo *to_megpu_bo(struct drm_gem_object *obj)
+{
+	return container_of(to_drm_gem_shmem_obj(obj), struct megpu_bo, base);
+}
+
+static inline struct megpu_job *to_megpu_job(struct drm_sched_job *job)
+{
+	return container_of(job, struct megpu_job, base);
 }
 
 static inline u32 megpu_read(struct megpu_device *mdev, u32 reg)
@@ -64,9 +300,68 @@ static inline void megpu_write(struct megpu_device *mdev, u32 reg, u32 val)
 	writel(val, mdev->mmio + reg);
 }
 
+static inline u32 megpu_eng_read(struct megpu_engine *eng, u32 reg)
+{
+	return readl(eng->regs + reg);
+}
+
+static inline void megpu_eng_write(struct megpu_engine *eng, u32 reg, u32 val)
+{
+	writel(val, eng->regs + reg);
+}
+
 /* megpu_irq.c */
 int megpu_irq_init(struct megpu_device *mdev);
 void megpu_irq_fini(struct megpu_device *mdev);
 int megpu_irq_self_test(struct megpu_device *mdev);
+void megpu_irq_enable_engines(struct megpu_device *mdev);
+
+/* megpu_mmu.c */
+struct megpu_vm *megpu_vm_create(struct megpu_device *mdev);
+struct megpu_vm *megpu_vm_get(struct megpu_vm *vm);
+void megpu_vm_put(struct megpu_vm *vm);
+int megpu_vm_map(struct megpu_mapping *mapping);
+void megpu_vm_unmap(struct megpu_mapping *mapping);
+void megpu_mmu_invalidate(struct megpu_device *mdev);
+
+/* megpu_gem.c */
+struct drm_gem_object *megpu_gem_create_object(struct drm_device *drm,
+					       size_t size);
+struct megpu_mapping *megpu_gem_mapping_get(struct megpu_bo *bo,
+					    struct megpu_vm *vm);
+void megpu_gem_mapping_put(struct megpu_mapping *mapping);
+u64 megpu_mapping_va(struct megpu_mapping *mapping);
+int megpu_ioctl_gem_create(struct drm_device *drm, void *data,
+			   struct drm_file *file);
+int megpu_ioctl_gem_mmap_offset(struct drm_device *drm, void *data,
+				struct drm_file *file);
+int megpu_ioctl_gem_info(struct drm_device *drm, void *data,
+			 struct drm_file *file);
+int megpu_ioctl_gem_wait(struct drm_device *drm, void *data,
+			 struct drm_file *file);
+
+/* megpu_ring.c */
+int megpu_ring_init(struct megpu_engine *eng);
+void megpu_ring_fini(struct megpu_engine *eng);
+void megpu_ring_emit_job(struct megpu_engine *eng, struct megpu_job *job);
+void megpu_ring_kick(struct megpu_engine *eng);
+int megpu_engine_hw_reset(struct megpu_engine *eng);
+
+/* megpu_sched.c */
+int megpu_sched_init(struct megpu_device *mdev);
+void megpu_sched_fini(struct megpu_device *mdev);
+void megpu_engine_irq(struct megpu_engine *eng, u32 status);
+void megpu_job_put(struct megpu_job *job);
+
+/* megpu_submit.c */
+int megpu_ioctl_submit(struct drm_device *drm, void *data,
+		       struct drm_file *file);
+
+/* megpu_drv.c */
+struct megpu_file *megpu_file_get(struct megpu_file *mfile);
+void megpu_file_put(struct megpu_file *mfile);
+
+/* megpu_debugfs.c */
+void megpu_debugfs_init(struct megpu_device *mdev);
 
 #endif /* MEGPU_DRV_H */

@@ -18,14 +18,47 @@ static irqreturn_t megpu_irq_handler(int irq, void *arg)
 {
 	struct megpu_vector *vec = arg;
 	struct megpu_device *mdev = vec->mdev;
+	irqreturn_t ret = IRQ_NONE;
 	u32 bit = BIT(vec->index);
+	u32 status;
 
 	if (megpu_read(mdev, MEGPU_REG_IRQ_TEST_STATUS) & bit) {
 		megpu_write(mdev, MEGPU_REG_IRQ_TEST_STATUS, bit);
 		complete(&vec->test_done);
-		return IRQ_HANDLED;
+		ret = IRQ_HANDLED;
 	}
-	return IRQ_NONE;
+
+	if (vec->engine) {
+		status = megpu_eng_read(vec->engine, MEGPU_ENG_IRQ_STATUS);
+		if (status) {
+			/* cleared before handling: a later event interrupts again */
+			megpu_eng_write(vec->engine, MEGPU_ENG_IRQ_STATUS, status);
+			atomic_or(status, &vec->pending);
+			ret = IRQ_WAKE_THREAD;
+		}
+	}
+	return ret;
+}
+
+/* Retiring jobs and handling faults may take locks: a thread does it. */
+static irqreturn_t megpu_irq_thread(int irq, void *arg)
+{
+	struct megpu_vector *vec = arg;
+
+	megpu_engine_irq(vec->engine, atomic_xchg(&vec->pending, 0));
+	return IRQ_HANDLED;
+}
+
+/* Engine interrupts reach the engine code only once it is set up. */
+void megpu_irq_enable_engines(struct megpu_device *mdev)
+{
+	unsigned int i;
+
+	for (i = 0; i < mdev->num_engines; i++) {
+		disable_irq(mdev->vec[i].irq);
+		mdev->vec[i].engine = &mdev->engines[i];
+		enable_irq(mdev->vec[i].irq);
+	}
 }
 
 int megpu_irq_init(struct megpu_device *mdev)
@@ -49,7 +82,8 @@ int megpu_irq_init(struct megpu_device *mdev)
 		vec->index = i;
 		vec->irq = pci_irq_vector(pdev, i);
 		init_completion(&vec->test_done);
-		ret = request_irq(vec->irq, megpu_irq_handler, 0, "megpu", vec);
+		ret = request_threaded_irq(vec->irq, megpu_irq_handler,
+					   megpu_irq_thread, 0, "megpu", vec);
 		if (ret) {
 			dev_err(&pdev->dev, "cannot request IRQ %d: %d\n",
 				vec->irq, ret);

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Copyright 2026 The megpu authors */
+/*
+ * debugfs: live object counters (leak checks), engine state, the last
+ * ring frames decoded, and the last faults.
+ */
+
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+#include <drm/drm_debugfs.h>
+#include <drm/drm_file.h>
+#include <drm/drm_print.h>
+
+#include "megpu_drv.h"
+
+static int megpu_counters_show(struct seq_file *m, void *data)
+{
+	struct drm_debugfs_entry *entry = m->private;
+	struct megpu_device *mdev = to_megpu(entry->dev);
+
+	seq_printf(m, "bos %d\n", atomic_read(&mdev->live_bos));
+	seq_printf(m, "jobs %d\n", atomic_read(&mdev->live_jobs));
+	seq_printf(m, "vms %d\n", atomic_read(&mdev->live_vms));
+	return 0;
+}
+
+static int megpu_engines_show(struct seq_file *m, void *data)
+{
+	struct drm_debugfs_entry *entry = m->private;
+	struct megpu_device *mdev = to_megpu(entry->dev);
+	unsigned int i;
+
+	for (i = 0; i < mdev->num_engines; i++) {
+		struct megpu_engine *eng = &mdev->engines[i];
+		unsigned int active = 0;
+		struct megpu_job *job;
+		unsigned long flags;
+
+		spin_lock_irqsave(&eng->job_lock, flags);
+		list_for_each_entry(job, &eng->active, active_node)
+			active++;
+		spin_unlock_irqrestore(&eng->job_lock, flags);
+
+		seq_printf(m, "%s: engine %u status 0x%x head 0x%x tail 0x%x\n",
+			   eng->name, i, megpu_eng_read(eng, MEGPU_ENG_STATUS),
+			   megpu_eng_read(eng, MEGPU_ENG_RING_HEAD),
+			   megpu_eng_read(eng, MEGPU_ENG_RING_TAIL));
+		seq_printf(m, "  emitted %llu completed %llu active %u\n",
+			   eng->emitted, READ_ONCE(*eng->seqno_cpu), active);
+		seq_printf(m, "  faults %u resets %u packets %llu\n",
+			   eng->fault_count, eng->reset_count,
+			   megpu_eng_read(eng, MEGPU_ENG_PACKETS_LO) |
+			   (u64)megpu_eng_read(eng, MEGPU_ENG_PACKETS_HI) << 32);
+	}
+	return 0;
+}
+
+static u64 ring_qword(const u32 *ring, u32 dw)
+{
+	u32 mask = MEGPU_RING_SIZE / 4 - 1;
+
+	return ring[dw & mask] | (u64)ring[(dw + 1) & mask] << 32;
+}
+
+/* One line per packet of the frames still in the ring. */
+static void megpu_ring_decode(struct seq_file *m, struct megpu_engine *eng)
+{
+	u32 mask = MEGPU_RING_SIZE / 4 - 1;
+	unsigned int n = min(eng->frame_count, MEGPU_FAULT_LOG);
+	u32 dw, end = eng->tail / 4;
+
+	if (!n)
+		return;
+	dw = eng->frames[(eng->frame_count - n) % MEGPU_FAULT_LOG] / 4;
+	while (dw != end) {
+		u32 h = eng->ring[dw & mask];
+		u32 count = MEGPU_PKT_COUNT(h);
+
+		seq_printf(m, "  %05x: ", (dw & mask) * 4);
+		switch (MEGPU_PKT_OPCODE(h)) {
+		case MEGPU_PKT_SET_CONTEXT:
+			seq_printf(m, "SET_CONTEXT pd=0x%llx ctx=%u\n",
+				   ring_qword(eng->ring, dw + 1),
+				   eng->ring[(dw + 3) & mask]);
+			break;
+		case MEGPU_PKT_IB:
+			seq_printf(m, "IB va=0x%llx dwords=%u\n",
+				   ring_qword(eng->ring, dw + 1),
+				   eng->ring[(dw + 3) & mask]);
+			break;
+		case MEGPU_PKT_TIMESTAMP:
+			seq_printf(m, "TIMESTAMP addr=0x%llx value=%llu%s\n",
+				   ring_qword(eng->ring, dw + 1),
+				   ring_qword(eng->ring, dw + 3),
+				   MEGPU_PKT_FLAGS(h) & MEGPU_TIMESTAMP_FLAG_IRQ ?
+				   " irq" : "");
+			break;
+		case MEGPU_PKT_SIGNAL:
+		case MEGPU_PKT_WAIT:
+			seq_printf(m, "%s addr=0x%llx value=%llu\n",
+				   MEGPU_PKT_OPCODE(h) == MEGPU_PKT_WAIT ?
+				   "WAIT" : "SIGNAL",
+				   ring_qword(eng->ring, dw + 1),
+				   ring_qword(eng->ring, dw + 3));
+			break;
+		default:
+			seq_printf(m, "opcode 0x%x count %u\n",
+				   MEGPU_PKT_OPCODE(h), count);
+			break;
+		}
+		dw = (dw + 1 + count) & mask;
+	}
+}
+
+static int megpu_rings_show(struct seq_file *m, void *data)
+{
+	struct drm_debugfs_entry *entry = m->private;
+	struct megpu_device *mdev = to_megpu(entry->dev);
+	unsigned int i;
+
+	for (i = 0; i < mdev->num_engines; i++) {
+		struct megpu_engine *eng = &mdev->engines[i];
+
+		seq_printf(m, "%s:\n", eng->name);
+		mutex_lock(&eng->ring_lock);
+		megpu_ring_decode(m, eng);
+		mutex_unlock(&eng->ring_lock);
+	}
+	return 0;
+}
+
+static int megpu_faults_show(struct seq_file *m, void *data)
+{
+	struct drm_debugfs_entry *entry = m->private;
+	struct megpu_device *mdev = to_megpu(entry->dev);
+	unsigned int i, k;
+
+	for (i = 0; i < mdev->num_engines; i++) {
+		struct megpu_engine *eng = &mdev->engines[i];
+		unsigned int n = min(eng->fault_count, MEGPU_FAULT_LOG);
+		unsigned long flags;
+
+		spin_lock_irqsave(&eng->job_lock, flags);
+		for (k = eng->fault_count - n; k < eng->fault_count; k++) {
+			struct megpu_fault *f = &eng->faults[k % MEGPU_FAULT_LOG];
+
+			seq_printf(m, "%s: code %u %s %s addr 0x%llx ring 0x%x ctx %u seqno %llu\n",
+				   eng->name, f->code,
+				   f->info & MEGPU_FAULT_INFO_WRITE ?
+				   "write" : "read",
+				   f->info & MEGPU_FAULT_INFO_IN_IB ? "ib" : "ring",
+				   f->addr, f->head, f->ctx, f->seqno);
+		}
+		spin_unlock_irqrestore(&eng->job_lock, flags);
+	}
+	return 0;
+}
+
+static const struct drm_debugfs_info megpu_debugfs_list[] = {
+	{ "counters", megpu_counters_show, 0 },
+	{ "engines", megpu_engines_show, 0 },
+	{ "rings", megpu_rings_show, 0 },
+	{ "faults", megpu_faults_show, 0 },
+};
+
+void megpu_debugfs_init(struct megpu_device *mdev)
+{
+	drm_debugfs_add_files(&mdev->drm, megpu_debugfs_list,
+			      ARRAY_SIZE(megpu_debugfs_list));
+}

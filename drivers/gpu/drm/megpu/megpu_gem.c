@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Copyright 2026 The megpu authors */
+/*
+ * Buffer objects: shmem-backed GEM objects, mapped into the GPU address
+ * space of every file holding a handle to them (as panfrost does). A
+ * mapping is shared by the handle and by the jobs using it, so closing a
+ * handle while a job runs keeps the pages mapped until the job is done.
+ */
+
+#include <linux/dma-resv.h>
+#include <linux/slab.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_utils.h>
+#include <drm/megpu_drm.h>
+
+#include "megpu_drv.h"
+
+/* Largest BO; keeps a single client from exhausting guest memory. */
+#define MEGPU_BO_MAX_SIZE	SZ_1G
+
+static void megpu_gem_free(struct drm_gem_object *obj)
+{
+	struct megpu_bo *bo = to_megpu_bo(obj);
+	struct megpu_device *mdev = to_megpu(obj->dev);
+
+	WARN_ON(!list_empty(&bo->mappings));
+	mutex_destroy(&bo->mappings_lock);
+	drm_gem_shmem_free(&bo->base);
+	atomic_dec(&mdev->live_bos);
+}
+
+static void megpu_mapping_release(struct kref *kref)
+{
+	struct megpu_mapping *mapping =
+		container_of(kref, struct megpu_mapping, refcount);
+	struct megpu_vm *vm = mapping->vm;
+
+	megpu_vm_unmap(mapping);
+	spin_lock(&vm->mm_lock);
+	if (drm_mm_node_allocated(&mapping->mmnode))
+		drm_mm_remove_node(&mapping->mmnode);
+	spin_unlock(&vm->mm_lock);
+	drm_gem_object_put(&mapping->bo->base.base);
+	megpu_vm_put(vm);
+	kfree(mapping);
+}
+
+void megpu_gem_mapping_put(struct megpu_mapping *mapping)
+{
+	if (mapping)
+		kref_put(&mapping->refcount, megpu_mapping_release);
+}
+
+/* The BO's mapping in @vm, referenced, or NULL. */
+struct megpu_mapping *megpu_gem_mapping_get(struct megpu_bo *bo,
+					    struct megpu_vm *vm)
+{
+	struct megpu_mapping *iter, *mapping = NULL;
+
+	mutex_lock(&bo->mappings_lock);
+	list_for_each_entry(iter, &bo->mappings, node) {
+		if (iter->vm == vm) {
+			kref_get(&iter->refcount);
+			mapping = iter;
+			break;
+		}
+	}
+	mutex_unlock(&bo->mappings_lock);
+	return mapping;
+}
+
+/* A new handle in @file: map the BO into the file's address space. */
+static int megpu_gem_open(struct drm_gem_object *obj, struct drm_file *file)
+{
+	struct megpu_file *mfile = file->driver_priv;
+	struct megpu_bo *bo = to_megpu_bo(obj);
+	struct megpu_mapping *mapping;
+	int ret;
+
+	/* a second handle in the same file shares the mapping */
+	mapping = megpu_gem_mapping_get(bo, mfile->vm);
+	if (mapping) {
+		megpu_gem_mapping_put(mapping);
+		return 0;
+	}
+
+	mapping = kzalloc(sizeof(*mapping), GFP_KERNEL);
+	if (!mapping)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&mapping->node);
+	kref_init(&mapping->refcount);
+	drm_gem_object_get(obj);
+	mapping->bo = bo;
+	mapping->vm = megpu_vm_get(mfile->vm);
+
+	/* one unmapped guard page after every BO */
+	spin_lock(&mapping->vm->mm_lock);
+	ret = drm_mm_insert_node_generic(&mapping->vm->mm, &mapping->mmnode,
+					 (obj->size >> MEGPU_PAGE_SHIFT) + 1,
+					 0, 0, 0);
+	spin_unlock(&mapping->vm->mm_lock);
+	if (ret)
+		goto err;
+
+	ret = megpu_vm_map(mapping);
+	if (ret)
+		goto err;
+
+	mutex_lock(&bo->mappings_lock);
+	list_add_tail(&mapping->node, &bo->mappings);
+	mutex_unlock(&bo->mappings_lock);
+	return 0;
+
+err:
+	megpu_gem_mapping_put(mapping);
+	return ret;
+}
+
+static void megpu_gem_close(struct drm_gem_object *obj, struct drm_file *file)
+{
+	struct megpu_file *mfile = file->driver_priv;
+	struct megpu_bo *bo = to_megpu_bo(obj);
+	struct megpu_mapping *iter, *mapping = NULL;
+
+	mutex_lock(&bo->mappings_lock);
+	list_for_each_entry(iter, &bo->mappings, node) {
+		if (iter->vm == mfile->vm) {
+			mapping = iter;
+			list_del_init(&iter->node);
+			break;
+		}
+	}
+	mutex_unlock(&bo->mappings_lock);
+	megpu_gem_mapping_put(mapping);
+}
+
+static const struct drm_gem_object_funcs megpu_gem_funcs = {
+	.free = megpu_gem_free,
+	.open = megpu_gem_open,
+	.close = megpu_gem_close,
+	.print_info = drm_gem_shmem_object_print_info,
+	.pin = drm_gem_shmem_object_pin,
+	.unpin = drm_gem_shmem_object_unpin,
+	.get_sg_table = drm_gem_shmem_object_get_sg_table,
+	.vmap = drm_gem_shmem_object_vmap,
+	.vunmap = drm_gem_shmem_object_vunmap,
+	.mmap = drm_gem_shmem_object_mmap,
+	.vm_ops = &drm_gem_shmem_vm_ops,
+};
+
+struct drm_gem_object *megpu_gem_create_object(struct drm_device *drm,
+					       size_t size)
+{
+	struct megpu_bo *bo;
+
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	if (!bo)
+		return ERR_PTR(-ENOMEM);
+	mutex_init(&bo->mappings_lock);
+	INIT_LIST_HEAD(&bo->mappings);
+	bo->base.base.funcs = &megpu_gem_funcs;
+	bo->base.map_wc = false;
+	atomic_inc(&to_megpu(drm)->live_bos);
+	return &bo->base.base;
+}
+
+/* Look up @handle and its mapping in the file's address space. */
+static int megpu_lookup(struct drm_file *file, u32 handle,
+			struct drm_gem_object **objp,
+			struct megpu_mapping **mappingp)
+{
+	struct megpu_file *mfile = file->driver_priv;
+	struct drm_gem_object *obj;
+
+	obj = drm_gem_object_lookup(file, handle);
+	if (!obj)
+		return -ENOENT;
+	*mappingp = megpu_gem_mapping_get(to_megpu_bo(obj), mfile->vm);
+	if (!*mappingp) {
+		drm_gem_object_put(obj);
+		return -ENOENT;
+	}
+	*objp = obj;
+	return 0;
+}
+
+int megpu_ioctl_gem_create(struct drm_device *drm, void *data,
+			   struct drm_file *file)
+{
+	struct drm_megpu_gem_create *args = data;
+	struct drm_gem_shmem_object *shmem;
+	struct megpu_mapping *mapping;
+	struct drm_gem_object *obj;
+	int ret;
+
+	if (!args->size || args->size > MEGPU_BO_MAX_SIZE || args->pad ||
+	    (args->flags & ~DRM_MEGPU_GEM_CREATE_FLAGS))
+		return -EINVAL;
+
+	shmem = drm_gem_shmem_create(drm, PAGE_ALIGN(args->size));
+	if (IS_ERR(shmem))
+		return PTR_ERR(shmem);
+	to_megpu_bo(&shmem->base)->read_only =
+		args->flags & DRM_MEGPU_GEM_CREATE_READ_ONLY;
+
+	/* maps the BO into the file's address space, see megpu_gem_open() */
+	ret = drm_gem_handle_create(file, &shmem->base, &args->handle);
+	drm_gem_object_put(&shmem->base);
+	if (ret)
+		return ret;
+
+	ret = megpu_lookup(file, args->handle, &obj, &mapping);
+	if (ret)
+		return ret;
+	args->va = megpu_mapping_va(mapping);
+	megpu_gem_mapping_put(mapping);
+	drm_gem_object_put(obj);
+	return 0;
+}
+
+int megpu_ioctl_gem_mmap_offset(struct drm_device *drm, void *data,
+				struct drm_file *file)
+{
+	struct drm_megpu_gem_mmap_offset *args = data;
+
+	if (args->pad)
+		return -EINVAL;
+	return drm_gem_dumb_map_offset(file, drm, args->handle,
+				       &args->offset);
+}
+
+int megpu_ioctl_gem_info(struct drm_device *drm, void *data,
+			 struct drm_file *file)
+{
+	struct drm_megpu_gem_info *args = data;
+	struct megpu_mapping *mapping;
+	struct drm_gem_object *obj;
+	int ret;
+
+	if (args->pad)
+		return -EINVAL;
+	ret = megpu_lookup(file, args->handle, &obj, &mapping);
+	if (ret)
+		return ret;
+	args->size = obj->size;
+	args->va = megpu_mapping_va(mapping);
+	megpu_gem_mapping_put(mapping);
+	drm_gem_object_put(obj);
+	return 0;
+}
+
+int megpu_ioctl_gem_wait(struct drm_device *drm, void *data,
+			 struct drm_file *file)
+{
+	struct drm_megpu_gem_wait *args = data;
+	unsigned long timeout = drm_timeout_abs_to_jiffies(args->timeout_ns);
+	struct drm_gem_object *obj;
+	long ret;
+
+	if (args->pad)
+		return -EINVAL;
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+	ret = dma_resv_wait_timeout(obj->resv, DMA_RESV_USAGE_READ, true,
+				    timeout);
+	drm_gem_object_put(obj);
+	if (!ret)
+		return -ETIME;
+	return ret < 0 ? ret : 0;
+}

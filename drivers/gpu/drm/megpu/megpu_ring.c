@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Copyright 2026 The megpu authors */
+/*
+ * Engine rings and the ring-frame builder. A job's frame is
+ *
+ *	SET_CONTEXT(page directory, ctx) IB(ib) TIMESTAMP(seqno, irq)
+ *
+ * The ring is only written from the engine's scheduler (run_job) and from
+ * its timeout handler while the scheduler is stopped; ring_lock keeps the
+ * two apart anyway.
+ */
+
+#include <linux/delay.h>
+#include <linux/dma-mapping.h>
+#include <linux/iopoll.h>
+#include <drm/drm_print.h>
+
+#include "megpu_drv.h"
+
+#define MEGPU_RESET_TIMEOUT_US	1000000
+
+static void ring_put(struct megpu_engine *eng, u32 dw)
+{
+	eng->ring[eng->tail / 4] = dw;
+	eng->tail = (eng->tail + 4) & (MEGPU_RING_SIZE - 1);
+}
+
+static void ring_put64(struct megpu_engine *eng, u64 v)
+{
+	ring_put(eng, lower_32_bits(v));
+	ring_put(eng, upper_32_bits(v));
+}
+
+void megpu_ring_emit_job(struct megpu_engine *eng, struct megpu_job *job)
+{
+	u32 start;
+
+	lockdep_assert_held(&eng->ring_lock);
+	start = eng->tail;
+	eng->frames[eng->frame_count++ % MEGPU_FAULT_LOG] = start;
+
+	ring_put(eng, MEGPU_PKT_HEADER(MEGPU_PKT_SET_CONTEXT,
+				       MEGPU_PKT_SET_CONTEXT_COUNT, 0));
+	ring_put64(eng, job->vm->pd_dma);
+	ring_put(eng, job->vm->ctx_id);
+
+	ring_put(eng, MEGPU_PKT_HEADER(MEGPU_PKT_IB, MEGPU_PKT_IB_COUNT, 0));
+	ring_put64(eng, job->ib_va);
+	ring_put(eng, job->ib_dwords);
+
+	ring_put(eng, MEGPU_PKT_HEADER(MEGPU_PKT_TIMESTAMP,
+				       MEGPU_PKT_TIMESTAMP_COUNT,
+				       MEGPU_TIMESTAMP_FLAG_IRQ));
+	ring_put64(eng, eng->seqno_dma);
+	ring_put64(eng, job->seqno);
+
+	WARN_ON(((eng->tail - start) & (MEGPU_RING_SIZE - 1)) >
+		MEGPU_FRAME_MAX_BYTES);
+}
+
+/* Let the engine fetch what was emitted: the doorbell. */
+void megpu_ring_kick(struct megpu_engine *eng)
+{
+	lockdep_assert_held(&eng->ring_lock);
+	/* the packets must be in memory before the device sees the tail */
+	dma_wmb();
+	megpu_eng_write(eng, MEGPU_ENG_RING_TAIL, eng->tail);
+}
+
+/*
+ * Stop the engine at a packet boundary and empty its ring. Packets that
+ * were in the ring are dropped; the caller emits again what must run.
+ */
+int megpu_engine_hw_reset(struct megpu_engine *eng)
+{
+	u32 status;
+	int ret;
+
+	megpu_eng_write(eng, MEGPU_ENG_CONTROL, MEGPU_ENG_CTRL_RESET);
+	ret = readl_poll_timeout(eng->regs + MEGPU_ENG_STATUS, status,
+				 !(status & MEGPU_ENG_STATUS_RESETTING),
+				 10, MEGPU_RESET_TIMEOUT_US);
+	if (ret) {
+		drm_err(&eng->mdev->drm, "%s: engine reset timed out\n",
+			eng->name);
+		return ret;
+	}
+	eng->tail = 0;
+	eng->frame_count = 0;
+	return 0;
+}
+
+int megpu_ring_init(struct megpu_engine *eng)
+{
+	struct device *dev = eng->mdev->drm.dev;
+
+	eng->ring = dma_alloc_coherent(dev, MEGPU_RING_SIZE, &eng->ring_dma,
+				       GFP_KERNEL);
+	if (!eng->ring)
+		return -ENOMEM;
+	mutex_init(&eng->ring_lock);
+
+	megpu_eng_write(eng, MEGPU_ENG_RING_BASE_LO,
+			lower_32_bits(eng->ring_dma));
+	megpu_eng_write(eng, MEGPU_ENG_RING_BASE_HI,
+			upper_32_bits(eng->ring_dma));
+	megpu_eng_write(eng, MEGPU_ENG_RING_SIZE, MEGPU_RING_SIZE);
+	return megpu_engine_hw_reset(eng);
+}
+
+void megpu_ring_fini(struct megpu_engine *eng)
+{
+	megpu_engine_hw_reset(eng);
+	dma_free_coherent(eng->mdev->drm.dev, MEGPU_RING_SIZE, eng->ring,
+			  eng->ring_dma);
+	mutex_destroy(&eng->ring_lock);
+}

@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Copyright 2026 The megpu authors */
+/*
+ * One drm_sched per engine. run_job puts the job's frame in the ring; the
+ * frame's TIMESTAMP writes the job's seqno and interrupts, and the
+ * interrupt retires every job up to the seqno the engine wrote (never one
+ * interrupt per fence). A fault marks the running job, the oldest active
+ * one, and lets the engine go on; a timeout resets the engine, fails the
+ * job that hung and puts the innocent jobs back into the emptied ring.
+ */
+
+#include <linux/dma-fence.h>
+#include <linux/sched/clock.h>
+#include <linux/slab.h>
+#include <drm/drm_print.h>
+
+#include "megpu_drv.h"
+#include "megpu_compat.h"
+#include "megpu_trace.h"
+
+struct megpu_fence {
+	struct dma_fence base;
+	struct megpu_engine *engine;
+};
+
+static const char *megpu_fence_driver_name(struct dma_fence *fence)
+{
+	return "megpu";
+}
+
+static const char *megpu_fence_timeline_name(struct dma_fence *fence)
+{
+	return container_of(fence, struct megpu_fence, base)->engine->name;
+}
+
+static const struct dma_fence_ops megpu_fence_ops = {
+	.get_driver_name = megpu_fence_driver_name,
+	.get_timeline_name = megpu_fence_timeline_name,
+};
+
+static struct dma_fence *megpu_fence_create(struct megpu_engine *eng,
+					    u64 seqno)
+{
+	struct megpu_fence *fence;
+
+	fence = kzalloc(sizeof(*fence), GFP_KERNEL);
+	if (!fence)
+		return ERR_PTR(-ENOMEM);
+	fence->engine = eng;
+	dma_fence_init(&fence->base, &megpu_fence_ops, &eng->fence_lock,
+		       eng->fence_context, seqno);
+	return &fence->base;
+}
+
+/* Has a dependency of @job failed? Then the job must not use its output. */
+static bool megpu_job_depends_on_failure(struct megpu_job *job)
+{
+	struct dma_fence *fence;
+	unsigned long index;
+
+	xa_for_each(&job->base.dependencies, index, fence)
+		if (dma_fence_is_signaled(fence) && fence->error)
+			return true;
+	return false;
+}
+
+static bool megpu_job_depends_on(struct megpu_job *job,
+				 struct megpu_job *producer)
+{
+	struct drm_sched_fence *s_fence = producer->base.s_fence;
+	struct dma_fence *fence;
+	unsigned long index;
+
+	xa_for_each(&job->base.dependencies, index, fence)
+		if (fence == &s_fence->finished || fence == &s_fence->scheduled)
+			return true;
+	return false;
+}
+
+/*
+ * A failed job's consumers that are already in a ring (same engine, or
+ * later GPU-side waits) would run on garbage: fail them too. Consumers
+ * not yet running see the failure in run_job.
+ */
+static void megpu_propagate_error(struct megpu_device *mdev,
+				  struct megpu_job *failed)
+{
+	unsigned long flags;
+	struct megpu_job *job;
+	unsigned int i;
+
+	for (i = 0; i < mdev->num_engines; i++) {
+		struct megpu_engine *eng = &mdev->engines[i];
+
+		spin_lock_irqsave(&eng->job_lock, flags);
+		list_for_each_entry(job, &eng->active, active_node)
+			if (!job->error && megpu_job_depends_on(job, failed))
+				job->error = -ECANCELED;
+		spin_unlock_irqrestore(&eng->job_lock, flags);
+	}
+}
+
+/* Signal the hardware fence of a job taken off the active list. */
+static void megpu_job_retire(struct megpu_engine *eng, struct megpu_job *job,
+			     u64 now)
+{
+	struct megpu_file *mfile = job->file;
+	u64 start = max(job->start_ns, eng->last_retire_ns);
+
+	/* engine time: from the later of its start and the previous end */
+	if (now > start)
+		atomic64_add(now - start, &mfile->busy_ns[eng->index]);
+	eng->last_retire_ns = now;
+
+	trace_megpu_job_done(eng->index, job->seqno, job->error);
+	if (job->error) {
+		megpu_propagate_error(eng->mdev, job);
+		dma_fence_set_error(job->hw_fence, job->error);
+	}
+	dma_fence_signal(job->hw_fence);
+}
+
+/* Retire every active job whose seqno the engine has written. */
+static void megpu_engine_retire(struct megpu_engine *eng)
+{
+	struct megpu_job *job, *tmp;
+	unsigned long flags;
+	LIST_HEAD(done);
+	u64 seqno, now;
+
+	spin_lock_irqsave(&eng->job_lock, flags);
+	seqno = READ_ONCE(*eng->seqno_cpu);
+	list_for_each_entry_safe(job, tmp, &eng->active, active_node) {
+		if (job->seqno > seqno)
+			break;
+		list_move_tail(&job->active_node, &done);
+	}
+	if (seqno > eng->completed)
+		eng->completed = seqno;
+	spin_unlock_irqrestore(&eng->job_lock, flags);
+
+	now = local_clock();
+	list_for_each_entry_safe(job, tmp, &done, active_node) {
+		list_del_init(&job->active_node);
+		megpu_job_retire(eng, job, now);
+	}
+}
+
+/* Record a fault, fail the job it belongs to and let the engine go on. */
+static void megpu_engine_fault(struct megpu_engine *eng)
+{
+	struct megpu_fault f = {
+		.code = megpu_eng_read(eng, MEGPU_ENG_FAULT_CODE),
+		.info = megpu_eng_read(eng, MEGPU_ENG_FAULT_INFO),
+		.addr = megpu_eng_read(eng, MEGPU_ENG_FAULT_ADDR_LO) |
+			(u64)megpu_eng_read(eng, MEGPU_ENG_FAULT_ADDR_HI) << 32,
+		.head = megpu_eng_read(eng, MEGPU_ENG_FAULT_HEAD),
+		.ctx = megpu_eng_read(eng, MEGPU_ENG_CTX_ID),
+	};
+	struct megpu_job *job;
+	unsigned long flags;
+
+	if (!(megpu_eng_read(eng, MEGPU_ENG_STATUS) & MEGPU_ENG_STATUS_FAULTED))
+		return;
+
+	/* jobs before the faulting one are done: their seqnos are written */
+	megpu_engine_retire(eng);
+
+	spin_lock_irqsave(&eng->job_lock, flags);
+	job = list_first_entry_or_null(&eng->active, struct megpu_job,
+				       active_node);
+	if (job) {
+		job->error = -EFAULT;
+		f.seqno = job->seqno;
+	}
+	eng->faults[eng->fault_count % MEGPU_FAULT_LOG] = f;
+	eng->fault_count++;
+	spin_unlock_irqrestore(&eng->job_lock, flags);
+
+	drm_dbg_driver(&eng->mdev->drm,
+		       "%s: fault %u at 0x%llx (%s, %s), ring 0x%x, seqno %llu\n",
+		       eng->name, f.code, f.addr,
+		       f.info & MEGPU_FAULT_INFO_WRITE ? "write" : "read",
+		       f.info & MEGPU_FAULT_INFO_IN_IB ? "ib" : "ring", f.head,
+		       f.seqno);
+	trace_megpu_fault(eng->index, f.code, f.addr, f.seqno);
+	megpu_eng_write(eng, MEGPU_ENG_CONTROL, MEGPU_ENG_CTRL_FAULT_ACK);
+}
+
+/* Engine interrupt, in the IRQ thread: @status was read and cleared. */
+void megpu_engine_irq(struct megpu_engine *eng, u32 status)
+{
+	if (status & MEGPU_ENG_IRQ_FAULT)
+		megpu_engine_fault(eng);
+	megpu_engine_retire(eng);
+}
+
+static struct dma_fence *megpu_run_job(struct drm_sched_job *sched_job)
+{
+	struct megpu_job *job = to_megpu_job(sched_job);
+	struct megpu_engine *eng = job->engine;
+	struct dma_fence *fence;
+	unsigned long flags;
+
+	/* the entity was killed, or the job already failed */
+	if (unlikely(job->base.s_fence->finished.error))
+		return NULL;
+	if (megpu_job_depends_on_failure(job))
+		return ERR_PTR(-ECANCELED);
+
+	mutex_lock(&eng->ring_lock);
+	fence = megpu_fence_create(eng, eng->emitted + 1);
+	if (IS_ERR(fence)) {
+		mutex_unlock(&eng->ring_lock);
+		return fence;
+	}
+	job->seqno = ++eng->emitted;
+	job->hw_fence = fence;
+	job->start_ns = local_clock();
+
+	spin_lock_irqsave(&eng->job_lock, flags);
+	list_add_tail(&job->active_node, &eng->active);
+	spin_unlock_irqrestore(&eng->job_lock, flags);
+
+	megpu_ring_emit_job(eng, job);
+	megpu_ring_kick(eng);
+	mutex_unlock(&eng->ring_lock);
+
+	trace_megpu_job_run(eng->index, job->seqno, job->vm->ctx_id);
+	return dma_fence_get(fence);
+}
+
+/*
+ * drm_sched_stop() detached the scheduler from the hardware fences of the
+ * jobs still running; attach them again so that drm_sched_start() waits
+ * for them (or sees them signalled) instead of cancelling them.
+ */
+static void megpu_sched_reattach(struct megpu_engine *eng)
+{
+	struct drm_sched_job *s_job;
+
+	list_for_each_entry(s_job, &eng->sched.pending_list, list) {
+		struct megpu_job *job = to_megpu_job(s_job);
+
+		if (!s_job->s_fence->parent && job->hw_fence)
+			s_job->s_fence->parent = dma_fence_get(job->hw_fence);
+	}
+}
+
+static enum drm_gpu_sched_stat megpu_timedout_job(struct drm_sched_job *bad)
+{
+	struct megpu_job *job = to_megpu_job(bad);
+	struct megpu_engine *eng = job->engine;
+	struct megpu_job *guilty, *iter;
+	unsigned long flags;
+
+	drm_sched_stop(&eng->sched, bad);
+	mutex_lock(&eng->ring_lock);
+
+	/* anything that completed before the reset is not guilty */
+	megpu_engine_retire(eng);
+	if (job->hw_fence && dma_fence_is_signaled(job->hw_fence)) {
+		/* it completed just now: nothing hangs */
+		mutex_unlock(&eng->ring_lock);
+		goto restart;
+	}
+	if (megpu_engine_hw_reset(eng)) {
+		mutex_unlock(&eng->ring_lock);
+		megpu_sched_reattach(eng);
+		drm_sched_start(&eng->sched);
+		return DRM_GPU_SCHED_STAT_ENODEV;
+	}
+	eng->reset_count++;
+	megpu_engine_retire(eng);
+
+	spin_lock_irqsave(&eng->job_lock, flags);
+	guilty = list_first_entry_or_null(&eng->active, struct megpu_job,
+					  active_node);
+	if (guilty)
+		list_del_init(&guilty->active_node);
+	spin_unlock_irqrestore(&eng->job_lock, flags);
+
+	if (guilty) {
+		drm_warn(&eng->mdev->drm, "%s: job %llu timed out, engine reset\n",
+			 eng->name, guilty->seqno);
+		trace_megpu_job_timeout(eng->index, guilty->seqno);
+		guilty->error = -ETIMEDOUT;
+		megpu_job_retire(eng, guilty, local_clock());
+	}
+
+	/* the reset emptied the ring: put the innocent jobs back */
+	spin_lock_irqsave(&eng->job_lock, flags);
+	list_for_each_entry(iter, &eng->active, active_node)
+		megpu_ring_emit_job(eng, iter);
+	spin_unlock_irqrestore(&eng->job_lock, flags);
+	megpu_ring_kick(eng);
+	mutex_unlock(&eng->ring_lock);
+
+restart:
+	megpu_sched_reattach(eng);
+	drm_sched_start(&eng->sched);
+	return DRM_GPU_SCHED_STAT_NOMINAL;
+}
+
+static void megpu_free_job(struct drm_sched_job *sched_job)
+{
+	struct megpu_job *job = to_megpu_job(sched_job);
+
+	drm_sched_job_cleanup(sched_job);
+	megpu_job_put(job);
+}
+
+/* Release everything a job holds; also used before it was armed. */
+void megpu_job_put(struct megpu_job *job)
+{
+	struct megpu_device *mdev = job->file->mdev;
+	unsigned int i;
+
+	for (i = 0; i < job->bo_count; i++)
+		megpu_gem_mapping_put(job->mappings[i]);
+	kvfree(job->mappings);
+	dma_fence_put(job->hw_fence);
+	dma_fence_put(job->done_fence);
+	megpu_vm_put(job->vm);
+	megpu_file_put(job->file);
+	kfree(job);
+	atomic_dec(&mdev->live_jobs);
+}
+
+static const struct drm_sched_backend_ops megpu_sched_ops = {
+	.run_job = megpu_run_job,
+	.timedout_job = megpu_timedout_job,
+	.free_job = megpu_free_job,
+};
+
+static const char *const megpu_engine_type_names[MEGPU_ENGINE_NUM_TYPES] = {
+	[MEGPU_ENGINE_GFX] = "gfx",
+	[MEGPU_ENGINE_COMPUTE] = "compute",
+	[MEGPU_ENGINE_COPY] = "copy",
+	[MEGPU_ENGINE_VIDEO] = "video",
+};
+
+static int megpu_engine_init(struct megpu_device *mdev, unsigned int i)
+{
+	struct megpu_engine *eng = &mdev->engines[i];
+	unsigned int instance = 0, j;
+	int ret;
+
+	eng->mdev = mdev;
+	eng->index = i;
+	eng->regs = mdev->mmio + MEGPU_ENGINE_BASE(i);
+	eng->type = megpu_eng_read(eng, MEGPU_ENG_TYPE);
+	if (eng->type >= MEGPU_ENGINE_NUM_TYPES) {
+		drm_err(&mdev->drm, "engine %u: unknown type %u\n", i,
+			eng->type);
+		return -ENODEV;
+	}
+	for (j = 0; j < i; j++)
+		if (mdev->engines[j].type == eng->type)
+			instance++;
+	snprintf(eng->name, sizeof(eng->name), "%s%u",
+		 megpu_engine_type_names[eng->type], instance);
+
+	spin_lock_init(&eng->fence_lock);
+	spin_lock_init(&eng->job_lock);
+	INIT_LIST_HEAD(&eng->active);
+	eng->fence_context = dma_fence_context_alloc(1);
+	/* one cache line per engine in the seqno page */
+	eng->seqno_cpu = mdev->seqno_page + i * 64;
+	eng->seqno_dma = mdev->seqno_page_dma + i * 64;
+	*eng->seqno_cpu = 0;
+
+	ret = megpu_ring_init(eng);
+	if (ret)
+		return ret;
+
+	ret = megpu_compat_sched_init(&eng->sched, &megpu_sched_ops,
+				      MEGPU_RING_SIZE / MEGPU_FRAME_MAX_BYTES - 1,
+				      msecs_to_jiffies(megpu_job_timeout_ms),
+				      eng->name, mdev->drm.dev);
+	if (ret) {
+		megpu_ring_fini(eng);
+		return ret;
+	}
+	return 0;
+}
+
+static void megpu_engine_fini(struct megpu_engine *eng)
+{
+	drm_sched_fini(&eng->sched);
+	megpu_ring_fini(eng);
+}
+
+int megpu_sched_init(struct megpu_device *mdev)
+{
+	unsigned int i;
+	int ret;
+
+	mdev->seqno_page = dma_alloc_coherent(mdev->drm.dev, PAGE_SIZE,
+					      &mdev->seqno_page_dma,
+					      GFP_KERNEL);
+	if (!mdev->seqno_page)
+		return -ENOMEM;
+
+	for (i = 0; i < mdev->num_engines; i++) {
+		ret = megpu_engine_init(mdev, i);
+		if (ret)
+			goto err;
+	}
+	return 0;
+
+err:
+	while (i--)
+		megpu_engine_fini(&mdev->engines[i]);
+	dma_free_coherent(mdev->drm.dev, PAGE_SIZE, mdev->seqno_page,
+			  mdev->seqno_page_dma);
+	return ret;
+}
+
+void megpu_sched_fini(struct megpu_device *mdev)
+{
+	unsigned int i;
+
+	for (i = 0; i < mdev->num_engines; i++)
+		megpu_engine_fini(&mdev->engines[i]);
+	dma_free_coherent(mdev->drm.dev, PAGE_SIZE, mdev->seqno_page,
+			  mdev->seqno_page_dma);
+}

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Copyright 2026 The megpu authors */
+/*
+ * The SUBMIT ioctl: validate every field, collect the job's dependencies
+ * (in-syncobjs and, unless told otherwise, the BOs' earlier fences), push
+ * the job to its engine's scheduler and publish its fence in the BOs and
+ * the out-syncobj.
+ */
+
+#include <linux/dma-fence-chain.h>
+#include <linux/dma-resv.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_syncobj.h>
+#include <drm/megpu_drm.h>
+
+#include "megpu_drv.h"
+#include "megpu_compat.h"
+#include "megpu_trace.h"
+
+static int megpu_submit_check_args(struct megpu_device *mdev,
+				   const struct drm_megpu_submit *args)
+{
+	if (args->pad || args->out_sync.pad ||
+	    (args->flags & ~DRM_MEGPU_SUBMIT_FLAGS))
+		return -EINVAL;
+	if (args->engine >= mdev->num_engines)
+		return -EINVAL;
+	if (!args->ib_size || args->ib_size % 4 || args->ib_va % 4 ||
+	    args->ib_size / 4 > MEGPU_IB_MAX_DWORDS)
+		return -EINVAL;
+	if (!args->bo_count || args->bo_count > DRM_MEGPU_MAX_BOS ||
+	    args->in_sync_count > DRM_MEGPU_MAX_SYNCS)
+		return -EINVAL;
+	return 0;
+}
+
+/* Look up the BOs and their mappings in the file's address space. */
+static int megpu_submit_lookup_bos(struct drm_file *file,
+				   const struct drm_megpu_submit *args,
+				   struct megpu_job *job,
+				   struct drm_gem_object **objs,
+				   const struct drm_megpu_bo_ref *refs)
+{
+	u64 ib_end = args->ib_va + args->ib_size;
+	bool ib_found = false;
+	unsigned int i, j;
+
+	for (i = 0; i < args->bo_count; i++) {
+		struct megpu_mapping *mapping;
+		u64 va;
+
+		if (!refs[i].flags ||
+		    (refs[i].flags & ~(DRM_MEGPU_BO_READ | DRM_MEGPU_BO_WRITE)))
+			return -EINVAL;
+		objs[i] = drm_gem_object_lookup(file, refs[i].handle);
+		if (!objs[i])
+			return -ENOENT;
+		for (j = 0; j < i; j++)
+			if (objs[j] == objs[i])
+				return -EINVAL;
+
+		mapping = megpu_gem_mapping_get(to_megpu_bo(objs[i]), job->vm);
+		if (!mapping)
+			return -ENOENT;
+		job->mappings[job->bo_count++] = mapping;
+
+		va = megpu_mapping_va(mapping);
+		if (args->ib_va >= va && ib_end <= va + objs[i]->size)
+			ib_found = true;
+	}
+	return ib_found ? 0 : -EINVAL;
+}
+
+static int megpu_submit_in_syncs(struct drm_file *file,
+				 const struct drm_megpu_submit *args,
+				 struct megpu_job *job)
+{
+	struct drm_megpu_sync __user *user = u64_to_user_ptr(args->in_syncs);
+	struct drm_megpu_sync sync;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < args->in_sync_count; i++) {
+		if (copy_from_user(&sync, &user[i], sizeof(sync)))
+			return -EFAULT;
+		if (sync.pad)
+			return -EINVAL;
+		ret = drm_sched_job_add_syncobj_dependency(&job->base, file,
+							   sync.handle,
+							   sync.point);
+		/* a point nobody submitted yet is as missing as a handle */
+		if (ret == -EINVAL)
+			return -ENOENT;
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static struct megpu_job *megpu_job_alloc(struct megpu_file *mfile, u32 count)
+{
+	struct megpu_job *job;
+
+	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	if (!job)
+		return NULL;
+	job->mappings = kvcalloc(count, sizeof(*job->mappings), GFP_KERNEL);
+	if (!job->mappings) {
+		kfree(job);
+		return NULL;
+	}
+	INIT_LIST_HEAD(&job->active_node);
+	job->file = megpu_file_get(mfile);
+	job->vm = megpu_vm_get(mfile->vm);
+	atomic_inc(&mfile->mdev->live_jobs);
+	return job;
+}
+
+int megpu_ioctl_submit(struct drm_device *drm, void *data,
+		       struct drm_file *file)
+{
+	struct megpu_device *mdev = to_megpu(drm);
+	struct megpu_file *mfile = file->driver_priv;
+	struct drm_megpu_submit *args = data;
+	struct dma_fence_chain *chain = NULL;
+	struct drm_syncobj *out_sync = NULL;
+	struct drm_megpu_bo_ref *refs = NULL;
+	struct drm_gem_object **objs = NULL;
+	struct ww_acquire_ctx acquire;
+	struct megpu_job *job;
+	bool armed = false;
+	unsigned int i;
+	int ret;
+
+	ret = megpu_submit_check_args(mdev, args);
+	if (ret)
+		return ret;
+
+	refs = kvmalloc_array(args->bo_count, sizeof(*refs), GFP_KERNEL);
+	objs = kvcalloc(args->bo_count, sizeof(*objs), GFP_KERNEL);
+	job = megpu_job_alloc(mfile, args->bo_count);
+	if (!refs || !objs || !job) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	job->engine = &mdev->engines[args->engine];
+	job->ib_va = args->ib_va;
+	job->ib_dwords = args->ib_size / 4;
+
+	if (copy_from_user(refs, u64_to_user_ptr(args->bos),
+			   args->bo_count * sizeof(*refs))) {
+		ret = -EFAULT;
+		goto out_free;
+	}
+	ret = megpu_submit_lookup_bos(file, args, job, objs, refs);
+	if (ret)
+		goto out_free;
+
+	if (args->out_sync.handle) {
+		out_sync = drm_syncobj_find(file, args->out_sync.handle);
+		if (!out_sync) {
+			ret = -ENOENT;
+			goto out_free;
+		}
+		if (args->out_sync.point) {
+			chain = dma_fence_chain_alloc();
+			if (!chain) {
+				ret = -ENOMEM;
+				goto out_free;
+			}
+		}
+	}
+
+	ret = megpu_compat_sched_job_init(&job->base,
+					  &mfile->entity[args->engine],
+					  mfile, file);
+	if (ret)
+		goto out_free;
+
+	ret = megpu_submit_in_syncs(file, args, job);
+	if (ret)
+		goto out_cleanup;
+
+	ret = drm_gem_lock_reservations(objs, args->bo_count, &acquire);
+	if (ret)
+		goto out_cleanup;
+	for (i = 0; i < args->bo_count; i++) {
+		bool write = refs[i].flags & DRM_MEGPU_BO_WRITE;
+
+		ret = dma_resv_reserve_fences(objs[i]->resv, 1);
+		if (!ret && !(args->flags & DRM_MEGPU_SUBMIT_NO_IMPLICIT))
+			ret = drm_sched_job_add_implicit_dependencies(&job->base,
+								      objs[i],
+								      write);
+		if (ret)
+			goto out_unlock;
+	}
+
+	mutex_lock(&mdev->submit_lock);
+	drm_sched_job_arm(&job->base);
+	armed = true;
+	job->done_fence = dma_fence_get(&job->base.s_fence->finished);
+	for (i = 0; i < args->bo_count; i++)
+		dma_resv_add_fence(objs[i]->resv, job->done_fence,
+				   refs[i].flags & DRM_MEGPU_BO_WRITE ?
+				   DMA_RESV_USAGE_WRITE : DMA_RESV_USAGE_READ);
+	trace_megpu_job_submit(args->engine, job->vm->ctx_id, args->bo_count,
+			       args->in_sync_count);
+	drm_sched_entity_push_job(&job->base);
+	mutex_unlock(&mdev->submit_lock);
+
+	if (out_sync) {
+		if (chain) {
+			drm_syncobj_add_point(out_sync, chain, job->done_fence,
+					      args->out_sync.point);
+			chain = NULL;
+		} else {
+			drm_syncobj_replace_fence(out_sync, job->done_fence);
+		}
+	}
+	ret = 0;
+
+out_unlock:
+	drm_gem_unlock_reservations(objs, args->bo_count, &acquire);
+out_cleanup:
+	if (!armed)
+		drm_sched_job_cleanup(&job->base);
+out_free:
+	if (job && !armed)
+		megpu_job_put(job);
+	dma_fence_chain_free(chain);
+	if (out_sync)
+		drm_syncobj_put(out_sync);
+	if (objs)
+		for (i = 0; i < args->bo_count; i++)
+			if (objs[i])
+				drm_gem_object_put(objs[i]);
+	kvfree(objs);
+	kvfree(refs);
+	return ret;
+}
