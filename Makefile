@@ -40,7 +40,7 @@ SELFTESTS := $(patsubst $(SELFTEST_DIR)/%.c,$(B)/selftests/%,$(SELFTEST_SRCS))
 MODULE := drivers/gpu/drm/megpu/megpu.ko
 INITRAMFS := $(B)/initramfs.cpio.gz
 
-.PHONY: all deps qemu module tools selftests initramfs demo check shell \
+.PHONY: all deps qemu module tools selftests initramfs demo check shell bench \
 	check-host check-qtest check-guest check-clean checkpatch clean
 
 all: qemu module tools selftests initramfs
@@ -89,9 +89,29 @@ demo: qemu initramfs
 shell: qemu initramfs
 	tools/vm/run.sh shell $(INITRAMFS)
 
+# Benchmarks print tables comparing variants measured in the same run.
+bench: qemu initramfs
+	tools/vm/run.sh bench $(INITRAMFS)
+
 check-host:
 	@echo "== host unit tests"
-	@echo "(none yet)"
+	@mkdir -p $(B)/host $(B)/results; pass=0; fail=0; \
+	for t in tests/host/*_test.c; do \
+		bin=$(B)/host/$$(basename $$t .c); \
+		if ! $(CC) $(CFLAGS) -Itests/host -o $$bin $$t \
+			tools/lib/megpu/cs.c tools/lib/megpu/kargs.c \
+			tools/lib/megpu/engine.c; then \
+			fail=$$((fail + 1)); continue; \
+		fi; \
+		$$bin >$$bin.log 2>&1; rc=$$?; \
+		grep -E '^(not )?ok ' $$bin.log; \
+		p=$$(grep -c '^ok ' $$bin.log); f=$$(grep -c '^not ok ' $$bin.log); \
+		[ $$rc != 0 ] && [ $$f = 0 ] && f=1; \
+		pass=$$((pass + p)); fail=$$((fail + f)); \
+	done; \
+	echo "host: $$pass passed, $$fail failed"; \
+	echo "$$pass $$fail" >$(B)/results/host; \
+	[ $$fail = 0 ]
 
 check-qtest: qemu
 	@echo "== device qtest"

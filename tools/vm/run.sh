@@ -1,9 +1,9 @@
 #!/bin/bash
 # Boot the guest with the megpu device and run one mode in it.
 #
-# usage: run.sh check|demo|shell INITRAMFS
+# usage: run.sh check|demo|bench|shell INITRAMFS
 #
-# check and demo read the serial console and fail on a failed test, a kernel
+# check, demo and bench read the serial console and fail on a failed test, a kernel
 # BUG/oops/WARNING/KASAN/lockdep report, a missing end marker or a timeout.
 #
 # Environment: QEMU_BUILD, KROOT, KVER (set by the Makefile), ENGINES
@@ -63,7 +63,7 @@ while IFS= read -r line; do
 		;;
 	esac
 	# The demo's own output, and the tests' summary lines, for the user.
-	if [ "$mode" = demo ] && [ -n "$boot" ] &&
+	if [ "$mode" != check ] && [ -n "$boot" ] &&
 		[[ "$line" != \[* ]] && [[ "$line" != megpu-init:* ]]; then
 		printf '%s\n' "$line"
 	fi
