@@ -87,9 +87,3 @@ int cmd_info(int argc, char **argv)
 	}
 	return 0;
 }
-
-int cmd_demo(int argc, char **argv)
-{
-	/* Until engines run jobs, the demonstration is the device itself. */
-	return cmd_info(argc, argv);
-}

@@ -12,7 +12,9 @@ static const struct command {
 	const char *help;
 } commands[] = {
 	{ "info", cmd_info, "print every megpu device and its parameters" },
-	{ "demo", cmd_demo, "the main demonstration job" },
+	{ "run", cmd_run, "submit one job (flags or a job file), check it" },
+	{ "demo", cmd_demo, "a pipeline over every engine, verified" },
+	{ "bench", cmd_bench, "latency, throughput and copy bandwidth tables" },
 };
 
 static void usage(FILE *out)

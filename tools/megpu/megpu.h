@@ -2,8 +2,36 @@
 #ifndef MEGPU_TOOL_H
 #define MEGPU_TOOL_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "libmegpu.h"
+
 /* Each subcommand: argc/argv start at the subcommand's name. */
 int cmd_info(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+/* common.c */
+
+/* Open device @index, with a message on failure. */
+int tool_open(struct megpu *gpu, unsigned int index);
+/* Is argv[1] --help/-h? Then print @usage to stdout. */
+bool tool_help(int argc, char **argv, const char *usage);
+/*
+ * An engine for @op (and @kernel when @op is DISPATCH, else -1):
+ * the first of type @prefer that accepts it, else the first that does.
+ * -1 when none does.
+ */
+int tool_pick_engine(struct megpu *gpu, int prefer, unsigned int op,
+		     int kernel);
+/* "gfx" for engine @e of @gpu. */
+const char *tool_engine_name(struct megpu *gpu, unsigned int e);
+/* Parse a size with an optional K/M/G suffix; false on garbage. */
+bool tool_parse_size(const char *s, uint64_t *v);
+bool tool_parse_u64(const char *s, uint64_t *v);
+/* A fence status as text: "ok", "fault (-EFAULT)", ... */
+const char *tool_status(int status);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <xf86drm.h>
 
@@ -99,14 +100,52 @@ int megpu_get_param(struct megpu *gpu, uint32_t param, uint64_t *value)
 	return 0;
 }
 
-const char *megpu_engine_type_name(unsigned int type)
+int megpu_reopen(const struct megpu *gpu, struct megpu *other)
 {
-	static const char *const names[MEGPU_ENGINE_NUM_TYPES] = {
-		[MEGPU_ENGINE_GFX] = "gfx",
-		[MEGPU_ENGINE_COMPUTE] = "compute",
-		[MEGPU_ENGINE_COPY] = "copy",
-		[MEGPU_ENGINE_VIDEO] = "video",
-	};
+	other->fd = open(gpu->node, O_RDWR | O_CLOEXEC);
+	if (other->fd < 0)
+		return -errno;
+	snprintf(other->node, sizeof(other->node), "%s", gpu->node);
+	return 0;
+}
 
-	return type < MEGPU_ENGINE_NUM_TYPES ? names[type] : "?";
+int megpu_engines(struct megpu *gpu, unsigned int *count, uint64_t *types)
+{
+	uint64_t n = 0, t = 0;
+	int ret;
+
+	ret = megpu_get_param(gpu, DRM_MEGPU_PARAM_ENGINE_COUNT, &n);
+	ret = ret ?: megpu_get_param(gpu, DRM_MEGPU_PARAM_ENGINE_TYPES, &t);
+	if (ret)
+		return ret;
+	if (n > MEGPU_MAX_ENGINES)
+		return -EIO;
+	if (count)
+		*count = (unsigned int)n;
+	if (types)
+		*types = t;
+	return 0;
+}
+
+int megpu_find_engine(struct megpu *gpu, unsigned int type)
+{
+	unsigned int n = 0, i;
+	uint64_t types = 0;
+	int ret;
+
+	ret = megpu_engines(gpu, &n, &types);
+	if (ret)
+		return ret;
+	for (i = 0; i < n; i++)
+		if (MEGPU_ENGINE_TYPE(types, i) == type)
+			return (int)i;
+	return -ENODEV;
+}
+
+int64_t megpu_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }

@@ -7,9 +7,16 @@
 #ifndef LIBMEGPU_H
 #define LIBMEGPU_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include "megpu_drm.h"
+
 #define MEGPU_DRIVER_NAME "megpu"
+
+/* A relative timeout that never expires. */
+#define MEGPU_FOREVER INT64_MAX
 
 /**
  * struct megpu - an open megpu render node
@@ -26,6 +33,8 @@ struct megpu {
  * Returns -ENODEV when there are not that many megpu devices.
  */
 int megpu_open(struct megpu *gpu, unsigned int index);
+/* Open the render node again: a second client of the same device. */
+int megpu_reopen(const struct megpu *gpu, struct megpu *other);
 void megpu_close(struct megpu *gpu);
 
 /* Count the megpu render nodes present. */
@@ -35,5 +44,306 @@ int megpu_get_param(struct megpu *gpu, uint32_t param, uint64_t *value);
 
 /* "gfx", "compute", "copy", "video", or "?" for an unknown type. */
 const char *megpu_engine_type_name(unsigned int type);
+/* MEGPU_ENGINE_* for a name from megpu_engine_type_name(), else -EINVAL. */
+int megpu_engine_type_by_name(const char *name);
+
+/* Engine count and the packed type word (DRM_MEGPU_PARAM_ENGINE_*). */
+int megpu_engines(struct megpu *gpu, unsigned int *count, uint64_t *types);
+/* Index of the first engine of @type, or -ENODEV. */
+int megpu_find_engine(struct megpu *gpu, unsigned int type);
+
+/* What an engine type accepts: bit per opcode, bit per kernel. */
+uint32_t megpu_engine_packets(unsigned int type);
+uint32_t megpu_engine_kernels(unsigned int type);
+
+/* --- Buffer objects (bo.c) --- */
+
+/**
+ * struct megpu_bo - a GEM buffer object of one client
+ * @gpu: the client (render node) owning @handle
+ * @handle: GEM handle in @gpu's file
+ * @flags: DRM_MEGPU_GEM_CREATE_* it was created with (0 when imported)
+ * @size: bytes, page rounded
+ * @va: GPU virtual address in @gpu's address space
+ * @map: CPU mapping after megpu_bo_map(), else NULL
+ */
+struct megpu_bo {
+	struct megpu *gpu;
+	uint32_t handle;
+	uint32_t flags;
+	uint64_t size;
+	uint64_t va;
+	void *map;
+};
+
+/* Create a BO (GEM_CREATE); *bo is allocated and freed by megpu_bo_free. */
+int megpu_bo_new(struct megpu *gpu, uint64_t size, uint32_t flags,
+		 struct megpu_bo **bo);
+/* Map the BO for the CPU (idempotent); the mapping is in bo->map. */
+int megpu_bo_map(struct megpu_bo *bo);
+/* Unmap, close the handle and free; NULL is allowed. */
+void megpu_bo_free(struct megpu_bo *bo);
+/*
+ * Wait until the GPU is done with the BO: @timeout_ns is relative, 0 only
+ * polls, MEGPU_FOREVER never expires. -ETIME when it expired.
+ */
+int megpu_bo_wait(struct megpu_bo *bo, int64_t timeout_ns);
+/* GEM_INFO on any handle of @gpu. */
+int megpu_bo_info(struct megpu *gpu, uint32_t handle, uint64_t *size,
+		  uint64_t *va);
+/* PRIME: a dma-buf fd for the BO (O_CLOEXEC | O_RDWR). */
+int megpu_bo_export(struct megpu_bo *bo, int *dmabuf_fd);
+/* PRIME: a BO of @gpu for a dma-buf fd; size and va from GEM_INFO. */
+int megpu_bo_import(struct megpu *gpu, int dmabuf_fd, struct megpu_bo **bo);
+
+/* --- Command streams (cs.c) --- */
+
+/**
+ * struct megpu_cs - a growable buffer of packet dwords
+ * @dw: the dwords
+ * @len: dwords used
+ * @cap: dwords allocated
+ * @error: first error of an emitter (sticky), 0 if none
+ *
+ * Emitters return 0 or the error and also record it in @error, so a
+ * sequence of emits can be checked once.
+ */
+struct megpu_cs {
+	uint32_t *dw;
+	uint32_t len;
+	uint32_t cap;
+	int error;
+};
+
+void megpu_cs_init(struct megpu_cs *cs);
+void megpu_cs_fini(struct megpu_cs *cs);
+/* Empty the stream, keep the memory, clear the error. */
+void megpu_cs_reset(struct megpu_cs *cs);
+static inline uint32_t megpu_cs_bytes(const struct megpu_cs *cs)
+{
+	return cs->len * 4;
+}
+
+/*
+ * Any packet: header with @op, @count payload dwords from @payload (zeros
+ * when NULL) and header @flags. No validation: tests use it to build
+ * malformed packets; everyone else uses the typed emitters below.
+ */
+int megpu_cs_packet(struct megpu_cs *cs, unsigned int op, unsigned int flags,
+		    const uint32_t *payload, unsigned int count);
+
+int megpu_cs_nop(struct megpu_cs *cs, unsigned int count);
+int megpu_cs_ib(struct megpu_cs *cs, uint64_t addr, uint32_t dwords);
+/* @n data dwords, 1..MEGPU_PKT_MAX_COUNT - 2. */
+int megpu_cs_write_data(struct megpu_cs *cs, uint64_t addr,
+			const uint32_t *data, unsigned int n);
+int megpu_cs_write32(struct megpu_cs *cs, uint64_t addr, uint32_t value);
+int megpu_cs_timestamp(struct megpu_cs *cs, uint64_t addr, uint64_t value,
+		       bool irq);
+int megpu_cs_copy(struct megpu_cs *cs, uint64_t src, uint64_t dst,
+		  uint32_t bytes);
+int megpu_cs_fill(struct megpu_cs *cs, uint64_t dst, uint32_t bytes,
+		  uint32_t value);
+int megpu_cs_dispatch(struct megpu_cs *cs, unsigned int kernel, uint64_t args,
+		      uint32_t grid_x, uint32_t grid_y, uint32_t group_x,
+		      uint32_t group_y);
+int megpu_cs_set_context(struct megpu_cs *cs, uint64_t pt_base,
+			 uint32_t ctx_id);
+int megpu_cs_signal(struct megpu_cs *cs, uint64_t addr, uint64_t value);
+int megpu_cs_wait(struct megpu_cs *cs, uint64_t addr, uint64_t value);
+
+/* Longest line megpu_cs_decode_one() writes for a short packet. */
+#define MEGPU_CS_LINE_MAX 256
+
+/*
+ * Decode the packet at @dw (@n dwords left) into one text line in @buf,
+ * e.g. "TIMESTAMP addr=0x1000 value=88 irq" (snprintf semantics: a long
+ * WRITE_DATA is cut). Returns the dwords the packet takes, or -ENODATA
+ * when it runs past @n, -EINVAL for an unknown opcode, -EBADMSG for a
+ * payload length the packet cannot have; @buf then describes the error.
+ */
+int megpu_cs_decode_one(const uint32_t *dw, size_t n, char *buf, size_t len);
+
+/*
+ * Decode a whole stream, calling @line for each packet (and once for the
+ * error that stops it). Returns the packet count or the first error;
+ * *@bad_dword (optional) is the dword offset of the bad packet.
+ */
+int megpu_cs_decode(const uint32_t *dw, size_t n,
+		    void (*line)(void *priv, size_t dword, const char *text),
+		    void *priv, size_t *bad_dword);
+
+/*
+ * Resolve a symbolic address "@name" (from megpu_cs_parse_line) to a GPU
+ * address; return 0 or a negative errno.
+ */
+typedef int (*megpu_cs_resolve_fn)(void *priv, const char *name,
+				   uint64_t *addr);
+
+/*
+ * Parse one line in the decoder's syntax and emit the packet: the inverse
+ * of megpu_cs_decode_one(). Addresses may be "@name" or "@name+offset",
+ * resolved by @resolve (NULL: symbols are an error). Blank lines and
+ * '#' comments emit nothing. Returns 0, -EINVAL for a syntax error or
+ * the resolver's error.
+ */
+int megpu_cs_parse_line(struct megpu_cs *cs, const char *line,
+			megpu_cs_resolve_fn resolve, void *priv);
+
+/* Packet name ("WRITE_DATA") or NULL; opcode for a name or -EINVAL. */
+const char *megpu_packet_name(unsigned int op);
+int megpu_packet_by_name(const char *name);
+
+/* --- Kernel arguments (kargs.c) --- */
+
+/**
+ * struct megpu_kargs - a DISPATCH argument block, see MEGPU_KARGS_*
+ * @ptr: four GPU addresses
+ * @n: element count
+ * @param: kernel parameters (SAXPY: param[0] is the float a's bits)
+ */
+struct megpu_kargs {
+	uint64_t ptr[4];
+	uint32_t n;
+	uint32_t param[3];
+};
+
+/* Kernel name ("vadd") or NULL; MEGPU_KERNEL_* for a name or -EINVAL. */
+const char *megpu_kernel_name(unsigned int kernel);
+int megpu_kernel_by_name(const char *name);
+
+/* Encode/decode MEGPU_KARGS_SIZE little-endian bytes. */
+void megpu_kargs_pack(void *dst, const struct megpu_kargs *k);
+void megpu_kargs_unpack(const void *src, struct megpu_kargs *k);
+/*
+ * Write @k at @offset of a mapped BO (offset 8-byte aligned); *@va
+ * (optional) gets its GPU address for megpu_cs_dispatch().
+ */
+int megpu_kargs_write(struct megpu_bo *bo, uint64_t offset,
+		      const struct megpu_kargs *k, uint64_t *va);
+/* The bits of a float, for param[]. */
+uint32_t megpu_f32_bits(float f);
+/*
+ * What built-in @kernel does to host arrays ptr[0..3] of @n elements
+ * (CHECKSUM adds to ptr[1][0]): the CPU reference results are checked
+ * against. -EINVAL for an unknown kernel.
+ */
+int megpu_kernel_ref(unsigned int kernel, uint32_t *const ptr[4], uint32_t n,
+		     const uint32_t param[3]);
+
+/* --- Jobs (submit.c) --- */
+
+#define MEGPU_JOB_MAX_BOS DRM_MEGPU_MAX_BOS
+#define MEGPU_JOB_MAX_SYNCS DRM_MEGPU_MAX_SYNCS
+
+/**
+ * struct megpu_job - one submission to one engine
+ * @engine: engine index
+ * @flags: DRM_MEGPU_SUBMIT_* flags
+ * @bos: BOs the job uses; the IB BO is added (READ) at submit
+ * @bo_count: entries in @bos
+ * @in: in-syncs (binary: point 0)
+ * @in_count: entries in @in
+ * @out: out-sync, handle 0 for none
+ * @ib: BO holding the IB; NULL lets megpu_job_upload() allocate one that
+ *	megpu_job_fini() frees
+ * @ib_offset: byte offset of the IB in @ib
+ * @ib_dwords: IB length set by megpu_job_upload()
+ * @own_ib: @ib was allocated by the job
+ */
+struct megpu_job {
+	unsigned int engine;
+	uint32_t flags;
+	struct drm_megpu_bo_ref bos[MEGPU_JOB_MAX_BOS];
+	unsigned int bo_count;
+	struct drm_megpu_sync in[MEGPU_JOB_MAX_SYNCS];
+	unsigned int in_count;
+	struct drm_megpu_sync out;
+	struct megpu_bo *ib;
+	uint64_t ib_offset;
+	uint32_t ib_dwords;
+	bool own_ib;
+};
+
+void megpu_job_init(struct megpu_job *job, unsigned int engine);
+/* Free the IB BO if the job allocated it. */
+void megpu_job_fini(struct megpu_job *job);
+/* List a BO (flags are or-ed in when it is listed already); -E2BIG. */
+int megpu_job_add_bo(struct megpu_job *job, struct megpu_bo *bo,
+		     uint32_t flags);
+/* Add an in-sync; -E2BIG when there are DRM_MEGPU_MAX_SYNCS already. */
+int megpu_job_wait_sync(struct megpu_job *job, uint32_t syncobj,
+			uint64_t point);
+void megpu_job_signal_sync(struct megpu_job *job, uint32_t syncobj,
+			   uint64_t point);
+/* Use @bo at @offset for the IB instead of a BO of the job's own. */
+void megpu_job_set_ib(struct megpu_job *job, struct megpu_bo *bo,
+		      uint64_t offset);
+/*
+ * Copy @cs into the IB, allocating the IB BO on first use or when it is
+ * too small. The job's own IB BO is waited for if the GPU may still run
+ * it; an IB set with megpu_job_set_ib() is the caller's to keep idle
+ * (so batches can fill many IBs of one BO). -EINVAL for an empty stream
+ * or one with an emit error, -ENOSPC when it does not fit the set IB.
+ */
+int megpu_job_upload(struct megpu *gpu, struct megpu_job *job,
+		     const struct megpu_cs *cs);
+/* DRM_IOCTL_MEGPU_SUBMIT of the uploaded IB (again and again if need be). */
+int megpu_job_submit(struct megpu *gpu, struct megpu_job *job);
+/* megpu_job_upload() then megpu_job_submit(). */
+int megpu_job_run(struct megpu *gpu, struct megpu_job *job,
+		  const struct megpu_cs *cs);
+
+/* --- Syncobjs and fences (syncobj.c) --- */
+
+int megpu_syncobj_new(struct megpu *gpu, bool signaled, uint32_t *handle);
+void megpu_syncobj_free(struct megpu *gpu, uint32_t handle);
+/*
+ * Wait for a syncobj point (0: binary) to signal, waiting for it to be
+ * submitted first; @timeout_ns relative. -ETIME when it expired.
+ */
+int megpu_syncobj_wait(struct megpu *gpu, uint32_t handle, uint64_t point,
+		       int64_t timeout_ns);
+/* Wait for all (or, with !@all, any) of @n syncobjs (binary). */
+int megpu_syncobj_wait_many(struct megpu *gpu, uint32_t *handles,
+			    unsigned int n, bool all, int64_t timeout_ns);
+/* Copy the fence at @src_point into @dst (at @dst_point, 0: binary). */
+int megpu_syncobj_transfer(struct megpu *gpu, uint32_t dst,
+			   uint64_t dst_point, uint32_t src,
+			   uint64_t src_point);
+/* Export the fence at @point as a sync_file fd. */
+int megpu_syncobj_export(struct megpu *gpu, uint32_t handle, uint64_t point,
+			 int *sync_file);
+/* Replace a binary syncobj's fence by a sync_file's fence. */
+int megpu_syncobj_import(struct megpu *gpu, uint32_t handle, int sync_file);
+/*
+ * Status of a sync_file: 0 signaled without error, 1 still pending, or
+ * the fence error (-EFAULT, -ETIMEDOUT, ...). -errno if the query fails.
+ */
+int megpu_sync_file_status(int sync_file);
+/*
+ * The error of the fence at a syncobj point (0: binary): 0 signaled
+ * fine, -EINPROGRESS still pending, the fence error (-EFAULT faulted,
+ * -ETIMEDOUT hung, -ECANCELED a dependency failed, ...), or an errno of
+ * the query itself (-EINVAL when there is no fence).
+ */
+int megpu_fence_status(int fd, uint32_t syncobj, uint64_t point);
+
+/* --- debugfs (debugfs.c) --- */
+
+/*
+ * Path of /sys/kernel/debug/dri/<N>/<name> for this device (N from the
+ * card node of the same DRM device). -ENOENT when it does not exist.
+ */
+int megpu_debugfs_path(struct megpu *gpu, const char *name, char *buf,
+		       size_t len);
+/* The value of "key value" line @key of debugfs file "counters". */
+int megpu_debugfs_counter(struct megpu *gpu, const char *key,
+			  uint64_t *value);
+
+/* --- time --- */
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+int64_t megpu_now_ns(void);
 
 #endif

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Buffer objects: creation and sizes, READ_ONLY, CPU mappings, GEM_INFO,
+ * GEM_WAIT against a running job, PRIME between two clients, close.
+ */
+
+#include <stdint.h>
+#include <sys/mman.h>
+#include <xf86drm.h>
+
+#include "kselftest_harness.h"
+#include "megpu_test.h"
+
+MT_FIXTURE(gpu)
+
+TEST_F(gpu, create_sizes)
+{
+	static const uint64_t sizes[] = {
+		1, 4096, 4097, 65536, 1 << 20, 16 << 20,
+	};
+	struct megpu_bo *bo[6];
+	uint64_t va_size, size, va;
+	unsigned int i, k;
+
+	ASSERT_EQ(0, megpu_get_param(&self->t.gpu, DRM_MEGPU_PARAM_VA_SIZE,
+				     &va_size));
+	for (i = 0; i < 6; i++) {
+		ASSERT_EQ(0, megpu_bo_new(&self->t.gpu, sizes[i], 0, &bo[i]));
+		ASSERT_EQ(0, megpu_bo_info(&self->t.gpu, bo[i]->handle, &size,
+					   &va));
+		/* Rounded up to pages; the va creation returned. */
+		EXPECT_EQ((sizes[i] + 4095) & ~4095ull, size);
+		EXPECT_EQ(bo[i]->va, va);
+		EXPECT_EQ(0, va % MEGPU_PAGE_SIZE);
+		EXPECT_LE(va + size, va_size);
+		EXPECT_NE(0, bo[i]->handle);
+	}
+	/* No two BOs share GPU addresses. */
+	for (i = 0; i < 6; i++)
+		for (k = i + 1; k < 6; k++)
+			EXPECT_TRUE(bo[i]->va + bo[i]->size <= bo[k]->va ||
+				    bo[k]->va + bo[k]->size <= bo[i]->va);
+	for (i = 0; i < 6; i++)
+		megpu_bo_free(bo[i]);
+}
+
+TEST_F(gpu, mmap_read_write)
+{
+	struct megpu_bo *bo;
+	uint32_t *p, i, bad = 0;
+	void *again;
+	struct drm_megpu_gem_mmap_offset mo;
+
+	ASSERT_EQ(0, megpu_bo_new(&self->t.gpu, 1 << 20, 0, &bo));
+	ASSERT_EQ(0, megpu_bo_map(bo));
+	p = bo->map;
+	/* New BOs are zeroed: no data from earlier users. */
+	for (i = 0; i < (1 << 18); i++)
+		bad += p[i] != 0;
+	EXPECT_EQ(0, bad);
+	for (i = 0; i < (1 << 18); i++)
+		p[i] = i ^ 0x5a5a5a5a;
+	/* A second mapping sees the same pages. */
+	mo = (struct drm_megpu_gem_mmap_offset){ .handle = bo->handle };
+	ASSERT_EQ(0, drmIoctl(self->t.gpu.fd, DRM_IOCTL_MEGPU_GEM_MMAP_OFFSET,
+			      &mo));
+	again = mmap(NULL, bo->size, PROT_READ, MAP_SHARED, self->t.gpu.fd,
+		     mo.offset);
+	ASSERT_NE(MAP_FAILED, again);
+	EXPECT_EQ(0, memcmp(again, p, bo->size));
+	munmap(again, bo->size);
+	megpu_bo_free(bo);
+}
+
+/* GPU writes are visible through mmap, CPU writes to the GPU. */
+TEST_F(gpu, gpu_and_cpu_see_each_other)
+{
+	struct megpu_bo *bos[2];
+	struct megpu_cs cs;
+	int e = mt_engine_for(&self->t, MEGPU_PKT_COPY, -1);
+
+	if (e < 0)
+		SKIP(return, "no engine accepts COPY");
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 8192, 0, &bos[0]));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 8192, 0, &bos[1]));
+	memset(bos[0]->map, 0x3c, 8192);
+	megpu_cs_init(&cs);
+	megpu_cs_copy(&cs, bos[0]->va, bos[1]->va, 8192);
+	ASSERT_EQ(0, mt_run(&self->t, e, &cs, bos, 2));
+	EXPECT_EQ(0, memcmp(bos[0]->map, bos[1]->map, 8192));
+	megpu_cs_fini(&cs);
+	megpu_bo_free(bos[0]);
+	megpu_bo_free(bos[1]);
+}
+
+/* READ_ONLY: GPU reads work, a GPU write faults and changes nothing. */
+TEST_F(gpu, read_only)
+{
+	struct megpu_bo *ro, *rw;
+	struct megpu_cs cs;
+	int e = mt_engine_for(&self->t, MEGPU_PKT_COPY, -1);
+
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, DRM_MEGPU_GEM_CREATE_READ_ONLY,
+			   &ro));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &rw));
+	mt_u32(ro)[0] = 0x1234;		/* the CPU may write it */
+	megpu_cs_init(&cs);
+	megpu_cs_write32(&cs, ro->va, 0xbad);
+	EXPECT_EQ(-EFAULT, mt_run(&self->t, 0, &cs, &ro, 1));
+	EXPECT_EQ(0x1234, mt_u32(ro)[0]);
+	if (e >= 0) {
+		struct mt_job j;
+
+		/* Reading it works; no implicit wait on the failed writer. */
+		megpu_cs_reset(&cs);
+		megpu_cs_copy(&cs, ro->va, rw->va, 4);
+		ASSERT_EQ(0, mt_job_prepare(&self->t.gpu, &j, e, &rw, 1,
+					    DRM_MEGPU_SUBMIT_NO_IMPLICIT));
+		ASSERT_EQ(0, megpu_job_add_bo(&j.job, ro, DRM_MEGPU_BO_READ));
+		ASSERT_EQ(0, mt_job_start(&j, &cs));
+		EXPECT_EQ(0, mt_job_finish(&j, mt_job_ns(&self->t)));
+		EXPECT_EQ(0x1234, mt_u32(rw)[0]);
+	}
+	megpu_cs_fini(&cs);
+	megpu_bo_free(ro);
+	megpu_bo_free(rw);
+}
+
+TEST_F(gpu, gem_info)
+{
+	struct megpu_bo *bo;
+	uint64_t size, va;
+
+	ASSERT_EQ(0, megpu_bo_new(&self->t.gpu, 12345, 0, &bo));
+	ASSERT_EQ(0, megpu_bo_info(&self->t.gpu, bo->handle, &size, &va));
+	EXPECT_EQ(16384, size);
+	EXPECT_EQ(bo->va, va);
+	megpu_bo_free(bo);
+}
+
+/* GEM_WAIT times out while a job writing the BO is held, then succeeds. */
+TEST_F(gpu, gem_wait)
+{
+	struct megpu_bo *bo, *gate;
+	struct mt_job j;
+	int64_t t0;
+
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &gate));
+	EXPECT_EQ(0, megpu_bo_wait(bo, 0));	/* idle */
+	ASSERT_EQ(0, mt_write_job(&self->t, &j, 0, bo, 0, 3, gate, NULL, 0,
+				  0));
+	EXPECT_EQ(-ETIME, megpu_bo_wait(bo, 0));
+	t0 = megpu_now_ns();
+	EXPECT_EQ(-ETIME, megpu_bo_wait(bo, 50000000));
+	EXPECT_LE(45000000, megpu_now_ns() - t0);
+	EXPECT_EQ(0, mt_u32(bo)[0]);
+	mt_gate_open(gate);
+	EXPECT_EQ(0, megpu_bo_wait(bo, mt_job_ns(&self->t)));
+	EXPECT_EQ(3, mt_u32(bo)[0]);
+	EXPECT_EQ(0, mt_job_finish(&j, mt_job_ns(&self->t)));
+	megpu_bo_free(gate);
+	megpu_bo_free(bo);
+}
+
+/*
+ * PRIME: a second client imports the BO, finds its own GPU address with
+ * GEM_INFO, and its GPU writes show up in the exporter's mapping.
+ */
+TEST_F(gpu, prime_export_import)
+{
+	struct megpu_bo *bo, *imp, *again;
+	struct mt other;
+	struct megpu_cs cs;
+	uint32_t handle;
+	int fd;
+
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 8192, 0, &bo));
+	mt_u32(bo)[1] = 0xabcd;
+	ASSERT_EQ(0, megpu_bo_export(bo, &fd));
+	/* Importing into the exporter gives back the same handle. */
+	ASSERT_EQ(0, drmPrimeFDToHandle(self->t.gpu.fd, fd, &handle));
+	EXPECT_EQ(bo->handle, handle);
+
+	ASSERT_EQ(0, mt_open_client(&self->t, &other));
+	ASSERT_EQ(0, megpu_bo_import(&other.gpu, fd, &imp));
+	close(fd);
+	EXPECT_EQ(bo->size, imp->size);
+	EXPECT_NE(0, imp->va);
+	ASSERT_EQ(0, megpu_bo_map(imp));
+	EXPECT_EQ(0xabcd, mt_u32(imp)[1]);
+
+	megpu_cs_init(&cs);
+	megpu_cs_write32(&cs, imp->va + 4096, 0x1e1e);
+	ASSERT_EQ(0, mt_run(&other, other.engines - 1, &cs, &imp, 1));
+	EXPECT_EQ(0x1e1e, mt_u32(bo)[1024]);
+	/* And the exporter's GPU writes reach the importer. */
+	megpu_cs_reset(&cs);
+	megpu_cs_write32(&cs, bo->va + 8, 0x2f2f);
+	ASSERT_EQ(0, mt_run(&self->t, 0, &cs, &bo, 1));
+	EXPECT_EQ(0x2f2f, mt_u32(imp)[2]);
+	megpu_cs_fini(&cs);
+
+	/* Importing twice in one client gives one handle. */
+	ASSERT_EQ(0, megpu_bo_export(bo, &fd));
+	ASSERT_EQ(0, megpu_bo_import(&other.gpu, fd, &again));
+	close(fd);
+	EXPECT_EQ(imp->handle, again->handle);
+	EXPECT_EQ(imp->va, again->va);
+	free(again);	/* same handle: close it once, below */
+	megpu_bo_free(imp);
+	mt_close(&other);
+	megpu_bo_free(bo);
+}
+
+TEST_F(gpu, close)
+{
+	struct drm_gem_close cl;
+	struct megpu_bo *bo;
+	uint64_t size;
+	uint32_t handle;
+
+	ASSERT_EQ(0, megpu_bo_new(&self->t.gpu, 4096, 0, &bo));
+	handle = bo->handle;
+	megpu_bo_free(bo);
+	EXPECT_EQ(-ENOENT, megpu_bo_info(&self->t.gpu, handle, &size, NULL));
+	cl = (struct drm_gem_close){ .handle = handle };
+	EXPECT_EQ(-1, drmIoctl(self->t.gpu.fd, DRM_IOCTL_GEM_CLOSE, &cl));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+/* A mapping outlives the handle; the pages stay until munmap. */
+TEST_F(gpu, mapping_outlives_handle)
+{
+	struct drm_gem_close cl;
+	struct megpu_bo *bo;
+	uint32_t *p;
+
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
+	p = bo->map;
+	p[5] = 55;
+	cl = (struct drm_gem_close){ .handle = bo->handle };
+	ASSERT_EQ(0, drmIoctl(self->t.gpu.fd, DRM_IOCTL_GEM_CLOSE, &cl));
+	EXPECT_EQ(55, p[5]);
+	munmap(bo->map, bo->size);
+	free(bo);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Explicit synchronization: binary syncobj chains and fan-in across
+ * engines, timeline points, sync_file export and import, waits with a
+ * timeout, and the error a dependency's failure passes on.
+ *
+ * Jobs use DRM_MEGPU_SUBMIT_NO_IMPLICIT so that only the syncobjs order
+ * them; the first job of each test holds on a gate the CPU opens.
+ */
+
+#include <poll.h>
+#include <stdint.h>
+#include <xf86drm.h>
+
+#include "kselftest_harness.h"
+#include "megpu_test.h"
+
+#define NOIMP DRM_MEGPU_SUBMIT_NO_IMPLICIT
+#define SETTLE_US 200000	/* long enough for an unordered job to run */
+
+MT_FIXTURE(gpu)
+
+/* Each job waits for the previous one's binary syncobj, engine to engine. */
+TEST_F(gpu, binary_chain_across_engines)
+{
+	unsigned int n = self->t.engines < 2 ? 2 : self->t.engines, i;
+	struct megpu_bo *bo, *gate;
+	struct drm_megpu_sync prev;
+	struct mt_job j[MEGPU_MAX_ENGINES];
+
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &gate));
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(0, mt_write_job(&self->t, &j[i],
+					  i % self->t.engines, bo, 4 * i,
+					  i + 1, i ? NULL : gate, &prev,
+					  i ? 1 : 0, NOIMP));
+		prev = (struct drm_megpu_sync){ .handle = j[i].sync };
+	}
+	usleep(SETTLE_US);
+	for (i = 0; i < n; i++) {
+		EXPECT_TRUE(mt_pending(&self->t.gpu, j[i].sync, 0))
+			TH_LOG("job %u ran before its dependency", i);
+		EXPECT_EQ(0, mt_u32(bo)[i]);
+	}
+	mt_gate_open(gate);
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(0, mt_job_finish(&j[i], mt_job_ns(&self->t)));
+		EXPECT_EQ(i + 1, mt_u32(bo)[i]);
+	}
+	megpu_bo_free(gate);
+	megpu_bo_free(bo);
+}
+
+/* One job waits for several syncobjs from every engine. */
+TEST_F(gpu, fan_in)
+{
+	struct drm_megpu_sync in[MEGPU_MAX_ENGINES];
+	struct mt_job j[MEGPU_MAX_ENGINES], last;
+	unsigned int n = self->t.engines, i;
+	struct megpu_bo *bo, *gate;
+
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &gate));
+	/* The gated producer is the last one, so the others finish first. */
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(0, mt_write_job(&self->t, &j[i], i, bo, 4 * i,
+					  0x100 + i, i == n - 1 ? gate : NULL,
+					  NULL, 0, NOIMP));
+		in[i] = (struct drm_megpu_sync){ .handle = j[i].sync };
+	}
+	ASSERT_EQ(0, mt_write_job(&self->t, &last, 0, bo, 1024, 0xf00d, NULL,
+				  in, n, NOIMP));
+	for (i = 0; i + 1 < n; i++)
+		EXPECT_EQ(0, megpu_syncobj_wait(&self->t.gpu, j[i].sync, 0,
+						mt_job_ns(&self->t)));
+	usleep(SETTLE_US);
+	EXPECT_TRUE(mt_pending(&self->t.gpu, last.sync, 0));
+	EXPECT_EQ(0, mt_u32(bo)[256]);
+	mt_gate_open(gate);
+	EXPECT_EQ(0, mt_job_finish(&last, mt_job_ns(&self->t)));
+	EXPECT_EQ(0xf00d, mt_u32(bo)[256]);
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(0, mt_job_finish(&j[i], mt_job_ns(&self->t)));
+		EXPECT_EQ(0x100 + i, mt_u32(bo)[i]);
+	}
+	megpu_bo_free(gate);
+	megpu_bo_free(bo);
+}
+
+/* Points 1, 2, 3 of one timeline, produced and consumed across engines. */
+TEST_F(gpu, timeline_points)
+{
+	struct megpu_bo *bo, *gate;
+	struct megpu_cs cs;
+	struct mt_job j[3];
+	uint64_t point;
+	uint32_t tl;
+	int i;
+
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &gate));
+	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &tl));
+	megpu_cs_init(&cs);
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, mt_job_prepare(&self->t.gpu, &j[i],
+					    i % self->t.engines, &bo, 1,
+					    NOIMP));
+		megpu_job_signal_sync(&j[i].job, tl, i + 1);
+		megpu_cs_reset(&cs);
+		if (i) {
+			ASSERT_EQ(0, megpu_job_wait_sync(&j[i].job, tl, i));
+		} else {
+			ASSERT_EQ(0, megpu_job_add_bo(&j[i].job, gate,
+						      DRM_MEGPU_BO_READ));
+			mt_gate_hold(&cs, gate);
+		}
+		megpu_cs_write32(&cs, bo->va + 4 * i, 10 + i);
+		ASSERT_EQ(0, mt_job_start(&j[i], &cs));
+	}
+	megpu_cs_fini(&cs);
+	usleep(SETTLE_US);
+	EXPECT_TRUE(mt_pending(&self->t.gpu, tl, 1));
+	EXPECT_TRUE(mt_pending(&self->t.gpu, tl, 3));
+	EXPECT_EQ(0, mt_u32(bo)[2]);
+	ASSERT_EQ(0, drmSyncobjQuery(self->t.gpu.fd, &tl, &point, 1));
+	EXPECT_EQ(0, point);
+
+	mt_gate_open(gate);
+	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, tl, 3,
+					mt_job_ns(&self->t)));
+	ASSERT_EQ(0, drmSyncobjQuery(self->t.gpu.fd, &tl, &point, 1));
+	EXPECT_EQ(3, point);
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(0, megpu_fence_status(self->t.gpu.fd, tl, i + 1));
+		EXPECT_EQ(10 + i, mt_u32(bo)[i]);
+		mt_job_free(&j[i]);
+	}
+	megpu_syncobj_free(&self->t.gpu, tl);
+	megpu_bo_free(gate);
+	megpu_bo_free(bo);
+}
+
+/* A timeline point of a faulting job reports the fault. */
+TEST_F(gpu, timeline_point_carries_error)
+{
+	struct megpu_bo *bo;
+	struct megpu_cs cs;
+	struct mt_job j;
+	uint32_t tl;
+
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
+	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &tl));
+	ASSERT_EQ(0, mt_job_prepare(&self->t.gpu, &j, 0, &bo, 1, 0));
+	megpu_job_signal_sync(&j.job, tl, 5);
+	megpu_cs_init(&cs);
+	megpu_cs_packet(&cs, MEGPU_PKT_WAIT + 1, 0, NULL, 0);
+	ASSERT_EQ(0, mt_job_start(&j, &cs));
+	megpu_cs_fini(&cs);
+	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, tl, 5,
+					mt_job_ns(&self->t)));
+	EXPECT_EQ(-EFAULT, megpu_fence_status(self->t.gpu.fd, tl, 5));
+	mt_job_free(&j);
+	megpu_syncobj_free(&self->t.gpu, tl);
+	megpu_bo_free(bo);
+}
+
+/* An out-fence leaves as a sync_file and comes back as an in-fence. */
+TEST_F(gpu, sync_file_export_import)
+{
+	int other = mt_other_engine(&self->t, 0);
+	struct megpu_bo *bo, *gate;
+	struct drm_megpu_sync in;
+	struct mt_job a, b;
+	struct pollfd pfd;
+	uint32_t imported;
+	int fd;
+
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &gate));
+	ASSERT_EQ(0, mt_write_job(&self->t, &a, 0, bo, 0, 1, gate, NULL, 0,
+				  NOIMP));
+	ASSERT_EQ(0, megpu_syncobj_export(&self->t.gpu, a.sync, 0, &fd));
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	EXPECT_EQ(1, megpu_sync_file_status(fd));
+
+	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &imported));
+	ASSERT_EQ(0, megpu_syncobj_import(&self->t.gpu, imported, fd));
+	in = (struct drm_megpu_sync){ .handle = imported };
+	ASSERT_EQ(0, mt_write_job(&self->t, &b, other < 0 ? 0 : other, bo, 4,
+				  2, NULL, &in, 1, NOIMP));
+	usleep(SETTLE_US);
+	EXPECT_TRUE(mt_pending(&self->t.gpu, b.sync, 0));
+	EXPECT_EQ(0, mt_u32(bo)[1]);
+
+	mt_gate_open(gate);
+	EXPECT_EQ(0, mt_job_finish(&b, mt_job_ns(&self->t)));
+	EXPECT_EQ(0, mt_job_finish(&a, mt_job_ns(&self->t)));
+	EXPECT_EQ(1, poll(&pfd, 1, 1000));
+	EXPECT_EQ(0, megpu_sync_file_status(fd));
+	EXPECT_EQ(1, mt_u32(bo)[0]);
+	EXPECT_EQ(2, mt_u32(bo)[1]);
+	close(fd);
+	megpu_syncobj_free(&self->t.gpu, imported);
+	megpu_bo_free(gate);
+	megpu_bo_free(bo);
+}
+
+TEST_F(gpu, wait_with_timeout)
+{
+	struct megpu_bo *bo, *gate;
+	struct mt_job j;
+	int64_t t0, waited;
+
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &gate));
+	ASSERT_EQ(0, mt_write_job(&self->t, &j, 0, bo, 0, 7, gate, NULL, 0,
+				  0));
+	t0 = megpu_now_ns();
+	EXPECT_EQ(-ETIME, megpu_syncobj_wait(&self->t.gpu, j.sync, 0,
+					     100000000));
+	waited = megpu_now_ns() - t0;
+	EXPECT_LE(90000000, waited);
+	EXPECT_EQ(0, mt_u32(bo)[0]);
+	mt_gate_open(gate);
+	EXPECT_EQ(0, mt_job_finish(&j, mt_job_ns(&self->t)));
+	EXPECT_EQ(7, mt_u32(bo)[0]);
+	megpu_bo_free(gate);
+	megpu_bo_free(bo);
+}
+
+/*
+ * A job whose in-sync failed does not run and completes with -ECANCELED
+ * (uAPI: it must not use its producer's unfinished output).
+ */
+TEST_F(gpu, dependency_failure_cancels)
+{
+	int other = mt_other_engine(&self->t, 0);
+	struct megpu_bo *bo, *out;
+	struct drm_megpu_sync in;
+	struct megpu_cs cs;
+	struct mt_job a, b;
+
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &out));
+	megpu_cs_init(&cs);
+	megpu_cs_packet(&cs, MEGPU_PKT_WAIT + 1, 0, NULL, 0);
+	ASSERT_EQ(0, mt_submit(&self->t.gpu, &a, 0, &cs, &bo, 1, 0));
+	megpu_cs_fini(&cs);
+	in = (struct drm_megpu_sync){ .handle = a.sync };
+	ASSERT_EQ(0, mt_write_job(&self->t, &b, other < 0 ? 0 : other, out,
+				  0, 9, NULL, &in, 1, NOIMP));
+	EXPECT_EQ(-ECANCELED, mt_job_finish(&b, mt_job_ns(&self->t)));
+	EXPECT_EQ(-EFAULT, mt_job_finish(&a, mt_job_ns(&self->t)));
+	EXPECT_EQ(0, mt_u32(out)[0]);
+	megpu_bo_free(out);
+	megpu_bo_free(bo);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+/* Buffer objects: create, map, wait, PRIME export and import, free. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <xf86drm.h>
+
+#include "megpu_drm.h"
+#include "libmegpu.h"
+
+int megpu_bo_new(struct megpu *gpu, uint64_t size, uint32_t flags,
+		 struct megpu_bo **out)
+{
+	struct drm_megpu_gem_create args = { .size = size, .flags = flags };
+	struct megpu_bo *bo;
+
+	bo = calloc(1, sizeof(*bo));
+	if (!bo)
+		return -ENOMEM;
+	if (drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_GEM_CREATE, &args)) {
+		int ret = -errno;
+
+		free(bo);
+		return ret;
+	}
+	bo->gpu = gpu;
+	bo->handle = args.handle;
+	bo->flags = flags;
+	bo->size = size;
+	bo->va = args.va;
+	/* The driver rounds up; GEM_INFO has the real size. */
+	megpu_bo_info(gpu, bo->handle, &bo->size, NULL);
+	*out = bo;
+	return 0;
+}
+
+int megpu_bo_info(struct megpu *gpu, uint32_t handle, uint64_t *size,
+		  uint64_t *va)
+{
+	struct drm_megpu_gem_info args = { .handle = handle };
+
+	if (drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_GEM_INFO, &args))
+		return -errno;
+	if (size)
+		*size = args.size;
+	if (va)
+		*va = args.va;
+	return 0;
+}
+
+int megpu_bo_map(struct megpu_bo *bo)
+{
+	struct drm_megpu_gem_mmap_offset args = { .handle = bo->handle };
+	void *p;
+
+	if (bo->map)
+		return 0;
+	if (drmIoctl(bo->gpu->fd, DRM_IOCTL_MEGPU_GEM_MMAP_OFFSET, &args))
+		return -errno;
+	p = mmap(NULL, bo->size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 bo->gpu->fd, (off_t)args.offset);
+	if (p == MAP_FAILED)
+		return -errno;
+	bo->map = p;
+	return 0;
+}
+
+void megpu_bo_free(struct megpu_bo *bo)
+{
+	struct drm_gem_close args;
+
+	if (!bo)
+		return;
+	if (bo->map)
+		munmap(bo->map, bo->size);
+	args = (struct drm_gem_close){ .handle = bo->handle };
+	drmIoctl(bo->gpu->fd, DRM_IOCTL_GEM_CLOSE, &args);
+	free(bo);
+}
+
+/* A relative timeout as the absolute CLOCK_MONOTONIC time the uAPI wants. */
+static int64_t abs_timeout(int64_t rel)
+{
+	int64_t now = megpu_now_ns();
+
+	if (rel <= 0)
+		return 0;
+	return rel > INT64_MAX - now ? INT64_MAX : now + rel;
+}
+
+int megpu_bo_wait(struct megpu_bo *bo, int64_t timeout_ns)
+{
+	struct drm_megpu_gem_wait args = {
+		.handle = bo->handle,
+		.timeout_ns = abs_timeout(timeout_ns),
+	};
+
+	/* drmIoctl restarts on EINTR; an absolute deadline stays right. */
+	if (drmIoctl(bo->gpu->fd, DRM_IOCTL_MEGPU_GEM_WAIT, &args))
+		return -errno;
+	return 0;
+}
+
+int megpu_bo_export(struct megpu_bo *bo, int *dmabuf_fd)
+{
+	int ret = drmPrimeHandleToFD(bo->gpu->fd, bo->handle,
+				     DRM_CLOEXEC | DRM_RDWR, dmabuf_fd);
+
+	return ret ? -errno : 0;
+}
+
+int megpu_bo_import(struct megpu *gpu, int dmabuf_fd, struct megpu_bo **out)
+{
+	struct megpu_bo *bo;
+	int ret;
+
+	bo = calloc(1, sizeof(*bo));
+	if (!bo)
+		return -ENOMEM;
+	bo->gpu = gpu;
+	if (drmPrimeFDToHandle(gpu->fd, dmabuf_fd, &bo->handle)) {
+		ret = -errno;
+		free(bo);
+		return ret;
+	}
+	ret = megpu_bo_info(gpu, bo->handle, &bo->size, &bo->va);
+	if (ret) {
+		bo->map = NULL;
+		megpu_bo_free(bo);
+		return ret;
+	}
+	*out = bo;
+	return 0;
+}

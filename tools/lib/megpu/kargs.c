@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: MIT
+/* DISPATCH argument blocks (MEGPU_KARGS_*) and built-in kernel names. */
+
+#include <errno.h>
+#include <string.h>
+#include <strings.h>
+
+#include "megpu_hw.h"
+#include "libmegpu.h"
+
+static const char *const kernel_names[MEGPU_KERNEL_COUNT] = {
+	[MEGPU_KERNEL_FILL] = "fill",
+	[MEGPU_KERNEL_COPY] = "copy",
+	[MEGPU_KERNEL_VADD] = "vadd",
+	[MEGPU_KERNEL_SAXPY] = "saxpy",
+	[MEGPU_KERNEL_CHECKSUM] = "checksum",
+	[MEGPU_KERNEL_INCREMENT] = "increment",
+};
+
+const char *megpu_kernel_name(unsigned int kernel)
+{
+	return kernel < MEGPU_KERNEL_COUNT ? kernel_names[kernel] : NULL;
+}
+
+int megpu_kernel_by_name(const char *name)
+{
+	unsigned int k;
+
+	for (k = 0; k < MEGPU_KERNEL_COUNT; k++)
+		if (!strcasecmp(name, kernel_names[k]))
+			return (int)k;
+	return -EINVAL;
+}
+
+/* Explicit little endian: the block is device memory, not a C struct. */
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = v;
+	p[1] = v >> 8;
+	p[2] = v >> 16;
+	p[3] = v >> 24;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+void megpu_kargs_pack(void *dst, const struct megpu_kargs *k)
+{
+	uint8_t *p = dst;
+	unsigned int i;
+
+	for (i = 0; i < 4; i++) {
+		put32(p + MEGPU_KARGS_PTR(i), (uint32_t)k->ptr[i]);
+		put32(p + MEGPU_KARGS_PTR(i) + 4, (uint32_t)(k->ptr[i] >> 32));
+	}
+	put32(p + MEGPU_KARGS_N, k->n);
+	for (i = 0; i < 3; i++)
+		put32(p + MEGPU_KARGS_PARAM(i), k->param[i]);
+}
+
+void megpu_kargs_unpack(const void *src, struct megpu_kargs *k)
+{
+	const uint8_t *p = src;
+	unsigned int i;
+
+	for (i = 0; i < 4; i++)
+		k->ptr[i] = get32(p + MEGPU_KARGS_PTR(i)) |
+			    (uint64_t)get32(p + MEGPU_KARGS_PTR(i) + 4) << 32;
+	k->n = get32(p + MEGPU_KARGS_N);
+	for (i = 0; i < 3; i++)
+		k->param[i] = get32(p + MEGPU_KARGS_PARAM(i));
+}
+
+int megpu_kargs_write(struct megpu_bo *bo, uint64_t offset,
+		      const struct megpu_kargs *k, uint64_t *va)
+{
+	if (!bo->map)
+		return -EINVAL;
+	if (offset % 8 || offset > bo->size ||
+	    bo->size - offset < MEGPU_KARGS_SIZE)
+		return -EINVAL;
+	megpu_kargs_pack((uint8_t *)bo->map + offset, k);
+	if (va)
+		*va = bo->va + offset;
+	return 0;
+}
+
+uint32_t megpu_f32_bits(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof(u));
+	return u;
+}
+
+static float f32(uint32_t u)
+{
+	float f;
+
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+int megpu_kernel_ref(unsigned int kernel, uint32_t *const ptr[4], uint32_t n,
+		     const uint32_t param[3])
+{
+	uint32_t i, sum = 0;
+
+	switch (kernel) {
+	case MEGPU_KERNEL_FILL:
+		for (i = 0; i < n; i++)
+			ptr[0][i] = param[0];
+		return 0;
+	case MEGPU_KERNEL_COPY:
+		for (i = 0; i < n; i++)
+			ptr[1][i] = ptr[0][i];
+		return 0;
+	case MEGPU_KERNEL_VADD:
+		for (i = 0; i < n; i++)
+			ptr[2][i] = ptr[0][i] + ptr[1][i];
+		return 0;
+	case MEGPU_KERNEL_SAXPY:
+		for (i = 0; i < n; i++) {
+			volatile float r = f32(param[0]) * f32(ptr[0][i]);
+
+			ptr[1][i] = megpu_f32_bits(r + f32(ptr[1][i]));
+		}
+		return 0;
+	case MEGPU_KERNEL_CHECKSUM:
+		for (i = 0; i < n; i++)
+			sum += ptr[0][i];
+		*ptr[1] += sum;
+		return 0;
+	case MEGPU_KERNEL_INCREMENT:
+		for (i = 0; i < n; i++)
+			ptr[0][i]++;
+		return 0;
+	}
+	return -EINVAL;
+}
