@@ -1,5 +1,10 @@
 /*
- * QTest for the megpu device: identification, scratch, MSI-X, reset.
+ * QTest for the megpu device: identification, scratch, MSI-X, reset, and
+ * the engines: rings, every packet, built-in kernels, the GPU MMU, faults,
+ * semaphores, engine reset, and a fuzz run. Engines run in their own
+ * threads, so the tests poll with a bounded wait instead of stepping a
+ * clock. Rings, IBs, page tables and data live at fixed guest-physical
+ * addresses in the q35 machine's RAM.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -14,18 +19,43 @@
 #define MSI_TARGET_ADDR     0x100000ull
 #define MSI_TARGET_DATA     0x5a5a0000u
 
+/* Guest-physical layout (256 MiB of RAM) */
+#define RING_PA(n)          (0x01000000ull + (n) * 0x100000ull)
+#define IB_PA               0x02000000ull
+#define PT_PA               0x03000000ull   /* page directory, then tables */
+#define DATA_PA             0x04000000ull
+#define SEM_PA              0x05000000ull
+#define BIG_PA              0x06000000ull
+#define NO_RAM_PA           0x40000000ull   /* nothing decodes here */
+#define RING_SIZE           0x1000u
+
+/* how long an engine gets to do something before the test fails */
+#define POLL_TIMEOUT_US     (5 * 1000 * 1000)
+
+#define ENG(n, reg)         (MEGPU_ENGINE_BASE(n) + (reg))
+
+/* Where packets are written: an engine's ring (wraps) or a linear IB. */
+typedef struct {
+    QTestState *qts;
+    uint64_t base;
+    uint32_t size;              /* ring size; 0 for a linear buffer */
+    uint32_t pos;               /* bytes */
+} Stream;
+
 typedef struct {
     QTestState *qts;
     QPCIBus *bus;
     QPCIDevice *dev;
     QPCIBar bar;
     unsigned engines;
+    Stream ring[MEGPU_MAX_ENGINES];
+    uint64_t pt_next;           /* next free level-2 table */
 } Megpu;
 
 static void megpu_start(Megpu *m, unsigned engines)
 {
     m->engines = engines;
-    m->qts = qtest_initf("-machine q35 -nodefaults "
+    m->qts = qtest_initf("-machine q35 -nodefaults -m 256M "
                          "-device megpu,addr=04.0,engines=%u", engines);
     m->bus = qpci_new_pc(m->qts, NULL);
     m->dev = qpci_device_find(m->bus, MEGPU_DEVFN);
@@ -116,7 +146,10 @@ static void test_scratch_and_reset(void)
     /* A system reset does too. */
     wr(&m, MEGPU_REG_SCRATCH, 0x12345678);
     qtest_system_reset(m.qts);
+    /* the reset cleared the BARs too: map BAR0 again */
     qpci_device_enable(m.dev);
+    m.bar = qpci_iomap(m.dev, MEGPU_BAR_MMIO, NULL);
+    g_assert_cmphex(rd(&m, MEGPU_REG_ID), ==, MEGPU_ID_MAGIC);
     g_assert_cmphex(rd(&m, MEGPU_REG_SCRATCH), ==, 0);
     megpu_stop(&m);
 }
@@ -167,6 +200,1605 @@ static void test_msix(void)
     megpu_stop(&m);
 }
 
+
+/* ---- engines: helpers ---- */
+
+static uint32_t erd(Megpu *m, unsigned n, uint32_t reg)
+{
+    return rd(m, ENG(n, reg));
+}
+
+static void ewr(Megpu *m, unsigned n, uint32_t reg, uint32_t val)
+{
+    wr(m, ENG(n, reg), val);
+}
+
+static uint64_t erd64(Megpu *m, unsigned n, uint32_t lo)
+{
+    return erd(m, n, lo) | (uint64_t)erd(m, n, lo + 4) << 32;
+}
+
+static void put(Stream *st, uint32_t dw)
+{
+    qtest_writel(st->qts, st->base + st->pos, dw);
+    st->pos += 4;
+    if (st->size) {
+        st->pos &= st->size - 1;
+    }
+}
+
+static void put64(Stream *st, uint64_t v)
+{
+    put(st, v);
+    put(st, v >> 32);
+}
+
+static void hdr(Stream *st, uint32_t op, uint32_t count, uint32_t flags)
+{
+    put(st, MEGPU_PKT_HEADER(op, count, flags));
+}
+
+static void emit_nop(Stream *st, unsigned count)
+{
+    hdr(st, MEGPU_PKT_NOP, count, 0);
+    for (unsigned i = 0; i < count; i++) {
+        put(st, 0xdead0000 + i);
+    }
+}
+
+static void emit_ib(Stream *st, uint64_t va, uint32_t dwords)
+{
+    hdr(st, MEGPU_PKT_IB, MEGPU_PKT_IB_COUNT, 0);
+    put64(st, va);
+    put(st, dwords);
+}
+
+static void emit_write(Stream *st, uint64_t addr, const uint32_t *d,
+                       unsigned n)
+{
+    hdr(st, MEGPU_PKT_WRITE_DATA, 2 + n, 0);
+    put64(st, addr);
+    for (unsigned i = 0; i < n; i++) {
+        put(st, d[i]);
+    }
+}
+
+static void emit_ts(Stream *st, uint64_t addr, uint64_t val, uint32_t flags)
+{
+    hdr(st, MEGPU_PKT_TIMESTAMP, MEGPU_PKT_TIMESTAMP_COUNT, flags);
+    put64(st, addr);
+    put64(st, val);
+}
+
+static void emit_copy(Stream *st, uint64_t src, uint64_t dst, uint32_t bytes)
+{
+    hdr(st, MEGPU_PKT_COPY, MEGPU_PKT_COPY_COUNT, 0);
+    put64(st, src);
+    put64(st, dst);
+    put(st, bytes);
+}
+
+static void emit_fill(Stream *st, uint64_t dst, uint32_t bytes, uint32_t val)
+{
+    hdr(st, MEGPU_PKT_FILL, MEGPU_PKT_FILL_COUNT, 0);
+    put64(st, dst);
+    put(st, bytes);
+    put(st, val);
+}
+
+static void emit_dispatch(Stream *st, uint32_t kernel, uint64_t args,
+                          uint32_t gx, uint32_t gy, uint32_t lx, uint32_t ly)
+{
+    hdr(st, MEGPU_PKT_DISPATCH, MEGPU_PKT_DISPATCH_COUNT, 0);
+    put(st, kernel);
+    put64(st, args);
+    put(st, gx);
+    put(st, gy);
+    put(st, lx);
+    put(st, ly);
+}
+
+static void emit_setctx(Stream *st, uint64_t pt, uint32_t ctx)
+{
+    hdr(st, MEGPU_PKT_SET_CONTEXT, MEGPU_PKT_SET_CONTEXT_COUNT, 0);
+    put64(st, pt);
+    put(st, ctx);
+}
+
+static void emit_signal(Stream *st, uint64_t addr, uint64_t val)
+{
+    hdr(st, MEGPU_PKT_SIGNAL, MEGPU_PKT_SIGNAL_COUNT, 0);
+    put64(st, addr);
+    put64(st, val);
+}
+
+static void emit_wait(Stream *st, uint64_t addr, uint64_t val)
+{
+    hdr(st, MEGPU_PKT_WAIT, MEGPU_PKT_WAIT_COUNT, 0);
+    put64(st, addr);
+    put64(st, val);
+}
+
+/* A packet of @op with a well-formed count and harmless arguments. */
+static void emit_any(Stream *st, uint32_t op, uint64_t scratch)
+{
+    static const uint32_t one = 1;
+
+    switch (op) {
+    case MEGPU_PKT_NOP:
+        emit_nop(st, 1);
+        break;
+    case MEGPU_PKT_IB:
+        emit_ib(st, 0, 0);
+        break;
+    case MEGPU_PKT_WRITE_DATA:
+        emit_write(st, scratch, &one, 1);
+        break;
+    case MEGPU_PKT_TIMESTAMP:
+        emit_ts(st, scratch, 1, 0);
+        break;
+    case MEGPU_PKT_COPY:
+        emit_copy(st, scratch, scratch + 64, 4);
+        break;
+    case MEGPU_PKT_FILL:
+        emit_fill(st, scratch, 4, 0);
+        break;
+    case MEGPU_PKT_DISPATCH:
+        emit_dispatch(st, MEGPU_KERNEL_CHECKSUM, scratch, 0, 0, 1, 1);
+        break;
+    case MEGPU_PKT_SET_CONTEXT:
+        emit_setctx(st, PT_PA, 1);
+        break;
+    case MEGPU_PKT_SIGNAL:
+        emit_signal(st, scratch, 0);
+        break;
+    case MEGPU_PKT_WAIT:
+        emit_wait(st, scratch, 0);
+        break;
+    default:
+        g_assert_not_reached();
+    }
+}
+
+static Stream *ring_setup(Megpu *m, unsigned n)
+{
+    Stream *r = &m->ring[n];
+
+    ewr(m, n, MEGPU_ENG_RING_BASE_LO, (uint32_t)RING_PA(n));
+    ewr(m, n, MEGPU_ENG_RING_BASE_HI, RING_PA(n) >> 32);
+    ewr(m, n, MEGPU_ENG_RING_SIZE, RING_SIZE);
+    g_assert_cmphex(erd(m, n, MEGPU_ENG_RING_SIZE), ==, RING_SIZE);
+    *r = (Stream) {
+        .qts = m->qts, .base = RING_PA(n), .size = RING_SIZE, .pos = 0,
+    };
+    return r;
+}
+
+static void kick(Megpu *m, unsigned n)
+{
+    ewr(m, n, MEGPU_ENG_RING_TAIL, m->ring[n].pos);
+}
+
+static Stream ib_stream(Megpu *m, uint64_t pa)
+{
+    return (Stream) { .qts = m->qts, .base = pa, .size = 0, .pos = 0 };
+}
+
+/* Bounded wait until STATUS has one of @mask. */
+static uint32_t eng_poll(Megpu *m, unsigned n, uint32_t mask)
+{
+    for (unsigned us = 0; ; us += 1000) {
+        uint32_t st = erd(m, n, MEGPU_ENG_STATUS);
+
+        if (st & mask) {
+            return st;
+        }
+        if (us >= POLL_TIMEOUT_US) {
+            g_error("engine %u: status 0x%x never showed 0x%x (head 0x%x "
+                    "tail 0x%x fault %u)", n, st, mask,
+                    erd(m, n, MEGPU_ENG_RING_HEAD),
+                    erd(m, n, MEGPU_ENG_RING_TAIL),
+                    erd(m, n, MEGPU_ENG_FAULT_CODE));
+        }
+        g_usleep(1000);
+    }
+}
+
+static void eng_idle(Megpu *m, unsigned n)
+{
+    uint32_t st = eng_poll(m, n, MEGPU_ENG_STATUS_IDLE |
+                           MEGPU_ENG_STATUS_FAULTED);
+
+    if (st & MEGPU_ENG_STATUS_FAULTED) {
+        g_error("engine %u faulted: code %u addr 0x%" PRIx64 " head 0x%x "
+                "info 0x%x", n, erd(m, n, MEGPU_ENG_FAULT_CODE),
+                erd64(m, n, MEGPU_ENG_FAULT_ADDR_LO),
+                erd(m, n, MEGPU_ENG_FAULT_HEAD),
+                erd(m, n, MEGPU_ENG_FAULT_INFO));
+    }
+    g_assert_cmphex(erd(m, n, MEGPU_ENG_RING_HEAD), ==, m->ring[n].pos);
+}
+
+/* Bounded wait until RESETTING is gone. */
+static void eng_reset_done(Megpu *m, unsigned n)
+{
+    for (unsigned us = 0; ; us += 1000) {
+        if (!(erd(m, n, MEGPU_ENG_STATUS) & MEGPU_ENG_STATUS_RESETTING)) {
+            return;
+        }
+        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+        g_usleep(1000);
+    }
+}
+
+static void eng_reset(Megpu *m, unsigned n)
+{
+    ewr(m, n, MEGPU_ENG_CONTROL, MEGPU_ENG_CTRL_RESET);
+    eng_reset_done(m, n);
+    m->ring[n].pos = 0;
+}
+
+static void msix_poll_pending(Megpu *m, unsigned v)
+{
+    /* engine interrupts go out from a bottom half: give it a moment */
+    for (unsigned us = 0; !qpci_msix_pending(m->dev, v); us += 1000) {
+        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+        g_usleep(1000);
+    }
+}
+
+/* Deliver a masked vector's pending message (to RAM), then mask again. */
+static void msix_clear_pending(Megpu *m, unsigned v)
+{
+    uint64_t e = m->dev->msix_table_off + v * PCI_MSIX_ENTRY_SIZE;
+    QPCIBar bar = m->dev->msix_table_bar;
+
+    qpci_io_writel(m->dev, bar, e + PCI_MSIX_ENTRY_LOWER_ADDR,
+                   MSI_TARGET_ADDR);
+    qpci_io_writel(m->dev, bar, e + PCI_MSIX_ENTRY_UPPER_ADDR, 0);
+    qpci_io_writel(m->dev, bar, e + PCI_MSIX_ENTRY_DATA, MSI_TARGET_DATA);
+    qpci_io_writel(m->dev, bar, e + PCI_MSIX_ENTRY_VECTOR_CTRL, 0);
+    qpci_io_writel(m->dev, bar, e + PCI_MSIX_ENTRY_VECTOR_CTRL,
+                   PCI_MSIX_ENTRY_CTRL_MASKBIT);
+    g_assert_false(qpci_msix_pending(m->dev, v));
+}
+
+/*
+ * The engine must fault with exactly this record, show it in IRQ_STATUS
+ * and the MSI-X PBA, then resume after FAULT_ACK.
+ */
+static void expect_fault(Megpu *m, unsigned n, uint32_t code, uint64_t addr,
+                         uint32_t head, uint32_t info)
+{
+    uint32_t faults;
+
+    eng_poll(m, n, MEGPU_ENG_STATUS_FAULTED);
+    g_assert_cmpuint(erd(m, n, MEGPU_ENG_FAULT_CODE), ==, code);
+    g_assert_cmphex(erd64(m, n, MEGPU_ENG_FAULT_ADDR_LO), ==, addr);
+    g_assert_cmphex(erd(m, n, MEGPU_ENG_FAULT_HEAD), ==, head);
+    g_assert_cmphex(erd(m, n, MEGPU_ENG_FAULT_INFO), ==, info);
+    g_assert_cmphex(erd(m, n, MEGPU_ENG_IRQ_STATUS) & MEGPU_ENG_IRQ_FAULT,
+                    !=, 0);
+    g_assert_cmphex(erd(m, n, MEGPU_ENG_STATUS) & MEGPU_ENG_STATUS_IDLE,
+                    ==, 0);
+    msix_poll_pending(m, MEGPU_VEC_ENGINE(n));
+    msix_clear_pending(m, MEGPU_VEC_ENGINE(n));
+    ewr(m, n, MEGPU_ENG_IRQ_STATUS, MEGPU_ENG_IRQ_FAULT);
+    g_assert_cmphex(erd(m, n, MEGPU_ENG_IRQ_STATUS) & MEGPU_ENG_IRQ_FAULT,
+                    ==, 0);
+    faults = erd(m, n, MEGPU_ENG_FAULTS);
+    g_assert_cmpuint(faults, >, 0);
+    ewr(m, n, MEGPU_ENG_CONTROL, MEGPU_ENG_CTRL_FAULT_ACK);
+    g_assert_cmphex(erd(m, n, MEGPU_ENG_STATUS) & MEGPU_ENG_STATUS_FAULTED,
+                    ==, 0);
+    g_assert_cmpuint(erd(m, n, MEGPU_ENG_FAULTS), ==, faults);
+}
+
+/* Start with MSI-X on (vectors masked, so pending bits show) and rings. */
+static void megpu_start_engines(Megpu *m, unsigned engines)
+{
+    megpu_start(m, engines);
+    qpci_msix_enable(m->dev);
+    for (unsigned n = 0; n < engines; n++) {
+        ring_setup(m, n);
+    }
+    qtest_memset(m->qts, PT_PA, 0, MEGPU_PT_SIZE);
+    m->pt_next = PT_PA + MEGPU_PT_SIZE;
+}
+
+static void megpu_stop_engines(Megpu *m)
+{
+    qpci_msix_disable(m->dev);
+    megpu_stop(m);
+}
+
+/* Point the PTE of @va at @pte, creating its level-2 table if needed. */
+static void mmu_set_pte(Megpu *m, uint64_t va, uint64_t pte)
+{
+    uint64_t pde_addr = PT_PA + MEGPU_PDE_INDEX(va) * 8;
+    uint64_t pde = qtest_readq(m->qts, pde_addr);
+
+    if (!(pde & MEGPU_PTE_VALID)) {
+        pde = m->pt_next | MEGPU_PTE_VALID;
+        qtest_memset(m->qts, m->pt_next, 0, MEGPU_PT_SIZE);
+        m->pt_next += MEGPU_PT_SIZE;
+        qtest_writeq(m->qts, pde_addr, pde);
+    }
+    qtest_writeq(m->qts, (pde & MEGPU_PTE_ADDR_MASK) +
+                 MEGPU_PTE_INDEX(va) * 8, pte);
+}
+
+static void mmu_map(Megpu *m, uint64_t va, uint64_t pa, uint64_t bytes,
+                    bool write)
+{
+    for (uint64_t o = 0; o < bytes; o += MEGPU_PAGE_SIZE) {
+        mmu_set_pte(m, va + o, (pa + o) | MEGPU_PTE_VALID |
+                    (write ? MEGPU_PTE_WRITE : 0));
+    }
+}
+
+static uint32_t type_pkts(unsigned type)
+{
+    static const uint32_t pkts[] = {
+        MEGPU_PKTS_GFX, MEGPU_PKTS_COMPUTE, MEGPU_PKTS_COPY, MEGPU_PKTS_VIDEO,
+    };
+    return pkts[type];
+}
+
+static void write_kargs(Megpu *m, uint64_t pa, const uint64_t ptr[4],
+                        uint32_t n, const uint32_t param[3])
+{
+    for (unsigned i = 0; i < 4; i++) {
+        qtest_writeq(m->qts, pa + MEGPU_KARGS_PTR(i), ptr[i]);
+    }
+    qtest_writel(m->qts, pa + MEGPU_KARGS_N, n);
+    for (unsigned i = 0; i < 3; i++) {
+        qtest_writel(m->qts, pa + MEGPU_KARGS_PARAM(i), param[i]);
+    }
+}
+
+/* ---- engines: tests ---- */
+
+static void test_engine_regs(void)
+{
+    Megpu m;
+
+    megpu_start(&m, 6);
+    g_assert_cmphex(rd(&m, MEGPU_REG_CAPS), ==,
+                    MEGPU_CAP_IRQ_TEST | MEGPU_CAP_ENGINES | MEGPU_CAP_MMU |
+                    MEGPU_CAP_SEMAPHORE);
+    for (unsigned n = 0; n < 6; n++) {
+        g_assert_cmpuint(erd(&m, n, MEGPU_ENG_TYPE), ==,
+                         n % MEGPU_ENGINE_NUM_TYPES);
+        g_assert_cmphex(erd(&m, n, MEGPU_ENG_STATUS), ==,
+                        MEGPU_ENG_STATUS_IDLE);
+        g_assert_cmphex(erd(&m, n, MEGPU_ENG_RING_SIZE), ==, 0);
+    }
+    /* Absent engines read 0 and ignore writes. */
+    for (unsigned n = 6; n < MEGPU_MAX_ENGINES; n++) {
+        ewr(&m, n, MEGPU_ENG_DELAY_US, 5);
+        ewr(&m, n, MEGPU_ENG_RING_SIZE, RING_SIZE);
+        g_assert_cmphex(erd(&m, n, MEGPU_ENG_TYPE), ==, 0);
+        g_assert_cmphex(erd(&m, n, MEGPU_ENG_STATUS), ==, 0);
+        g_assert_cmphex(erd(&m, n, MEGPU_ENG_DELAY_US), ==, 0);
+        g_assert_cmphex(erd(&m, n, MEGPU_ENG_RING_SIZE), ==, 0);
+    }
+
+    /* Without a ring, the doorbell is ignored. */
+    ewr(&m, 0, MEGPU_ENG_RING_TAIL, 0x10);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_RING_TAIL), ==, 0);
+
+    /* Ring size: a power of two in [MIN, MAX], else ignored. */
+    ewr(&m, 0, MEGPU_ENG_RING_SIZE, 0x800);
+    ewr(&m, 0, MEGPU_ENG_RING_SIZE, 0x3000);
+    ewr(&m, 0, MEGPU_ENG_RING_SIZE, MEGPU_RING_SIZE_MAX * 2);
+    ewr(&m, 0, MEGPU_ENG_RING_SIZE, 0);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_RING_SIZE), ==, 0);
+    ewr(&m, 0, MEGPU_ENG_RING_SIZE, MEGPU_RING_SIZE_MAX);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_RING_SIZE), ==, MEGPU_RING_SIZE_MAX);
+    ewr(&m, 0, MEGPU_ENG_RING_SIZE, MEGPU_RING_SIZE_MIN);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_RING_SIZE), ==, MEGPU_RING_SIZE_MIN);
+
+    /* Ring base: 4 KiB aligned, 64 bits. */
+    ewr(&m, 0, MEGPU_ENG_RING_BASE_LO, 0x1234);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_RING_BASE_LO), ==, 0);
+    ewr(&m, 0, MEGPU_ENG_RING_BASE_LO, 0x5000);
+    ewr(&m, 0, MEGPU_ENG_RING_BASE_HI, 0x1);
+    g_assert_cmphex(erd64(&m, 0, MEGPU_ENG_RING_BASE_LO), ==, 0x100005000ull);
+
+    ring_setup(&m, 0);
+    /* Tail: below the size and dword aligned, else ignored. */
+    ewr(&m, 0, MEGPU_ENG_RING_TAIL, RING_SIZE);
+    ewr(&m, 0, MEGPU_ENG_RING_TAIL, 0x2);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_RING_TAIL), ==, 0);
+
+    ewr(&m, 0, MEGPU_ENG_DELAY_US, 12345);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_DELAY_US), ==, 12345);
+
+    /* Base and size cannot change under a busy engine. */
+    ewr(&m, 0, MEGPU_ENG_DELAY_US, 300 * 1000);
+    emit_nop(&m.ring[0], 0);
+    kick(&m, 0);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_STATUS) & MEGPU_ENG_STATUS_IDLE,
+                    ==, 0);
+    ewr(&m, 0, MEGPU_ENG_RING_BASE_LO, 0x7000);
+    ewr(&m, 0, MEGPU_ENG_RING_SIZE, 0x2000);
+    g_assert_cmphex(erd64(&m, 0, MEGPU_ENG_RING_BASE_LO), ==, RING_PA(0));
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_RING_SIZE), ==, RING_SIZE);
+    ewr(&m, 0, MEGPU_ENG_DELAY_US, 0);
+    eng_idle(&m, 0);
+    g_assert_cmpuint(erd64(&m, 0, MEGPU_ENG_PACKETS_LO), ==, 1);
+
+    /* Read-only registers ignore writes. */
+    ewr(&m, 0, MEGPU_ENG_RING_HEAD, 0x40);
+    ewr(&m, 0, MEGPU_ENG_TYPE, 3);
+    ewr(&m, 0, MEGPU_ENG_FAULTS, 3);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_RING_HEAD), ==, 4);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_TYPE), ==, 0);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_FAULTS), ==, 0);
+    megpu_stop(&m);
+}
+
+static void test_ring_wrap(void)
+{
+    Megpu m;
+    Stream *r;
+    uint64_t ts = DATA_PA;
+    uint32_t d[3] = { 0x11111111, 0x22222222, 0x33333333 };
+    unsigned packets = 0;
+
+    megpu_start_engines(&m, 1);
+    r = &m.ring[0];
+
+    /* Move head near the end, then a TIMESTAMP that wraps. */
+    emit_nop(r, RING_SIZE / 4 - 4 - 1);
+    kick(&m, 0);
+    eng_idle(&m, 0);
+    packets++;
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_RING_HEAD), ==, RING_SIZE - 16);
+    emit_ts(r, ts, 0x1122334455667788ull, 0);
+    emit_write(r, DATA_PA + 0x100, d, 3);
+    kick(&m, 0);
+    eng_idle(&m, 0);
+    packets += 2;
+    g_assert_cmphex(qtest_readq(m.qts, ts), ==, 0x1122334455667788ull);
+    g_assert_cmphex(qtest_readl(m.qts, DATA_PA + 0x108), ==, 0x33333333);
+    g_assert_cmphex(erd64(&m, 0, MEGPU_ENG_LAST_TS_LO), ==,
+                    0x1122334455667788ull);
+
+    /* Go around the ring a few more times, several packets per doorbell. */
+    for (unsigned i = 1; i <= 200; i++) {
+        emit_ts(r, ts, i, 0);
+        if (i % 3 == 0) {
+            kick(&m, 0);
+        }
+        packets++;
+    }
+    kick(&m, 0);
+    eng_idle(&m, 0);
+    g_assert_cmpuint(qtest_readq(m.qts, ts), ==, 200);
+    g_assert_cmpuint(erd64(&m, 0, MEGPU_ENG_PACKETS_LO), ==, packets);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_FAULTS), ==, 0);
+    megpu_stop_engines(&m);
+}
+
+/*
+ * Each packet on each engine type: the ones the type accepts work, the
+ * others fault with UNSUPPORTED and the engine carries on.
+ */
+static void test_packets_per_type(void)
+{
+    Megpu m;
+
+    megpu_start_engines(&m, 4);
+    for (unsigned n = 0; n < 4; n++) {
+        Stream *r = &m.ring[n];
+        uint64_t data = DATA_PA + n * 0x10000;
+        uint64_t va = 0x400000 + n * 0x100000;
+        uint32_t pkts = type_pkts(n);
+
+        qtest_memset(m.qts, data, 0, 0x10000);
+        for (uint32_t op = 0; op <= MEGPU_PKT_WAIT; op++) {
+            uint32_t at = r->pos;
+
+            if (!(pkts & MEGPU_BIT(op))) {
+                emit_any(r, op, data + 0x8000);
+                emit_ts(r, data + 0x9000, op, 0);
+                kick(&m, n);
+                expect_fault(&m, n, MEGPU_FAULT_UNSUPPORTED, RING_PA(n) + at,
+                             at, 0);
+                eng_idle(&m, n);
+                g_assert_cmpuint(qtest_readq(m.qts, data + 0x9000), ==, op);
+                continue;
+            }
+            switch (op) {
+            case MEGPU_PKT_NOP: {
+                uint64_t before = erd64(&m, n, MEGPU_ENG_PACKETS_LO);
+
+                emit_nop(r, 0);
+                emit_nop(r, 7);
+                kick(&m, n);
+                eng_idle(&m, n);
+                g_assert_cmpuint(erd64(&m, n, MEGPU_ENG_PACKETS_LO), ==,
+                                 before + 2);
+                break;
+            }
+            case MEGPU_PKT_IB: {
+                Stream ib = ib_stream(&m, IB_PA + n * 0x1000);
+                uint32_t d[2] = { 0xabc00000 + n, 0xdef00000 + n };
+
+                mmu_map(&m, va, IB_PA + n * 0x1000, 0x1000, false);
+                mmu_map(&m, va + 0x1000, data + 0x1000, 0x1000, true);
+                emit_write(&ib, va + 0x1000, d, 2);
+                emit_ts(&ib, va + 0x1008, 0x77, 0);
+                emit_setctx(r, PT_PA, 10 + n);
+                emit_ib(r, va, ib.pos / 4);
+                kick(&m, n);
+                eng_idle(&m, n);
+                g_assert_cmphex(qtest_readl(m.qts, data + 0x1000), ==, d[0]);
+                g_assert_cmphex(qtest_readl(m.qts, data + 0x1004), ==, d[1]);
+                g_assert_cmphex(qtest_readq(m.qts, data + 0x1008), ==, 0x77);
+                break;
+            }
+            case MEGPU_PKT_WRITE_DATA: {
+                uint32_t d[4] = { 1, 2, 3, 0xffffffff };
+
+                emit_write(r, data + 0x10, d, 4);
+                kick(&m, n);
+                eng_idle(&m, n);
+                for (unsigned i = 0; i < 4; i++) {
+                    g_assert_cmphex(qtest_readl(m.qts, data + 0x10 + i * 4),
+                                    ==, d[i]);
+                }
+                break;
+            }
+            case MEGPU_PKT_TIMESTAMP:
+                emit_ts(r, data + 0x20, 0xfedcba9876543210ull + n, 0);
+                kick(&m, n);
+                eng_idle(&m, n);
+                g_assert_cmphex(qtest_readq(m.qts, data + 0x20), ==,
+                                0xfedcba9876543210ull + n);
+                g_assert_cmphex(erd(&m, n, MEGPU_ENG_IRQ_STATUS), ==, 0);
+                g_assert_false(qpci_msix_pending(m.dev, MEGPU_VEC_ENGINE(n)));
+                /* with IRQ: status bit, interrupt, LAST_TS */
+                emit_ts(r, data + 0x28, 1000 + n, MEGPU_TIMESTAMP_FLAG_IRQ);
+                kick(&m, n);
+                eng_idle(&m, n);
+                g_assert_cmphex(qtest_readq(m.qts, data + 0x28), ==,
+                                1000 + n);
+                g_assert_cmphex(erd(&m, n, MEGPU_ENG_IRQ_STATUS), ==,
+                                MEGPU_ENG_IRQ_TIMESTAMP);
+                g_assert_cmpuint(erd64(&m, n, MEGPU_ENG_LAST_TS_LO), ==,
+                                 1000 + n);
+                msix_poll_pending(&m, MEGPU_VEC_ENGINE(n));
+                msix_clear_pending(&m, MEGPU_VEC_ENGINE(n));
+                ewr(&m, n, MEGPU_ENG_IRQ_STATUS, MEGPU_ENG_IRQ_TIMESTAMP);
+                g_assert_cmphex(erd(&m, n, MEGPU_ENG_IRQ_STATUS), ==, 0);
+                break;
+            case MEGPU_PKT_COPY: {
+                uint8_t src[5000], dst[5000];
+
+                for (unsigned i = 0; i < sizeof(src); i++) {
+                    src[i] = i * 7 + n;
+                }
+                qtest_memwrite(m.qts, data + 0x2001, src, sizeof(src));
+                emit_copy(r, data + 0x2001, data + 0x4003, sizeof(src));
+                kick(&m, n);
+                eng_idle(&m, n);
+                qtest_memread(m.qts, data + 0x4003, dst, sizeof(dst));
+                g_assert_cmpmem(src, sizeof(src), dst, sizeof(dst));
+                g_assert_cmphex(qtest_readb(m.qts, data + 0x4002), ==, 0);
+                g_assert_cmphex(qtest_readb(m.qts, data + 0x4003 + 5000),
+                                ==, 0);
+                break;
+            }
+            case MEGPU_PKT_FILL:
+                emit_fill(r, data + 0x6000, 0x1804, 0xa5a50000 + n);
+                kick(&m, n);
+                eng_idle(&m, n);
+                for (unsigned i = 0; i < 0x1804; i += 4) {
+                    g_assert_cmphex(qtest_readl(m.qts, data + 0x6000 + i), ==,
+                                    0xa5a50000 + n);
+                }
+                g_assert_cmphex(qtest_readl(m.qts, data + 0x7804), ==, 0);
+                break;
+            case MEGPU_PKT_DISPATCH: {
+                uint64_t ptr[4] = { data + 0x100, data + 0x80, 0, 0 };
+                uint32_t param[3] = { 0 };
+
+                for (unsigned i = 0; i < 16; i++) {
+                    qtest_writel(m.qts, data + 0x100 + i * 4, i + 1);
+                }
+                qtest_writel(m.qts, data + 0x80, 1000);
+                write_kargs(&m, data + 0x40, ptr, 16, param);
+                emit_dispatch(r, MEGPU_KERNEL_CHECKSUM, data + 0x40,
+                              16, 1, 4, 1);
+                kick(&m, n);
+                eng_idle(&m, n);
+                g_assert_cmpuint(qtest_readl(m.qts, data + 0x80), ==,
+                                 1000 + 136);
+                break;
+            }
+            case MEGPU_PKT_SET_CONTEXT:
+                emit_setctx(r, PT_PA + 0x2000 * n, 0x500 + n);
+                kick(&m, n);
+                eng_idle(&m, n);
+                g_assert_cmphex(erd(&m, n, MEGPU_ENG_CTX_ID), ==, 0x500 + n);
+                g_assert_cmphex(erd64(&m, n, MEGPU_ENG_PT_BASE_LO), ==,
+                                PT_PA + 0x2000 * n);
+                break;
+            case MEGPU_PKT_SIGNAL:
+                emit_signal(r, data + 0x30, 0x8000000000000001ull);
+                kick(&m, n);
+                eng_idle(&m, n);
+                g_assert_cmphex(qtest_readq(m.qts, data + 0x30), ==,
+                                0x8000000000000001ull);
+                break;
+            case MEGPU_PKT_WAIT:
+                /* already reached: no stall */
+                qtest_writeq(m.qts, data + 0x38, 42);
+                emit_wait(r, data + 0x38, 41);
+                emit_wait(r, data + 0x38, 42);
+                emit_ts(r, data + 0x40, 1, 0);
+                kick(&m, n);
+                eng_idle(&m, n);
+                g_assert_cmpuint(qtest_readq(m.qts, data + 0x40), ==, 1);
+                break;
+            }
+        }
+        g_assert_cmpuint(erd(&m, n, MEGPU_ENG_FAULTS), ==,
+                         10 - __builtin_popcount(pkts & 0x3ff));
+    }
+    megpu_stop_engines(&m);
+}
+
+/* Run one kernel over @n elements on engine @e; ring (bus) addresses. */
+static void run_kernel(Megpu *m, unsigned e, uint32_t kernel,
+                       const uint64_t ptr[4], uint32_t n,
+                       const uint32_t param[3], uint32_t gx, uint32_t gy,
+                       uint32_t lx, uint32_t ly)
+{
+    uint64_t args = DATA_PA + 0xff000;
+
+    write_kargs(m, args, ptr, n, param);
+    emit_dispatch(&m->ring[e], kernel, args, gx, gy, lx, ly);
+    kick(m, e);
+    eng_idle(m, e);
+}
+
+static void test_kernels(void)
+{
+    Megpu m;
+    const uint64_t a = DATA_PA, b = DATA_PA + 0x10000, c = DATA_PA + 0x20000;
+    const uint64_t ptr[4] = { a, b, c, 0 };
+
+    megpu_start_engines(&m, 4);
+    for (unsigned e = 0; e < 2; e++) {          /* gfx and compute */
+        uint32_t param[3] = { 0x5eed0000 + e, 0, 0 };
+        const uint32_t n = 170;
+
+        /* FILL on a 37x5 grid of 8x2 groups: items past n do nothing */
+        qtest_memset(m.qts, a, 0, 0x30000);
+        run_kernel(&m, e, MEGPU_KERNEL_FILL, ptr, n, param, 37, 5, 8, 2);
+        for (unsigned i = 0; i < 200; i++) {
+            g_assert_cmphex(qtest_readl(m.qts, a + i * 4), ==,
+                            i < n ? param[0] : 0);
+        }
+
+        /* COPY, VADD, INCREMENT over 3000 elements (pages, groups) */
+        for (unsigned i = 0; i < 3000; i++) {
+            qtest_writel(m.qts, a + i * 4, i * 3);
+            qtest_writel(m.qts, b + i * 4, 0xffffffff - i);
+        }
+        run_kernel(&m, e, MEGPU_KERNEL_VADD, ptr, 3000, param,
+                   3000, 1, 256, 1);
+        for (unsigned i = 0; i < 3000; i += 7) {
+            g_assert_cmphex(qtest_readl(m.qts, c + i * 4), ==,
+                            (uint32_t)(i * 3 + 0xffffffff - i));
+        }
+        run_kernel(&m, e, MEGPU_KERNEL_COPY, ptr, 3000, param,
+                   100, 30, 10, 10);
+        for (unsigned i = 0; i < 3000; i += 7) {
+            g_assert_cmphex(qtest_readl(m.qts, b + i * 4), ==, i * 3);
+        }
+        run_kernel(&m, e, MEGPU_KERNEL_INCREMENT, ptr, 2999, param,
+                   3000, 1, 1024, 1);
+        for (unsigned i = 2990; i < 3000; i++) {
+            g_assert_cmphex(qtest_readl(m.qts, a + i * 4), ==,
+                            i * 3 + (i < 2999));
+        }
+
+        /* SAXPY: y = a * x + y in float */
+        for (unsigned i = 0; i < 64; i++) {
+            float x = i, y = 1.0f - i;
+            uint32_t xu, yu;
+
+            memcpy(&xu, &x, 4);
+            memcpy(&yu, &y, 4);
+            qtest_writel(m.qts, a + i * 4, xu);
+            qtest_writel(m.qts, b + i * 4, yu);
+        }
+        {
+            float alpha = 2.5f;
+            uint32_t p[3] = { 0 };
+
+            memcpy(&p[0], &alpha, 4);
+            run_kernel(&m, e, MEGPU_KERNEL_SAXPY, ptr, 64, p, 8, 8, 4, 4);
+            for (unsigned i = 0; i < 64; i++) {
+                uint32_t yu = qtest_readl(m.qts, b + i * 4);
+                float y;
+
+                memcpy(&y, &yu, 4);
+                g_assert_cmpfloat(y, ==, alpha * (float)i + (1.0f - i));
+            }
+        }
+
+        /* CHECKSUM: one atomic add per work-group onto *ptr[1] */
+        {
+            uint64_t cp[4] = { a, c + 0x800, 0, 0 };
+            uint32_t sum = 7;
+
+            for (unsigned i = 0; i < 5000; i++) {
+                qtest_writel(m.qts, a + i * 4, i * 2654435761u);
+                sum += i * 2654435761u;
+            }
+            qtest_writel(m.qts, c + 0x800, 7);
+            run_kernel(&m, e, MEGPU_KERNEL_CHECKSUM, cp, 5000, param,
+                       5000, 1, 100, 1);
+            g_assert_cmphex(qtest_readl(m.qts, c + 0x800), ==, sum);
+        }
+    }
+
+    /* Video runs only CHECKSUM; copy has no DISPATCH at all. */
+    {
+        uint32_t param[3] = { 0 };
+        uint64_t cp[4] = { a, c, 0, 0 };
+        Stream *r = &m.ring[3];
+        uint32_t at;
+
+        for (unsigned i = 0; i < 10; i++) {
+            qtest_writel(m.qts, a + i * 4, i);
+        }
+        qtest_writel(m.qts, c, 0);
+        run_kernel(&m, 3, MEGPU_KERNEL_CHECKSUM, cp, 10, param, 10, 1, 3, 1);
+        g_assert_cmpuint(qtest_readl(m.qts, c), ==, 45);
+        for (uint32_t k = 0; k < MEGPU_KERNEL_COUNT; k++) {
+            if (k == MEGPU_KERNEL_CHECKSUM) {
+                continue;
+            }
+            at = r->pos;
+            emit_dispatch(r, k, DATA_PA + 0xff000, 1, 1, 1, 1);
+            kick(&m, 3);
+            expect_fault(&m, 3, MEGPU_FAULT_UNSUPPORTED, RING_PA(3) + at, at,
+                         0);
+            eng_idle(&m, 3);
+        }
+        at = m.ring[2].pos;
+        emit_dispatch(&m.ring[2], MEGPU_KERNEL_CHECKSUM, DATA_PA + 0xff000,
+                      1, 1, 1, 1);
+        kick(&m, 2);
+        expect_fault(&m, 2, MEGPU_FAULT_UNSUPPORTED, RING_PA(2) + at, at, 0);
+        eng_idle(&m, 2);
+    }
+
+    /* Bad kernel id, group sizes and argument alignment: BAD_ARG. */
+    {
+        static const uint32_t bad[][5] = {
+            /* kernel, lx, ly, args offset */
+            { MEGPU_KERNEL_COUNT, 1, 1, 0 },
+            { 0xffffffff, 1, 1, 0 },
+            { MEGPU_KERNEL_FILL, 0, 1, 0 },
+            { MEGPU_KERNEL_FILL, 1, 0, 0 },
+            { MEGPU_KERNEL_FILL, 33, 32, 0 },
+            { MEGPU_KERNEL_FILL, 0x10000, 0x10000, 0 },
+            { MEGPU_KERNEL_FILL, 1, 1, 4 },
+        };
+        Stream *r = &m.ring[0];
+
+        for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
+            uint32_t at = r->pos;
+
+            emit_dispatch(r, bad[i][0], DATA_PA + 0xff000 + bad[i][3],
+                          4, 4, bad[i][1], bad[i][2]);
+            kick(&m, 0);
+            expect_fault(&m, 0, MEGPU_FAULT_BAD_ARG, RING_PA(0) + at, at, 0);
+            eng_idle(&m, 0);
+        }
+        /* the largest group is fine */
+        {
+            uint32_t param[3] = { 3, 0, 0 };
+
+            run_kernel(&m, 0, MEGPU_KERNEL_FILL, ptr, 2048, param,
+                       64, 32, 32, 32);
+            g_assert_cmphex(qtest_readl(m.qts, a + 2047 * 4), ==, 3);
+        }
+    }
+    megpu_stop_engines(&m);
+}
+
+/* IBs run through the MMU of the context set on the ring. */
+static void test_mmu_ib(void)
+{
+    Megpu m;
+    Stream *r;
+    Stream ib;
+    const uint64_t ib_va = 0x10000000, data_va = 0x20000000;
+    const uint64_t ro_va = 0x30000000;
+    uint32_t d[4] = { 0xa0, 0xa1, 0xa2, 0xa3 };
+    uint32_t at;
+
+    megpu_start_engines(&m, 2);
+    r = &m.ring[0];
+    qtest_memset(m.qts, DATA_PA, 0, 0x10000);
+
+    /* No context yet: the IB fetch itself faults. */
+    at = r->pos;
+    emit_ib(r, ib_va, 4);
+    emit_ts(r, DATA_PA + 0x8000, 1, 0);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_MMU, ib_va, at, MEGPU_FAULT_INFO_IN_IB);
+    eng_idle(&m, 0);
+    g_assert_cmpuint(qtest_readq(m.qts, DATA_PA + 0x8000), ==, 1);
+
+    /*
+     * Data pages scattered backwards in physical memory: an access that
+     * crosses a page boundary must be split and translated per page.
+     */
+    mmu_map(&m, ib_va, IB_PA, 0x2000, false);
+    mmu_map(&m, data_va, DATA_PA + 0x3000, 0x1000, true);
+    mmu_map(&m, data_va + 0x1000, DATA_PA + 0x1000, 0x1000, true);
+    mmu_map(&m, data_va + 0x2000, DATA_PA + 0x5000, 0x1000, true);
+    mmu_map(&m, ro_va, DATA_PA + 0x7000, 0x1000, false);
+    qtest_writel(m.qts, DATA_PA + 0x7000, 0x5555);
+
+    ib = ib_stream(&m, IB_PA);
+    emit_write(&ib, data_va + 0xff8, d, 4);
+    emit_fill(&ib, data_va + 0x1ff0, 0x20, 0xf111f111);
+    emit_copy(&ib, ro_va, data_va + 0x2ffe, 2);
+    emit_ts(&ib, data_va + 0x100, 0x99, MEGPU_TIMESTAMP_FLAG_IRQ);
+    emit_setctx(r, PT_PA, 77);
+    emit_ib(r, ib_va, ib.pos / 4);
+    kick(&m, 0);
+    eng_idle(&m, 0);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_CTX_ID), ==, 77);
+    g_assert_cmphex(erd64(&m, 0, MEGPU_ENG_PT_BASE_LO), ==, PT_PA);
+    g_assert_cmphex(qtest_readl(m.qts, DATA_PA + 0x3ff8), ==, 0xa0);
+    g_assert_cmphex(qtest_readl(m.qts, DATA_PA + 0x3ffc), ==, 0xa1);
+    g_assert_cmphex(qtest_readl(m.qts, DATA_PA + 0x1000), ==, 0xa2);
+    g_assert_cmphex(qtest_readl(m.qts, DATA_PA + 0x1004), ==, 0xa3);
+    g_assert_cmphex(qtest_readl(m.qts, DATA_PA + 0x1ff0), ==, 0xf111f111);
+    g_assert_cmphex(qtest_readl(m.qts, DATA_PA + 0x5000), ==, 0xf111f111);
+    g_assert_cmphex(qtest_readl(m.qts, DATA_PA + 0x500c), ==, 0xf111f111);
+    g_assert_cmphex(qtest_readl(m.qts, DATA_PA + 0x5010), ==, 0);
+    g_assert_cmphex(qtest_readw(m.qts, DATA_PA + 0x5ffe), ==, 0x5555);
+    g_assert_cmphex(qtest_readq(m.qts, DATA_PA + 0x3100), ==, 0x99);
+    /* an IB TIMESTAMP interrupts but leaves LAST_TS at the ring's 1 */
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_IRQ_STATUS), ==,
+                    MEGPU_ENG_IRQ_TIMESTAMP);
+    g_assert_cmpuint(erd64(&m, 0, MEGPU_ENG_LAST_TS_LO), ==, 1);
+    msix_poll_pending(&m, MEGPU_VEC_ENGINE(0));
+    msix_clear_pending(&m, MEGPU_VEC_ENGINE(0));
+    ewr(&m, 0, MEGPU_ENG_IRQ_STATUS, 0xffffffff);
+
+    /* A kernel through the MMU: INCREMENT across the three data pages. */
+    {
+        uint64_t ptr[4] = { data_va + 0x800, 0, 0, 0 };
+        uint32_t param[3] = { 0 };
+
+        qtest_memset(m.qts, DATA_PA + 0x1000, 0, 0x1000);
+        qtest_memset(m.qts, DATA_PA + 0x3000, 0, 0x1000);
+        qtest_memset(m.qts, DATA_PA + 0x5000, 0, 0x1000);
+        write_kargs(&m, DATA_PA + 0x3000, ptr, 0x800, param);
+        ib = ib_stream(&m, IB_PA);
+        emit_dispatch(&ib, MEGPU_KERNEL_INCREMENT, data_va, 0x800, 1, 64, 1);
+        emit_ib(r, ib_va, ib.pos / 4);
+        kick(&m, 0);
+        eng_idle(&m, 0);
+        g_assert_cmpuint(qtest_readl(m.qts, DATA_PA + 0x3800), ==, 1);
+        g_assert_cmpuint(qtest_readl(m.qts, DATA_PA + 0x3ffc), ==, 1);
+        g_assert_cmpuint(qtest_readl(m.qts, DATA_PA + 0x1000), ==, 1);
+        g_assert_cmpuint(qtest_readl(m.qts, DATA_PA + 0x1ffc), ==, 1);
+        g_assert_cmpuint(qtest_readl(m.qts, DATA_PA + 0x5000), ==, 1);
+        g_assert_cmpuint(qtest_readl(m.qts, DATA_PA + 0x57fc), ==, 1);
+        g_assert_cmpuint(qtest_readl(m.qts, DATA_PA + 0x5800), ==, 0);
+        g_assert_cmpuint(qtest_readl(m.qts, DATA_PA + 0x37fc), ==, 0);
+    }
+
+    /*
+     * A write to a read-only page: MMU fault with WRITE | IN_IB at the
+     * virtual address; writes before it stay, the rest of the IB is
+     * skipped, the ring goes on after FAULT_ACK.
+     */
+    ib = ib_stream(&m, IB_PA);
+    emit_write(&ib, data_va + 0x600, d, 1);
+    emit_write(&ib, ro_va + 0x20, d, 1);
+    emit_write(&ib, data_va + 0x604, d, 1);
+    at = r->pos;
+    emit_ib(r, ib_va, ib.pos / 4);
+    emit_ts(r, DATA_PA + 0x8000, 2, 0);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_MMU, ro_va + 0x20, at,
+                 MEGPU_FAULT_INFO_IN_IB | MEGPU_FAULT_INFO_WRITE);
+    eng_idle(&m, 0);
+    g_assert_cmphex(qtest_readl(m.qts, DATA_PA + 0x3600), ==, 0xa0);
+    g_assert_cmphex(qtest_readl(m.qts, DATA_PA + 0x3604), ==, 0);
+    g_assert_cmphex(qtest_readl(m.qts, DATA_PA + 0x7020), ==, 0);
+    g_assert_cmpuint(qtest_readq(m.qts, DATA_PA + 0x8000), ==, 2);
+
+    /* Reads of unmapped pages, addresses >= 4 GiB, bad level-1 entries. */
+    {
+        static const uint64_t bad_src[] = {
+            0x20003000,             /* no PTE */
+            0x50000000,             /* no PDE */
+            0x100000000ull,         /* past the 32-bit VA space */
+            0xfffffffffffff000ull,
+            0x60000000,             /* PDE with a misaligned table */
+        };
+
+        qtest_writeq(m.qts, PT_PA + MEGPU_PDE_INDEX(0x60000000) * 8,
+                     (DATA_PA + 0x9000) | MEGPU_PTE_VALID);
+        for (unsigned i = 0; i < ARRAY_SIZE(bad_src); i++) {
+            ib = ib_stream(&m, IB_PA);
+            emit_copy(&ib, bad_src[i], data_va, 4);
+            at = r->pos;
+            emit_ib(r, ib_va, ib.pos / 4);
+            kick(&m, 0);
+            expect_fault(&m, 0, MEGPU_FAULT_MMU, bad_src[i], at,
+                         MEGPU_FAULT_INFO_IN_IB);
+            eng_idle(&m, 0);
+        }
+    }
+
+    /* Unmap, invalidate, and the next access faults. */
+    g_assert_cmpuint(rd(&m, MEGPU_REG_MMU_INVALIDATE), ==, 0);
+    ib = ib_stream(&m, IB_PA);
+    emit_write(&ib, data_va + 0x2000, d, 1);
+    emit_ib(r, ib_va, ib.pos / 4);
+    kick(&m, 0);
+    eng_idle(&m, 0);
+    mmu_set_pte(&m, data_va + 0x2000, 0);
+    wr(&m, MEGPU_REG_MMU_INVALIDATE, 1);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_MMU_INVALIDATE), ==, 1);
+    at = r->pos;
+    emit_ib(r, ib_va, ib.pos / 4);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_MMU, data_va + 0x2000, at,
+                 MEGPU_FAULT_INFO_IN_IB | MEGPU_FAULT_INFO_WRITE);
+    eng_idle(&m, 0);
+    /* invalidating while another engine runs IBs is fine too */
+    ib = ib_stream(&m, IB_PA + 0x800);
+    emit_write(&ib, data_va + 0x700, d, 1);
+    emit_setctx(&m.ring[1], PT_PA, 2);
+    for (unsigned i = 0; i < 50; i++) {
+        emit_ib(&m.ring[1], ib_va + 0x800, ib.pos / 4);
+    }
+    kick(&m, 1);
+    for (unsigned i = 0; i < 20; i++) {
+        wr(&m, MEGPU_REG_MMU_INVALIDATE, 0);
+    }
+    eng_idle(&m, 1);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_MMU_INVALIDATE), ==, 21);
+    wr(&m, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_MMU_INVALIDATE), ==, 0);
+    megpu_stop_engines(&m);
+}
+
+/* Every fault code, with its record, interrupt and FAULT_ACK resume. */
+static void test_faults(void)
+{
+    Megpu m;
+    Stream *r;
+    Stream ib;
+    const uint64_t ib_va = 0x10000000, ts = DATA_PA + 0x100;
+    uint32_t d[2] = { 5, 6 };
+    uint32_t at, seq = 0, faults = 0;
+
+    megpu_start_engines(&m, 2);
+    r = &m.ring[0];
+    mmu_map(&m, ib_va, IB_PA, 0x4000, false);
+    /* identity-mapped, so that ts works inside IBs too */
+    mmu_map(&m, DATA_PA, DATA_PA, 0x1000, true);
+    emit_setctx(r, PT_PA, 1);
+
+/* the packet right after the faulting one runs after FAULT_ACK */
+#define CHECK_FAULT(code, addr, info) do {                              \
+        emit_ts(r, ts, ++seq, 0);                                       \
+        kick(&m, 0);                                                    \
+        expect_fault(&m, 0, (code), (addr), at, (info));                \
+        eng_idle(&m, 0);                                                \
+        g_assert_cmpuint(qtest_readq(m.qts, ts), ==, seq);              \
+        g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_FAULTS), ==, ++faults);   \
+    } while (0)
+
+    /* BAD_OPCODE */
+    at = r->pos;
+    put(r, MEGPU_PKT_HEADER(0x42, 2, 0));
+    put(r, 0);
+    put(r, 0);
+    CHECK_FAULT(MEGPU_FAULT_BAD_OPCODE, RING_PA(0) + at, 0);
+    at = r->pos;
+    put(r, MEGPU_PKT_HEADER(0xff, 0, 0xff));
+    CHECK_FAULT(MEGPU_FAULT_BAD_OPCODE, RING_PA(0) + at, 0);
+
+    /* BAD_LENGTH: fixed packets with another count, short WRITE_DATA */
+    at = r->pos;
+    hdr(r, MEGPU_PKT_TIMESTAMP, 3, 0);
+    put64(r, ts);
+    put(r, 0);
+    CHECK_FAULT(MEGPU_FAULT_BAD_LENGTH, RING_PA(0) + at, 0);
+    at = r->pos;
+    hdr(r, MEGPU_PKT_WRITE_DATA, 2, 0);
+    put64(r, ts);
+    CHECK_FAULT(MEGPU_FAULT_BAD_LENGTH, RING_PA(0) + at, 0);
+
+    /* UNSUPPORTED: COPY on the compute engine */
+    at = m.ring[1].pos;
+    emit_copy(&m.ring[1], DATA_PA, DATA_PA + 8, 4);
+    kick(&m, 1);
+    expect_fault(&m, 1, MEGPU_FAULT_UNSUPPORTED, RING_PA(1) + at, at, 0);
+    eng_idle(&m, 1);
+
+    /* PRIVILEGED: SET_CONTEXT in an IB; the IB's earlier write stays */
+    ib = ib_stream(&m, IB_PA);
+    emit_ts(&ib, ts + 8, 0x1b, 0);
+    emit_setctx(&ib, PT_PA, 2);
+    emit_ts(&ib, ts + 16, 0x1b, 0);
+    at = r->pos;
+    emit_ib(r, ib_va, ib.pos / 4);
+    CHECK_FAULT(MEGPU_FAULT_PRIVILEGED, ib_va + 5 * 4, MEGPU_FAULT_INFO_IN_IB);
+    g_assert_cmphex(qtest_readq(m.qts, ts + 8), ==, 0x1b);
+    g_assert_cmphex(qtest_readq(m.qts, ts + 16), ==, 0);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_CTX_ID), ==, 1);
+
+    /* NESTED_IB */
+    ib = ib_stream(&m, IB_PA);
+    emit_nop(&ib, 1);
+    emit_ib(&ib, ib_va, 2);
+    at = r->pos;
+    emit_ib(r, ib_va, ib.pos / 4);
+    CHECK_FAULT(MEGPU_FAULT_NESTED_IB, ib_va + 8, MEGPU_FAULT_INFO_IN_IB);
+
+    /* IB_OVERRUN: the IB ends inside a TIMESTAMP */
+    ib = ib_stream(&m, IB_PA);
+    emit_nop(&ib, 0);
+    emit_ts(&ib, ts + 16, 1, 0);
+    at = r->pos;
+    emit_ib(r, ib_va, 4);
+    CHECK_FAULT(MEGPU_FAULT_IB_OVERRUN, ib_va + 4, MEGPU_FAULT_INFO_IN_IB);
+    g_assert_cmphex(qtest_readq(m.qts, ts + 16), ==, 0);
+
+    /* MMU: an IB packet writing where nothing is mapped */
+    ib = ib_stream(&m, IB_PA);
+    emit_write(&ib, 0x7000000, d, 2);
+    at = r->pos;
+    emit_ib(r, ib_va, ib.pos / 4);
+    CHECK_FAULT(MEGPU_FAULT_MMU, 0x7000000,
+                MEGPU_FAULT_INFO_IN_IB | MEGPU_FAULT_INFO_WRITE);
+
+    /* BUS: ring packets to where no RAM is, write and read */
+    at = r->pos;
+    emit_write(r, NO_RAM_PA, d, 2);
+    CHECK_FAULT(MEGPU_FAULT_BUS, NO_RAM_PA, MEGPU_FAULT_INFO_WRITE);
+    at = r->pos;
+    emit_copy(r, NO_RAM_PA + 0x10, DATA_PA, 4);
+    CHECK_FAULT(MEGPU_FAULT_BUS, NO_RAM_PA + 0x10, 0);
+    /* the device's own registers are not memory for the engines */
+    at = r->pos;
+    emit_write(r, m.bar.addr + MEGPU_REG_SCRATCH, d, 1);
+    CHECK_FAULT(MEGPU_FAULT_BUS, m.bar.addr + MEGPU_REG_SCRATCH,
+                MEGPU_FAULT_INFO_WRITE);
+    g_assert_cmphex(rd(&m, MEGPU_REG_SCRATCH), ==, 0);
+    /* a range running past the top of the address space */
+    at = r->pos;
+    emit_fill(r, 0xfffffffffffffff0ull, 0x20, 0);
+    CHECK_FAULT(MEGPU_FAULT_BUS, 0xfffffffffffffff0ull,
+                MEGPU_FAULT_INFO_WRITE);
+
+    /* BAD_ARG: alignment and sizes */
+    at = r->pos;
+    emit_ts(r, ts + 4, 1, 0);
+    CHECK_FAULT(MEGPU_FAULT_BAD_ARG, RING_PA(0) + at, 0);
+    at = r->pos;
+    emit_fill(r, DATA_PA, 6, 0);
+    CHECK_FAULT(MEGPU_FAULT_BAD_ARG, RING_PA(0) + at, 0);
+    at = r->pos;
+    emit_copy(r, DATA_PA, DATA_PA + 0x100000, 64 * 1024 * 1024 + 1);
+    CHECK_FAULT(MEGPU_FAULT_BAD_ARG, RING_PA(0) + at, 0);
+    at = r->pos;
+    emit_ib(r, ib_va, MEGPU_IB_MAX_DWORDS + 1);
+    CHECK_FAULT(MEGPU_FAULT_BAD_ARG, RING_PA(0) + at, 0);
+    at = r->pos;
+    emit_setctx(r, PT_PA + 0x1000, 3);
+    CHECK_FAULT(MEGPU_FAULT_BAD_ARG, RING_PA(0) + at, 0);
+    at = r->pos;
+    emit_signal(r, SEM_PA + 4, 1);
+    CHECK_FAULT(MEGPU_FAULT_BAD_ARG, RING_PA(0) + at, 0);
+
+    /* BAD_LENGTH: a packet that runs past the tail; resumes at the tail */
+    at = r->pos;
+    hdr(r, MEGPU_PKT_WRITE_DATA, 10, 0);
+    put64(r, DATA_PA);
+    put(r, 0x5a);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_BAD_LENGTH, RING_PA(0) + at, at, 0);
+    eng_idle(&m, 0);
+    g_assert_cmphex(qtest_readl(m.qts, DATA_PA), ==, 0);
+    faults++;
+
+    /* A fault record stays after FAULT_ACK until the next one. */
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_FAULT_CODE), ==,
+                     MEGPU_FAULT_BAD_LENGTH);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_FAULTS), ==, faults);
+
+    /* BUS: a ring that is not in RAM faults on the header fetch */
+    ewr(&m, 1, MEGPU_ENG_RING_BASE_LO, (uint32_t)NO_RAM_PA);
+    ewr(&m, 1, MEGPU_ENG_RING_TAIL, 0x40);
+    expect_fault(&m, 1, MEGPU_FAULT_BUS, NO_RAM_PA, 0, 0);
+    g_assert_cmphex(erd(&m, 1, MEGPU_ENG_STATUS), ==, MEGPU_ENG_STATUS_IDLE);
+    g_assert_cmphex(erd(&m, 1, MEGPU_ENG_RING_HEAD), ==, 0x40);
+#undef CHECK_FAULT
+    megpu_stop_engines(&m);
+}
+
+/*
+ * WAIT stalls one engine while the others run; a SIGNAL from another
+ * engine or a CPU write releases it. The compare is wrap-safe.
+ */
+static void test_semaphores(void)
+{
+    Megpu m;
+    const uint64_t sem = SEM_PA, a = DATA_PA, b = DATA_PA + 8;
+
+    megpu_start_engines(&m, 4);
+    qtest_writeq(m.qts, sem, 1);
+    qtest_writeq(m.qts, a, 0);
+    qtest_writeq(m.qts, b, 0);
+
+    emit_wait(&m.ring[0], sem, 5);
+    emit_ts(&m.ring[0], a, 1, 0);
+    kick(&m, 0);
+    eng_poll(&m, 0, MEGPU_ENG_STATUS_WAIT_SEM);
+    g_assert_cmphex(erd64(&m, 0, MEGPU_ENG_WAIT_ADDR_LO), ==, sem);
+    g_assert_cmphex(erd64(&m, 0, MEGPU_ENG_WAIT_VALUE_LO), ==, 5);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_STATUS) & MEGPU_ENG_STATUS_IDLE,
+                    ==, 0);
+
+    /* another engine runs meanwhile */
+    emit_ts(&m.ring[1], b, 2, 0);
+    kick(&m, 1);
+    eng_idle(&m, 1);
+    g_assert_cmpuint(qtest_readq(m.qts, b), ==, 2);
+    g_usleep(20 * 1000);
+    g_assert_cmpuint(qtest_readq(m.qts, a), ==, 0);
+    g_assert_true(erd(&m, 0, MEGPU_ENG_STATUS) & MEGPU_ENG_STATUS_WAIT_SEM);
+
+    /* a SIGNAL below the value does not release it, one at it does */
+    emit_signal(&m.ring[2], sem, 4);
+    kick(&m, 2);
+    eng_idle(&m, 2);
+    g_usleep(20 * 1000);
+    g_assert_true(erd(&m, 0, MEGPU_ENG_STATUS) & MEGPU_ENG_STATUS_WAIT_SEM);
+    emit_signal(&m.ring[3], sem, 5);
+    kick(&m, 3);
+    eng_idle(&m, 0);
+    g_assert_cmpuint(qtest_readq(m.qts, a), ==, 1);
+    g_assert_cmpuint(qtest_readq(m.qts, sem), ==, 5);
+
+    /* a CPU write releases it too (the engine re-checks periodically) */
+    emit_wait(&m.ring[0], sem + 8, 3);
+    emit_ts(&m.ring[0], a, 2, 0);
+    kick(&m, 0);
+    eng_poll(&m, 0, MEGPU_ENG_STATUS_WAIT_SEM);
+    qtest_writeq(m.qts, sem + 8, 3);
+    eng_idle(&m, 0);
+    g_assert_cmpuint(qtest_readq(m.qts, a), ==, 2);
+
+    /* wrap-safe: 2 is "after" 0xfffffffffffffff8 */
+    qtest_writeq(m.qts, sem + 16, 0xfffffffffffffff0ull);
+    emit_wait(&m.ring[0], sem + 16, 0xfffffffffffffff8ull);
+    emit_ts(&m.ring[0], a, 3, 0);
+    kick(&m, 0);
+    eng_poll(&m, 0, MEGPU_ENG_STATUS_WAIT_SEM);
+    qtest_writeq(m.qts, sem + 16, 2);
+    eng_idle(&m, 0);
+    g_assert_cmpuint(qtest_readq(m.qts, a), ==, 3);
+
+    /* WAIT and SIGNAL inside IBs use virtual addresses */
+    {
+        const uint64_t ib_va = 0x10000000, sem_va = 0x20000000;
+        Stream ib0 = ib_stream(&m, IB_PA), ib1 = ib_stream(&m, IB_PA + 0x100);
+
+        mmu_map(&m, ib_va, IB_PA, 0x1000, false);
+        mmu_map(&m, sem_va, SEM_PA, 0x1000, true);
+        emit_wait(&ib0, sem_va + 24, 100);
+        emit_ts(&ib0, sem_va + 32, 4, 0);
+        emit_signal(&ib1, sem_va + 24, 100);
+        emit_setctx(&m.ring[0], PT_PA, 1);
+        emit_ib(&m.ring[0], ib_va, ib0.pos / 4);
+        kick(&m, 0);
+        eng_poll(&m, 0, MEGPU_ENG_STATUS_WAIT_SEM);
+        g_assert_cmphex(erd64(&m, 0, MEGPU_ENG_WAIT_ADDR_LO), ==,
+                        sem_va + 24);
+        emit_setctx(&m.ring[2], PT_PA, 1);
+        emit_ib(&m.ring[2], ib_va + 0x100, ib1.pos / 4);
+        kick(&m, 2);
+        eng_idle(&m, 2);
+        eng_idle(&m, 0);
+        g_assert_cmpuint(qtest_readq(m.qts, SEM_PA + 32), ==, 4);
+    }
+
+    /* a semaphore that is not RAM faults instead of waiting forever */
+    {
+        uint32_t at = m.ring[1].pos;
+
+        emit_wait(&m.ring[1], NO_RAM_PA, 1);
+        kick(&m, 1);
+        expect_fault(&m, 1, MEGPU_FAULT_BUS, NO_RAM_PA, at, 0);
+        eng_idle(&m, 1);
+    }
+    megpu_stop_engines(&m);
+}
+
+static void test_delay(void)
+{
+    Megpu m;
+    int64_t t0, t1;
+
+    megpu_start_engines(&m, 2);
+    qtest_writeq(m.qts, DATA_PA, 0);
+    ewr(&m, 0, MEGPU_ENG_DELAY_US, 200 * 1000);
+    t0 = g_get_monotonic_time();
+    emit_ts(&m.ring[0], DATA_PA, 1, 0);
+    emit_ts(&m.ring[0], DATA_PA, 2, 0);
+    kick(&m, 0);
+    /* the other engine is not held back */
+    emit_ts(&m.ring[1], DATA_PA + 8, 9, 0);
+    kick(&m, 1);
+    eng_idle(&m, 1);
+    g_assert_cmpuint(qtest_readq(m.qts, DATA_PA), ==, 0);
+    eng_idle(&m, 0);
+    t1 = g_get_monotonic_time();
+    g_assert_cmpuint(qtest_readq(m.qts, DATA_PA), ==, 2);
+    g_assert_cmpint(t1 - t0, >=, 400 * 1000);
+    ewr(&m, 0, MEGPU_ENG_DELAY_US, 0);
+    megpu_stop_engines(&m);
+}
+
+static void test_engine_reset(void)
+{
+    Megpu m;
+    Stream *r;
+    int64_t t0;
+
+    megpu_start_engines(&m, 4);
+    r = &m.ring[0];
+    qtest_writeq(m.qts, SEM_PA, 0);
+
+    /* Reset while waiting: the WAIT is abandoned. */
+    emit_setctx(r, PT_PA, 9);
+    emit_wait(r, SEM_PA, 1);
+    emit_ts(r, DATA_PA, 1, 0);
+    kick(&m, 0);
+    eng_poll(&m, 0, MEGPU_ENG_STATUS_WAIT_SEM);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_CTX_ID), ==, 9);
+    eng_reset(&m, 0);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_STATUS), ==, MEGPU_ENG_STATUS_IDLE);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_RING_HEAD), ==, 0);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_RING_TAIL), ==, 0);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_RESETS), ==, 1);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_CTX_ID), ==, 0);
+    g_assert_cmphex(erd64(&m, 0, MEGPU_ENG_PT_BASE_LO), ==, 0);
+    g_assert_cmphex(erd64(&m, 0, MEGPU_ENG_WAIT_ADDR_LO), ==, 0);
+    g_assert_cmphex(erd64(&m, 0, MEGPU_ENG_RING_BASE_LO), ==, RING_PA(0));
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_RING_SIZE), ==, RING_SIZE);
+    g_assert_cmpuint(qtest_readq(m.qts, DATA_PA), ==, 0);
+    /* and runs new work from offset 0 */
+    emit_ts(r, DATA_PA, 2, 0);
+    kick(&m, 0);
+    eng_idle(&m, 0);
+    g_assert_cmpuint(qtest_readq(m.qts, DATA_PA), ==, 2);
+
+    /* Reset after a fault, without FAULT_ACK. */
+    put(r, MEGPU_PKT_HEADER(0x77, 0, 0));
+    emit_ts(r, DATA_PA, 3, MEGPU_TIMESTAMP_FLAG_IRQ);
+    kick(&m, 0);
+    eng_poll(&m, 0, MEGPU_ENG_STATUS_FAULTED);
+    eng_reset(&m, 0);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_STATUS), ==, MEGPU_ENG_STATUS_IDLE);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_FAULT_CODE), ==, 0);
+    g_assert_cmpuint(erd64(&m, 0, MEGPU_ENG_FAULT_ADDR_LO), ==, 0);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_FAULT_INFO), ==, 0);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_IRQ_STATUS), ==, 0);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_FAULTS), ==, 1);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_RESETS), ==, 2);
+    g_assert_cmpuint(qtest_readq(m.qts, DATA_PA), ==, 2);
+    emit_ts(r, DATA_PA, 4, 0);
+    kick(&m, 0);
+    eng_idle(&m, 0);
+    g_assert_cmpuint(qtest_readq(m.qts, DATA_PA), ==, 4);
+
+    /* Reset during a long delay does not wait for it. */
+    ewr(&m, 1, MEGPU_ENG_DELAY_US, 60 * 1000 * 1000);
+    emit_ts(&m.ring[1], DATA_PA + 8, 1, 0);
+    kick(&m, 1);
+    g_usleep(10 * 1000);
+    t0 = g_get_monotonic_time();
+    eng_reset(&m, 1);
+    g_assert_cmpint(g_get_monotonic_time() - t0, <, 2 * 1000 * 1000);
+    g_assert_cmpuint(qtest_readq(m.qts, DATA_PA + 8), ==, 0);
+    /* DELAY_US is a test knob, kept across an engine reset */
+    g_assert_cmpuint(erd(&m, 1, MEGPU_ENG_DELAY_US), ==, 60 * 1000 * 1000);
+    ewr(&m, 1, MEGPU_ENG_DELAY_US, 0);
+
+    /* Reset with RESET and FAULT_ACK together: the reset wins. */
+    put(&m.ring[2], MEGPU_PKT_HEADER(0x77, 0, 0));
+    kick(&m, 2);
+    eng_poll(&m, 2, MEGPU_ENG_STATUS_FAULTED);
+    ewr(&m, 2, MEGPU_ENG_CONTROL,
+        MEGPU_ENG_CTRL_RESET | MEGPU_ENG_CTRL_FAULT_ACK);
+    eng_reset_done(&m, 2);
+    m.ring[2].pos = 0;
+    g_assert_cmphex(erd(&m, 2, MEGPU_ENG_STATUS), ==, MEGPU_ENG_STATUS_IDLE);
+    g_assert_cmphex(erd(&m, 2, MEGPU_ENG_RING_HEAD), ==, 0);
+
+    /* Device reset (register) while engines wait: done when it returns. */
+    emit_wait(&m.ring[3], SEM_PA, 100);
+    kick(&m, 3);
+    emit_wait(&m.ring[0], SEM_PA, 100);
+    kick(&m, 0);
+    eng_poll(&m, 3, MEGPU_ENG_STATUS_WAIT_SEM);
+    eng_poll(&m, 0, MEGPU_ENG_STATUS_WAIT_SEM);
+    wr(&m, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
+    for (unsigned n = 0; n < 4; n++) {
+        g_assert_cmphex(erd(&m, n, MEGPU_ENG_STATUS), ==,
+                        MEGPU_ENG_STATUS_IDLE);
+        g_assert_cmphex(erd(&m, n, MEGPU_ENG_RING_SIZE), ==, 0);
+        g_assert_cmpuint(erd(&m, n, MEGPU_ENG_RESETS), ==, 0);
+        g_assert_cmpuint(erd64(&m, n, MEGPU_ENG_PACKETS_LO), ==, 0);
+        ring_setup(&m, n);
+    }
+    emit_ts(&m.ring[3], DATA_PA + 16, 5, 0);
+    kick(&m, 3);
+    eng_idle(&m, 3);
+    g_assert_cmpuint(qtest_readq(m.qts, DATA_PA + 16), ==, 5);
+
+    /* System reset while an engine waits. */
+    emit_wait(&m.ring[0], SEM_PA, 100);
+    kick(&m, 0);
+    eng_poll(&m, 0, MEGPU_ENG_STATUS_WAIT_SEM);
+    qtest_system_reset(m.qts);
+    /* the reset cleared the BARs: map BAR0 again */
+    qpci_device_enable(m.dev);
+    m.bar = qpci_iomap(m.dev, MEGPU_BAR_MMIO, NULL);
+    g_assert_cmphex(rd(&m, MEGPU_REG_ID), ==, MEGPU_ID_MAGIC);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_STATUS), ==, MEGPU_ENG_STATUS_IDLE);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_RING_SIZE), ==, 0);
+    ring_setup(&m, 0);
+    emit_ts(&m.ring[0], DATA_PA + 24, 6, 0);
+    kick(&m, 0);
+    eng_idle(&m, 0);
+    g_assert_cmpuint(qtest_readq(m.qts, DATA_PA + 24), ==, 6);
+    megpu_stop(&m);
+}
+
+/* Quitting QEMU while engines wait and sleep must not hang. */
+static void test_teardown_busy(void)
+{
+    Megpu m;
+
+    megpu_start_engines(&m, 16);
+    for (unsigned n = 0; n < 16; n++) {
+        if (n % 2) {
+            emit_wait(&m.ring[n], SEM_PA + 0x100, 1000);
+        } else {
+            ewr(&m, n, MEGPU_ENG_DELAY_US, 1000 * 1000);
+            emit_nop(&m.ring[n], 0);
+        }
+        kick(&m, n);
+    }
+    eng_poll(&m, 15, MEGPU_ENG_STATUS_WAIT_SEM);
+    megpu_stop_engines(&m);
+}
+
+/*
+ * The fuzz run is reproducible: a fixed seed, or MEGPU_FUZZ_SEED to try
+ * others.
+ */
+static GRand *fuzz_rand;
+
+static uint32_t rnd(void)
+{
+    return g_rand_int(fuzz_rand);
+}
+
+static uint32_t rnd_range(uint32_t lo, uint32_t hi)
+{
+    return g_rand_int_range(fuzz_rand, lo, hi);
+}
+
+static uint64_t fuzz_addr(void)
+{
+    switch (rnd_range(0, 6)) {
+    case 0:
+        return (uint64_t)rnd() << 32 | rnd();
+    case 1:
+        return rnd_range(0, 0x100000) * 4ull;   /* low VA */
+    case 2:
+        return NO_RAM_PA + rnd_range(0, 0x1000) * 8;
+    default:
+        /* RAM the tests do not rely on */
+        return BIG_PA + rnd_range(0, 0x200000) * 4ull;
+    }
+}
+
+/* A random packet, often nearly well-formed so it gets past decoding. */
+static void fuzz_packet(Stream *st)
+{
+    uint32_t op = rnd_range(0, 12);
+    uint32_t count, flags = rnd_range(0, 256);
+
+    if (op <= MEGPU_PKT_WAIT && rnd_range(0, 4)) {
+        static const uint8_t fixed[] = {
+            0, MEGPU_PKT_IB_COUNT, 0, MEGPU_PKT_TIMESTAMP_COUNT,
+            MEGPU_PKT_COPY_COUNT, MEGPU_PKT_FILL_COUNT,
+            MEGPU_PKT_DISPATCH_COUNT, MEGPU_PKT_SET_CONTEXT_COUNT,
+            MEGPU_PKT_SIGNAL_COUNT, MEGPU_PKT_WAIT_COUNT,
+        };
+
+        count = op == MEGPU_PKT_NOP ? rnd_range(0, 8) :
+                op == MEGPU_PKT_WRITE_DATA ? rnd_range(3, 12) :
+                fixed[op];
+    } else {
+        count = rnd_range(0, 16);
+    }
+    put(st, MEGPU_PKT_HEADER(op, count, flags));
+    for (uint32_t i = 0; i < count; ) {
+        uint64_t v;
+
+        switch (rnd_range(0, 4)) {
+        case 0:
+            put(st, rnd());
+            i++;
+            break;
+        case 1:
+            put(st, rnd_range(0, 0x2000));
+            i++;
+            break;
+        default:
+            if (i + 1 < count) {
+                v = fuzz_addr();
+                put64(st, v);
+                i += 2;
+            } else {
+                put(st, rnd_range(0, 64));
+                i++;
+            }
+            break;
+        }
+    }
+}
+
+/*
+ * Thousands of random register writes and packets must leave QEMU alive
+ * and every engine, after a reset, running valid work.
+ */
+static void test_fuzz(void)
+{
+    static const uint32_t glob[] = {
+        MEGPU_REG_SCRATCH, MEGPU_REG_IRQ_TEST, MEGPU_REG_IRQ_TEST_STATUS,
+        MEGPU_REG_MMU_INVALIDATE, MEGPU_REG_ID, MEGPU_REG_ENGINE_TYPES,
+    };
+    const unsigned engines = 5;
+    const char *env = g_getenv("MEGPU_FUZZ_SEED");
+    guint32 seed = env ? g_ascii_strtoull(env, NULL, 0) : 0x6d677075;
+    unsigned steps = 5000;
+    Megpu m;
+
+    g_test_message("fuzz seed 0x%x", seed);
+    fuzz_rand = g_rand_new_with_seed(seed);
+    megpu_start_engines(&m, engines);
+    /* a random page table over RAM the fuzzer may scribble on */
+    for (unsigned i = 0; i < 64; i++) {
+        mmu_set_pte(&m, rnd_range(0, 0x400) * 0x1000ull,
+                    (BIG_PA + rnd_range(0, 0x800) * 0x1000ull) |
+                    rnd_range(0, 4));
+    }
+    for (unsigned step = 0; step < steps; step++) {
+        unsigned n = rnd_range(0, engines);
+        unsigned what = rnd_range(0, 100);
+
+        if (what < 30) {
+            /* any engine register, any value (mostly small) */
+            uint32_t reg = rnd_range(0, 0x70 / 4) * 4;
+            uint32_t val = rnd_range(0, 2) ?
+                           rnd() :
+                           rnd_range(0, 0x2000);
+
+            if (reg == MEGPU_ENG_DELAY_US) {
+                val %= 2000;
+            }
+            ewr(&m, rnd_range(0, MEGPU_MAX_ENGINES), reg, val);
+        } else if (what < 35) {
+            wr(&m, glob[rnd_range(0, ARRAY_SIZE(glob))],
+               rnd());
+        } else if (what < 40) {
+            ewr(&m, n, MEGPU_ENG_CONTROL, rnd_range(0, 4));
+        } else if (what < 45) {
+            /* random IB contents where the page table points */
+            Stream ib = ib_stream(&m, BIG_PA +
+                                  rnd_range(0, 0x800) * 0x1000ull);
+
+            for (unsigned i = 0; i < 8; i++) {
+                fuzz_packet(&ib);
+            }
+        } else if (what < 46 && !rnd_range(0, 10)) {
+            wr(&m, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
+        } else {
+            /* random packets on the ring as the device sees it now */
+            Stream st = {
+                .qts = m.qts,
+                .base = erd64(&m, n, MEGPU_ENG_RING_BASE_LO),
+                .size = erd(&m, n, MEGPU_ENG_RING_SIZE),
+                .pos = erd(&m, n, MEGPU_ENG_RING_TAIL),
+            };
+
+            if (!st.size || st.base + st.size > 0x10000000) {
+                ring_setup(&m, n);
+                continue;
+            }
+            /* keep faulted engines going, so that packets keep running */
+            if ((erd(&m, n, MEGPU_ENG_STATUS) & MEGPU_ENG_STATUS_FAULTED) &&
+                rnd_range(0, 4)) {
+                ewr(&m, n, MEGPU_ENG_CONTROL, MEGPU_ENG_CTRL_FAULT_ACK);
+            }
+            for (unsigned i = rnd_range(1, 4); i; i--) {
+                if (rnd_range(0, 3)) {
+                    fuzz_packet(&st);
+                } else {
+                    emit_any(&st, rnd_range(0, 10),
+                             fuzz_addr() & ~7ull);
+                }
+            }
+            ewr(&m, n, MEGPU_ENG_RING_TAIL, st.pos);
+        }
+        if (step % 500 == 0) {
+            /* QEMU still answers */
+            g_assert_cmphex(rd(&m, MEGPU_REG_ID), ==, MEGPU_ID_MAGIC);
+        }
+    }
+
+    for (unsigned n = 0; n < engines; n++) {
+        g_test_message("engine %u: %" PRIu64 " packets, %u faults, %u resets",
+                       n, erd64(&m, n, MEGPU_ENG_PACKETS_LO),
+                       erd(&m, n, MEGPU_ENG_FAULTS),
+                       erd(&m, n, MEGPU_ENG_RESETS));
+    }
+
+    /* Every engine, after a reset, runs a valid TIMESTAMP. */
+    g_assert_cmphex(rd(&m, MEGPU_REG_ID), ==, MEGPU_ID_MAGIC);
+    for (unsigned n = 0; n < engines; n++) {
+        ewr(&m, n, MEGPU_ENG_DELAY_US, 0);
+        eng_reset(&m, n);
+    }
+    for (unsigned n = 0; n < engines; n++) {
+        ring_setup(&m, n);
+        emit_ts(&m.ring[n], DATA_PA + n * 8, 0xf00d0000 + n,
+                MEGPU_TIMESTAMP_FLAG_IRQ);
+        kick(&m, n);
+    }
+    for (unsigned n = 0; n < engines; n++) {
+        eng_idle(&m, n);
+        g_assert_cmphex(qtest_readq(m.qts, DATA_PA + n * 8), ==,
+                        0xf00d0000 + n);
+        g_assert_cmphex(erd64(&m, n, MEGPU_ENG_LAST_TS_LO), ==,
+                        0xf00d0000 + n);
+        g_assert_true(erd(&m, n, MEGPU_ENG_IRQ_STATUS) &
+                      MEGPU_ENG_IRQ_TIMESTAMP);
+    }
+    megpu_stop_engines(&m);
+    g_rand_free(fuzz_rand);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -174,5 +1806,16 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/bad-engine-count", test_bad_engine_count);
     qtest_add_func("/megpu/scratch-and-reset", test_scratch_and_reset);
     qtest_add_func("/megpu/msix", test_msix);
+    qtest_add_func("/megpu/engine/regs", test_engine_regs);
+    qtest_add_func("/megpu/engine/ring-wrap", test_ring_wrap);
+    qtest_add_func("/megpu/engine/packets-per-type", test_packets_per_type);
+    qtest_add_func("/megpu/engine/kernels", test_kernels);
+    qtest_add_func("/megpu/engine/mmu-ib", test_mmu_ib);
+    qtest_add_func("/megpu/engine/faults", test_faults);
+    qtest_add_func("/megpu/engine/semaphores", test_semaphores);
+    qtest_add_func("/megpu/engine/delay", test_delay);
+    qtest_add_func("/megpu/engine/reset", test_engine_reset);
+    qtest_add_func("/megpu/engine/teardown-busy", test_teardown_busy);
+    qtest_add_func("/megpu/engine/fuzz", test_fuzz);
     return g_test_run();
 }

@@ -3,21 +3,29 @@
  *
  * PCI function, BAR0 register file, MSI-X and reset. The register layout
  * is the hardware contract in include/hw/misc/megpu_hw.h (the repository's
- * include/megpu_hw.h); Documentation/megpu-hw.rst describes it.
+ * include/megpu_hw.h); Documentation/megpu-hw.rst describes it. Engines
+ * are in megpu-engine.c, the GPU MMU in megpu-mmu.c, the built-in
+ * kernels in megpu-kernels.c.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
 #include "qemu/osdep.h"
+#include "qemu/atomic.h"
 #include "qemu/log.h"
+#include "qemu/main-loop.h"
 #include "qemu/module.h"
 #include "qapi/error.h"
 #include "hw/pci/pci.h"
 #include "hw/pci/msix.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
-#include "hw/misc/megpu.h"
+#include "megpu-internal.h"
 #include "trace.h"
+
+#define MEGPU_CAPS \
+    (MEGPU_CAP_IRQ_TEST | MEGPU_CAP_ENGINES | MEGPU_CAP_MMU | \
+     MEGPU_CAP_SEMAPHORE)
 
 static uint32_t megpu_engine_types(MegpuState *s)
 {
@@ -43,17 +51,70 @@ static void megpu_raise_test_irq(MegpuState *s, uint32_t vector)
     }
 }
 
+/* Engine interrupts, sent from the main loop: engines never take the BQL */
+static void megpu_irq_bh(void *opaque)
+{
+    MegpuState *s = opaque;
+    uint32_t pending = qatomic_xchg(&s->irq_pending, 0);
+
+    while (pending) {
+        unsigned v = ctz32(pending);
+
+        pending &= pending - 1;
+        trace_megpu_irq(v);
+        if (msix_enabled(PCI_DEVICE(s)) && !s->drop_irqs) {
+            msix_notify(PCI_DEVICE(s), v);
+        }
+    }
+}
+
+/*
+ * Device reset: registers and every engine. Waits for the engines, which
+ * is safe under the BQL (they never take it) and quick (they reach a
+ * packet boundary or abandon a WAIT, delay or long transfer at once).
+ */
 static void megpu_reset_regs(MegpuState *s)
 {
+    for (unsigned n = 0; n < s->num_engines; n++) {
+        megpu_engine_reset_sync(&s->engines[n]);
+    }
     s->scratch = 0;
     s->irq_test_status = 0;
+    s->mmu_invalidations = 0;
+    qatomic_set(&s->irq_pending, 0);
+}
+
+/* Engine block holding @addr (NULL outside); *present: engine exists */
+static MegpuEngine *megpu_engine_at(MegpuState *s, hwaddr addr, hwaddr *off,
+                                    bool *present)
+{
+    unsigned n;
+
+    if (addr < MEGPU_ENGINE_BASE(0) ||
+        addr >= MEGPU_ENGINE_BASE(MEGPU_MAX_ENGINES)) {
+        return NULL;
+    }
+    n = (addr - MEGPU_ENGINE_BASE(0)) / MEGPU_ENGINE_STRIDE;
+    *off = (addr - MEGPU_ENGINE_BASE(0)) % MEGPU_ENGINE_STRIDE;
+    *present = n < s->num_engines;
+    return &s->engines[n];
 }
 
 static uint64_t megpu_mmio_read(void *opaque, hwaddr addr, unsigned size)
 {
     MegpuState *s = opaque;
+    MegpuEngine *e;
     uint64_t val = 0;
+    bool present;
+    hwaddr off;
 
+    e = megpu_engine_at(s, addr, &off, &present);
+    if (e) {
+        /* absent engines read as 0 */
+        val = present ? megpu_engine_read(e, off) : 0;
+        trace_megpu_mmio_read(addr, val);
+        return val;
+    }
     switch (addr) {
     case MEGPU_REG_ID:
         val = MEGPU_ID_MAGIC;
@@ -62,7 +123,7 @@ static uint64_t megpu_mmio_read(void *opaque, hwaddr addr, unsigned size)
         val = s->version;
         break;
     case MEGPU_REG_CAPS:
-        val = MEGPU_CAP_IRQ_TEST;
+        val = MEGPU_CAPS;
         break;
     case MEGPU_REG_ENGINE_COUNT:
         val = s->num_engines;
@@ -79,6 +140,9 @@ static uint64_t megpu_mmio_read(void *opaque, hwaddr addr, unsigned size)
     case MEGPU_REG_ENGINE_TYPES:
         val = megpu_engine_types(s);
         break;
+    case MEGPU_REG_MMU_INVALIDATE:
+        val = s->mmu_invalidations;
+        break;
     default:
         qemu_log_mask(LOG_GUEST_ERROR,
                       "megpu: read of unknown register 0x%" HWADDR_PRIx "\n",
@@ -93,8 +157,22 @@ static void megpu_mmio_write(void *opaque, hwaddr addr, uint64_t val,
                              unsigned size)
 {
     MegpuState *s = opaque;
+    MegpuEngine *e;
+    bool present;
+    hwaddr off;
 
     trace_megpu_mmio_write(addr, val);
+    e = megpu_engine_at(s, addr, &off, &present);
+    if (e) {
+        if (present) {
+            megpu_engine_write(e, off, val);
+        } else {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "megpu: write to absent engine at 0x%"
+                          HWADDR_PRIx " ignored\n", addr);
+        }
+        return;
+    }
     switch (addr) {
     case MEGPU_REG_SCRATCH:
         s->scratch = val;
@@ -110,6 +188,9 @@ static void megpu_mmio_write(void *opaque, hwaddr addr, uint64_t val,
             trace_megpu_reset("register");
             megpu_reset_regs(s);
         }
+        break;
+    case MEGPU_REG_MMU_INVALIDATE:
+        megpu_mmu_invalidate(s);
         break;
     default:
         qemu_log_mask(LOG_GUEST_ERROR,
@@ -155,10 +236,24 @@ static void megpu_realize(PCIDevice *pdev, Error **errp)
     for (unsigned v = 0; v < MEGPU_NUM_VECTORS; v++) {
         msix_vector_use(pdev, v);
     }
+
+    s->irq_bh = qemu_bh_new_guarded(megpu_irq_bh, s,
+                                    &DEVICE(s)->mem_reentrancy_guard);
+    for (unsigned n = 0; n < s->num_engines; n++) {
+        megpu_engine_init(s, n);
+    }
 }
 
 static void megpu_exit(PCIDevice *pdev)
 {
+    MegpuState *s = MEGPU(pdev);
+
+    /* joining under the BQL is safe: engine threads never take it */
+    for (unsigned n = 0; n < s->num_engines; n++) {
+        megpu_engine_fini(&s->engines[n]);
+    }
+    qemu_bh_delete(s->irq_bh);
+    s->irq_bh = NULL;
     msix_uninit_exclusive_bar(pdev);
 }
 
@@ -176,17 +271,14 @@ static const Property megpu_properties[] = {
     DEFINE_PROP_BOOL("x-drop-irqs", MegpuState, drop_irqs, false),
 };
 
+/*
+ * Engines run in their own threads, possibly in the middle of a packet or
+ * a semaphore wait, with no way yet to quiesce them and save where they
+ * are: the device refuses migration rather than lose work silently.
+ */
 static const VMStateDescription vmstate_megpu = {
     .name = TYPE_MEGPU,
-    .version_id = 1,
-    .minimum_version_id = 1,
-    .fields = (const VMStateField[]) {
-        VMSTATE_PCI_DEVICE(parent_obj, MegpuState),
-        VMSTATE_MSIX(parent_obj, MegpuState),
-        VMSTATE_UINT32(scratch, MegpuState),
-        VMSTATE_UINT32(irq_test_status, MegpuState),
-        VMSTATE_END_OF_LIST()
-    },
+    .unmigratable = 1,
 };
 
 static void megpu_class_init(ObjectClass *klass, void *data)

@@ -6,11 +6,77 @@
 #ifndef HW_MISC_MEGPU_H
 #define HW_MISC_MEGPU_H
 
+#include "qemu/thread.h"
 #include "hw/pci/pci_device.h"
 #include "hw/misc/megpu_hw.h"
 
 #define TYPE_MEGPU "megpu"
 OBJECT_DECLARE_SIMPLE_TYPE(MegpuState, MEGPU)
+
+/*
+ * Device limits the header leaves open. A packet beyond them faults with
+ * MEGPU_FAULT_BAD_ARG, so that one packet cannot occupy an engine for
+ * an unbounded time.
+ */
+#define MEGPU_COPY_MAX_BYTES        (64 * 1024 * 1024)
+#define MEGPU_FILL_MAX_BYTES        (64 * 1024 * 1024)
+
+/*
+ * One engine: a command processor with its own thread. The registers the
+ * guest sees live here and are protected by @lock; the thread drops @lock
+ * while it executes a packet, so MMIO never waits for a packet.
+ */
+typedef struct MegpuEngine {
+    struct MegpuState *s;
+    unsigned idx;
+    unsigned type;              /* MEGPU_ENGINE_* */
+    uint32_t pkt_mask;          /* MEGPU_PKTS_* of the type */
+    uint32_t kernel_mask;       /* MEGPU_KERNELS_* of the type */
+
+    QemuThread thread;
+    bool thread_started;
+    QemuMutex lock;             /* everything below */
+    QemuCond cond;              /* doorbell, ack, reset, signal, stop */
+    /*
+     * Held by the engine around the translation and access of one page
+     * chunk of an IB access, so MMU_INVALIDATE can wait for it. Never
+     * held while sleeping or taking another lock.
+     */
+    QemuMutex xlat_lock;
+
+    /* Ring */
+    uint64_t ring_base;
+    uint32_t ring_size;         /* 0 until a valid size is written */
+    uint32_t head;
+    uint32_t tail;
+
+    /* Engine state */
+    bool busy;                  /* thread is executing a ring packet */
+    bool faulted;               /* stalled until FAULT_ACK */
+    bool waiting;               /* stalled on a WAIT packet */
+    bool reset_pending;         /* CONTROL.RESET or device reset asked */
+    bool full_reset;            /* device reset: forget the ring too */
+    bool stop;                  /* unrealize: the thread exits */
+    uint32_t resume_head;       /* where FAULT_ACK continues */
+    uint64_t wake_seq;          /* bumped by every SIGNAL */
+
+    /* Registers */
+    uint32_t irq_status;
+    uint32_t fault_code;
+    uint64_t fault_addr;
+    uint32_t fault_head;
+    uint32_t fault_info;
+    bool has_ctx;               /* a SET_CONTEXT ran since reset */
+    uint32_t ctx_id;
+    uint64_t pt_base;
+    uint64_t wait_addr;
+    uint64_t wait_value;
+    uint32_t delay_us;
+    uint64_t packets;
+    uint32_t faults;
+    uint32_t resets;
+    uint64_t last_ts;
+} MegpuEngine;
 
 struct MegpuState {
     PCIDevice parent_obj;
@@ -25,6 +91,16 @@ struct MegpuState {
     /* Registers */
     uint32_t scratch;
     uint32_t irq_test_status;
+    uint32_t mmu_invalidations;
+
+    /*
+     * Engine threads never take the BQL: they set a bit here and
+     * schedule @irq_bh, which sends the MSI-X messages from the main loop.
+     */
+    uint32_t irq_pending;
+    QEMUBH *irq_bh;
+
+    MegpuEngine engines[MEGPU_MAX_ENGINES];
 };
 
 #endif

@@ -1,0 +1,64 @@
+/*
+ * megpu: interfaces between the device's files (PCI/registers, engines,
+ * GPU MMU, built-in kernels). Not part of the hardware contract.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef HW_MISC_MEGPU_INTERNAL_H
+#define HW_MISC_MEGPU_INTERNAL_H
+
+#include "hw/misc/megpu.h"
+
+/*
+ * What an engine thread is executing: where addresses come from (ring:
+ * bus addresses; IB: GPU virtual addresses of the current context) and
+ * the first fault the packet raised.
+ */
+typedef struct MegpuExec {
+    MegpuEngine *e;
+    bool in_ib;
+    uint32_t ring_off;          /* ring packet being executed */
+    uint64_t pkt_addr;          /* header address of the current packet */
+    bool aborted;               /* a reset or stop cut the packet short */
+    uint32_t fault_code;
+    uint64_t fault_addr;
+    uint32_t fault_info;
+} MegpuExec;
+
+/* One page chunk of guest memory mapped for a direct or atomic access. */
+typedef struct MegpuMap {
+    void *host;
+    hwaddr len;
+    bool is_write;
+    bool locked;                /* holds the engine's xlat_lock */
+} MegpuMap;
+
+/* megpu-engine.c */
+void megpu_engine_init(MegpuState *s, unsigned n);
+void megpu_engine_fini(MegpuEngine *e);
+uint32_t megpu_engine_read(MegpuEngine *e, hwaddr off);
+void megpu_engine_write(MegpuEngine *e, hwaddr off, uint32_t val);
+void megpu_engine_reset_sync(MegpuEngine *e);
+bool megpu_fault(MegpuExec *x, uint32_t code, uint64_t addr, bool is_write);
+bool megpu_engine_should_abort(MegpuEngine *e);
+void megpu_raise_irq(MegpuState *s, unsigned vector);
+
+/* megpu-mmu.c */
+bool megpu_mem_rw(MegpuExec *x, uint64_t addr, void *buf, uint64_t len,
+                  bool is_write);
+bool megpu_range_ok(MegpuExec *x, uint64_t addr, uint64_t len,
+                    bool is_write);
+void *megpu_mem_map(MegpuExec *x, uint64_t addr, unsigned len,
+                    bool is_write, MegpuMap *m);
+void megpu_mem_unmap(MegpuExec *x, MegpuMap *m);
+bool megpu_mem_read64(MegpuExec *x, uint64_t addr, uint64_t *val);
+bool megpu_mem_write64(MegpuExec *x, uint64_t addr, uint64_t val);
+bool megpu_mem_add32(MegpuExec *x, uint64_t addr, uint32_t val);
+void megpu_mmu_invalidate(MegpuState *s);
+
+/* megpu-kernels.c */
+bool megpu_dispatch(MegpuExec *x, uint32_t kernel, uint64_t args,
+                    uint32_t grid_x, uint32_t grid_y,
+                    uint32_t group_x, uint32_t group_y);
+
+#endif

@@ -1,0 +1,259 @@
+/*
+ * megpu: engine memory access and the GPU MMU
+ *
+ * Every engine access to guest memory goes through here, one page chunk
+ * at a time. Ring packets use bus addresses; packets inside an IB use GPU
+ * virtual addresses, translated through the two-level page table of the
+ * engine's context (include/megpu_hw.h).
+ *
+ * Engines reach only guest RAM. MMIO would be dispatched from an engine
+ * thread with the BQL taken behind our back (and could even re-enter this
+ * device's registers), so a packet pointing at anything but RAM faults
+ * with MEGPU_FAULT_BUS instead. The RAM is mapped with address_space_map,
+ * which also lets semaphores use real host atomics that interoperate with
+ * guest CPU atomics on the same word.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/atomic.h"
+#include "qemu/bswap.h"
+#include "qemu/rcu.h"
+#include "exec/memory.h"
+#include "hw/pci/pci_device.h"
+#include "megpu-internal.h"
+#include "trace.h"
+
+#define MEGPU_PAGE_MASK     ((uint64_t)MEGPU_PAGE_SIZE - 1)
+
+/*
+ * Map [pa, pa + len) of guest RAM; len must not cross a page. NULL when
+ * any of it is not RAM (or not writable RAM for a write).
+ */
+static void *megpu_ram_map(MegpuState *s, hwaddr pa, hwaddr len,
+                           bool is_write)
+{
+    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
+    MemTxAttrs attrs = MEMTXATTRS_UNSPECIFIED;
+    MemoryRegion *mr;
+    ram_addr_t offset;
+    hwaddr xlat, l = len;
+    bool direct;
+    void *host;
+
+    /* Check first, so that address_space_map never bounces MMIO. */
+    WITH_RCU_READ_LOCK_GUARD() {
+        mr = address_space_translate(as, pa, &xlat, &l, is_write, attrs);
+        direct = l >= len && memory_access_is_direct(mr, is_write, attrs);
+    }
+    if (!direct) {
+        return NULL;
+    }
+    l = len;
+    host = address_space_map(as, pa, &l, is_write, attrs);
+    if (!host) {
+        return NULL;
+    }
+    /* The memory map changed under us: a bounce buffer, not RAM. */
+    if (l < len || !memory_region_from_host(host, &offset)) {
+        address_space_unmap(as, host, l, is_write, 0);
+        return NULL;
+    }
+    return host;
+}
+
+/* Read a page-table entry; false if the table is not in RAM. */
+static bool megpu_read_entry(MegpuState *s, hwaddr pa, uint64_t *entry)
+{
+    uint64_t *p = megpu_ram_map(s, pa, 8, false);
+
+    if (!p) {
+        return false;
+    }
+    /* one load: the driver may update the entry concurrently */
+    *entry = le64_to_cpu(qatomic_read(p));
+    address_space_unmap(pci_get_address_space(PCI_DEVICE(s)), p, 8,
+                        false, 8);
+    return true;
+}
+
+/*
+ * Walk the context's page table for @va. Called with the engine's
+ * xlat_lock held. A miss never yields an address: the caller faults.
+ */
+static bool megpu_mmu_translate(MegpuEngine *e, uint64_t va, bool is_write,
+                                hwaddr *pa)
+{
+    uint64_t pde, pte;
+
+    if (!e->has_ctx || va >= MEGPU_VA_SIZE) {
+        return false;
+    }
+    if (!megpu_read_entry(e->s, e->pt_base + MEGPU_PDE_INDEX(va) * 8, &pde) ||
+        !(pde & MEGPU_PTE_VALID)) {
+        return false;
+    }
+    /* level-2 tables are 8 KiB aligned; anything else is a bad entry */
+    if (pde & MEGPU_PAGE_SIZE) {
+        return false;
+    }
+    if (!megpu_read_entry(e->s, (pde & MEGPU_PTE_ADDR_MASK) +
+                          MEGPU_PTE_INDEX(va) * 8, &pte) ||
+        !(pte & MEGPU_PTE_VALID)) {
+        return false;
+    }
+    if (is_write && !(pte & MEGPU_PTE_WRITE)) {
+        return false;
+    }
+    *pa = (pte & MEGPU_PTE_ADDR_MASK) | (va & MEGPU_PAGE_MASK);
+    return true;
+}
+
+void *megpu_mem_map(MegpuExec *x, uint64_t addr, unsigned len,
+                    bool is_write, MegpuMap *m)
+{
+    MegpuEngine *e = x->e;
+    hwaddr pa = addr;
+
+    assert(len && len <= MEGPU_PAGE_SIZE - (addr & MEGPU_PAGE_MASK));
+    m->locked = false;
+    if (x->in_ib) {
+        /* held until unmap: MMU_INVALIDATE waits for this access */
+        qemu_mutex_lock(&e->xlat_lock);
+        m->locked = true;
+        if (!megpu_mmu_translate(e, addr, is_write, &pa)) {
+            qemu_mutex_unlock(&e->xlat_lock);
+            megpu_fault(x, MEGPU_FAULT_MMU, addr, is_write);
+            return NULL;
+        }
+    }
+    m->host = megpu_ram_map(e->s, pa, len, is_write);
+    if (!m->host) {
+        if (m->locked) {
+            qemu_mutex_unlock(&e->xlat_lock);
+        }
+        megpu_fault(x, MEGPU_FAULT_BUS, addr, is_write);
+        return NULL;
+    }
+    m->len = len;
+    m->is_write = is_write;
+    return m->host;
+}
+
+void megpu_mem_unmap(MegpuExec *x, MegpuMap *m)
+{
+    address_space_unmap(pci_get_address_space(PCI_DEVICE(x->e->s)),
+                        m->host, m->len, m->is_write, m->len);
+    if (m->locked) {
+        qemu_mutex_unlock(&x->e->xlat_lock);
+    }
+}
+
+/*
+ * A range that wraps around the top of the address space would continue
+ * at address 0: fault on its start instead.
+ */
+bool megpu_range_ok(MegpuExec *x, uint64_t addr, uint64_t len,
+                    bool is_write)
+{
+    if (len && addr > UINT64_MAX - (len - 1)) {
+        return megpu_fault(x, x->in_ib ? MEGPU_FAULT_MMU : MEGPU_FAULT_BUS,
+                           addr, is_write);
+    }
+    return true;
+}
+
+bool megpu_mem_rw(MegpuExec *x, uint64_t addr, void *buf, uint64_t len,
+                  bool is_write)
+{
+    uint8_t *p = buf;
+    MegpuMap m;
+
+    if (!megpu_range_ok(x, addr, len, is_write)) {
+        return false;
+    }
+    while (len) {
+        unsigned chunk = MIN(len, MEGPU_PAGE_SIZE - (addr & MEGPU_PAGE_MASK));
+        void *host = megpu_mem_map(x, addr, chunk, is_write, &m);
+
+        if (!host) {
+            return false;
+        }
+        if (is_write) {
+            memcpy(host, p, chunk);
+        } else {
+            memcpy(p, host, chunk);
+        }
+        megpu_mem_unmap(x, &m);
+        addr += chunk;
+        p += chunk;
+        len -= chunk;
+    }
+    return true;
+}
+
+/* Semaphore and timestamp words: aligned 64-bit host atomics. */
+bool megpu_mem_read64(MegpuExec *x, uint64_t addr, uint64_t *val)
+{
+    MegpuMap m;
+    uint64_t *p = megpu_mem_map(x, addr, 8, false, &m);
+
+    if (!p) {
+        return false;
+    }
+    *val = le64_to_cpu(qatomic_read(p));
+    megpu_mem_unmap(x, &m);
+    return true;
+}
+
+bool megpu_mem_write64(MegpuExec *x, uint64_t addr, uint64_t val)
+{
+    MegpuMap m;
+    uint64_t *p = megpu_mem_map(x, addr, 8, true, &m);
+
+    if (!p) {
+        return false;
+    }
+    /* full barrier: the packets' earlier writes are visible first */
+    qatomic_xchg(p, cpu_to_le64(val));
+    megpu_mem_unmap(x, &m);
+    return true;
+}
+
+bool megpu_mem_add32(MegpuExec *x, uint64_t addr, uint32_t val)
+{
+    MegpuMap m;
+    uint32_t *p = megpu_mem_map(x, addr, 4, true, &m);
+    uint32_t old, cur;
+
+    if (!p) {
+        return false;
+    }
+    /* cmpxchg on the little-endian word, correct on any host */
+    cur = qatomic_read(p);
+    do {
+        old = cur;
+        cur = qatomic_cmpxchg(p, old,
+                              cpu_to_le32(le32_to_cpu(old) + val));
+    } while (cur != old);
+    megpu_mem_unmap(x, &m);
+    return true;
+}
+
+/*
+ * MMU_INVALIDATE: once every engine has been seen outside a translated
+ * access, no engine uses a translation read before this call. Engines
+ * hold xlat_lock only around one page chunk of RAM, never while waiting
+ * for anything, so this is short; it runs under the BQL, which engines
+ * never take.
+ */
+void megpu_mmu_invalidate(MegpuState *s)
+{
+    for (unsigned n = 0; n < s->num_engines; n++) {
+        qemu_mutex_lock(&s->engines[n].xlat_lock);
+        qemu_mutex_unlock(&s->engines[n].xlat_lock);
+    }
+    s->mmu_invalidations++;
+    trace_megpu_mmu_invalidate(s->mmu_invalidations);
+}
