@@ -251,6 +251,8 @@ struct megpu_file {
  * @bo_count: number of @mappings
  * @ib_va: IB address
  * @ib_dwords: IB size in dwords
+ * @in_fences: the fences of its in-syncs, unwrapped (referenced): the
+ *	producers whose failure it inherits
  * @done_fence: the scheduler's finished fence (referenced)
  * @hw_fence: the hardware fence, once running (referenced)
  * @seqno: its TIMESTAMP value, once running
@@ -267,6 +269,7 @@ struct megpu_job {
 	u32 bo_count;
 	u64 ib_va;
 	u32 ib_dwords;
+	struct xarray in_fences;
 	struct dma_fence *done_fence;
 	struct dma_fence *hw_fence;
 	u64 seqno;

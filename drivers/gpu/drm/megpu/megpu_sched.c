@@ -52,13 +52,17 @@ static struct dma_fence *megpu_fence_create(struct megpu_engine *eng,
 	return &fence->base;
 }
 
-/* Has a dependency of @job failed? Then the job must not use its output. */
+/*
+ * Errors travel along explicit dependencies only: an in-syncobj says the
+ * job consumes its producer's result. Implicit (BO) dependencies order
+ * jobs but a job that overwrites a failed job's BO must still run.
+ */
 static bool megpu_job_depends_on_failure(struct megpu_job *job)
 {
 	struct dma_fence *fence;
 	unsigned long index;
 
-	xa_for_each(&job->base.dependencies, index, fence)
+	xa_for_each(&job->in_fences, index, fence)
 		if (dma_fence_is_signaled(fence) && fence->error)
 			return true;
 	return false;
@@ -67,12 +71,11 @@ static bool megpu_job_depends_on_failure(struct megpu_job *job)
 static bool megpu_job_depends_on(struct megpu_job *job,
 				 struct megpu_job *producer)
 {
-	struct drm_sched_fence *s_fence = producer->base.s_fence;
 	struct dma_fence *fence;
 	unsigned long index;
 
-	xa_for_each(&job->base.dependencies, index, fence)
-		if (fence == &s_fence->finished || fence == &s_fence->scheduled)
+	xa_for_each(&job->in_fences, index, fence)
+		if (fence == producer->done_fence)
 			return true;
 	return false;
 }
@@ -316,6 +319,12 @@ void megpu_job_put(struct megpu_job *job)
 	struct megpu_device *mdev = job->file->mdev;
 	unsigned int i;
 
+	struct dma_fence *fence;
+	unsigned long index;
+
+	xa_for_each(&job->in_fences, index, fence)
+		dma_fence_put(fence);
+	xa_destroy(&job->in_fences);
 	for (i = 0; i < job->bo_count; i++)
 		megpu_gem_mapping_put(job->mappings[i]);
 	kvfree(job->mappings);

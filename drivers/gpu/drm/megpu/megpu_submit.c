@@ -8,6 +8,7 @@
  */
 
 #include <linux/dma-fence-chain.h>
+#include <linux/dma-fence-unwrap.h>
 #include <linux/dma-resv.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -74,12 +75,31 @@ static int megpu_submit_lookup_bos(struct drm_file *file,
 	return ib_found ? 0 : -EINVAL;
 }
 
+/* Remember the in-sync fences: the job inherits their errors. */
+static int megpu_job_add_in_fence(struct megpu_job *job, struct dma_fence *in)
+{
+	struct dma_fence_unwrap iter;
+	struct dma_fence *f;
+	u32 id;
+	int ret;
+
+	dma_fence_unwrap_for_each(f, &iter, in) {
+		ret = xa_alloc(&job->in_fences, &id, f, xa_limit_32b,
+			       GFP_KERNEL);
+		if (ret)
+			return ret;
+		dma_fence_get(f);
+	}
+	return 0;
+}
+
 static int megpu_submit_in_syncs(struct drm_file *file,
 				 const struct drm_megpu_submit *args,
 				 struct megpu_job *job)
 {
 	struct drm_megpu_sync __user *user = u64_to_user_ptr(args->in_syncs);
 	struct drm_megpu_sync sync;
+	struct dma_fence *fence;
 	unsigned int i;
 	int ret;
 
@@ -88,12 +108,20 @@ static int megpu_submit_in_syncs(struct drm_file *file,
 			return -EFAULT;
 		if (sync.pad)
 			return -EINVAL;
-		ret = drm_sched_job_add_syncobj_dependency(&job->base, file,
-							   sync.handle,
-							   sync.point);
+		ret = drm_syncobj_find_fence(file, sync.handle, sync.point, 0,
+					     &fence);
 		/* a point nobody submitted yet is as missing as a handle */
 		if (ret == -EINVAL)
 			return -ENOENT;
+		if (ret)
+			return ret;
+		ret = megpu_job_add_in_fence(job, fence);
+		if (ret) {
+			dma_fence_put(fence);
+			return ret;
+		}
+		/* takes the reference */
+		ret = drm_sched_job_add_dependency(&job->base, fence);
 		if (ret)
 			return ret;
 	}
@@ -113,6 +141,7 @@ static struct megpu_job *megpu_job_alloc(struct megpu_file *mfile, u32 count)
 		return NULL;
 	}
 	INIT_LIST_HEAD(&job->active_node);
+	xa_init_flags(&job->in_fences, XA_FLAGS_ALLOC);
 	job->file = megpu_file_get(mfile);
 	job->vm = megpu_vm_get(mfile->vm);
 	atomic_inc(&mfile->mdev->live_jobs);

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Copyright 2026 The megpu authors */
+/*
+ * The wait-bucket planner of seed 001, a pure function of the resource
+ * objects and the engines' current timestamps: no locks, no allocation,
+ * no kernel API, so the host unit tests run it as it is.
+ *
+ * Rule for readers and writers (ours, the seed has only "uses"): several
+ * engines may read a resource at once; a reader waits for the last writer;
+ * a writer waits for the last writer and for the last reader on every
+ * other engine. Waits on the job's own engine are never needed: the ring
+ * runs its frames in order.
+ */
+#ifndef MEGPU_SEM_PLAN_H
+#define MEGPU_SEM_PLAN_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
+#include <stdbool.h>
+#include <stdint.h>
+typedef uint32_t u32;
+typedef uint64_t u64;
+#endif
+
+#include "megpu_hw.h"
+
+/**
+ * struct megpu_sem_ref - a semaphore object's tag
+ * @sem: semaphore object number; 0 is the blank (never used) reference
+ * @engine: the engine whose job signals it
+ * @ts: the timestamp of that job on that engine
+ */
+struct megpu_sem_ref {
+	u32 sem;
+	u32 engine;
+	u64 ts;
+};
+
+/**
+ * struct megpu_resource - the resource object of one BO
+ * @write: the last job that wrote it
+ * @read: per engine, the last job that read it since that write
+ */
+struct megpu_resource {
+	struct megpu_sem_ref write;
+	struct megpu_sem_ref read[MEGPU_MAX_ENGINES];
+};
+
+/**
+ * struct megpu_bucket - the wait bucket: one entry per engine at most
+ * @mask: engines with an entry
+ * @wait: the entry of each engine in @mask, the largest timestamp seen
+ */
+struct megpu_bucket {
+	u32 mask;
+	struct megpu_sem_ref wait[MEGPU_MAX_ENGINES];
+};
+
+/* Does @ref still have to be waited for, by a job on @engine? */
+static inline bool megpu_sem_unavailable(const struct megpu_sem_ref *ref,
+					 u32 engine, const u64 *current_ts)
+{
+	return ref->sem && ref->engine != engine &&
+	       ref->ts > current_ts[ref->engine];
+}
+
+void megpu_bucket_add(struct megpu_bucket *bucket,
+		      const struct megpu_sem_ref *ref, u32 engine,
+		      const u64 *current_ts);
+void megpu_plan_resource(struct megpu_bucket *bucket,
+			 struct megpu_resource *res, bool write,
+			 const struct megpu_sem_ref *own,
+			 const u64 *current_ts);
+
+#endif /* MEGPU_SEM_PLAN_H */
