@@ -29,7 +29,7 @@ static const char usage[] =
 "what each engine did and how long it took, then PASS or FAIL.\n"
 "\n"
 "  --device I      megpu device index (default 0)\n"
-"  --elements N    32-bit elements per buffer (default 65536)\n";
+"  --elements N    32-bit elements per buffer (default 50000)\n";
 
 enum { A, B, X, Y, C, C2, Y2, SUMS, KARGS, NBUF };
 enum { FILLS, VADD, SAXPY, COPIES, CHECKSUMS, NSTAGES };
@@ -142,7 +142,7 @@ static int verify(struct megpu_bo **buf, uint32_t n)
 
 int cmd_demo(int argc, char **argv)
 {
-	uint64_t device = 0, n = 65536;
+	uint64_t device = 0, n = 50000;
 	struct megpu_bo *buf[NBUF] = { NULL };
 	struct megpu_job jobs[NSTAGES];
 	int64_t t0, deadline;
@@ -237,7 +237,7 @@ int cmd_demo(int argc, char **argv)
 		ret = 0;
 	}
 
-	printf("\n  %-6s %-8s %-24s %-10s %10s %10s\n", "stage", "engine",
+	printf("\n  %-6s %-10s %-24s %-10s %10s %10s\n", "stage", "engine",
 	       "work", "waits for", "done at", "ran for");
 	for (i = 0; i < NSTAGES; i++) {
 		struct stage *s = &stages[i];
@@ -254,7 +254,7 @@ int cmd_demo(int argc, char **argv)
 				 s->deps[1] + 1);
 		snprintf(name, sizeof(name), "%d:%s", s->engine,
 			 tool_engine_name(&gpu, s->engine));
-		printf("  %-6d %-8s %-24s %-10s %8.2f ms %7.2f ms%s%s\n",
+		printf("  %-6d %-10s %-24s %-10s %8.2f ms %7.2f ms%s%s\n",
 		       i + 1, name, s->what, waits,
 		       (s->signalled - t0) / 1e6,
 		       (s->signalled - ready) / 1e6,

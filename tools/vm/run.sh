@@ -64,7 +64,7 @@ while IFS= read -r line; do
 	esac
 	# The demo's own output, and the tests' summary lines, for the user.
 	if [ "$mode" != check ] && [ -n "$boot" ] &&
-		[[ "$line" != \[* ]] && [[ "$line" != megpu-init:* ]]; then
+		[[ "$line" != \[* ]] && [[ "$line" != megpu-init:* ]] && [[ "$line" != qemu-exit=* ]]; then
 		printf '%s\n' "$line"
 	fi
 	if [ "$mode" = check ]; then
