@@ -2,6 +2,7 @@
 /* Engine types and what each accepts, from the hardware contract. */
 
 #include <errno.h>
+#include <stdio.h>
 #include <strings.h>
 
 #include "megpu_hw.h"
@@ -50,4 +51,16 @@ uint32_t megpu_engine_kernels(unsigned int type)
 		return 0;
 	return type == MEGPU_ENGINE_VIDEO ? MEGPU_KERNELS_VIDEO :
 					    MEGPU_KERNELS_ALL;
+}
+
+/* The driver's name for engine @index: its type and instance, "copy0". */
+void megpu_engine_name(uint64_t types, unsigned int index, char *buf,
+		       size_t len)
+{
+	unsigned int type = MEGPU_ENGINE_TYPE(types, index), n = 0, i;
+
+	for (i = 0; i < index; i++)
+		if (MEGPU_ENGINE_TYPE(types, i) == type)
+			n++;
+	snprintf(buf, len, "%s%u", megpu_engine_type_name(type), n);
 }

@@ -52,6 +52,9 @@ int megpu_engines(struct megpu *gpu, unsigned int *count, uint64_t *types);
 /* Index of the first engine of @type, or -ENODEV. */
 int megpu_find_engine(struct megpu *gpu, unsigned int type);
 
+/* The driver's name of engine @index (fdinfo, debugfs): "gfx0", "copy1". */
+void megpu_engine_name(uint64_t types, unsigned int index, char *buf,
+		       size_t len);
 /* What an engine type accepts: bit per opcode, bit per kernel. */
 uint32_t megpu_engine_packets(unsigned int type);
 uint32_t megpu_engine_kernels(unsigned int type);

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What users and tools read about the GPU: debugfs (engines, decoded ring
+ * frames, faults), fdinfo engine busy time per client, and tracepoints.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "megpu_drm.h"
+#include "megpu_hw.h"
+#include "libmegpu.h"
+#include "megpu_test.h"
+
+#define TRACEFS "/sys/kernel/tracing"
+
+MT_FIXTURE(gpu);
+
+/* Read a whole text file (debugfs, procfs, tracefs) into a new buffer. */
+static char *slurp(const char *path)
+{
+	size_t len = 0, cap = 65536;
+	char *buf = malloc(cap + 1);
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0 || !buf) {
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	while ((n = read(fd, buf + len, cap - len)) > 0) {
+		len += n;
+		if (len == cap) {
+			cap *= 2;
+			buf = realloc(buf, cap + 1);
+		}
+	}
+	close(fd);
+	buf[len] = '\0';
+	return buf;
+}
+
+static char *debugfs(struct mt *t, const char *name)
+{
+	char path[256];
+
+	if (megpu_debugfs_path(&t->gpu, name, path, sizeof(path)))
+		return NULL;
+	return slurp(path);
+}
+
+/* A job's frame is SET_CONTEXT, IB (its address), TIMESTAMP with irq. */
+TEST_F(gpu, ring_dump_shows_frames)
+{
+	struct megpu_bo *bo;
+	struct megpu_cs cs;
+	char want[64], *rings, *p;
+	struct mt_job j;
+	uint64_t ib_va;
+
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
+	megpu_cs_init(&cs);
+	megpu_cs_write32(&cs, bo->va, 1);
+	ASSERT_EQ(0, mt_submit(&self->t.gpu, &j, 0, &cs, &bo, 1, 0));
+	ib_va = j.job.ib->va + j.job.ib_offset;
+	ASSERT_EQ(0, mt_job_finish(&j, mt_job_ns(&self->t)));
+
+	rings = debugfs(&self->t, "rings");
+	if (!rings)
+		SKIP(return, "no debugfs");
+	snprintf(want, sizeof(want), "IB va=0x%" PRIx64 " dwords=%u",
+		 ib_va, (unsigned int)cs.len);
+	p = strstr(rings, want);
+	ASSERT_NE(NULL, p) TH_LOG("no '%s' in:\n%s", want, rings);
+	/* the IB is preceded by SET_CONTEXT and followed by the TIMESTAMP */
+	EXPECT_NE(NULL, strstr(rings, "SET_CONTEXT pd=0x"));
+	EXPECT_NE(NULL, strstr(p, "TIMESTAMP addr=0x"));
+	EXPECT_NE(NULL, strstr(p, " irq"));
+	free(rings);
+	megpu_cs_fini(&cs);
+	megpu_bo_free(bo);
+}
+
+TEST_F(gpu, engines_show_progress)
+{
+	char *engines, name[64];
+	unsigned int e;
+
+	engines = debugfs(&self->t, "engines");
+	if (!engines)
+		SKIP(return, "no debugfs");
+	for (e = 0; e < self->t.engines; e++) {
+		char engine[16];
+
+		megpu_engine_name(self->t.types, e, engine, sizeof(engine));
+		snprintf(name, sizeof(name), "%s: engine %u status", engine, e);
+		EXPECT_NE(NULL, strstr(engines, name)) TH_LOG("%s", engines);
+	}
+	EXPECT_NE(NULL, strstr(engines, "completed"));
+	free(engines);
+}
+
+/* A fault is recorded with its code, access, address and context. */
+TEST_F(gpu, fault_is_recorded)
+{
+	struct megpu_bo *bo;
+	struct megpu_cs cs;
+	char want[96], *faults;
+
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
+	megpu_cs_init(&cs);
+	/* the guard page right after the BO is never mapped */
+	megpu_cs_write32(&cs, bo->va + 4096 + 8, 1);
+	ASSERT_EQ(-EFAULT, mt_run(&self->t, 0, &cs, &bo, 1));
+
+	faults = debugfs(&self->t, "faults");
+	if (!faults)
+		SKIP(return, "no debugfs");
+	snprintf(want, sizeof(want), "code %u write ib addr 0x%" PRIx64,
+		 MEGPU_FAULT_MMU, bo->va + 4096 + 8);
+	EXPECT_NE(NULL, strstr(faults, want)) TH_LOG("no '%s' in:\n%s", want,
+						     faults);
+	free(faults);
+	megpu_cs_fini(&cs);
+	megpu_bo_free(bo);
+}
+
+static uint64_t fdinfo_value(int fd, const char *key)
+{
+	char path[64], *text, *p;
+	uint64_t v = UINT64_MAX;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	text = slurp(path);
+	if (!text)
+		return UINT64_MAX;
+	p = strstr(text, key);
+	if (p)
+		v = strtoull(p + strlen(key), NULL, 0);
+	free(text);
+	return v;
+}
+
+static void fdinfo_key(struct mt *t, unsigned int e, char *buf, size_t len)
+{
+	char name[16];
+
+	megpu_engine_name(t->types, e, name, sizeof(name));
+	snprintf(buf, len, "drm-engine-%s:", name);
+}
+
+/* drm-engine-<name> grows with the client's work on that engine only. */
+TEST_F(gpu, fdinfo_engine_busy_time)
+{
+	struct megpu_kargs k = { .n = 200000 };
+	uint64_t before[MEGPU_MAX_ENGINES], after, args;
+	struct megpu_bo *bos[2];
+	char key[64];
+	struct megpu_cs cs;
+	unsigned int e;
+	int busy;
+
+	busy = mt_engine_for(&self->t, MEGPU_PKT_DISPATCH, -1);
+	ASSERT_LE(0, busy);
+	EXPECT_NE(UINT64_MAX, fdinfo_value(self->t.gpu.fd, "drm-driver:"));
+	for (e = 0; e < self->t.engines; e++) {
+		fdinfo_key(&self->t, e, key, sizeof(key));
+		before[e] = fdinfo_value(self->t.gpu.fd, key);
+		ASSERT_NE(UINT64_MAX, before[e]) TH_LOG("no %s", key);
+	}
+
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4 * k.n, 0, &bos[0]));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bos[1]));
+	k.ptr[0] = bos[0]->va;
+	ASSERT_EQ(0, megpu_kargs_write(bos[1], 0, &k, &args));
+	megpu_cs_init(&cs);
+	megpu_cs_dispatch(&cs, MEGPU_KERNEL_INCREMENT, args, k.n, 1, 256, 1);
+	ASSERT_EQ(0, mt_run(&self->t, busy, &cs, bos, 2));
+
+	for (e = 0; e < self->t.engines; e++) {
+		fdinfo_key(&self->t, e, key, sizeof(key));
+		after = fdinfo_value(self->t.gpu.fd, key);
+		if ((int)e == busy) {
+			EXPECT_LT(before[e], after) TH_LOG("%s", key);
+		} else {
+			EXPECT_EQ(before[e], after) TH_LOG("%s", key);
+		}
+	}
+	megpu_cs_fini(&cs);
+	megpu_bo_free(bos[0]);
+	megpu_bo_free(bos[1]);
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -EIO;
+}
+
+/* submit, run and done tracepoints fire for a job. */
+TEST_F(gpu, tracepoints)
+{
+	struct megpu_bo *bo;
+	struct megpu_cs cs;
+	char *trace;
+
+	if (access(TRACEFS "/events", F_OK))
+		mount("tracefs", TRACEFS, "tracefs", 0, NULL);
+	if (access(TRACEFS "/events/megpu", F_OK))
+		SKIP(return, "no tracefs");
+	ASSERT_EQ(0, write_file(TRACEFS "/trace", ""));
+	ASSERT_EQ(0, write_file(TRACEFS "/events/megpu/enable", "1"));
+
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
+	megpu_cs_init(&cs);
+	megpu_cs_write32(&cs, bo->va, 1);
+	ASSERT_EQ(0, mt_run(&self->t, 0, &cs, &bo, 1));
+
+	ASSERT_EQ(0, write_file(TRACEFS "/events/megpu/enable", "0"));
+	trace = slurp(TRACEFS "/trace");
+	ASSERT_NE(NULL, trace);
+	EXPECT_NE(NULL, strstr(trace, "megpu_job_submit: engine=0"));
+	EXPECT_NE(NULL, strstr(trace, "megpu_job_run: engine=0"));
+	EXPECT_NE(NULL, strstr(trace, "megpu_job_done: engine=0"));
+	free(trace);
+	megpu_cs_fini(&cs);
+	megpu_bo_free(bo);
+}
+
+TEST_HARNESS_MAIN
