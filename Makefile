@@ -117,10 +117,15 @@ check-qtest: qemu
 	@echo "== device qtest"
 	tools/vm/qtest.sh
 
-# The main run, then a boot with faulty devices that must fail to probe.
+# The main run, the engine tests again with 8 engines, then a boot with
+# faulty devices that must fail to probe.
 check-guest: qemu initramfs
 	@echo "== guest kselftests"
 	tools/vm/run.sh check $(INITRAMFS)
+	@echo "== guest kselftests: 8 engines"
+	NAME=check-8 ENGINES=8 \
+	TESTS=device_test,packets_test,sync_test,recovery_test,stress_test \
+		tools/vm/run.sh check $(INITRAMFS)
 	@echo "== guest kselftests: probe failures"
 	NAME=check-probe TESTS=probe_test TEST_ARGS=megpu_test.faulty=2 \
 	DEVICE_PROPS="x-version=0x20000 x-drop-irqs=on" \
