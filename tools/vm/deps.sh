@@ -102,7 +102,7 @@ kernel() {
 			printf 'deps: 6.12 builds available now (use make KVER=...):\n' >&2
 			apt-cache search --names-only \
 				'^linux-image-6\.12\..*-amd64-unsigned$' |
-				sed -n 's/^linux-image-\(6\.12\.[^ ]*\)-amd64-unsigned .*/  \1/p' |
+				sed -n 's/^linux-image-\(6\.12\.[0-9]*+deb[0-9]*\)-amd64-unsigned .*/  \1/p' |
 				sort -V >&2
 			exit 1
 		fi
