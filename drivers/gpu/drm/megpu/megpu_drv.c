@@ -76,7 +76,8 @@ static const struct drm_ioctl_desc megpu_ioctls[] = {
 			  DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(MEGPU_GEM_WAIT, megpu_ioctl_gem_wait,
 			  DRM_RENDER_ALLOW),
-	DRM_IOCTL_DEF_DRV(MEGPU_SUBMIT, megpu_ioctl_submit, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(MEGPU_SUBMIT, megpu_ioctl_submit,
+			  DRM_RENDER_ALLOW | DRM_AUTH),
 };
 
 struct megpu_file *megpu_file_get(struct megpu_file *mfile)

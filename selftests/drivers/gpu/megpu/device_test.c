@@ -9,7 +9,9 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
+#include <linux/capability.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -179,6 +181,69 @@ TEST(open_close_many)
 	}
 	ASSERT_EQ(0, megpu_get_param(&gpu, DRM_MEGPU_PARAM_ENGINE_COUNT, &v));
 	megpu_close(&gpu);
+}
+
+/* The primary node of the megpu, as generic DRM tools open it. */
+static int open_primary(struct megpu *gpu)
+{
+	drmDevicePtr dev;
+	int fd = -1;
+
+	if (drmGetDevice2(gpu->fd, 0, &dev))
+		return -1;
+	if (dev->available_nodes & (1 << DRM_NODE_PRIMARY))
+		fd = open(dev->nodes[DRM_NODE_PRIMARY], O_RDWR | O_CLOEXEC);
+	drmFreeDevice(&dev);
+	return fd;
+}
+
+/* Drop CAP_SYS_ADMIN, with which DRM treats every client as authenticated. */
+static int drop_sys_admin(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -errno;
+	d[CAP_SYS_ADMIN / 32].effective &= ~(1u << (CAP_SYS_ADMIN % 32));
+	return syscall(SYS_capset, &h, d) ? -errno : 0;
+}
+
+/*
+ * On the primary node queries work for everyone; submitting needs an
+ * authenticated client (the first opener, the master, is one), as for
+ * every DRM driver's command submission.
+ */
+TEST_F(gpu, primary_node)
+{
+	struct drm_megpu_get_param p = {
+		.param = DRM_MEGPU_PARAM_ENGINE_COUNT,
+	};
+	struct drm_megpu_submit submit = { 0 };
+	int master, other;
+
+	master = open_primary(&self->gpu);
+	ASSERT_LE(0, master);
+	other = open(self->gpu.node, O_RDWR);
+	ASSERT_LE(0, other);
+	close(other);
+	/* this test runs in its own process: dropping a capability is local */
+	ASSERT_EQ(0, drop_sys_admin());
+	other = open_primary(&self->gpu);
+	ASSERT_LE(0, other);
+
+	EXPECT_EQ(0, drmIoctl(master, DRM_IOCTL_MEGPU_GET_PARAM, &p));
+	EXPECT_EQ(0, drmIoctl(other, DRM_IOCTL_MEGPU_GET_PARAM, &p));
+	/* authenticated: the arguments are checked (and refused) */
+	EXPECT_EQ(-1, drmIoctl(master, DRM_IOCTL_MEGPU_SUBMIT, &submit));
+	EXPECT_EQ(EINVAL, errno);
+	/* not authenticated: refused before the arguments are looked at */
+	EXPECT_EQ(-1, drmIoctl(other, DRM_IOCTL_MEGPU_SUBMIT, &submit));
+	EXPECT_EQ(EACCES, errno);
+	close(other);
+	close(master);
 }
 
 TEST_HARNESS_MAIN
