@@ -110,6 +110,19 @@ static void megpu_wake_all(MegpuState *s)
     }
 }
 
+/*
+ * Any other write from an engine may be what a WAIT watches (a TIMESTAMP,
+ * a WRITE_DATA): wake the waiters too, but skip the locks when nobody
+ * waits. A waiter that stalls just after this check still sees the value
+ * at its next periodic re-check.
+ */
+static void megpu_wake_waiters(MegpuState *s)
+{
+    if (qatomic_read(&s->sem_waiters)) {
+        megpu_wake_all(s);
+    }
+}
+
 static void megpu_count_packet(MegpuEngine *e)
 {
     qemu_mutex_lock(&e->lock);
@@ -172,7 +185,11 @@ static bool megpu_exec_write_data(MegpuExec *x, const uint32_t *p,
         return megpu_pkt_fault(x, MEGPU_FAULT_BAD_ARG);
     }
     /* payload dwords are little endian already, as memory wants them */
-    return megpu_mem_rw(x, addr, (void *)&p[2], (count - 2) * 4ull, true);
+    if (!megpu_mem_rw(x, addr, (void *)&p[2], (count - 2) * 4ull, true)) {
+        return false;
+    }
+    megpu_wake_waiters(x->e->s);
+    return true;
 }
 
 static bool megpu_exec_timestamp(MegpuExec *x, uint32_t flags,
@@ -190,6 +207,7 @@ static bool megpu_exec_timestamp(MegpuExec *x, uint32_t flags,
         return false;
     }
     trace_megpu_timestamp(e->idx, addr, val, irq);
+    megpu_wake_waiters(e->s);
     qemu_mutex_lock(&e->lock);
     if (!x->in_ib) {
         e->last_ts = val;
@@ -331,6 +349,7 @@ static bool megpu_exec_wait(MegpuExec *x, const uint32_t *p)
         qemu_mutex_lock(&e->lock);
         if (!stalled) {
             stalled = true;
+            qatomic_inc(&e->s->sem_waiters);
             e->waiting = true;
             e->wait_addr = addr;
             e->wait_value = want;
@@ -342,6 +361,7 @@ static bool megpu_exec_wait(MegpuExec *x, const uint32_t *p)
         qemu_mutex_unlock(&e->lock);
     }
     if (stalled) {
+        qatomic_dec(&e->s->sem_waiters);
         qemu_mutex_lock(&e->lock);
         e->waiting = false;
         qemu_mutex_unlock(&e->lock);

@@ -100,6 +100,9 @@ struct MegpuState {
     uint32_t irq_pending;
     QEMUBH *irq_bh;
 
+    /* Engines stalled on WAIT: other writes wake them only when needed. */
+    uint32_t sem_waiters;
+
     MegpuEngine engines[MEGPU_MAX_ENGINES];
 };
 
