@@ -6,6 +6,8 @@
 #
 # Versions are pinned here; override on the command line (make KVER=...).
 
+SHELL := /bin/bash
+
 KVER ?= 6.12.117+deb12
 QEMU_DEBVER ?= 1:10.0.13+ds-0+deb13u1
 MEGPU_CACHE ?= $(HOME)/.cache/megpu
@@ -57,10 +59,12 @@ qemu: $(DEPS_STAMP)
 
 # The module must build without a warning at W=1.
 module: $(DEPS_STAMP)
-	@$(MAKE) -C $(KDIR) M=$(CURDIR) CONFIG_DRM_MEGPU=m W=1 modules \
-		2>&1 | tee $(B).module.log; \
-	! grep -E 'warning:|error:' $(B).module.log && \
-	test -f $(MODULE); rc=$$?; rm -f $(B).module.log; exit $$rc
+	@mkdir -p $(B)
+	@set -o pipefail; \
+	$(MAKE) -C $(KDIR) M=$(CURDIR) CONFIG_DRM_MEGPU=m W=1 modules 2>&1 | \
+		tee $(B)/module.log
+	@! grep -iE 'warning:|error' $(B)/module.log || \
+		{ echo "module: the build has warnings" >&2; exit 1; }
 
 $(B)/lib/%.o: tools/lib/megpu/%.c $(LIB_HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)

@@ -23,6 +23,16 @@ module_param_named(job_timeout_ms, megpu_job_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(job_timeout_ms,
 		 "time a job may run before its engine is reset (default 2000)");
 
+bool megpu_gpu_semaphores = true;
+module_param_named(gpu_semaphores, megpu_gpu_semaphores, bool, 0644);
+MODULE_PARM_DESC(gpu_semaphores,
+		 "wait for other engines with GPU semaphores (default) or on the CPU (0)");
+
+bool megpu_drop_waits;
+module_param_named(drop_waits, megpu_drop_waits, bool, 0644);
+MODULE_PARM_DESC(drop_waits,
+		 "debug: emit no semaphore waits, so cross-engine races show (default 0)");
+
 #define DRIVER_NAME	"megpu"
 #define DRIVER_DESC	"megpu virtual multi-engine GPU"
 #define DRIVER_MAJOR	0
@@ -174,6 +184,7 @@ static const struct drm_driver megpu_drm_driver = {
 	.open = megpu_open,
 	.postclose = megpu_postclose,
 	.show_fdinfo = megpu_show_fdinfo,
+	.debugfs_init = megpu_debugfs_minor_init,
 	.gem_create_object = megpu_gem_create_object,
 	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
 	.ioctls = megpu_ioctls,
@@ -268,9 +279,12 @@ static int megpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		goto err_irq;
 
-	ret = megpu_sched_init(mdev);
+	ret = megpu_sem_init(mdev);
 	if (ret)
 		goto err_irq;
+	ret = megpu_sched_init(mdev);
+	if (ret)
+		goto err_sem;
 	megpu_irq_enable_engines(mdev);
 
 	megpu_debugfs_init(mdev);
@@ -286,6 +300,8 @@ static int megpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 err_sched:
 	megpu_sched_fini(mdev);
+err_sem:
+	megpu_sem_fini(mdev);
 err_irq:
 	megpu_irq_fini(mdev);
 	return ret;
@@ -298,6 +314,7 @@ static void megpu_remove(struct pci_dev *pdev)
 	drm_dev_unplug(&mdev->drm);
 	megpu_sched_fini(mdev);
 	megpu_write(mdev, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
+	megpu_sem_fini(mdev);
 	megpu_irq_fini(mdev);
 	ida_destroy(&mdev->ctx_ida);
 }

@@ -16,6 +16,7 @@
 #include <drm/gpu_scheduler.h>
 
 #include "megpu_hw.h"
+#include "megpu_sem_plan.h"
 
 struct megpu_device;
 
@@ -24,7 +25,12 @@ struct megpu_device;
 #define MEGPU_FRAME_MAX_BYTES	512
 #define MEGPU_FAULT_LOG		16
 
+/* Semaphore objects; 0 is the blank reference, never handed out. */
+#define MEGPU_SEM_COUNT		4096
+
 extern unsigned int megpu_job_timeout_ms;
+extern bool megpu_gpu_semaphores;
+extern bool megpu_drop_waits;
 
 /**
  * struct megpu_vector - one MSI-X vector
@@ -63,6 +69,35 @@ struct megpu_fault {
 };
 
 /**
+ * struct megpu_frame - what a ring frame did, for debugfs
+ * @seqno: the job's timestamp
+ * @ctx: its GPU context
+ * @ib_va: its IB
+ * @own: the semaphore it signals
+ * @nwaits: number of @waits
+ * @waits: the semaphores it waits for, by engine
+ */
+struct megpu_frame {
+	u64 seqno;
+	u32 ctx;
+	u64 ib_va;
+	struct megpu_sem_ref own;
+	u32 nwaits;
+	struct megpu_sem_ref waits[MEGPU_MAX_ENGINES];
+};
+
+/**
+ * struct megpu_sem_obj - a semaphore object of the pool
+ * @tag: the engine and timestamp of the job that signals it
+ * @waiters: per engine, the last job whose frame waits on it: the object
+ *	is reused only when its tag and all its waiters have expired
+ */
+struct megpu_sem_obj {
+	struct megpu_sem_ref tag;
+	u64 waiters[MEGPU_MAX_ENGINES];
+};
+
+/**
  * struct megpu_engine - one engine: its ring, scheduler and fences
  * @mdev: the device
  * @index: engine number
@@ -76,6 +111,7 @@ struct megpu_fault {
  * @tail: byte offset where the next packet goes
  * @frames: ring offsets where the last frames start (debugfs dump)
  * @frame_count: frames emitted
+ * @frame_log: the last frames' waits and signals (debugfs)
  * @seqno_cpu: where TIMESTAMP packets write the completed seqno
  * @seqno_dma: its bus address
  * @fence_context: dma_fence context of the hardware fences
@@ -104,6 +140,7 @@ struct megpu_engine {
 	u32 tail;
 	u32 frames[MEGPU_FAULT_LOG];
 	unsigned int frame_count;
+	struct megpu_frame frame_log[MEGPU_FAULT_LOG];
 
 	u64 *seqno_cpu;
 	dma_addr_t seqno_dma;
@@ -136,6 +173,14 @@ struct megpu_engine {
  * @submit_lock: keeps job arm and push in one order per device
  * @ctx_ida: GPU context ids
  * @mmu_lock: serializes TLB invalidations
+ * @sem_lock: protects the semaphore pool and the resource objects
+ * @sems: the semaphore pool
+ * @sem_cpu: the pool's semaphore memory, one 64-bit slot per object
+ * @sem_dma: its bus address
+ * @sem_cursor: where the search for a free object starts
+ * @bos_lock: protects @bos
+ * @bos: every BO, for the resource-object dump
+ * @next_bo_id: id of the next BO (debugfs)
  * @live_bos: BOs alive (debugfs, leak checks)
  * @live_jobs: jobs alive
  * @live_vms: GPU address spaces alive
@@ -159,6 +204,16 @@ struct megpu_device {
 	struct mutex submit_lock;	/* job arm + push order */
 	struct ida ctx_ida;
 	struct mutex mmu_lock;		/* TLB invalidations */
+
+	struct mutex sem_lock;		/* pool, resource objects */
+	struct megpu_sem_obj *sems;
+	u64 *sem_cpu;
+	dma_addr_t sem_dma;
+	u32 sem_cursor;
+
+	struct mutex bos_lock;		/* bos */
+	struct list_head bos;
+	u32 next_bo_id;
 
 	atomic_t live_bos;
 	atomic_t live_jobs;
@@ -199,12 +254,18 @@ struct megpu_vm {
  * @read_only: mapped without GPU write permission
  * @mappings_lock: protects @mappings
  * @mappings: one struct megpu_mapping per address space it is mapped in
+ * @res: its resource object (under the device's sem_lock)
+ * @id: number shown in debugfs
+ * @dev_node: in the device's BO list
  */
 struct megpu_bo {
 	struct drm_gem_shmem_object base;
 	bool read_only;
 	struct mutex mappings_lock;	/* mappings */
 	struct list_head mappings;
+	struct megpu_resource res;
+	u32 id;
+	struct list_head dev_node;
 };
 
 /**
@@ -248,17 +309,26 @@ struct megpu_file {
  * @file: the submitting file (referenced)
  * @vm: the address space it runs in (referenced)
  * @mappings: mappings of the BOs it uses (referenced)
+ * @bo_flags: DRM_MEGPU_BO_* of each mapping
  * @bo_count: number of @mappings
  * @ib_va: IB address
  * @ib_dwords: IB size in dwords
+ * @implicit: it waits for the BOs' earlier users (no NO_IMPLICIT)
  * @in_fences: the fences of its in-syncs, unwrapped (referenced): the
  *	producers whose failure it inherits
+ * @sem_deps: finished fences of producers on other engines of this GPU,
+ *	from in-syncs, that it waits for on the GPU (referenced)
+ * @sem_dep_next: the first @sem_deps entry prepare_job has not resolved
+ * @dep_bucket: the semaphores of the resolved @sem_deps
+ * @frame: its ring frame's waits and signal, once running
  * @done_fence: the scheduler's finished fence (referenced)
  * @hw_fence: the hardware fence, once running (referenced)
  * @seqno: its TIMESTAMP value, once running
  * @error: set when the job faulted or a producer failed
  * @active_node: in the engine's active list
  * @start_ns: when it was put in the ring
+ * @ib_ring_off: ring offset of its IB packet (under the engine's job_lock)
+ * @cancelled: a producer failed: its IB is replaced by a NOP
  */
 struct megpu_job {
 	struct drm_sched_job base;
@@ -266,16 +336,24 @@ struct megpu_job {
 	struct megpu_file *file;
 	struct megpu_vm *vm;
 	struct megpu_mapping **mappings;
+	u32 *bo_flags;
 	u32 bo_count;
+	bool implicit;
 	u64 ib_va;
 	u32 ib_dwords;
 	struct xarray in_fences;
+	struct xarray sem_deps;
+	unsigned long sem_dep_next;
+	struct megpu_bucket dep_bucket;
+	struct megpu_frame frame;
 	struct dma_fence *done_fence;
 	struct dma_fence *hw_fence;
 	u64 seqno;
 	int error;
 	struct list_head active_node;
 	u64 start_ns;
+	u32 ib_ring_off;
+	bool cancelled;
 };
 
 static inline struct megpu_device *to_megpu(struct drm_device *drm)
@@ -348,6 +426,7 @@ int megpu_ring_init(struct megpu_engine *eng);
 void megpu_ring_fini(struct megpu_engine *eng);
 void megpu_ring_emit_job(struct megpu_engine *eng, struct megpu_job *job);
 void megpu_ring_kick(struct megpu_engine *eng);
+void megpu_ring_cancel_ib(struct megpu_engine *eng, struct megpu_job *job);
 int megpu_engine_hw_reset(struct megpu_engine *eng);
 
 /* megpu_sched.c */
@@ -355,6 +434,21 @@ int megpu_sched_init(struct megpu_device *mdev);
 void megpu_sched_fini(struct megpu_device *mdev);
 void megpu_engine_irq(struct megpu_engine *eng, u32 status);
 void megpu_job_put(struct megpu_job *job);
+bool megpu_sched_fence_is_ours(struct megpu_device *mdev,
+			       struct dma_fence *fence,
+			       struct drm_gpu_scheduler **sched);
+struct dma_fence *megpu_sched_hw_fence(struct dma_fence *finished);
+
+/* megpu_sem.c */
+int megpu_sem_init(struct megpu_device *mdev);
+void megpu_sem_fini(struct megpu_device *mdev);
+int megpu_sem_plan_job(struct megpu_job *job);
+void megpu_sem_force_signal(struct megpu_job *job);
+void megpu_sem_bo_add(struct megpu_device *mdev, struct megpu_bo *bo);
+void megpu_sem_bo_del(struct megpu_device *mdev, struct megpu_bo *bo);
+u64 megpu_sem_addr(struct megpu_device *mdev, u32 sem);
+void megpu_sem_debugfs_init(struct megpu_device *mdev);
+void megpu_debugfs_minor_init(struct drm_minor *minor);
 
 /* megpu_submit.c */
 int megpu_ioctl_submit(struct drm_device *drm, void *data,

@@ -25,6 +25,7 @@ static void megpu_gem_free(struct drm_gem_object *obj)
 	struct megpu_device *mdev = to_megpu(obj->dev);
 
 	WARN_ON(!list_empty(&bo->mappings));
+	megpu_sem_bo_del(mdev, bo);
 	mutex_destroy(&bo->mappings_lock);
 	drm_gem_shmem_free(&bo->base);
 	atomic_dec(&mdev->live_bos);
@@ -161,6 +162,7 @@ struct drm_gem_object *megpu_gem_create_object(struct drm_device *drm,
 	INIT_LIST_HEAD(&bo->mappings);
 	bo->base.base.funcs = &megpu_gem_funcs;
 	bo->base.map_wc = false;
+	megpu_sem_bo_add(to_megpu(drm), bo);
 	atomic_inc(&to_megpu(drm)->live_bos);
 	return &bo->base.base;
 }

@@ -3,8 +3,10 @@
 /*
  * Engine rings and the ring-frame builder. A job's frame is
  *
- *	SET_CONTEXT(page directory, ctx) IB(ib) TIMESTAMP(seqno, irq)
+ *	WAIT(sem, ts)* SET_CONTEXT(pd, ctx) IB(ib) SIGNAL(own sem, seqno)
+ *	TIMESTAMP(seqno, irq)
  *
+ * with the waits and the semaphore planned by megpu_sem.c.
  * The ring is only written from the engine's scheduler (run_job) and from
  * its timeout handler while the scheduler is stopped; ring_lock keeps the
  * two apart anyway.
@@ -31,22 +33,41 @@ static void ring_put64(struct megpu_engine *eng, u64 v)
 	ring_put(eng, upper_32_bits(v));
 }
 
+static void ring_sem(struct megpu_engine *eng, u32 op,
+		     const struct megpu_sem_ref *ref)
+{
+	ring_put(eng, MEGPU_PKT_HEADER(op, MEGPU_PKT_WAIT_COUNT, 0));
+	ring_put64(eng, megpu_sem_addr(eng->mdev, ref->sem));
+	ring_put64(eng, ref->ts);
+}
+
 void megpu_ring_emit_job(struct megpu_engine *eng, struct megpu_job *job)
 {
+	const struct megpu_frame *frame = &job->frame;
+	unsigned int i;
 	u32 start;
 
 	lockdep_assert_held(&eng->ring_lock);
 	start = eng->tail;
-	eng->frames[eng->frame_count++ % MEGPU_FAULT_LOG] = start;
+	eng->frames[eng->frame_count % MEGPU_FAULT_LOG] = start;
+	eng->frame_log[eng->frame_count % MEGPU_FAULT_LOG] = *frame;
+	eng->frame_count++;
+
+	for (i = 0; i < frame->nwaits; i++)
+		ring_sem(eng, MEGPU_PKT_WAIT, &frame->waits[i]);
 
 	ring_put(eng, MEGPU_PKT_HEADER(MEGPU_PKT_SET_CONTEXT,
 				       MEGPU_PKT_SET_CONTEXT_COUNT, 0));
 	ring_put64(eng, job->vm->pd_dma);
 	ring_put(eng, job->vm->ctx_id);
 
-	ring_put(eng, MEGPU_PKT_HEADER(MEGPU_PKT_IB, MEGPU_PKT_IB_COUNT, 0));
+	job->ib_ring_off = eng->tail;
+	ring_put(eng, MEGPU_PKT_HEADER(job->cancelled ? MEGPU_PKT_NOP :
+				       MEGPU_PKT_IB, MEGPU_PKT_IB_COUNT, 0));
 	ring_put64(eng, job->ib_va);
 	ring_put(eng, job->ib_dwords);
+
+	ring_sem(eng, MEGPU_PKT_SIGNAL, &frame->own);
 
 	ring_put(eng, MEGPU_PKT_HEADER(MEGPU_PKT_TIMESTAMP,
 				       MEGPU_PKT_TIMESTAMP_COUNT,
@@ -56,6 +77,18 @@ void megpu_ring_emit_job(struct megpu_engine *eng, struct megpu_job *job)
 
 	WARN_ON(((eng->tail - start) & (MEGPU_RING_SIZE - 1)) >
 		MEGPU_FRAME_MAX_BYTES);
+}
+
+/*
+ * Turn the IB packet of a job in the ring into a NOP of the same length.
+ * Only for a job whose frame waits for a producer that has not signalled:
+ * its engine cannot have fetched the IB packet yet.
+ */
+void megpu_ring_cancel_ib(struct megpu_engine *eng, struct megpu_job *job)
+{
+	lockdep_assert_held(&eng->job_lock);
+	WRITE_ONCE(eng->ring[job->ib_ring_off / 4],
+		   MEGPU_PKT_HEADER(MEGPU_PKT_NOP, MEGPU_PKT_IB_COUNT, 0));
 }
 
 /* Let the engine fetch what was emitted: the doorbell. */

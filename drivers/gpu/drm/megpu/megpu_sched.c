@@ -18,9 +18,11 @@
 #include "megpu_compat.h"
 #include "megpu_trace.h"
 
+/* The hardware fence of a job: its engine, seqno and semaphore. */
 struct megpu_fence {
 	struct dma_fence base;
 	struct megpu_engine *engine;
+	u32 sem;
 };
 
 static const char *megpu_fence_driver_name(struct dma_fence *fence)
@@ -52,54 +54,110 @@ static struct dma_fence *megpu_fence_create(struct megpu_engine *eng,
 	return &fence->base;
 }
 
-/*
- * Errors travel along explicit dependencies only: an in-syncobj says the
- * job consumes its producer's result. Implicit (BO) dependencies order
- * jobs but a job that overwrites a failed job's BO must still run.
- */
-static bool megpu_job_depends_on_failure(struct megpu_job *job)
+/* Is @fence a scheduler fence of one of this GPU's engines? Which one? */
+bool megpu_sched_fence_is_ours(struct megpu_device *mdev,
+			       struct dma_fence *fence,
+			       struct drm_gpu_scheduler **sched)
 {
-	struct dma_fence *fence;
-	unsigned long index;
-
-	xa_for_each(&job->in_fences, index, fence)
-		if (dma_fence_is_signaled(fence) && fence->error)
-			return true;
-	return false;
-}
-
-static bool megpu_job_depends_on(struct megpu_job *job,
-				 struct megpu_job *producer)
-{
-	struct dma_fence *fence;
-	unsigned long index;
-
-	xa_for_each(&job->in_fences, index, fence)
-		if (fence == producer->done_fence)
-			return true;
-	return false;
-}
-
-/*
- * A failed job's consumers that are already in a ring (same engine, or
- * later GPU-side waits) would run on garbage: fail them too. Consumers
- * not yet running see the failure in run_job.
- */
-static void megpu_propagate_error(struct megpu_device *mdev,
-				  struct megpu_job *failed)
-{
-	unsigned long flags;
-	struct megpu_job *job;
+	struct drm_sched_fence *s_fence = to_drm_sched_fence(fence);
 	unsigned int i;
 
+	if (!s_fence)
+		return false;
 	for (i = 0; i < mdev->num_engines; i++) {
-		struct megpu_engine *eng = &mdev->engines[i];
+		if (s_fence->sched == &mdev->engines[i].sched) {
+			*sched = s_fence->sched;
+			return true;
+		}
+	}
+	return false;
+}
 
-		spin_lock_irqsave(&eng->job_lock, flags);
-		list_for_each_entry(job, &eng->active, active_node)
-			if (!job->error && megpu_job_depends_on(job, failed))
+/*
+ * The hardware fence behind a scheduler fence, referenced, or NULL when
+ * its job has not been put in a ring. The scheduler clears and restores
+ * the pointer around a reset; hardware fences are freed after an RCU
+ * grace period, so an RCU read is safe.
+ */
+struct dma_fence *megpu_sched_hw_fence(struct dma_fence *fence)
+{
+	struct drm_sched_fence *s_fence = to_drm_sched_fence(fence);
+	struct dma_fence *parent;
+
+	if (!s_fence)
+		return NULL;
+	rcu_read_lock();
+	parent = READ_ONCE(s_fence->parent);
+	if (parent)
+		parent = dma_fence_get_rcu(parent);
+	rcu_read_unlock();
+	if (parent && parent->ops != &megpu_fence_ops) {
+		dma_fence_put(parent);
+		parent = NULL;
+	}
+	return parent;
+}
+
+/*
+ * Did a producer named in the job's in-syncs fail? Errors travel along
+ * explicit dependencies only: an in-syncobj says the job consumes its
+ * producer's result, while a job that merely overwrites a failed job's
+ * BO must still run. The producer may have failed while this job already
+ * waited for it on the GPU, so its hardware fence is asked too: a fault
+ * or a timeout sets its error before the semaphore is signalled.
+ */
+static bool megpu_job_inherits_failure(struct megpu_job *job)
+{
+	struct dma_fence *fence, *hw;
+	unsigned long index;
+	bool failed = false;
+
+	xa_for_each(&job->in_fences, index, fence) {
+		if (dma_fence_is_signaled(fence) && fence->error)
+			return true;
+		hw = megpu_sched_hw_fence(fence);
+		if (hw) {
+			failed = hw->error;
+			dma_fence_put(hw);
+			if (failed)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * A job failed and its semaphore is about to be signalled anyway (a fault
+ * lets the engine go on; a reset signals it from the CPU). Jobs already in
+ * a ring that consume its result wait for that semaphore: cancel them now,
+ * before they can run, by turning their IB into a NOP, and so on for the
+ * consumers of those.
+ */
+static void megpu_cancel_consumers(struct megpu_device *mdev)
+{
+	struct megpu_job *job;
+	unsigned long flags;
+	bool changed = true;
+	unsigned int i;
+
+	while (changed) {
+		changed = false;
+		for (i = 0; i < mdev->num_engines; i++) {
+			struct megpu_engine *eng = &mdev->engines[i];
+
+			spin_lock_irqsave(&eng->job_lock, flags);
+			list_for_each_entry(job, &eng->active, active_node) {
+				if (job->cancelled || job->error ||
+				    !megpu_job_inherits_failure(job))
+					continue;
+				job->cancelled = true;
 				job->error = -ECANCELED;
-		spin_unlock_irqrestore(&eng->job_lock, flags);
+				dma_fence_set_error(job->hw_fence, -ECANCELED);
+				megpu_ring_cancel_ib(eng, job);
+				changed = true;
+			}
+			spin_unlock_irqrestore(&eng->job_lock, flags);
+		}
 	}
 }
 
@@ -115,11 +173,11 @@ static void megpu_job_retire(struct megpu_engine *eng, struct megpu_job *job,
 		atomic64_add(now - start, &mfile->busy_ns[eng->index]);
 	eng->last_retire_ns = now;
 
+	if (!job->error && megpu_job_inherits_failure(job))
+		job->error = -ECANCELED;
 	trace_megpu_job_done(eng->index, job->seqno, job->error);
-	if (job->error) {
-		megpu_propagate_error(eng->mdev, job);
+	if (job->error && !job->hw_fence->error)
 		dma_fence_set_error(job->hw_fence, job->error);
-	}
 	dma_fence_signal(job->hw_fence);
 }
 
@@ -173,12 +231,16 @@ static void megpu_engine_fault(struct megpu_engine *eng)
 	job = list_first_entry_or_null(&eng->active, struct megpu_job,
 				       active_node);
 	if (job) {
+		/* before the engine goes on to signal the job's semaphore */
 		job->error = -EFAULT;
+		dma_fence_set_error(job->hw_fence, -EFAULT);
 		f.seqno = job->seqno;
 	}
 	eng->faults[eng->fault_count % MEGPU_FAULT_LOG] = f;
 	eng->fault_count++;
 	spin_unlock_irqrestore(&eng->job_lock, flags);
+	if (job)
+		megpu_cancel_consumers(eng->mdev);
 
 	drm_dbg_driver(&eng->mdev->drm,
 		       "%s: fault %u at 0x%llx (%s, %s), ring 0x%x, seqno %llu\n",
@@ -198,6 +260,42 @@ void megpu_engine_irq(struct megpu_engine *eng, u32 status)
 	megpu_engine_retire(eng);
 }
 
+/*
+ * Turn the in-syncs on other engines, which the scheduler only waited to
+ * be scheduled, into semaphores for the frame: (engine, seqno, sem) of
+ * the producer's hardware fence. A producer that is not in a ring (it
+ * failed to run, or its engine is being reset) is waited for here, on
+ * the CPU, instead.
+ */
+static struct dma_fence *megpu_prepare_job(struct drm_sched_job *sched_job,
+					   struct drm_sched_entity *entity)
+{
+	static const u64 never_expired[MEGPU_MAX_ENGINES];
+	struct megpu_job *job = to_megpu_job(sched_job);
+	struct dma_fence *finished, *hw;
+	struct megpu_sem_ref ref;
+	struct megpu_fence *mf;
+
+	while ((finished = xa_find(&job->sem_deps, &job->sem_dep_next,
+				   ULONG_MAX, XA_PRESENT))) {
+		job->sem_dep_next++;
+		if (dma_fence_is_signaled(finished))
+			continue;
+		hw = megpu_sched_hw_fence(finished);
+		if (!hw)
+			return dma_fence_get(finished);
+		mf = container_of(hw, struct megpu_fence, base);
+		ref.sem = mf->sem;
+		ref.engine = mf->engine->index;
+		ref.ts = hw->seqno;
+		/* expiry is decided when the frame is built */
+		megpu_bucket_add(&job->dep_bucket, &ref, job->engine->index,
+				 never_expired);
+		dma_fence_put(hw);
+	}
+	return NULL;
+}
+
 static struct dma_fence *megpu_run_job(struct drm_sched_job *sched_job)
 {
 	struct megpu_job *job = to_megpu_job(sched_job);
@@ -205,10 +303,12 @@ static struct dma_fence *megpu_run_job(struct drm_sched_job *sched_job)
 	struct dma_fence *fence;
 	unsigned long flags;
 
+	int ret;
+
 	/* the entity was killed, or the job already failed */
 	if (unlikely(job->base.s_fence->finished.error))
 		return NULL;
-	if (megpu_job_depends_on_failure(job))
+	if (megpu_job_inherits_failure(job))
 		return ERR_PTR(-ECANCELED);
 
 	mutex_lock(&eng->ring_lock);
@@ -217,7 +317,15 @@ static struct dma_fence *megpu_run_job(struct drm_sched_job *sched_job)
 		mutex_unlock(&eng->ring_lock);
 		return fence;
 	}
-	job->seqno = ++eng->emitted;
+	job->seqno = eng->emitted + 1;
+	ret = megpu_sem_plan_job(job);
+	if (ret) {
+		mutex_unlock(&eng->ring_lock);
+		dma_fence_put(fence);
+		return ERR_PTR(ret);
+	}
+	eng->emitted++;
+	container_of(fence, struct megpu_fence, base)->sem = job->frame.own.sem;
 	job->hw_fence = fence;
 	job->start_ns = local_clock();
 
@@ -288,7 +396,11 @@ static enum drm_gpu_sched_stat megpu_timedout_job(struct drm_sched_job *bad)
 			 eng->name, guilty->seqno);
 		trace_megpu_job_timeout(eng->index, guilty->seqno);
 		guilty->error = -ETIMEDOUT;
+		dma_fence_set_error(guilty->hw_fence, -ETIMEDOUT);
+		megpu_cancel_consumers(eng->mdev);
 		megpu_job_retire(eng, guilty, local_clock());
+		/* its SIGNAL and TIMESTAMP will never run */
+		megpu_sem_force_signal(guilty);
 	}
 
 	/* the reset emptied the ring: put the innocent jobs back */
@@ -325,6 +437,10 @@ void megpu_job_put(struct megpu_job *job)
 	xa_for_each(&job->in_fences, index, fence)
 		dma_fence_put(fence);
 	xa_destroy(&job->in_fences);
+	xa_for_each(&job->sem_deps, index, fence)
+		dma_fence_put(fence);
+	xa_destroy(&job->sem_deps);
+	kvfree(job->bo_flags);
 	for (i = 0; i < job->bo_count; i++)
 		megpu_gem_mapping_put(job->mappings[i]);
 	kvfree(job->mappings);
@@ -337,6 +453,7 @@ void megpu_job_put(struct megpu_job *job)
 }
 
 static const struct drm_sched_backend_ops megpu_sched_ops = {
+	.prepare_job = megpu_prepare_job,
 	.run_job = megpu_run_job,
 	.timedout_job = megpu_timedout_job,
 	.free_job = megpu_free_job,

@@ -14,13 +14,9 @@
 #ifndef MEGPU_SEM_PLAN_H
 #define MEGPU_SEM_PLAN_H
 
+/* The host tests define u32, u64 and bool before including this. */
 #ifdef __KERNEL__
 #include <linux/types.h>
-#else
-#include <stdbool.h>
-#include <stdint.h>
-typedef uint32_t u32;
-typedef uint64_t u64;
 #endif
 
 #include "megpu_hw.h"

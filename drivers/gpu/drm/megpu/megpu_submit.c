@@ -5,6 +5,13 @@
  * (in-syncobjs and, unless told otherwise, the BOs' earlier fences), push
  * the job to its engine's scheduler and publish its fence in the BOs and
  * the out-syncobj.
+ *
+ * A dependency on a job of another engine of this GPU is waited for on
+ * the GPU (seed 001): the scheduler only waits until the producer is in
+ * its ring, and the consumer's frame WAITs on the producer's semaphore,
+ * found through the BOs' resource objects or, for in-syncs, the
+ * producer's hardware fence (megpu_prepare_job). Other fences are waited
+ * for by the scheduler.
  */
 
 #include <linux/dma-fence-chain.h>
@@ -66,6 +73,7 @@ static int megpu_submit_lookup_bos(struct drm_file *file,
 		mapping = megpu_gem_mapping_get(to_megpu_bo(objs[i]), job->vm);
 		if (!mapping)
 			return -ENOENT;
+		job->bo_flags[job->bo_count] = refs[i].flags;
 		job->mappings[job->bo_count++] = mapping;
 
 		va = megpu_mapping_va(mapping);
@@ -73,6 +81,59 @@ static int megpu_submit_lookup_bos(struct drm_file *file,
 			ib_found = true;
 	}
 	return ib_found ? 0 : -EINVAL;
+}
+
+/*
+ * Add one dependency (takes the reference). With GPU semaphores, a
+ * finished fence of another engine becomes its scheduled fence; an
+ * explicit one is also remembered so that its semaphore is waited for.
+ */
+static int megpu_job_add_dep(struct megpu_job *job, struct dma_fence *fence,
+			     bool explicit)
+{
+	struct megpu_device *mdev = job->engine->mdev;
+	struct drm_gpu_scheduler *sched;
+	struct drm_sched_fence *s_fence;
+	u32 id;
+	int ret;
+
+	if (megpu_gpu_semaphores && !dma_fence_is_signaled(fence) &&
+	    megpu_sched_fence_is_ours(mdev, fence, &sched) &&
+	    sched != &job->engine->sched) {
+		s_fence = to_drm_sched_fence(fence);
+		if (fence == &s_fence->finished) {
+			if (explicit) {
+				ret = xa_alloc(&job->sem_deps, &id, fence,
+					       xa_limit_32b, GFP_KERNEL);
+				if (ret) {
+					dma_fence_put(fence);
+					return ret;
+				}
+				dma_fence_get(fence);
+			}
+			dma_fence_get(&s_fence->scheduled);
+			dma_fence_put(fence);
+			fence = &s_fence->scheduled;
+		}
+	}
+	return drm_sched_job_add_dependency(&job->base, fence);
+}
+
+/* The BO's earlier users this job must follow (the resv is locked). */
+static int megpu_job_add_implicit(struct megpu_job *job,
+				  struct drm_gem_object *obj, bool write)
+{
+	struct dma_resv_iter cursor;
+	struct dma_fence *fence;
+	int ret;
+
+	dma_resv_for_each_fence(&cursor, obj->resv, dma_resv_usage_rw(write),
+				fence) {
+		ret = megpu_job_add_dep(job, dma_fence_get(fence), false);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 /* Remember the in-sync fences: the job inherits their errors. */
@@ -91,6 +152,23 @@ static int megpu_job_add_in_fence(struct megpu_job *job, struct dma_fence *in)
 		dma_fence_get(f);
 	}
 	return 0;
+}
+
+/* An in-sync may be a chain or array: each fence in it is a dependency. */
+static int megpu_job_add_unwrapped(struct megpu_job *job,
+				   struct dma_fence *in)
+{
+	struct dma_fence_unwrap iter;
+	struct dma_fence *f;
+	int ret = 0;
+
+	dma_fence_unwrap_for_each(f, &iter, in) {
+		ret = megpu_job_add_dep(job, dma_fence_get(f), true);
+		if (ret)
+			break;
+	}
+	dma_fence_put(in);
+	return ret;
 }
 
 static int megpu_submit_in_syncs(struct drm_file *file,
@@ -120,8 +198,7 @@ static int megpu_submit_in_syncs(struct drm_file *file,
 			dma_fence_put(fence);
 			return ret;
 		}
-		/* takes the reference */
-		ret = drm_sched_job_add_dependency(&job->base, fence);
+		ret = megpu_job_add_unwrapped(job, fence);
 		if (ret)
 			return ret;
 	}
@@ -136,12 +213,16 @@ static struct megpu_job *megpu_job_alloc(struct megpu_file *mfile, u32 count)
 	if (!job)
 		return NULL;
 	job->mappings = kvcalloc(count, sizeof(*job->mappings), GFP_KERNEL);
-	if (!job->mappings) {
+	job->bo_flags = kvcalloc(count, sizeof(*job->bo_flags), GFP_KERNEL);
+	if (!job->mappings || !job->bo_flags) {
+		kvfree(job->mappings);
+		kvfree(job->bo_flags);
 		kfree(job);
 		return NULL;
 	}
 	INIT_LIST_HEAD(&job->active_node);
 	xa_init_flags(&job->in_fences, XA_FLAGS_ALLOC);
+	xa_init_flags(&job->sem_deps, XA_FLAGS_ALLOC);
 	job->file = megpu_file_get(mfile);
 	job->vm = megpu_vm_get(mfile->vm);
 	atomic_inc(&mfile->mdev->live_jobs);
@@ -176,6 +257,7 @@ int megpu_ioctl_submit(struct drm_device *drm, void *data,
 		goto out_free;
 	}
 	job->engine = &mdev->engines[args->engine];
+	job->implicit = !(args->flags & DRM_MEGPU_SUBMIT_NO_IMPLICIT);
 	job->ib_va = args->ib_va;
 	job->ib_dwords = args->ib_size / 4;
 
@@ -220,10 +302,8 @@ int megpu_ioctl_submit(struct drm_device *drm, void *data,
 		bool write = refs[i].flags & DRM_MEGPU_BO_WRITE;
 
 		ret = dma_resv_reserve_fences(objs[i]->resv, 1);
-		if (!ret && !(args->flags & DRM_MEGPU_SUBMIT_NO_IMPLICIT))
-			ret = drm_sched_job_add_implicit_dependencies(&job->base,
-								      objs[i],
-								      write);
+		if (!ret && job->implicit)
+			ret = megpu_job_add_implicit(job, objs[i], write);
 		if (ret)
 			goto out_unlock;
 	}
