@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host unit tests of the driver's wait-bucket planner (seed 001), built
+ * from the driver's own source.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef uint32_t u32;
+typedef uint64_t u64;
+
+#include "../../drivers/gpu/drm/megpu/megpu_sem_plan.c"
+#include "tap.h"
+
+enum { X, Y, Z, W };
+
+static struct megpu_sem_ref ref(u32 sem, u32 engine, u64 ts)
+{
+	return (struct megpu_sem_ref){ sem, engine, ts };
+}
+
+static bool ref_eq(struct megpu_sem_ref a, struct megpu_sem_ref b)
+{
+	return a.sem == b.sem && a.engine == b.engine && a.ts == b.ts;
+}
+
+static struct megpu_resource written_by(struct megpu_sem_ref r)
+{
+	struct megpu_resource res;
+
+	memset(&res, 0, sizeof(res));
+	res.write = r;
+	return res;
+}
+
+/*
+ * The seed's worked example: current X=212, Y=87, Z=75, next on Z is 88;
+ * A=(X,213), D=(X,218), E=(Y,90); an operation on Z uses A, D and E.
+ * The bucket keeps D for X (218 > 213) and E for Y: WAIT X@218, WAIT
+ * Y@90; A, D and E become (sem 4, Z, 88); C is untouched.
+ */
+static void worked_example(void)
+{
+	u64 cur[MEGPU_MAX_ENGINES] = { [X] = 212, [Y] = 87, [Z] = 75 };
+	struct megpu_resource a = written_by(ref(1, X, 213));
+	struct megpu_resource c = written_by(ref(5, Y, 80));
+	struct megpu_resource d = written_by(ref(2, X, 218));
+	struct megpu_resource e = written_by(ref(3, Y, 90));
+	struct megpu_resource c_before = c;
+	struct megpu_sem_ref own = ref(4, Z, 88);
+	struct megpu_bucket b = { 0 };
+
+	megpu_plan_resource(&b, &a, true, &own, cur);
+	/* after A the bucket holds X@213 */
+	CHECK_EQ(b.mask, 1u << X);
+	CHECK_EQ(b.wait[X].ts, 213);
+	megpu_plan_resource(&b, &d, true, &own, cur);
+	megpu_plan_resource(&b, &e, true, &own, cur);
+
+	CHECK_EQ(b.mask, (1u << X) | (1u << Y));
+	CHECK(ref_eq(b.wait[X], ref(2, X, 218)));
+	CHECK(ref_eq(b.wait[Y], ref(3, Y, 90)));
+	CHECK(ref_eq(a.write, own));
+	CHECK(ref_eq(d.write, own));
+	CHECK(ref_eq(e.write, own));
+	CHECK(!memcmp(&c, &c_before, sizeof(c)));
+}
+
+/* The order the resources come in does not change the bucket. */
+static void worked_example_any_order(void)
+{
+	u64 cur[MEGPU_MAX_ENGINES] = { [X] = 212, [Y] = 87, [Z] = 75 };
+	struct megpu_resource a = written_by(ref(1, X, 213));
+	struct megpu_resource d = written_by(ref(2, X, 218));
+	struct megpu_resource e = written_by(ref(3, Y, 90));
+	struct megpu_sem_ref own = ref(4, Z, 88);
+	struct megpu_bucket b = { 0 };
+
+	megpu_plan_resource(&b, &e, true, &own, cur);
+	megpu_plan_resource(&b, &d, true, &own, cur);
+	megpu_plan_resource(&b, &a, true, &own, cur);
+	CHECK_EQ(b.mask, (1u << X) | (1u << Y));
+	CHECK_EQ(b.wait[X].ts, 218);
+	CHECK_EQ(b.wait[Y].ts, 90);
+}
+
+/* Blank, expired and same-engine resources need no wait. */
+static void skip_rules(void)
+{
+	u64 cur[MEGPU_MAX_ENGINES] = { [X] = 10, [Y] = 20, [Z] = 30 };
+	struct megpu_sem_ref own = ref(9, Z, 31);
+	struct megpu_resource blank, expired, at_current, same, pending;
+	struct megpu_bucket b = { 0 };
+
+	memset(&blank, 0, sizeof(blank));
+	expired = written_by(ref(1, X, 9));
+	at_current = written_by(ref(2, X, 10));
+	same = written_by(ref(3, Z, 35));
+	megpu_plan_resource(&b, &blank, false, &own, cur);
+	megpu_plan_resource(&b, &expired, false, &own, cur);
+	megpu_plan_resource(&b, &at_current, false, &own, cur);
+	megpu_plan_resource(&b, &same, false, &own, cur);
+	CHECK_EQ(b.mask, 0);
+
+	/* one past the engine's current timestamp: not expired */
+	pending = written_by(ref(4, Y, 21));
+	megpu_plan_resource(&b, &pending, false, &own, cur);
+	CHECK_EQ(b.mask, 1u << Y);
+	CHECK(ref_eq(b.wait[Y], ref(4, Y, 21)));
+	/* the blank resource was used now: a reader on Z */
+	CHECK(ref_eq(blank.read[Z], own));
+	CHECK_EQ(blank.write.sem, 0);
+}
+
+/* Two BOs last used on one engine: one wait, on the larger timestamp. */
+static void one_entry_per_engine(void)
+{
+	u64 cur[MEGPU_MAX_ENGINES] = { 0 };
+	struct megpu_sem_ref own = ref(9, Z, 1);
+	unsigned int order;
+
+	for (order = 0; order < 2; order++) {
+		struct megpu_resource r1 = written_by(ref(1, X, 5));
+		struct megpu_resource r2 = written_by(ref(2, X, 7));
+		struct megpu_bucket b = { 0 };
+
+		megpu_plan_resource(&b, order ? &r2 : &r1, false, &own, cur);
+		megpu_plan_resource(&b, order ? &r1 : &r2, false, &own, cur);
+		CHECK_EQ(b.mask, 1u << X);
+		CHECK(ref_eq(b.wait[X], ref(2, X, 7)));
+	}
+}
+
+/*
+ * Readers and writers: readers on several engines do not wait for each
+ * other; a writer waits for the last writer and every reader on another
+ * engine; after the write, the readers are forgotten.
+ */
+static void readers_and_writers(void)
+{
+	u64 cur[MEGPU_MAX_ENGINES] = { 0 };
+	struct megpu_resource res = written_by(ref(1, X, 1));
+	struct megpu_sem_ref r_y = ref(2, Y, 1), r_z = ref(3, Z, 1);
+	struct megpu_sem_ref w_w = ref(4, W, 1), r_x = ref(5, X, 2);
+	struct megpu_bucket b;
+
+	memset(&b, 0, sizeof(b));
+	megpu_plan_resource(&b, &res, false, &r_y, cur);
+	CHECK_EQ(b.mask, 1u << X);		/* the writer only */
+
+	memset(&b, 0, sizeof(b));
+	megpu_plan_resource(&b, &res, false, &r_z, cur);
+	CHECK_EQ(b.mask, 1u << X);		/* not the reader on Y */
+
+	memset(&b, 0, sizeof(b));
+	megpu_plan_resource(&b, &res, true, &w_w, cur);
+	CHECK_EQ(b.mask, (1u << X) | (1u << Y) | (1u << Z));
+	CHECK(ref_eq(res.write, w_w));
+	CHECK_EQ(res.read[Y].sem, 0);
+	CHECK_EQ(res.read[Z].sem, 0);
+
+	/* a reader after the write waits for the writer alone */
+	memset(&b, 0, sizeof(b));
+	megpu_plan_resource(&b, &res, false, &r_x, cur);
+	CHECK_EQ(b.mask, 1u << W);
+	CHECK(ref_eq(res.read[X], r_x));
+}
+
+/* Each operation starts from an empty bucket: no stale waits. */
+static void bucket_starts_empty(void)
+{
+	u64 cur[MEGPU_MAX_ENGINES] = { [X] = 3 };
+	struct megpu_resource res = written_by(ref(1, X, 4));
+	struct megpu_sem_ref first = ref(2, Y, 1), second = ref(3, Y, 2);
+	struct megpu_bucket b = { 0 };
+
+	megpu_plan_resource(&b, &res, true, &first, cur);
+	CHECK_EQ(b.mask, 1u << X);
+	memset(&b, 0, sizeof(b));
+	/* same engine as the last writer now: nothing to wait for */
+	megpu_plan_resource(&b, &res, true, &second, cur);
+	CHECK_EQ(b.mask, 0);
+}
+
+int main(void)
+{
+	TEST_RUN(worked_example);
+	TEST_RUN(worked_example_any_order);
+	TEST_RUN(skip_rules);
+	TEST_RUN(one_entry_per_engine);
+	TEST_RUN(readers_and_writers);
+	TEST_RUN(bucket_starts_empty);
+	return tap_done();
+}
