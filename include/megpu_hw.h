@@ -66,6 +66,7 @@
 #define MEGPU_CAP_ENGINES		MEGPU_BIT(1)	/* rings, packets */
 #define MEGPU_CAP_MMU			MEGPU_BIT(2)	/* per-context VA */
 #define MEGPU_CAP_SEMAPHORE		MEGPU_BIT(3)	/* SIGNAL/WAIT */
+#define MEGPU_CAP_FLUSH			MEGPU_BIT(4)	/* posted writes, flush */
 
 /*
  * MSI-X vectors: one per engine slot, then the device-wide sources.
@@ -81,6 +82,45 @@
  * read before the write. Reading returns how many invalidations completed.
  */
 #define MEGPU_REG_MMU_INVALIDATE	0x0028
+
+/*
+ * Posted writes and flushes (seed 004). In relaxed mode the data writes
+ * of engines (WRITE_DATA, COPY, FILL, DISPATCH results) pass through a
+ * queue per engine and then a memory-controller queue, each with seeded,
+ * non-uniform delays, so they reach memory late and out of order (writes
+ * to the same bytes keep their order). Other engines and the CPU read
+ * memory as it is; an engine reads its own queued writes. TIMESTAMP,
+ * SIGNAL and the CHECKSUM atomics are not posted. In strict mode every
+ * write is visible at once. The mode can be changed at any time; a change
+ * to strict first drains the queues.
+ *
+ * WRITE_MODE: MEGPU_WRITE_MODE_*; its reset value comes from the device's
+ * "write-mode" property.
+ * FLUSH: writing any value starts a flush of both stages of every engine;
+ * when all writes issued before it have reached memory, FLUSH_STATUS.DONE
+ * is set, FLUSH_SEQ grows by one and MEGPU_VEC_MISC is raised with
+ * MISC_IRQ_STATUS.FLUSH_DONE. Flushes complete in the order they were
+ * started. Reading FLUSH returns the number of flushes started.
+ * FLUSH_STATUS: DONE (RW1C), BUSY while a flush is in progress.
+ * QUEUE_MC: writes waiting in the memory-controller queue.
+ */
+#define MEGPU_REG_WRITE_MODE		0x002c	/* RW */
+#define MEGPU_REG_FLUSH			0x0030	/* WO start, RO started */
+#define MEGPU_REG_FLUSH_STATUS		0x0034	/* RW1C/RO */
+#define MEGPU_REG_FLUSH_SEQ		0x0038	/* RO: flushes completed */
+#define MEGPU_REG_MISC_IRQ_STATUS	0x003c	/* RW1C: MEGPU_MISC_IRQ_* */
+#define MEGPU_REG_QUEUE_MC		0x0040	/* RO: MC queue occupancy */
+
+#define MEGPU_WRITE_MODE_STRICT		0
+#define MEGPU_WRITE_MODE_RELAXED	1
+
+#define MEGPU_FLUSH_STATUS_DONE		MEGPU_BIT(0)
+#define MEGPU_FLUSH_STATUS_BUSY		MEGPU_BIT(1)
+
+#define MEGPU_MISC_IRQ_FLUSH_DONE	MEGPU_BIT(0)
+
+/* Entries per engine write queue: a full queue stalls the engine. */
+#define MEGPU_WRITE_QUEUE_DEPTH		64
 
 /*
  * Engine register blocks: engine n at MEGPU_ENGINE_BASE(n), each
@@ -117,6 +157,10 @@
 #define MEGPU_ENG_RESETS		0x64	/* RO: engine resets done */
 #define MEGPU_ENG_LAST_TS_LO		0x68	/* RO: last ring TIMESTAMP value */
 #define MEGPU_ENG_LAST_TS_HI		0x6c
+#define MEGPU_ENG_QUEUE			0x70	/* RO: writes in its queue */
+#define MEGPU_ENG_STALLED_WRITES	0x74	/* RO: writes that found it full */
+#define MEGPU_ENG_FLUSHES		0x78	/* RO: FLUSH packets done */
+#define MEGPU_ENG_IDLE_SIGNALS		0x7c	/* RO: idle interrupts raised */
 
 #define MEGPU_ENG_STATUS_IDLE		MEGPU_BIT(0)	/* head == tail */
 #define MEGPU_ENG_STATUS_WAIT_SEM	MEGPU_BIT(1)	/* stalled on WAIT */
@@ -135,6 +179,12 @@
 
 #define MEGPU_ENG_IRQ_TIMESTAMP		MEGPU_BIT(0)	/* TIMESTAMP + IRQ */
 #define MEGPU_ENG_IRQ_FAULT		MEGPU_BIT(1)
+/*
+ * IDLE: the engine ran out of work (head reached tail), or a job raised
+ * it with IDLE_SIGNAL. Idle does not mean the engine's writes are in
+ * memory: only a flush says that.
+ */
+#define MEGPU_ENG_IRQ_IDLE		MEGPU_BIT(2)
 
 #define MEGPU_RING_SIZE_MIN		0x1000
 #define MEGPU_RING_SIZE_MAX		0x100000
@@ -199,6 +249,14 @@
  */
 #define MEGPU_PKT_WAIT			0x09
 
+/*
+ * FLUSH: no payload. Waits until every write this engine issued before it
+ * has reached memory (both queue stages), then goes on.
+ */
+#define MEGPU_PKT_FLUSH			0x0a
+/* IDLE_SIGNAL: no payload. Raises the engine's IDLE interrupt. */
+#define MEGPU_PKT_IDLE_SIGNAL		0x0b
+
 /* Payload dwords of the fixed-size packets. */
 #define MEGPU_PKT_IB_COUNT		3
 #define MEGPU_PKT_TIMESTAMP_COUNT	4
@@ -208,16 +266,20 @@
 #define MEGPU_PKT_SET_CONTEXT_COUNT	3
 #define MEGPU_PKT_SIGNAL_COUNT		4
 #define MEGPU_PKT_WAIT_COUNT		4
+#define MEGPU_PKT_FLUSH_COUNT		0
+#define MEGPU_PKT_IDLE_SIGNAL_COUNT	0
 
 /*
  * Which engine types accept which packets (bit per opcode). NOP, IB,
- * WRITE_DATA, TIMESTAMP, SET_CONTEXT, SIGNAL and WAIT run everywhere.
+ * WRITE_DATA, TIMESTAMP, SET_CONTEXT, SIGNAL, WAIT, FLUSH and
+ * IDLE_SIGNAL run everywhere.
  */
 #define MEGPU_PKTS_COMMON \
 	(MEGPU_BIT(MEGPU_PKT_NOP) | MEGPU_BIT(MEGPU_PKT_IB) | \
 	 MEGPU_BIT(MEGPU_PKT_WRITE_DATA) | MEGPU_BIT(MEGPU_PKT_TIMESTAMP) | \
 	 MEGPU_BIT(MEGPU_PKT_SET_CONTEXT) | MEGPU_BIT(MEGPU_PKT_SIGNAL) | \
-	 MEGPU_BIT(MEGPU_PKT_WAIT))
+	 MEGPU_BIT(MEGPU_PKT_WAIT) | MEGPU_BIT(MEGPU_PKT_FLUSH) | \
+	 MEGPU_BIT(MEGPU_PKT_IDLE_SIGNAL))
 #define MEGPU_PKTS_GFX \
 	(MEGPU_PKTS_COMMON | MEGPU_BIT(MEGPU_PKT_COPY) | \
 	 MEGPU_BIT(MEGPU_PKT_FILL) | MEGPU_BIT(MEGPU_PKT_DISPATCH))
@@ -240,7 +302,18 @@
  *   CHECKSUM  *ptr[1] += ptr[0][i] for all i           (uint32, wraps;
  *             each work-group adds its sum atomically)
  *   INCREMENT ptr[0][i] += 1
- * The video engine runs only CHECKSUM; gfx and compute run all.
+ *   BLUR3X3   image kernels on RGBA8888 pixels (one 32-bit element per
+ *   SEPIA     pixel), width param[0], height param[1], row pitch in
+ *             pixels param[2]; work-item (x, y) of a grid_x * grid_y grid
+ *             writes pixel (x, y) of ptr[1] from ptr[0]:
+ *             BLUR3X3: per channel, the mean (sum / 9, rounded down) of
+ *             the 3x3 neighbourhood, edges clamped to the image;
+ *             SEPIA: r' = min(255, (393r + 769g + 189b) / 1000),
+ *             g' = min(255, (349r + 686g + 168b) / 1000),
+ *             b' = min(255, (272r + 534g + 131b) / 1000), alpha kept
+ *             (r in bits 7:0, g 15:8, b 23:16, alpha 31:24).
+ * The video engine runs CHECKSUM, BLUR3X3 and SEPIA; gfx and compute
+ * run all.
  */
 #define MEGPU_KERNEL_FILL		0
 #define MEGPU_KERNEL_COPY		1
@@ -248,10 +321,14 @@
 #define MEGPU_KERNEL_SAXPY		3
 #define MEGPU_KERNEL_CHECKSUM		4
 #define MEGPU_KERNEL_INCREMENT		5
-#define MEGPU_KERNEL_COUNT		6
+#define MEGPU_KERNEL_BLUR3X3		6
+#define MEGPU_KERNEL_SEPIA		7
+#define MEGPU_KERNEL_COUNT		8
 
 #define MEGPU_KERNELS_ALL		(MEGPU_BIT(MEGPU_KERNEL_COUNT) - 1)
-#define MEGPU_KERNELS_VIDEO		MEGPU_BIT(MEGPU_KERNEL_CHECKSUM)
+#define MEGPU_KERNELS_VIDEO \
+	(MEGPU_BIT(MEGPU_KERNEL_CHECKSUM) | MEGPU_BIT(MEGPU_KERNEL_BLUR3X3) | \
+	 MEGPU_BIT(MEGPU_KERNEL_SEPIA))
 
 /* Work-group size limit: group_x * group_y. */
 #define MEGPU_MAX_GROUP_SIZE		1024

@@ -17,6 +17,7 @@ extern "C" {
 #define DRM_MEGPU_GEM_INFO		0x03
 #define DRM_MEGPU_GEM_WAIT		0x04
 #define DRM_MEGPU_SUBMIT		0x05
+#define DRM_MEGPU_FLUSH			0x06
 
 #define DRM_IOCTL_MEGPU_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_MEGPU_GET_PARAM, \
@@ -36,6 +37,9 @@ extern "C" {
 #define DRM_IOCTL_MEGPU_SUBMIT \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_MEGPU_SUBMIT, \
 		 struct drm_megpu_submit)
+#define DRM_IOCTL_MEGPU_FLUSH \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_MEGPU_FLUSH, \
+		 struct drm_megpu_flush)
 
 /**
  * enum drm_megpu_param - parameters for &struct drm_megpu_get_param
@@ -205,7 +209,26 @@ struct drm_megpu_sync {
  * The job still adds its fence to the BOs; only explicit in-syncs order it.
  */
 #define DRM_MEGPU_SUBMIT_NO_IMPLICIT	0x1
-#define DRM_MEGPU_SUBMIT_FLAGS		DRM_MEGPU_SUBMIT_NO_IMPLICIT
+/**
+ * DRM_MEGPU_SUBMIT_NO_FLUSH - do not flush the job's writes at its end
+ *
+ * See "Memory model" below: the job's fence and semaphore then only say
+ * that its packets ran; its writes may still be on their way to memory
+ * until a later flush.
+ */
+#define DRM_MEGPU_SUBMIT_NO_FLUSH	0x2
+/**
+ * DRM_MEGPU_SUBMIT_HOST_FLUSH - the host-driven flush handshake
+ *
+ * Instead of a flush by the engine, the driver waits for the engine to
+ * report the job done, starts a host flush, waits for the device's
+ * flush-done acknowledgment and only then signals the job's fence; jobs
+ * that depend on it are started by the CPU after that (seed 004, FIG. 4).
+ */
+#define DRM_MEGPU_SUBMIT_HOST_FLUSH	0x4
+#define DRM_MEGPU_SUBMIT_FLAGS \
+	(DRM_MEGPU_SUBMIT_NO_IMPLICIT | DRM_MEGPU_SUBMIT_NO_FLUSH | \
+	 DRM_MEGPU_SUBMIT_HOST_FLUSH)
 
 /** DRM_MEGPU_MAX_BOS - most BOs one job may reference */
 #define DRM_MEGPU_MAX_BOS		256
@@ -230,7 +253,20 @@ struct drm_megpu_sync {
  * is the fence's status, visible e.g. through a sync_file exported from
  * @out_sync.
  *
- * Errors: -EINVAL for an engine index out of range, unknown @flags, a
+ * Memory model. The GPU's writes may reach memory late and out of order
+ * (the device's relaxed write mode). A job's completed fence (out-sync,
+ * GEM_WAIT, implicit sync) means all its writes are in memory, visible to
+ * the CPU and every engine: by default the job ends with a flush by its
+ * engine, or with DRM_MEGPU_SUBMIT_HOST_FLUSH with a host flush. A job
+ * waiting for another on the GPU (semaphore) sees its writes for the same
+ * reason. Within one engine, a job sees the writes of the jobs before it.
+ * With DRM_MEGPU_SUBMIT_NO_FLUSH the fence only means the packets ran:
+ * the writes become visible with a later flush (DRM_IOCTL_MEGPU_FLUSH, or
+ * a flush by that engine). Inside an IB, a FLUSH packet orders the
+ * engine's earlier writes before its later packets (e.g. a SIGNAL).
+ *
+ * Errors: -EINVAL for an engine index out of range, unknown @flags (or
+ * both NO_FLUSH and HOST_FLUSH), a
  * non-zero pad, an IB that is empty, not dword aligned, larger than
  * MEGPU_IB_MAX_DWORDS dwords or outside every listed BO, more than
  * DRM_MEGPU_MAX_BOS BOs or DRM_MEGPU_MAX_SYNCS in-syncs, a BO listed twice
@@ -261,6 +297,24 @@ struct drm_megpu_submit {
 	 * job's fence; handle 0 for none.
 	 */
 	struct drm_megpu_sync out_sync;
+};
+
+/**
+ * struct drm_megpu_flush - flush the GPU's writes to memory
+ *
+ * Starts a host flush and waits for the device's acknowledgment: every
+ * write any engine issued before the call is then in memory.
+ *
+ * Errors: -EINVAL for non-zero @flags or @pad, -ETIMEDOUT when the device
+ * does not acknowledge within a second, -ERESTARTSYS on a signal.
+ */
+struct drm_megpu_flush {
+	/** @seqno: out, the device's flush sequence number for this flush. */
+	__u64 seqno;
+	/** @flags: must be zero. */
+	__u32 flags;
+	/** @pad: must be zero. */
+	__u32 pad;
 };
 
 #if defined(__cplusplus)

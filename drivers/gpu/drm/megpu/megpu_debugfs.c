@@ -168,4 +168,5 @@ void megpu_debugfs_init(struct megpu_device *mdev)
 	drm_debugfs_add_files(&mdev->drm, megpu_debugfs_list,
 			      ARRAY_SIZE(megpu_debugfs_list));
 	megpu_sem_debugfs_init(mdev);
+	megpu_flush_debugfs_init(mdev);
 }

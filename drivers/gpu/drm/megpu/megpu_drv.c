@@ -88,6 +88,7 @@ static const struct drm_ioctl_desc megpu_ioctls[] = {
 			  DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(MEGPU_SUBMIT, megpu_ioctl_submit,
 			  DRM_RENDER_ALLOW | DRM_AUTH),
+	DRM_IOCTL_DEF_DRV(MEGPU_FLUSH, megpu_ioctl_flush, DRM_RENDER_ALLOW),
 };
 
 struct megpu_file *megpu_file_get(struct megpu_file *mfile)
@@ -264,6 +265,7 @@ static int megpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	mutex_init(&mdev->submit_lock);
 	mutex_init(&mdev->mmu_lock);
 	ida_init(&mdev->ctx_ida);
+	megpu_flush_init(mdev);
 
 	ret = megpu_check_hw(mdev);
 	if (ret)

@@ -10,6 +10,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
+#include <linux/wait.h>
 #include <drm/drm_device.h>
 #include <drm/drm_gem_shmem_helper.h>
 #include <drm/drm_mm.h>
@@ -124,6 +125,7 @@ struct megpu_sem_obj {
  * @faults: the last faults, for debugfs
  * @fault_count: faults seen since probe
  * @reset_count: engine resets done by the driver
+ * @idle_irqs: idle interrupts seen
  */
 struct megpu_engine {
 	struct megpu_device *mdev;
@@ -155,6 +157,7 @@ struct megpu_engine {
 	struct megpu_fault faults[MEGPU_FAULT_LOG];
 	unsigned int fault_count;
 	unsigned int reset_count;
+	unsigned int idle_irqs;
 };
 
 /**
@@ -178,6 +181,12 @@ struct megpu_engine {
  * @sem_cpu: the pool's semaphore memory, one 64-bit slot per object
  * @sem_dma: its bus address
  * @sem_cursor: where the search for a free object starts
+ * @flush_lock: protects the host-flush state
+ * @flush_wq: waiters for a flush acknowledgment
+ * @flush_jobs: jobs done by their engine, waiting for their host flush
+ * @flush_started: host flushes started
+ * @flush_done: host flushes the device acknowledged (FLUSH_SEQ)
+ * @flush_ready: flush interrupts may be handled
  * @bos_lock: protects @bos
  * @bos: every BO, for the resource-object dump
  * @next_bo_id: id of the next BO (debugfs)
@@ -210,6 +219,13 @@ struct megpu_device {
 	u64 *sem_cpu;
 	dma_addr_t sem_dma;
 	u32 sem_cursor;
+
+	spinlock_t flush_lock;		/* flush_jobs, flush_started */
+	wait_queue_head_t flush_wq;
+	struct list_head flush_jobs;
+	u64 flush_started;
+	u64 flush_done;
+	bool flush_ready;
 
 	struct mutex bos_lock;		/* bos */
 	struct list_head bos;
@@ -314,6 +330,9 @@ struct megpu_file {
  * @ib_va: IB address
  * @ib_dwords: IB size in dwords
  * @implicit: it waits for the BOs' earlier users (no NO_IMPLICIT)
+ * @flush: its frame flushes its writes (no NO_FLUSH, no HOST_FLUSH)
+ * @host_flush: its fence waits for a host flush (HOST_FLUSH)
+ * @flush_target: the host flush that covers it
  * @in_fences: the fences of its in-syncs, unwrapped (referenced): the
  *	producers whose failure it inherits
  * @sem_deps: finished fences of producers on other engines of this GPU,
@@ -339,6 +358,9 @@ struct megpu_job {
 	u32 *bo_flags;
 	u32 bo_count;
 	bool implicit;
+	bool flush;
+	bool host_flush;
+	u64 flush_target;
 	u64 ib_va;
 	u32 ib_dwords;
 	struct xarray in_fences;
@@ -434,6 +456,7 @@ int megpu_sched_init(struct megpu_device *mdev);
 void megpu_sched_fini(struct megpu_device *mdev);
 void megpu_engine_irq(struct megpu_engine *eng, u32 status);
 void megpu_job_put(struct megpu_job *job);
+void megpu_job_signal(struct megpu_job *job);
 bool megpu_sched_fence_is_ours(struct megpu_device *mdev,
 			       struct dma_fence *fence,
 			       struct drm_gpu_scheduler **sched);
@@ -449,6 +472,16 @@ void megpu_sem_bo_del(struct megpu_device *mdev, struct megpu_bo *bo);
 u64 megpu_sem_addr(struct megpu_device *mdev, u32 sem);
 void megpu_sem_debugfs_init(struct megpu_device *mdev);
 void megpu_debugfs_minor_init(struct drm_minor *minor);
+
+/* megpu_flush.c */
+void megpu_flush_init(struct megpu_device *mdev);
+u64 megpu_flush_start(struct megpu_device *mdev);
+void megpu_flush_defer_job(struct megpu_job *job, u64 target);
+void megpu_flush_irq(struct megpu_device *mdev);
+int megpu_flush_sync(struct megpu_device *mdev, u64 *seqno);
+int megpu_ioctl_flush(struct drm_device *drm, void *data,
+		      struct drm_file *file);
+void megpu_flush_debugfs_init(struct megpu_device *mdev);
 
 /* megpu_submit.c */
 int megpu_ioctl_submit(struct drm_device *drm, void *data,

@@ -28,6 +28,15 @@ static irqreturn_t megpu_irq_handler(int irq, void *arg)
 		ret = IRQ_HANDLED;
 	}
 
+	if (vec->index == MEGPU_VEC_MISC && mdev->flush_ready) {
+		status = megpu_read(mdev, MEGPU_REG_MISC_IRQ_STATUS);
+		if (status) {
+			megpu_write(mdev, MEGPU_REG_MISC_IRQ_STATUS, status);
+			atomic_or(status, &vec->pending);
+			ret = IRQ_WAKE_THREAD;
+		}
+	}
+
 	if (vec->engine) {
 		status = megpu_eng_read(vec->engine, MEGPU_ENG_IRQ_STATUS);
 		if (status) {
@@ -44,8 +53,12 @@ static irqreturn_t megpu_irq_handler(int irq, void *arg)
 static irqreturn_t megpu_irq_thread(int irq, void *arg)
 {
 	struct megpu_vector *vec = arg;
+	u32 status = atomic_xchg(&vec->pending, 0);
 
-	megpu_engine_irq(vec->engine, atomic_xchg(&vec->pending, 0));
+	if (vec->engine)
+		megpu_engine_irq(vec->engine, status);
+	else if (status & MEGPU_MISC_IRQ_FLUSH_DONE)
+		megpu_flush_irq(vec->mdev);
 	return IRQ_HANDLED;
 }
 
@@ -59,6 +72,7 @@ void megpu_irq_enable_engines(struct megpu_device *mdev)
 		mdev->vec[i].engine = &mdev->engines[i];
 		enable_irq(mdev->vec[i].irq);
 	}
+	WRITE_ONCE(mdev->flush_ready, true);
 }
 
 int megpu_irq_init(struct megpu_device *mdev)

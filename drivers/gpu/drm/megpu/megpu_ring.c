@@ -3,10 +3,12 @@
 /*
  * Engine rings and the ring-frame builder. A job's frame is
  *
- *	WAIT(sem, ts)* SET_CONTEXT(pd, ctx) IB(ib) SIGNAL(own sem, seqno)
+ *	WAIT(sem, ts)* SET_CONTEXT(pd, ctx) IB(ib) [FLUSH] SIGNAL(own sem, seqno)
  *	TIMESTAMP(seqno, irq)
  *
- * with the waits and the semaphore planned by megpu_sem.c.
+ * with the waits and the semaphore planned by megpu_sem.c and the FLUSH
+ * that makes the job's writes visible before its semaphore and fence say
+ * it is done (megpu_flush.c).
  * The ring is only written from the engine's scheduler (run_job) and from
  * its timeout handler while the scheduler is stopped; ring_lock keeps the
  * two apart anyway.
@@ -67,6 +69,9 @@ void megpu_ring_emit_job(struct megpu_engine *eng, struct megpu_job *job)
 	ring_put64(eng, job->ib_va);
 	ring_put(eng, job->ib_dwords);
 
+	if (job->flush)
+		ring_put(eng, MEGPU_PKT_HEADER(MEGPU_PKT_FLUSH,
+					       MEGPU_PKT_FLUSH_COUNT, 0));
 	ring_sem(eng, MEGPU_PKT_SIGNAL, &frame->own);
 
 	ring_put(eng, MEGPU_PKT_HEADER(MEGPU_PKT_TIMESTAMP,

@@ -161,40 +161,48 @@ static void megpu_cancel_consumers(struct megpu_device *mdev)
 	}
 }
 
-/* Signal the hardware fence of a job taken off the active list. */
-static void megpu_job_retire(struct megpu_engine *eng, struct megpu_job *job,
-			     u64 now)
+/* Engine time: from the later of its start and the previous job's end. */
+static void megpu_job_account(struct megpu_engine *eng, struct megpu_job *job,
+			      u64 now)
 {
-	struct megpu_file *mfile = job->file;
 	u64 start = max(job->start_ns, eng->last_retire_ns);
 
-	/* engine time: from the later of its start and the previous end */
 	if (now > start)
-		atomic64_add(now - start, &mfile->busy_ns[eng->index]);
+		atomic64_add(now - start, &job->file->busy_ns[eng->index]);
 	eng->last_retire_ns = now;
+}
 
+/* Signal the hardware fence of a job that is off every list. */
+void megpu_job_signal(struct megpu_job *job)
+{
 	if (!job->error && megpu_job_inherits_failure(job))
 		job->error = -ECANCELED;
-	trace_megpu_job_done(eng->index, job->seqno, job->error);
+	trace_megpu_job_done(job->engine->index, job->seqno, job->error);
 	if (job->error && !job->hw_fence->error)
 		dma_fence_set_error(job->hw_fence, job->error);
 	dma_fence_signal(job->hw_fence);
 }
 
-/* Retire every active job whose seqno the engine has written. */
+/*
+ * Retire every active job whose seqno the engine has written. A job with
+ * the host-driven handshake waits for a host flush first: one flush for
+ * all such jobs of this batch.
+ */
 static void megpu_engine_retire(struct megpu_engine *eng)
 {
 	struct megpu_job *job, *tmp;
 	unsigned long flags;
 	LIST_HEAD(done);
-	u64 seqno, now;
+	LIST_HEAD(flush);
+	u64 seqno, now, target;
 
 	spin_lock_irqsave(&eng->job_lock, flags);
 	seqno = READ_ONCE(*eng->seqno_cpu);
 	list_for_each_entry_safe(job, tmp, &eng->active, active_node) {
 		if (job->seqno > seqno)
 			break;
-		list_move_tail(&job->active_node, &done);
+		list_move_tail(&job->active_node,
+			       job->host_flush ? &flush : &done);
 	}
 	if (seqno > eng->completed)
 		eng->completed = seqno;
@@ -203,7 +211,16 @@ static void megpu_engine_retire(struct megpu_engine *eng)
 	now = local_clock();
 	list_for_each_entry_safe(job, tmp, &done, active_node) {
 		list_del_init(&job->active_node);
-		megpu_job_retire(eng, job, now);
+		megpu_job_account(eng, job, now);
+		megpu_job_signal(job);
+	}
+	if (list_empty(&flush))
+		return;
+	target = megpu_flush_start(eng->mdev);
+	list_for_each_entry_safe(job, tmp, &flush, active_node) {
+		list_del_init(&job->active_node);
+		megpu_job_account(eng, job, now);
+		megpu_flush_defer_job(job, target);
 	}
 }
 
@@ -255,6 +272,9 @@ static void megpu_engine_fault(struct megpu_engine *eng)
 /* Engine interrupt, in the IRQ thread: @status was read and cleared. */
 void megpu_engine_irq(struct megpu_engine *eng, u32 status)
 {
+	/* idle says nothing about visibility: only counted */
+	if (status & MEGPU_ENG_IRQ_IDLE)
+		eng->idle_irqs++;
 	if (status & MEGPU_ENG_IRQ_FAULT)
 		megpu_engine_fault(eng);
 	megpu_engine_retire(eng);
@@ -398,7 +418,8 @@ static enum drm_gpu_sched_stat megpu_timedout_job(struct drm_sched_job *bad)
 		guilty->error = -ETIMEDOUT;
 		dma_fence_set_error(guilty->hw_fence, -ETIMEDOUT);
 		megpu_cancel_consumers(eng->mdev);
-		megpu_job_retire(eng, guilty, local_clock());
+		megpu_job_account(eng, guilty, local_clock());
+		megpu_job_signal(guilty);
 		/* its SIGNAL and TIMESTAMP will never run */
 		megpu_sem_force_signal(guilty);
 	}

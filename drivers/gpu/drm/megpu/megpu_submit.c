@@ -36,6 +36,9 @@ static int megpu_submit_check_args(struct megpu_device *mdev,
 		return -EINVAL;
 	if (args->engine >= mdev->num_engines)
 		return -EINVAL;
+	if ((args->flags & DRM_MEGPU_SUBMIT_NO_FLUSH) &&
+	    (args->flags & DRM_MEGPU_SUBMIT_HOST_FLUSH))
+		return -EINVAL;
 	if (!args->ib_size || args->ib_size % 4 || args->ib_va % 4 ||
 	    args->ib_size / 4 > MEGPU_IB_MAX_DWORDS)
 		return -EINVAL;
@@ -97,7 +100,9 @@ static int megpu_job_add_dep(struct megpu_job *job, struct dma_fence *fence,
 	u32 id;
 	int ret;
 
+	/* a host-flushed producer is done only when its fence says so */
 	if (megpu_gpu_semaphores && !dma_fence_is_signaled(fence) &&
+	    !test_bit(DRM_SCHED_FENCE_DONT_PIPELINE, &fence->flags) &&
 	    megpu_sched_fence_is_ours(mdev, fence, &sched) &&
 	    sched != &job->engine->sched) {
 		s_fence = to_drm_sched_fence(fence);
@@ -258,6 +263,12 @@ int megpu_ioctl_submit(struct drm_device *drm, void *data,
 	}
 	job->engine = &mdev->engines[args->engine];
 	job->implicit = !(args->flags & DRM_MEGPU_SUBMIT_NO_IMPLICIT);
+	/* a device without posted writes (no CAP_FLUSH) needs no flush */
+	if (mdev->caps & MEGPU_CAP_FLUSH) {
+		job->host_flush = args->flags & DRM_MEGPU_SUBMIT_HOST_FLUSH;
+		job->flush = !(args->flags & (DRM_MEGPU_SUBMIT_NO_FLUSH |
+					      DRM_MEGPU_SUBMIT_HOST_FLUSH));
+	}
 	job->ib_va = args->ib_va;
 	job->ib_dwords = args->ib_size / 4;
 
@@ -312,6 +323,8 @@ int megpu_ioctl_submit(struct drm_device *drm, void *data,
 	drm_sched_job_arm(&job->base);
 	armed = true;
 	job->done_fence = dma_fence_get(&job->base.s_fence->finished);
+	if (job->host_flush)
+		set_bit(DRM_SCHED_FENCE_DONT_PIPELINE, &job->done_fence->flags);
 	for (i = 0; i < args->bo_count; i++)
 		dma_resv_add_fence(objs[i]->resv, job->done_fence,
 				   refs[i].flags & DRM_MEGPU_BO_WRITE ?

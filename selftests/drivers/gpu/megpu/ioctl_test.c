@@ -153,7 +153,10 @@ TEST_F(ioc, submit_engine)
 
 TEST_F(ioc, submit_flags_and_pads)
 {
-	self->s.flags = 0x2;
+	self->s.flags = 0x8;
+	EXPECT_EQ(EINVAL, SUBMIT(self));
+	/* the two flush flags exclude each other */
+	self->s.flags = DRM_MEGPU_SUBMIT_NO_FLUSH | DRM_MEGPU_SUBMIT_HOST_FLUSH;
 	EXPECT_EQ(EINVAL, SUBMIT(self));
 	self->s.flags = 0x80000000;
 	EXPECT_EQ(EINVAL, SUBMIT(self));

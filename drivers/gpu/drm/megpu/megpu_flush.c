@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Copyright 2026 The megpu authors */
+/*
+ * Flushes for dependent computations (seed 004).
+ *
+ * In the device's relaxed mode an engine's writes reach memory late and
+ * out of order. By default a job's frame ends with a FLUSH packet before
+ * its SIGNAL and TIMESTAMP, so its fence and semaphore mean visible data.
+ * A job submitted with DRM_MEGPU_SUBMIT_HOST_FLUSH uses the seed's
+ * host-driven handshake (FIG. 4) instead: its engine reports the job done
+ * (the TIMESTAMP interrupt), the driver starts a flush through the FLUSH
+ * register, the device acknowledges with FLUSH_DONE, and only then is the
+ * job's fence signalled, which lets the CPU start (ring the doorbell of)
+ * the jobs that depend on it. DRM_IOCTL_MEGPU_FLUSH is the same host
+ * flush for userspace.
+ */
+
+#include <linux/seq_file.h>
+#include <linux/wait.h>
+#include <drm/drm_debugfs.h>
+#include <drm/drm_file.h>
+#include <drm/drm_print.h>
+#include <drm/megpu_drm.h>
+
+#include "megpu_drv.h"
+
+#define MEGPU_FLUSH_TIMEOUT_MS	1000
+
+void megpu_flush_init(struct megpu_device *mdev)
+{
+	spin_lock_init(&mdev->flush_lock);
+	init_waitqueue_head(&mdev->flush_wq);
+	INIT_LIST_HEAD(&mdev->flush_jobs);
+	mdev->flush_started = 0;
+	mdev->flush_done = 0;
+}
+
+/* Start a host flush; returns the FLUSH_SEQ value that completes it. */
+u64 megpu_flush_start(struct megpu_device *mdev)
+{
+	unsigned long flags;
+	u64 target;
+
+	spin_lock_irqsave(&mdev->flush_lock, flags);
+	target = ++mdev->flush_started;
+	megpu_write(mdev, MEGPU_REG_FLUSH, 1);
+	spin_unlock_irqrestore(&mdev->flush_lock, flags);
+	return target;
+}
+
+static bool megpu_flush_reached(struct megpu_device *mdev, u64 target)
+{
+	return READ_ONCE(mdev->flush_done) >= target;
+}
+
+/*
+ * Jobs whose engine finished them, waiting for a host flush: signal them
+ * once their flush is done. Called with the jobs taken off their
+ * engine's active list.
+ */
+void megpu_flush_defer_job(struct megpu_job *job, u64 target)
+{
+	struct megpu_device *mdev = job->engine->mdev;
+	unsigned long flags;
+
+	job->flush_target = target;
+	spin_lock_irqsave(&mdev->flush_lock, flags);
+	list_add_tail(&job->active_node, &mdev->flush_jobs);
+	spin_unlock_irqrestore(&mdev->flush_lock, flags);
+	/* the flush may have completed before the job was queued */
+	megpu_flush_irq(mdev);
+}
+
+/* FLUSH_DONE interrupt (or a poll): retire the jobs it covers. */
+void megpu_flush_irq(struct megpu_device *mdev)
+{
+	struct megpu_job *job, *tmp;
+	unsigned long flags;
+	LIST_HEAD(done);
+	u64 seq;
+
+	spin_lock_irqsave(&mdev->flush_lock, flags);
+	seq = megpu_read(mdev, MEGPU_REG_FLUSH_SEQ);
+	/* FLUSH_SEQ is 32 bits: extend it with the driver's count */
+	seq |= mdev->flush_done & ~0xffffffffull;
+	if (seq < mdev->flush_done)
+		seq += 1ull << 32;
+	WRITE_ONCE(mdev->flush_done, seq);
+	list_for_each_entry_safe(job, tmp, &mdev->flush_jobs, active_node)
+		if (job->flush_target <= seq)
+			list_move_tail(&job->active_node, &done);
+	spin_unlock_irqrestore(&mdev->flush_lock, flags);
+
+	wake_up_all(&mdev->flush_wq);
+	list_for_each_entry_safe(job, tmp, &done, active_node) {
+		list_del_init(&job->active_node);
+		megpu_job_signal(job);
+	}
+}
+
+/* Start a host flush and wait for the device to acknowledge it. */
+int megpu_flush_sync(struct megpu_device *mdev, u64 *seqno)
+{
+	u64 target = megpu_flush_start(mdev);
+	long ret;
+
+	ret = wait_event_interruptible_timeout(mdev->flush_wq,
+					       megpu_flush_reached(mdev, target),
+					       msecs_to_jiffies(MEGPU_FLUSH_TIMEOUT_MS));
+	if (ret < 0)
+		return ret;
+	if (!ret) {
+		drm_err(&mdev->drm, "flush %llu not acknowledged\n", target);
+		return -ETIMEDOUT;
+	}
+	*seqno = target;
+	return 0;
+}
+
+int megpu_ioctl_flush(struct drm_device *drm, void *data,
+		      struct drm_file *file)
+{
+	struct megpu_device *mdev = to_megpu(drm);
+	struct drm_megpu_flush *args = data;
+
+	if (args->flags || args->pad)
+		return -EINVAL;
+	if (!(mdev->caps & MEGPU_CAP_FLUSH))
+		return -EOPNOTSUPP;
+	return megpu_flush_sync(mdev, &args->seqno);
+}
+
+static int megpu_flush_show(struct seq_file *m, void *data)
+{
+	struct drm_debugfs_entry *entry = m->private;
+	struct megpu_device *mdev = to_megpu(entry->dev);
+	unsigned int i;
+
+	seq_printf(m, "write_mode %s\n",
+		   megpu_read(mdev, MEGPU_REG_WRITE_MODE) ==
+		   MEGPU_WRITE_MODE_RELAXED ? "relaxed" : "strict");
+	seq_printf(m, "host_flushes_started %llu\n", mdev->flush_started);
+	seq_printf(m, "host_flushes_done %llu\n", READ_ONCE(mdev->flush_done));
+	seq_printf(m, "mc_queue %u\n", megpu_read(mdev, MEGPU_REG_QUEUE_MC));
+	for (i = 0; i < mdev->num_engines; i++) {
+		struct megpu_engine *eng = &mdev->engines[i];
+
+		seq_printf(m, "%s queue %u stalled_writes %u flushes %u idle_signals %u idle_irqs %u\n",
+			   eng->name, megpu_eng_read(eng, MEGPU_ENG_QUEUE),
+			   megpu_eng_read(eng, MEGPU_ENG_STALLED_WRITES),
+			   megpu_eng_read(eng, MEGPU_ENG_FLUSHES),
+			   megpu_eng_read(eng, MEGPU_ENG_IDLE_SIGNALS),
+			   eng->idle_irqs);
+	}
+	return 0;
+}
+
+void megpu_flush_debugfs_init(struct megpu_device *mdev)
+{
+	drm_debugfs_add_file(&mdev->drm, "flush", megpu_flush_show, NULL);
+}
