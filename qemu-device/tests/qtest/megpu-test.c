@@ -10,6 +10,7 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/bswap.h"
 #include "libqtest.h"
 #include "libqos/pci-pc.h"
 #include "hw/pci/pci_regs.h"
@@ -52,16 +53,27 @@ typedef struct {
     uint64_t pt_next;           /* next free level-2 table */
 } Megpu;
 
-static void megpu_start(Megpu *m, unsigned engines)
+/*
+ * @opts: more -device properties. The tests of engine function run in
+ * strict write mode, where data is in memory when the engine is idle;
+ * the posted-write tests choose relaxed mode and a seed.
+ */
+static void megpu_start_opts(Megpu *m, unsigned engines, const char *opts)
 {
     m->engines = engines;
     m->qts = qtest_initf("-machine q35 -nodefaults -m 256M "
-                         "-device megpu,addr=04.0,engines=%u", engines);
+                         "-device megpu,addr=04.0,engines=%u,%s", engines,
+                         opts);
     m->bus = qpci_new_pc(m->qts, NULL);
     m->dev = qpci_device_find(m->bus, MEGPU_DEVFN);
     g_assert_nonnull(m->dev);
     qpci_device_enable(m->dev);
     m->bar = qpci_iomap(m->dev, MEGPU_BAR_MMIO, NULL);
+}
+
+static void megpu_start(Megpu *m, unsigned engines)
+{
+    megpu_start_opts(m, engines, "write-mode=strict");
 }
 
 static void megpu_stop(Megpu *m)
@@ -355,6 +367,12 @@ static void emit_any(Stream *st, uint32_t op, uint64_t scratch)
     case MEGPU_PKT_WAIT:
         emit_wait(st, scratch, 0);
         break;
+    case MEGPU_PKT_FLUSH:
+        hdr(st, MEGPU_PKT_FLUSH, MEGPU_PKT_FLUSH_COUNT, 0);
+        break;
+    case MEGPU_PKT_IDLE_SIGNAL:
+        hdr(st, MEGPU_PKT_IDLE_SIGNAL, MEGPU_PKT_IDLE_SIGNAL_COUNT, 0);
+        break;
     default:
         g_assert_not_reached();
     }
@@ -463,6 +481,16 @@ static void msix_clear_pending(Megpu *m, unsigned v)
     g_assert_false(qpci_msix_pending(m->dev, v));
 }
 
+/* The engine ran out of work, which raised IDLE: acknowledge it. */
+static void eng_ack_idle(Megpu *m, unsigned n)
+{
+    g_assert_cmphex(erd(m, n, MEGPU_ENG_IRQ_STATUS) & MEGPU_ENG_IRQ_IDLE,
+                    !=, 0);
+    msix_poll_pending(m, MEGPU_VEC_ENGINE(n));
+    msix_clear_pending(m, MEGPU_VEC_ENGINE(n));
+    ewr(m, n, MEGPU_ENG_IRQ_STATUS, MEGPU_ENG_IRQ_IDLE);
+}
+
 /*
  * The engine must fault with exactly this record, show it in IRQ_STATUS
  * and the MSI-X PBA, then resume after FAULT_ACK.
@@ -495,15 +523,21 @@ static void expect_fault(Megpu *m, unsigned n, uint32_t code, uint64_t addr,
 }
 
 /* Start with MSI-X on (vectors masked, so pending bits show) and rings. */
-static void megpu_start_engines(Megpu *m, unsigned engines)
+static void megpu_start_engines_opts(Megpu *m, unsigned engines,
+                                    const char *opts)
 {
-    megpu_start(m, engines);
+    megpu_start_opts(m, engines, opts);
     qpci_msix_enable(m->dev);
     for (unsigned n = 0; n < engines; n++) {
         ring_setup(m, n);
     }
     qtest_memset(m->qts, PT_PA, 0, MEGPU_PT_SIZE);
     m->pt_next = PT_PA + MEGPU_PT_SIZE;
+}
+
+static void megpu_start_engines(Megpu *m, unsigned engines)
+{
+    megpu_start_engines_opts(m, engines, "write-mode=strict");
 }
 
 static void megpu_stop_engines(Megpu *m)
@@ -566,7 +600,7 @@ static void test_engine_regs(void)
     megpu_start(&m, 6);
     g_assert_cmphex(rd(&m, MEGPU_REG_CAPS), ==,
                     MEGPU_CAP_IRQ_TEST | MEGPU_CAP_ENGINES | MEGPU_CAP_MMU |
-                    MEGPU_CAP_SEMAPHORE);
+                    MEGPU_CAP_SEMAPHORE | MEGPU_CAP_FLUSH);
     for (unsigned n = 0; n < 6; n++) {
         g_assert_cmpuint(erd(&m, n, MEGPU_ENG_TYPE), ==,
                          n % MEGPU_ENGINE_NUM_TYPES);
@@ -758,6 +792,7 @@ static void test_packets_per_type(void)
                 eng_idle(&m, n);
                 g_assert_cmphex(qtest_readq(m.qts, data + 0x20), ==,
                                 0xfedcba9876543210ull + n);
+                eng_ack_idle(&m, n);
                 g_assert_cmphex(erd(&m, n, MEGPU_ENG_IRQ_STATUS), ==, 0);
                 g_assert_false(qpci_msix_pending(m.dev, MEGPU_VEC_ENGINE(n)));
                 /* with IRQ: status bit, interrupt, LAST_TS */
@@ -767,12 +802,13 @@ static void test_packets_per_type(void)
                 g_assert_cmphex(qtest_readq(m.qts, data + 0x28), ==,
                                 1000 + n);
                 g_assert_cmphex(erd(&m, n, MEGPU_ENG_IRQ_STATUS), ==,
-                                MEGPU_ENG_IRQ_TIMESTAMP);
+                                MEGPU_ENG_IRQ_TIMESTAMP | MEGPU_ENG_IRQ_IDLE);
                 g_assert_cmpuint(erd64(&m, n, MEGPU_ENG_LAST_TS_LO), ==,
                                  1000 + n);
                 msix_poll_pending(&m, MEGPU_VEC_ENGINE(n));
                 msix_clear_pending(&m, MEGPU_VEC_ENGINE(n));
-                ewr(&m, n, MEGPU_ENG_IRQ_STATUS, MEGPU_ENG_IRQ_TIMESTAMP);
+                ewr(&m, n, MEGPU_ENG_IRQ_STATUS,
+                    MEGPU_ENG_IRQ_TIMESTAMP | MEGPU_ENG_IRQ_IDLE);
                 g_assert_cmphex(erd(&m, n, MEGPU_ENG_IRQ_STATUS), ==, 0);
                 break;
             case MEGPU_PKT_COPY: {
@@ -949,7 +985,10 @@ static void test_kernels(void)
         }
     }
 
-    /* Video runs only CHECKSUM; copy has no DISPATCH at all. */
+    /*
+     * Video runs only CHECKSUM and the image kernels (tested with them);
+     * copy has no DISPATCH at all.
+     */
     {
         uint32_t param[3] = { 0 };
         uint64_t cp[4] = { a, c, 0, 0 };
@@ -963,7 +1002,7 @@ static void test_kernels(void)
         run_kernel(&m, 3, MEGPU_KERNEL_CHECKSUM, cp, 10, param, 10, 1, 3, 1);
         g_assert_cmpuint(qtest_readl(m.qts, c), ==, 45);
         for (uint32_t k = 0; k < MEGPU_KERNEL_COUNT; k++) {
-            if (k == MEGPU_KERNEL_CHECKSUM) {
+            if (MEGPU_KERNELS_VIDEO & MEGPU_BIT(k)) {
                 continue;
             }
             at = r->pos;
@@ -1073,8 +1112,8 @@ static void test_mmu_ib(void)
     g_assert_cmphex(qtest_readw(m.qts, DATA_PA + 0x5ffe), ==, 0x5555);
     g_assert_cmphex(qtest_readq(m.qts, DATA_PA + 0x3100), ==, 0x99);
     /* an IB TIMESTAMP interrupts but leaves LAST_TS at the ring's 1 */
-    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_IRQ_STATUS), ==,
-                    MEGPU_ENG_IRQ_TIMESTAMP);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_IRQ_STATUS) &
+                    ~MEGPU_ENG_IRQ_IDLE, ==, MEGPU_ENG_IRQ_TIMESTAMP);
     g_assert_cmpuint(erd64(&m, 0, MEGPU_ENG_LAST_TS_LO), ==, 1);
     msix_poll_pending(&m, MEGPU_VEC_ENGINE(0));
     msix_clear_pending(&m, MEGPU_VEC_ENGINE(0));
@@ -1600,6 +1639,744 @@ static void test_teardown_busy(void)
     megpu_stop_engines(&m);
 }
 
+/* ---- posted writes, flushes, idle (seed 004) ---- */
+
+#define RELAXED             "write-mode=relaxed,write-seed=0x4004"
+#define TRIES               20
+#define FILL_PAGES          16
+#define FILL_BYTES          (FILL_PAGES * 0x1000u)
+
+static void emit_flush(Stream *st)
+{
+    hdr(st, MEGPU_PKT_FLUSH, MEGPU_PKT_FLUSH_COUNT, 0);
+}
+
+static void emit_idle_signal(Stream *st)
+{
+    hdr(st, MEGPU_PKT_IDLE_SIGNAL, MEGPU_PKT_IDLE_SIGNAL_COUNT, 0);
+}
+
+/* Bounded wait until the 64-bit word at @pa holds @val. */
+static void mem_poll64(Megpu *m, uint64_t pa, uint64_t val)
+{
+    for (unsigned us = 0; qtest_readq(m->qts, pa) != val; us += 100) {
+        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+        g_usleep(100);
+    }
+}
+
+/* Host flush: start it and wait for DONE; FLUSH_SEQ grows by one. */
+static void host_flush(Megpu *m)
+{
+    uint32_t seq = rd(m, MEGPU_REG_FLUSH_SEQ);
+
+    wr(m, MEGPU_REG_FLUSH_STATUS, MEGPU_FLUSH_STATUS_DONE);
+    wr(m, MEGPU_REG_FLUSH, 1);
+    for (unsigned us = 0;
+         !(rd(m, MEGPU_REG_FLUSH_STATUS) & MEGPU_FLUSH_STATUS_DONE);
+         us += 100) {
+        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+        g_usleep(100);
+    }
+    g_assert_cmpuint(rd(m, MEGPU_REG_FLUSH_SEQ), ==, seq + 1);
+    wr(m, MEGPU_REG_FLUSH_STATUS, MEGPU_FLUSH_STATUS_DONE);
+    wr(m, MEGPU_REG_MISC_IRQ_STATUS, MEGPU_MISC_IRQ_FLUSH_DONE);
+}
+
+/* Pages of [pa, pa + FILL_BYTES) whose first and last dword hold @val. */
+static uint32_t fresh_pages(Megpu *m, uint64_t pa, uint32_t val)
+{
+    g_autofree uint32_t *buf = g_new(uint32_t, FILL_BYTES / 4);
+    uint32_t mask = 0;
+
+    qtest_memread(m->qts, pa, buf, FILL_BYTES);
+    for (unsigned p = 0; p < FILL_PAGES; p++) {
+        if (le32_to_cpu(buf[p * 1024]) == val &&
+            le32_to_cpu(buf[p * 1024 + 1023]) == val) {
+            mask |= 1u << p;
+        }
+    }
+    return mask;
+}
+
+/*
+ * A later page landed while an earlier one had not: the fresh pages are
+ * not a prefix of the fill (pages are written in order).
+ */
+static bool out_of_order(uint32_t fresh)
+{
+    return (fresh & (fresh + 1)) != 0;
+}
+
+/*
+ * Relaxed mode: right after the engine's TIMESTAMP (not posted) the
+ * FILL before it is often not in memory, and pages land out of order.
+ * A host flush makes all of it visible.
+ */
+static void test_writes_stale(void)
+{
+    unsigned stale = 0, reordered = 0, queued = 0;
+    Megpu m;
+
+    megpu_start_engines_opts(&m, 1, RELAXED);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_WRITE_MODE), ==,
+                     MEGPU_WRITE_MODE_RELAXED);
+    for (unsigned i = 1; i <= TRIES; i++) {
+        uint32_t fresh, d = 0xd0000000 + i;
+
+        qtest_memset(m.qts, DATA_PA, 0, FILL_BYTES);
+        qtest_writel(m.qts, DATA_PA + FILL_BYTES, 0);
+        emit_fill(&m.ring[0], DATA_PA, FILL_BYTES, 0xf0000000 + i);
+        emit_write(&m.ring[0], DATA_PA + FILL_BYTES, &d, 1);
+        emit_ts(&m.ring[0], SEM_PA, i, 0);
+        kick(&m, 0);
+        mem_poll64(&m, SEM_PA, i);
+        fresh = fresh_pages(&m, DATA_PA, 0xf0000000 + i);
+        queued += erd(&m, 0, MEGPU_ENG_QUEUE) + rd(&m, MEGPU_REG_QUEUE_MC) > 0;
+        stale += fresh != (1u << FILL_PAGES) - 1;
+        reordered += out_of_order(fresh);
+        host_flush(&m);
+        g_assert_cmphex(fresh_pages(&m, DATA_PA, 0xf0000000 + i), ==,
+                        (1u << FILL_PAGES) - 1);
+        g_assert_cmphex(qtest_readl(m.qts, DATA_PA + FILL_BYTES), ==, d);
+        g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_QUEUE), ==, 0);
+        g_assert_cmpuint(rd(&m, MEGPU_REG_QUEUE_MC), ==, 0);
+        eng_idle(&m, 0);
+    }
+    g_test_message("%u/%u stale, %u reordered, %u with writes queued",
+                   stale, TRIES, reordered, queued);
+    g_assert_cmpuint(stale, >, 0);
+    g_assert_cmpuint(reordered, >, 0);
+    g_assert_cmpuint(queued, >, 0);
+    megpu_stop_engines(&m);
+}
+
+/* Strict mode: the data is there when the TIMESTAMP is, every time. */
+static void test_writes_strict(void)
+{
+    Megpu m;
+
+    megpu_start_engines_opts(&m, 1, "write-mode=strict,write-seed=0x4004");
+    g_assert_cmpuint(rd(&m, MEGPU_REG_WRITE_MODE), ==,
+                     MEGPU_WRITE_MODE_STRICT);
+    for (unsigned i = 1; i <= TRIES; i++) {
+        qtest_memset(m.qts, DATA_PA, 0, FILL_BYTES);
+        emit_fill(&m.ring[0], DATA_PA, FILL_BYTES, 0xf0000000 + i);
+        emit_ts(&m.ring[0], SEM_PA, i, 0);
+        kick(&m, 0);
+        mem_poll64(&m, SEM_PA, i);
+        g_assert_cmphex(fresh_pages(&m, DATA_PA, 0xf0000000 + i), ==,
+                        (1u << FILL_PAGES) - 1);
+        g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_QUEUE), ==, 0);
+        g_assert_cmpuint(rd(&m, MEGPU_REG_QUEUE_MC), ==, 0);
+    }
+    /* a flush still works, with nothing to wait for */
+    host_flush(&m);
+    megpu_stop_engines(&m);
+}
+
+/* The host flush registers, status, sequence and interrupt. */
+static void test_host_flush(void)
+{
+    unsigned busy = 0;
+    Megpu m;
+
+    megpu_start_engines_opts(&m, 3, RELAXED);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_FLUSH), ==, 0);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_FLUSH_SEQ), ==, 0);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_FLUSH_STATUS), ==, 0);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_MISC_IRQ_STATUS), ==, 0);
+    g_assert_false(qpci_msix_pending(m.dev, MEGPU_VEC_MISC));
+
+    /* Empty queues: it completes at once, with interrupt. */
+    wr(&m, MEGPU_REG_FLUSH, 0);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_FLUSH), ==, 1);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_FLUSH_SEQ), ==, 1);
+    g_assert_cmphex(rd(&m, MEGPU_REG_FLUSH_STATUS), ==,
+                    MEGPU_FLUSH_STATUS_DONE);
+    g_assert_cmphex(rd(&m, MEGPU_REG_MISC_IRQ_STATUS), ==,
+                    MEGPU_MISC_IRQ_FLUSH_DONE);
+    msix_poll_pending(&m, MEGPU_VEC_MISC);
+    msix_clear_pending(&m, MEGPU_VEC_MISC);
+    /* RW1C; read-only registers ignore writes */
+    wr(&m, MEGPU_REG_FLUSH_STATUS, MEGPU_FLUSH_STATUS_DONE);
+    wr(&m, MEGPU_REG_MISC_IRQ_STATUS, MEGPU_MISC_IRQ_FLUSH_DONE);
+    wr(&m, MEGPU_REG_FLUSH_SEQ, 77);
+    wr(&m, MEGPU_REG_QUEUE_MC, 77);
+    g_assert_cmphex(rd(&m, MEGPU_REG_FLUSH_STATUS), ==, 0);
+    g_assert_cmphex(rd(&m, MEGPU_REG_MISC_IRQ_STATUS), ==, 0);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_FLUSH_SEQ), ==, 1);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_QUEUE_MC), ==, 0);
+
+    /* IRQ_TEST on the misc vector is separate from FLUSH_DONE. */
+    wr(&m, MEGPU_REG_IRQ_TEST, MEGPU_VEC_MISC);
+    g_assert_true(qpci_msix_pending(m.dev, MEGPU_VEC_MISC));
+    g_assert_cmphex(rd(&m, MEGPU_REG_IRQ_TEST_STATUS), ==,
+                    1u << MEGPU_VEC_MISC);
+    g_assert_cmphex(rd(&m, MEGPU_REG_MISC_IRQ_STATUS), ==, 0);
+    msix_clear_pending(&m, MEGPU_VEC_MISC);
+    wr(&m, MEGPU_REG_IRQ_TEST_STATUS, 1u << MEGPU_VEC_MISC);
+
+    /*
+     * Writes of two engines (gfx and copy) in flight: BUSY, then
+     * everything visible.
+     */
+    for (unsigned i = 1; i <= 5; i++) {
+        bool busy_seen;
+
+        for (unsigned n = 0; n < 2; n++) {
+            emit_fill(&m.ring[n * 2], DATA_PA + n * FILL_BYTES, FILL_BYTES,
+                      0xa0000000 + i * 16 + n);
+            emit_ts(&m.ring[n * 2], SEM_PA + n * 8, i, 0);
+            kick(&m, n * 2);
+        }
+        mem_poll64(&m, SEM_PA, i);
+        mem_poll64(&m, SEM_PA + 8, i);
+        wr(&m, MEGPU_REG_FLUSH, 0);
+        busy_seen = rd(&m, MEGPU_REG_FLUSH_STATUS) & MEGPU_FLUSH_STATUS_BUSY;
+        for (unsigned us = 0; rd(&m, MEGPU_REG_FLUSH_SEQ) != 1 + i;
+             us += 100) {
+            g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+            g_usleep(100);
+        }
+        busy += busy_seen;
+        /* one completion per flush */
+        g_assert_cmpuint(rd(&m, MEGPU_REG_FLUSH_SEQ), ==, 1 + i);
+        g_assert_cmpuint(rd(&m, MEGPU_REG_FLUSH), ==, 1 + i);
+        g_assert_cmphex(rd(&m, MEGPU_REG_FLUSH_STATUS), ==,
+                        MEGPU_FLUSH_STATUS_DONE);
+        for (unsigned n = 0; n < 2; n++) {
+            g_assert_cmphex(fresh_pages(&m, DATA_PA + n * FILL_BYTES,
+                                        0xa0000000 + i * 16 + n),
+                            ==, (1u << FILL_PAGES) - 1);
+            g_assert_cmpuint(erd(&m, n * 2, MEGPU_ENG_QUEUE), ==, 0);
+        }
+        g_assert_cmpuint(rd(&m, MEGPU_REG_QUEUE_MC), ==, 0);
+        msix_poll_pending(&m, MEGPU_VEC_MISC);
+        msix_clear_pending(&m, MEGPU_VEC_MISC);
+        wr(&m, MEGPU_REG_FLUSH_STATUS, MEGPU_FLUSH_STATUS_DONE);
+        wr(&m, MEGPU_REG_MISC_IRQ_STATUS, MEGPU_MISC_IRQ_FLUSH_DONE);
+    }
+
+    g_test_message("BUSY seen in %u of 5 flushes", busy);
+    g_assert_cmpuint(busy, >, 0);
+
+    /* Several flushes back to back all complete, in order. */
+    emit_fill(&m.ring[0], DATA_PA, FILL_BYTES, 1);
+    kick(&m, 0);
+    for (unsigned i = 0; i < 4; i++) {
+        wr(&m, MEGPU_REG_FLUSH, 0);
+    }
+    g_assert_cmpuint(rd(&m, MEGPU_REG_FLUSH), ==, 10);
+    for (unsigned us = 0; rd(&m, MEGPU_REG_FLUSH_SEQ) != 10; us += 100) {
+        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+        g_usleep(100);
+    }
+    g_assert_cmphex(rd(&m, MEGPU_REG_FLUSH_STATUS), ==,
+                    MEGPU_FLUSH_STATUS_DONE);
+    megpu_stop_engines(&m);
+}
+
+/* FILL, FLUSH, TIMESTAMP: after the timestamp the data is there, always. */
+static void test_flush_packet(void)
+{
+    Megpu m;
+
+    megpu_start_engines_opts(&m, 4, RELAXED);
+    for (unsigned i = 1; i <= TRIES; i++) {
+        unsigned n = i % 4;
+        uint64_t data = DATA_PA + n * FILL_BYTES;
+
+        qtest_memset(m.qts, data, 0, FILL_BYTES);
+        if (n == 1 || n == 3) {
+            /* compute and video have no FILL: a kernel writes instead */
+            uint64_t ptr[4] = { data, 0, 0, 0 };
+            uint32_t param[3] = { 0xf0000000 + i, 0, 0 };
+            uint64_t args = DATA_PA + 0xff000 + n * 0x100;
+
+            if (n == 3) {
+                /* video: SEPIA of a white image is not white: skip */
+                continue;
+            }
+            write_kargs(&m, args, ptr, FILL_BYTES / 4, param);
+            emit_dispatch(&m.ring[n], MEGPU_KERNEL_FILL, args,
+                          FILL_BYTES / 4, 1, 256, 1);
+        } else {
+            emit_fill(&m.ring[n], data, FILL_BYTES, 0xf0000000 + i);
+        }
+        emit_flush(&m.ring[n]);
+        emit_ts(&m.ring[n], SEM_PA + n * 8, i, 0);
+        kick(&m, n);
+        mem_poll64(&m, SEM_PA + n * 8, i);
+        g_assert_cmphex(fresh_pages(&m, data, 0xf0000000 + i), ==,
+                        (1u << FILL_PAGES) - 1);
+        g_assert_cmpuint(erd(&m, n, MEGPU_ENG_QUEUE), ==, 0);
+        eng_idle(&m, n);
+    }
+    for (unsigned n = 0; n < 3; n++) {
+        g_assert_cmpuint(erd(&m, n, MEGPU_ENG_FLUSHES), ==, TRIES / 4);
+    }
+
+    /* Payload counts other than 0 fault BAD_LENGTH, on every type. */
+    for (unsigned n = 0; n < 4; n++) {
+        uint32_t at = m.ring[n].pos;
+
+        hdr(&m.ring[n], MEGPU_PKT_FLUSH, 1, 0);
+        put(&m.ring[n], 0);
+        kick(&m, n);
+        expect_fault(&m, n, MEGPU_FAULT_BAD_LENGTH, RING_PA(n) + at, at, 0);
+        eng_idle(&m, n);
+        at = m.ring[n].pos;
+        hdr(&m.ring[n], MEGPU_PKT_IDLE_SIGNAL, 2, 0);
+        put64(&m.ring[n], 0);
+        kick(&m, n);
+        expect_fault(&m, n, MEGPU_FAULT_BAD_LENGTH, RING_PA(n) + at, at, 0);
+        eng_idle(&m, n);
+        /* and both run on every engine type */
+        emit_flush(&m.ring[n]);
+        emit_idle_signal(&m.ring[n]);
+        kick(&m, n);
+        eng_idle(&m, n);
+        g_assert_cmpuint(erd(&m, n, MEGPU_ENG_FAULTS), ==, 2);
+    }
+    megpu_stop_engines(&m);
+}
+
+/* IDLE: from the packet, and when the engine runs out of work. */
+static void test_idle(void)
+{
+    unsigned stale = 0;
+    uint32_t signals;
+    Megpu m;
+
+    megpu_start_engines_opts(&m, 2, RELAXED);
+    qtest_writeq(m.qts, SEM_PA, 0);
+
+    /* IDLE_SIGNAL raises IDLE at that point of the job (here: waiting) */
+    emit_idle_signal(&m.ring[1]);
+    emit_wait(&m.ring[1], SEM_PA, 1);
+    kick(&m, 1);
+    eng_poll(&m, 1, MEGPU_ENG_STATUS_WAIT_SEM);
+    g_assert_cmphex(erd(&m, 1, MEGPU_ENG_IRQ_STATUS), ==, MEGPU_ENG_IRQ_IDLE);
+    g_assert_cmpuint(erd(&m, 1, MEGPU_ENG_IDLE_SIGNALS), ==, 1);
+    msix_poll_pending(&m, MEGPU_VEC_ENGINE(1));
+    msix_clear_pending(&m, MEGPU_VEC_ENGINE(1));
+    ewr(&m, 1, MEGPU_ENG_IRQ_STATUS, MEGPU_ENG_IRQ_IDLE);
+    qtest_writeq(m.qts, SEM_PA, 1);
+    eng_idle(&m, 1);
+    /* and running out of work raised it again */
+    eng_ack_idle(&m, 1);
+    g_assert_cmpuint(erd(&m, 1, MEGPU_ENG_IDLE_SIGNALS), ==, 2);
+
+    /* Idle is not visibility: the data can still be stale. */
+    signals = erd(&m, 0, MEGPU_ENG_IDLE_SIGNALS);
+    for (unsigned i = 1; i <= TRIES; i++) {
+        qtest_memset(m.qts, DATA_PA, 0, FILL_BYTES);
+        emit_fill(&m.ring[0], DATA_PA, FILL_BYTES, 0xe0000000 + i);
+        kick(&m, 0);
+        for (unsigned us = 0; !(erd(&m, 0, MEGPU_ENG_IRQ_STATUS) &
+                                MEGPU_ENG_IRQ_IDLE); us += 100) {
+            g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+            g_usleep(100);
+        }
+        stale += fresh_pages(&m, DATA_PA, 0xe0000000 + i) !=
+                 (1u << FILL_PAGES) - 1;
+        eng_ack_idle(&m, 0);
+        host_flush(&m);
+        g_assert_cmphex(fresh_pages(&m, DATA_PA, 0xe0000000 + i), ==,
+                        (1u << FILL_PAGES) - 1);
+    }
+    g_test_message("%u/%u stale after IDLE", stale, TRIES);
+    g_assert_cmpuint(stale, >, 0);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_IDLE_SIGNALS), ==, signals + TRIES);
+    megpu_stop_engines(&m);
+}
+
+/*
+ * An engine reads its own queued writes; writes to the same bytes land
+ * in issue order.
+ */
+static void test_writes_order(void)
+{
+    const uint64_t x = DATA_PA, y = DATA_PA + 0x2000, w = DATA_PA + 0x4000;
+    unsigned stale = 0;
+    Megpu m;
+
+    megpu_start_engines_opts(&m, 1, RELAXED);
+    for (unsigned i = 1; i <= TRIES; i++) {
+        uint32_t v = 0xc0000000 + i;
+
+        qtest_writel(m.qts, x, 0);
+        qtest_writel(m.qts, y, 0);
+        emit_write(&m.ring[0], x, &v, 1);
+        emit_copy(&m.ring[0], x, y, 4);
+        emit_ts(&m.ring[0], SEM_PA, i, 0);
+        kick(&m, 0);
+        mem_poll64(&m, SEM_PA, i);
+        stale += qtest_readl(m.qts, x) != v;
+        host_flush(&m);
+        /* the COPY read the queued value, not memory's 0 */
+        g_assert_cmphex(qtest_readl(m.qts, y), ==, v);
+        g_assert_cmphex(qtest_readl(m.qts, x), ==, v);
+    }
+    g_test_message("%u/%u stale before the COPY's result", stale, TRIES);
+    g_assert_cmpuint(stale, >, 0);
+
+    /* INCREMENT twice: the second dispatch reads the first's results */
+    {
+        uint64_t ptr[4] = { w, 0, 0, 0 };
+        uint32_t param[3] = { 0 };
+        uint64_t args = DATA_PA + 0xff000;
+
+        qtest_memset(m.qts, w, 0, 0x3000);
+        write_kargs(&m, args, ptr, 0x3000 / 4, param);
+        for (unsigned k = 0; k < 3; k++) {
+            emit_dispatch(&m.ring[0], MEGPU_KERNEL_INCREMENT, args,
+                          0x3000 / 4, 1, 64, 1);
+        }
+        kick(&m, 0);
+        eng_idle(&m, 0);
+        host_flush(&m);
+        for (unsigned i = 0; i < 0x3000 / 4; i += 97) {
+            g_assert_cmpuint(qtest_readl(m.qts, w + i * 4), ==, 3);
+        }
+    }
+
+    /* Many writes to one dword (and some around it): the last one wins */
+    for (unsigned round = 0; round < 5; round++) {
+        for (uint32_t v = 1; v <= 150; v++) {
+            uint32_t d[2] = { v + round * 1000, v };
+
+            /* alternate a 1-dword and a 2-dword write over the same bytes */
+            emit_write(&m.ring[0], w + (v & 1) * 4, d, 2 - (v & 1));
+            if (v % 50 == 0) {
+                kick(&m, 0);
+            }
+        }
+        kick(&m, 0);
+        eng_idle(&m, 0);
+        host_flush(&m);
+        /* v = 150 (even) wrote both dwords last */
+        g_assert_cmpuint(qtest_readl(m.qts, w), ==, 150 + round * 1000);
+        g_assert_cmpuint(qtest_readl(m.qts, w + 4), ==, 150);
+    }
+    megpu_stop_engines(&m);
+}
+
+/* A full engine queue stalls the engine; memory use stays bounded. */
+static void test_writes_stall(void)
+{
+    const uint32_t bytes = 2 * 1024 * 1024;
+    g_autofree uint32_t *buf = g_new(uint32_t, bytes / 4);
+    uint32_t max_q = 0, max_mc = 0;
+    Megpu m;
+
+    megpu_start_engines_opts(&m, 1, RELAXED);
+    qtest_memset(m.qts, BIG_PA, 0, bytes);
+    emit_fill(&m.ring[0], BIG_PA, bytes, 0x57a11ed);
+    emit_ts(&m.ring[0], SEM_PA, 1, 0);
+    kick(&m, 0);
+    while (qtest_readq(m.qts, SEM_PA) != 1) {
+        max_q = MAX(max_q, erd(&m, 0, MEGPU_ENG_QUEUE));
+        max_mc = MAX(max_mc, rd(&m, MEGPU_REG_QUEUE_MC));
+        g_usleep(200);
+    }
+    g_test_message("queue max %u, MC max %u, stalled %u", max_q, max_mc,
+                   erd(&m, 0, MEGPU_ENG_STALLED_WRITES));
+    g_assert_cmpuint(max_q, <=, MEGPU_WRITE_QUEUE_DEPTH);
+    g_assert_cmpuint(max_q, >, 0);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_STALLED_WRITES), >, 0);
+    host_flush(&m);
+    qtest_memread(m.qts, BIG_PA, buf, bytes);
+    for (unsigned i = 0; i < bytes / 4; i++) {
+        g_assert_cmphex(le32_to_cpu(buf[i]), ==, 0x57a11ed);
+    }
+    megpu_stop_engines(&m);
+}
+
+/* Switching to strict drains at once; back to relaxed posts again. */
+static void test_write_mode_switch(void)
+{
+    unsigned stale = 0;
+    Megpu m;
+
+    megpu_start_engines_opts(&m, 1, RELAXED);
+    for (unsigned i = 1; i <= 5; i++) {
+        qtest_memset(m.qts, DATA_PA, 0, FILL_BYTES);
+        wr(&m, MEGPU_REG_WRITE_MODE, MEGPU_WRITE_MODE_RELAXED);
+        emit_fill(&m.ring[0], DATA_PA, FILL_BYTES, 0xb0000000 + i);
+        emit_ts(&m.ring[0], SEM_PA, i, 0);
+        kick(&m, 0);
+        mem_poll64(&m, SEM_PA, i);
+        stale += fresh_pages(&m, DATA_PA, 0xb0000000 + i) !=
+                 (1u << FILL_PAGES) - 1;
+        wr(&m, MEGPU_REG_WRITE_MODE, MEGPU_WRITE_MODE_STRICT);
+        g_assert_cmpuint(rd(&m, MEGPU_REG_WRITE_MODE), ==,
+                         MEGPU_WRITE_MODE_STRICT);
+        g_assert_cmphex(fresh_pages(&m, DATA_PA, 0xb0000000 + i), ==,
+                        (1u << FILL_PAGES) - 1);
+        g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_QUEUE), ==, 0);
+        g_assert_cmpuint(rd(&m, MEGPU_REG_QUEUE_MC), ==, 0);
+    }
+    g_assert_cmpuint(stale, >, 0);
+    /* unknown modes are ignored */
+    wr(&m, MEGPU_REG_WRITE_MODE, 7);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_WRITE_MODE), ==,
+                     MEGPU_WRITE_MODE_STRICT);
+    /* a device reset restores the property's mode */
+    wr(&m, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_WRITE_MODE), ==,
+                     MEGPU_WRITE_MODE_RELAXED);
+    megpu_stop_engines(&m);
+}
+
+/* Engine and device reset drop queued writes, even of a stalled engine. */
+static void test_writes_reset(void)
+{
+    const uint32_t bytes = 8 * 1024 * 1024;
+    g_autofree uint32_t *buf = g_new(uint32_t, bytes / 4);
+    unsigned zero = 0;
+    int64_t t0;
+    Megpu m;
+
+    megpu_start_engines_opts(&m, 3, RELAXED);
+    qtest_memset(m.qts, BIG_PA, 0, bytes);
+    emit_fill(&m.ring[0], BIG_PA, bytes, 0xdeadf111);
+    kick(&m, 0);
+    for (unsigned us = 0; !erd(&m, 0, MEGPU_ENG_STALLED_WRITES); us += 100) {
+        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+        g_usleep(100);
+    }
+    t0 = g_get_monotonic_time();
+    eng_reset(&m, 0);
+    g_assert_cmpint(g_get_monotonic_time() - t0, <, 2 * 1000 * 1000);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_QUEUE), ==, 0);
+    /* a flush does not wait for dropped writes */
+    host_flush(&m);
+    qtest_memread(m.qts, BIG_PA, buf, bytes);
+    for (unsigned i = 0; i < bytes / 4; i++) {
+        zero += !buf[i];
+    }
+    g_test_message("%u of %u dwords never written", zero, bytes / 4);
+    g_assert_cmpuint(zero, >, 0);
+    /* the engine works on */
+    emit_ts(&m.ring[0], SEM_PA, 5, 0);
+    kick(&m, 0);
+    eng_idle(&m, 0);
+    g_assert_cmpuint(qtest_readq(m.qts, SEM_PA), ==, 5);
+
+    /* Device reset with two stalled engines (gfx, copy), a flush going */
+    emit_fill(&m.ring[0], BIG_PA, bytes, 1);
+    kick(&m, 0);
+    emit_fill(&m.ring[2], BIG_PA, bytes, 2);
+    kick(&m, 2);
+    for (unsigned us = 0; !erd(&m, 2, MEGPU_ENG_STALLED_WRITES); us += 100) {
+        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+        g_usleep(100);
+    }
+    wr(&m, MEGPU_REG_FLUSH, 0);
+    wr(&m, MEGPU_REG_WRITE_MODE, MEGPU_WRITE_MODE_RELAXED);
+    t0 = g_get_monotonic_time();
+    wr(&m, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
+    g_assert_cmpint(g_get_monotonic_time() - t0, <, 2 * 1000 * 1000);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_FLUSH), ==, 0);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_FLUSH_SEQ), ==, 0);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_FLUSH_STATUS), ==, 0);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_MISC_IRQ_STATUS), ==, 0);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_QUEUE_MC), ==, 0);
+    for (unsigned n = 0; n < 3; n++) {
+        g_assert_cmpuint(erd(&m, n, MEGPU_ENG_QUEUE), ==, 0);
+        g_assert_cmpuint(erd(&m, n, MEGPU_ENG_STALLED_WRITES), ==, 0);
+        g_assert_cmpuint(erd(&m, n, MEGPU_ENG_IDLE_SIGNALS), ==, 0);
+        g_assert_cmphex(erd(&m, n, MEGPU_ENG_STATUS), ==,
+                        MEGPU_ENG_STATUS_IDLE);
+    }
+    host_flush(&m);
+    /* and quitting with writes queued does not hang either */
+    ring_setup(&m, 0);
+    emit_fill(&m.ring[0], BIG_PA, bytes, 3);
+    kick(&m, 0);
+    megpu_stop_engines(&m);
+}
+
+/* C references of the image kernels (include/megpu_hw.h). */
+static uint32_t ref_chan(uint32_t px, unsigned c)
+{
+    return (px >> (8 * c)) & 0xff;
+}
+
+static void ref_blur(const uint32_t *src, uint32_t *dst, int w, int h,
+                     int pitch)
+{
+    for (int y = 0; y < h; y++) {
+        for (int x = 0; x < w; x++) {
+            uint32_t out = 0;
+
+            for (unsigned c = 0; c < 4; c++) {
+                uint32_t sum = 0;
+
+                for (int dy = -1; dy <= 1; dy++) {
+                    for (int dx = -1; dx <= 1; dx++) {
+                        int sx = MIN(MAX(x + dx, 0), w - 1);
+                        int sy = MIN(MAX(y + dy, 0), h - 1);
+
+                        sum += ref_chan(src[sy * pitch + sx], c);
+                    }
+                }
+                out |= (sum / 9) << (8 * c);
+            }
+            dst[y * pitch + x] = out;
+        }
+    }
+}
+
+static void ref_sepia(const uint32_t *src, uint32_t *dst, int w, int h,
+                      int pitch)
+{
+    for (int y = 0; y < h; y++) {
+        for (int x = 0; x < w; x++) {
+            uint32_t p = src[y * pitch + x];
+            uint32_t r = ref_chan(p, 0), g = ref_chan(p, 1);
+            uint32_t b = ref_chan(p, 2);
+
+            dst[y * pitch + x] =
+                MIN(255, (393 * r + 769 * g + 189 * b) / 1000) |
+                MIN(255, (349 * r + 686 * g + 168 * b) / 1000) << 8 |
+                MIN(255, (272 * r + 534 * g + 131 * b) / 1000) << 16 |
+                (p & 0xff000000u);
+        }
+    }
+}
+
+#define IMG_W       13
+#define IMG_H       7
+#define IMG_PITCH   16
+#define IMG_PX      (IMG_H * IMG_PITCH)
+#define IMG_PAD     0x5a5a5a5au
+
+static void img_put(Megpu *m, uint64_t pa, const uint32_t *px)
+{
+    for (unsigned i = 0; i < IMG_PX; i++) {
+        qtest_writel(m->qts, pa + i * 4, px[i]);
+    }
+}
+
+/* The kernel's output, with the pitch padding untouched. */
+static void img_check(Megpu *m, uint64_t pa, const uint32_t *ref)
+{
+    uint32_t got[IMG_PX];
+
+    qtest_memread(m->qts, pa, got, sizeof(got));
+    for (unsigned y = 0; y < IMG_H; y++) {
+        for (unsigned x = 0; x < IMG_PITCH; x++) {
+            g_assert_cmphex(le32_to_cpu(got[y * IMG_PITCH + x]), ==,
+                            x < IMG_W ? ref[y * IMG_PITCH + x] : IMG_PAD);
+        }
+    }
+}
+
+static void image_dispatch(Megpu *m, unsigned e, uint32_t kernel,
+                           uint64_t src, uint64_t dst, uint32_t gx,
+                           uint32_t gy)
+{
+    uint64_t ptr[4] = { src, dst, 0, 0 };
+    uint32_t param[3] = { IMG_W, IMG_H, IMG_PITCH };
+    uint64_t args = DATA_PA + 0xff000 + e * 0x100;
+
+    /* n is not used by image kernels */
+    write_kargs(m, args, ptr, 0, param);
+    emit_dispatch(&m->ring[e], kernel, args, gx, gy, 4, 3);
+    kick(m, e);
+    eng_idle(m, e);
+}
+
+/*
+ * BLUR3X3 and SEPIA against the references on an odd-sized image with
+ * pitch > width, on gfx, compute and video; then the seed's chain:
+ * blur, wait for idle, flush, sepia on another engine, flush.
+ */
+static void test_image_kernels(void)
+{
+    const uint64_t src = DATA_PA, tmp = DATA_PA + 0x1000;
+    const uint64_t dst = DATA_PA + 0x2000;
+    uint32_t in[IMG_PX], blur[IMG_PX], sepia[IMG_PX], chain[IMG_PX];
+    uint32_t pad[IMG_PX];
+    GRand *rand = g_rand_new_with_seed(4004);
+    Megpu m;
+
+    for (unsigned i = 0; i < IMG_PX; i++) {
+        in[i] = g_rand_int(rand);
+        pad[i] = IMG_PAD;
+    }
+    /* saturated and dark pixels for the min(255, ...) and the edges */
+    in[0] = 0xffffffff;
+    in[IMG_PITCH + 1] = 0x80ffffff;
+    in[IMG_PX - IMG_PITCH + IMG_W - 1] = 0;
+    g_rand_free(rand);
+    memcpy(blur, pad, sizeof(pad));
+    memcpy(sepia, pad, sizeof(pad));
+    memcpy(chain, pad, sizeof(pad));
+    ref_blur(in, blur, IMG_W, IMG_H, IMG_PITCH);
+    ref_sepia(in, sepia, IMG_W, IMG_H, IMG_PITCH);
+    ref_sepia(blur, chain, IMG_W, IMG_H, IMG_PITCH);
+
+    megpu_start_engines(&m, 4);
+    for (unsigned e = 0; e < 4; e++) {
+        if (e == MEGPU_ENGINE_COPY) {
+            continue;
+        }
+        img_put(&m, src, in);
+        img_put(&m, dst, pad);
+        /* a grid larger than the image: items outside do nothing */
+        image_dispatch(&m, e, MEGPU_KERNEL_BLUR3X3, src, dst, IMG_W + 3,
+                       IMG_H + 2);
+        img_check(&m, dst, blur);
+        img_put(&m, dst, pad);
+        image_dispatch(&m, e, MEGPU_KERNEL_SEPIA, src, dst, IMG_W, IMG_H);
+        img_check(&m, dst, sepia);
+    }
+
+    /* Bad image arguments fault BAD_ARG. */
+    {
+        static const uint32_t bad[][4] = {
+            /* width, height, pitch, src offset */
+            { 13, 7, 12, 0 },                   /* pitch < width */
+            { 0x10000, 0x10000, 0x10000, 0 },   /* more than 4 GiB */
+            { 0xffffffff, 0xffffffff, 0xffffffff, 0 },
+            { 13, 7, 16, 2 },                   /* misaligned */
+        };
+        Stream *r = &m.ring[0];
+
+        for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
+            uint64_t ptr[4] = { src + bad[i][3], dst, 0, 0 };
+            uint64_t args = DATA_PA + 0xfe000;
+            uint32_t at = r->pos;
+
+            write_kargs(&m, args, ptr, 0, bad[i]);
+            emit_dispatch(r, MEGPU_KERNEL_SEPIA, args, 4, 4, 4, 4);
+            kick(&m, 0);
+            expect_fault(&m, 0, MEGPU_FAULT_BAD_ARG, RING_PA(0) + at, at, 0);
+            eng_idle(&m, 0);
+        }
+    }
+    megpu_stop_engines(&m);
+
+    /* FIG. 5 in relaxed mode: blur -> idle -> flush -> sepia -> flush */
+    megpu_start_engines_opts(&m, 4, RELAXED);
+    for (unsigned i = 0; i < 5; i++) {
+        img_put(&m, src, in);
+        img_put(&m, tmp, pad);
+        img_put(&m, dst, pad);
+        image_dispatch(&m, 0, MEGPU_KERNEL_BLUR3X3, src, tmp, IMG_W, IMG_H);
+        host_flush(&m);
+        image_dispatch(&m, 3, MEGPU_KERNEL_SEPIA, tmp, dst, IMG_W, IMG_H);
+        host_flush(&m);
+        img_check(&m, tmp, blur);
+        img_check(&m, dst, chain);
+    }
+    megpu_stop_engines(&m);
+}
+
 /*
  * The fuzz run is reproducible: a fixed seed, or MEGPU_FUZZ_SEED to try
  * others.
@@ -1634,15 +2411,16 @@ static uint64_t fuzz_addr(void)
 /* A random packet, often nearly well-formed so it gets past decoding. */
 static void fuzz_packet(Stream *st)
 {
-    uint32_t op = rnd_range(0, 12);
+    uint32_t op = rnd_range(0, 14);
     uint32_t count, flags = rnd_range(0, 256);
 
-    if (op <= MEGPU_PKT_WAIT && rnd_range(0, 4)) {
+    if (op <= MEGPU_PKT_IDLE_SIGNAL && rnd_range(0, 4)) {
         static const uint8_t fixed[] = {
             0, MEGPU_PKT_IB_COUNT, 0, MEGPU_PKT_TIMESTAMP_COUNT,
             MEGPU_PKT_COPY_COUNT, MEGPU_PKT_FILL_COUNT,
             MEGPU_PKT_DISPATCH_COUNT, MEGPU_PKT_SET_CONTEXT_COUNT,
             MEGPU_PKT_SIGNAL_COUNT, MEGPU_PKT_WAIT_COUNT,
+            MEGPU_PKT_FLUSH_COUNT, MEGPU_PKT_IDLE_SIGNAL_COUNT,
         };
 
         count = op == MEGPU_PKT_NOP ? rnd_range(0, 8) :
@@ -1687,6 +2465,8 @@ static void test_fuzz(void)
     static const uint32_t glob[] = {
         MEGPU_REG_SCRATCH, MEGPU_REG_IRQ_TEST, MEGPU_REG_IRQ_TEST_STATUS,
         MEGPU_REG_MMU_INVALIDATE, MEGPU_REG_ID, MEGPU_REG_ENGINE_TYPES,
+        MEGPU_REG_WRITE_MODE, MEGPU_REG_FLUSH, MEGPU_REG_FLUSH_STATUS,
+        MEGPU_REG_FLUSH_SEQ, MEGPU_REG_MISC_IRQ_STATUS, MEGPU_REG_QUEUE_MC,
     };
     const unsigned engines = 5;
     const char *env = g_getenv("MEGPU_FUZZ_SEED");
@@ -1696,7 +2476,8 @@ static void test_fuzz(void)
 
     g_test_message("fuzz seed 0x%x", seed);
     fuzz_rand = g_rand_new_with_seed(seed);
-    megpu_start_engines(&m, engines);
+    /* relaxed: packets' writes go through the queues */
+    megpu_start_engines_opts(&m, engines, RELAXED);
     /* a random page table over RAM the fuzzer may scribble on */
     for (unsigned i = 0; i < 64; i++) {
         mmu_set_pte(&m, rnd_range(0, 0x400) * 0x1000ull,
@@ -1709,7 +2490,7 @@ static void test_fuzz(void)
 
         if (what < 30) {
             /* any engine register, any value (mostly small) */
-            uint32_t reg = rnd_range(0, 0x70 / 4) * 4;
+            uint32_t reg = rnd_range(0, 0x80 / 4) * 4;
             uint32_t val = rnd_range(0, 2) ?
                            rnd() :
                            rnd_range(0, 0x2000);
@@ -1719,8 +2500,11 @@ static void test_fuzz(void)
             }
             ewr(&m, rnd_range(0, MEGPU_MAX_ENGINES), reg, val);
         } else if (what < 35) {
-            wr(&m, glob[rnd_range(0, ARRAY_SIZE(glob))],
-               rnd());
+            uint32_t reg = glob[rnd_range(0, ARRAY_SIZE(glob))];
+
+            /* mostly valid modes, so that both are exercised */
+            wr(&m, reg, reg == MEGPU_REG_WRITE_MODE && rnd_range(0, 8) ?
+               rnd_range(0, 2) : rnd());
         } else if (what < 40) {
             ewr(&m, n, MEGPU_ENG_CONTROL, rnd_range(0, 4));
         } else if (what < 45) {
@@ -1743,6 +2527,8 @@ static void test_fuzz(void)
             };
 
             if (!st.size || st.base + st.size > 0x10000000) {
+                /* a reset the fuzzer just asked for may still be running */
+                eng_reset_done(&m, n);
                 ring_setup(&m, n);
                 continue;
             }
@@ -1755,7 +2541,7 @@ static void test_fuzz(void)
                 if (rnd_range(0, 3)) {
                     fuzz_packet(&st);
                 } else {
-                    emit_any(&st, rnd_range(0, 10),
+                    emit_any(&st, rnd_range(0, MEGPU_PKT_IDLE_SIGNAL + 1),
                              fuzz_addr() & ~7ull);
                 }
             }
@@ -1768,10 +2554,14 @@ static void test_fuzz(void)
     }
 
     for (unsigned n = 0; n < engines; n++) {
-        g_test_message("engine %u: %" PRIu64 " packets, %u faults, %u resets",
-                       n, erd64(&m, n, MEGPU_ENG_PACKETS_LO),
+        g_test_message("engine %u: %" PRIu64 " packets, %u faults, %u resets, "
+                       "%u flushes, %u idle, %u stalled", n,
+                       erd64(&m, n, MEGPU_ENG_PACKETS_LO),
                        erd(&m, n, MEGPU_ENG_FAULTS),
-                       erd(&m, n, MEGPU_ENG_RESETS));
+                       erd(&m, n, MEGPU_ENG_RESETS),
+                       erd(&m, n, MEGPU_ENG_FLUSHES),
+                       erd(&m, n, MEGPU_ENG_IDLE_SIGNALS),
+                       erd(&m, n, MEGPU_ENG_STALLED_WRITES));
     }
 
     /* Every engine, after a reset, runs a valid TIMESTAMP. */
@@ -1795,6 +2585,15 @@ static void test_fuzz(void)
         g_assert_true(erd(&m, n, MEGPU_ENG_IRQ_STATUS) &
                       MEGPU_ENG_IRQ_TIMESTAMP);
     }
+    /* every flush the fuzzer started completes; a new one too */
+    wr(&m, MEGPU_REG_WRITE_MODE, MEGPU_WRITE_MODE_RELAXED);
+    wr(&m, MEGPU_REG_FLUSH, 0);
+    for (unsigned us = 0;
+         rd(&m, MEGPU_REG_FLUSH_SEQ) != rd(&m, MEGPU_REG_FLUSH); us += 100) {
+        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+        g_usleep(100);
+    }
+    g_test_message("%u flushes", rd(&m, MEGPU_REG_FLUSH));
     megpu_stop_engines(&m);
     g_rand_free(fuzz_rand);
 }
@@ -1816,6 +2615,16 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/engine/delay", test_delay);
     qtest_add_func("/megpu/engine/reset", test_engine_reset);
     qtest_add_func("/megpu/engine/teardown-busy", test_teardown_busy);
+    qtest_add_func("/megpu/engine/image-kernels", test_image_kernels);
+    qtest_add_func("/megpu/writes/stale", test_writes_stale);
+    qtest_add_func("/megpu/writes/strict", test_writes_strict);
+    qtest_add_func("/megpu/writes/host-flush", test_host_flush);
+    qtest_add_func("/megpu/writes/flush-packet", test_flush_packet);
+    qtest_add_func("/megpu/writes/idle", test_idle);
+    qtest_add_func("/megpu/writes/order", test_writes_order);
+    qtest_add_func("/megpu/writes/stall", test_writes_stall);
+    qtest_add_func("/megpu/writes/mode-switch", test_write_mode_switch);
+    qtest_add_func("/megpu/writes/reset", test_writes_reset);
     qtest_add_func("/megpu/engine/fuzz", test_fuzz);
     return g_test_run();
 }

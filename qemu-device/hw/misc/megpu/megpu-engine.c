@@ -47,6 +47,8 @@ static const uint8_t megpu_fixed_count[] = {
     [MEGPU_PKT_SET_CONTEXT] = MEGPU_PKT_SET_CONTEXT_COUNT,
     [MEGPU_PKT_SIGNAL] = MEGPU_PKT_SIGNAL_COUNT,
     [MEGPU_PKT_WAIT] = MEGPU_PKT_WAIT_COUNT,
+    [MEGPU_PKT_FLUSH] = MEGPU_PKT_FLUSH_COUNT,
+    [MEGPU_PKT_IDLE_SIGNAL] = MEGPU_PKT_IDLE_SIGNAL_COUNT,
 };
 
 static const uint32_t megpu_type_pkts[MEGPU_ENGINE_NUM_TYPES] = {
@@ -116,7 +118,7 @@ static void megpu_wake_all(MegpuState *s)
  * waits. A waiter that stalls just after this check still sees the value
  * at its next periodic re-check.
  */
-static void megpu_wake_waiters(MegpuState *s)
+void megpu_wake_waiters(MegpuState *s)
 {
     if (qatomic_read(&s->sem_waiters)) {
         megpu_wake_all(s);
@@ -371,6 +373,39 @@ static bool megpu_exec_wait(MegpuExec *x, const uint32_t *p)
 }
 
 /*
+ * IDLE interrupt: the engine ran out of work or a job said so. It says
+ * nothing about the engine's queued writes (only a flush does), so it
+ * never waits for them.
+ */
+static void megpu_engine_idle_irq_locked(MegpuEngine *e, bool from_packet)
+{
+    e->irq_status |= MEGPU_ENG_IRQ_IDLE;
+    e->idle_signals++;
+    trace_megpu_idle(e->idx, from_packet, qatomic_read(&e->wq_pending));
+    megpu_raise_irq(e->s, MEGPU_VEC_ENGINE(e->idx));
+}
+
+static bool megpu_exec_idle_signal(MegpuExec *x)
+{
+    qemu_mutex_lock(&x->e->lock);
+    megpu_engine_idle_irq_locked(x->e, true);
+    qemu_mutex_unlock(&x->e->lock);
+    return true;
+}
+
+/* FLUSH: this engine's earlier writes are in memory before it goes on. */
+static bool megpu_exec_flush(MegpuExec *x)
+{
+    if (!megpu_wq_engine_flush(x)) {
+        return false;
+    }
+    qemu_mutex_lock(&x->e->lock);
+    x->e->flushes++;
+    qemu_mutex_unlock(&x->e->lock);
+    return true;
+}
+
+/*
  * Checks that need only the header, in the order of FAULT_* precedence:
  * opcode, engine type, privilege, payload count.
  */
@@ -378,7 +413,7 @@ static bool megpu_check_header(MegpuExec *x, uint32_t hdr)
 {
     uint32_t op = MEGPU_PKT_OPCODE(hdr), count = MEGPU_PKT_COUNT(hdr);
 
-    if (op > MEGPU_PKT_WAIT) {
+    if (op > MEGPU_PKT_IDLE_SIGNAL) {
         return megpu_pkt_fault(x, MEGPU_FAULT_BAD_OPCODE);
     }
     if (!(x->e->pkt_mask & MEGPU_BIT(op))) {
@@ -428,6 +463,10 @@ static bool megpu_exec_packet(MegpuExec *x, uint32_t hdr, const uint32_t *p)
         return megpu_exec_signal(x, p);
     case MEGPU_PKT_WAIT:
         return megpu_exec_wait(x, p);
+    case MEGPU_PKT_FLUSH:
+        return megpu_exec_flush(x);
+    case MEGPU_PKT_IDLE_SIGNAL:
+        return megpu_exec_idle_signal(x);
     default:
         g_assert_not_reached();     /* megpu_check_header() */
     }
@@ -570,6 +609,8 @@ static void megpu_engine_do_reset(MegpuEngine *e)
     e->pt_base = 0;
     e->wait_addr = 0;
     e->wait_value = 0;
+    /* queued writes of the stopped work are lost, as on hardware */
+    megpu_wq_engine_drop(e);
     if (e->full_reset) {
         /* device reset: the ring and the counters go too */
         e->ring_base = 0;
@@ -579,6 +620,9 @@ static void megpu_engine_do_reset(MegpuEngine *e)
         e->faults = 0;
         e->resets = 0;
         e->last_ts = 0;
+        e->flushes = 0;
+        e->idle_signals = 0;
+        qatomic_set(&e->stalled_writes, 0);
     } else {
         e->resets++;
     }
@@ -628,6 +672,9 @@ static void *megpu_engine_thread(void *opaque)
         }
         if (!x.fault_code) {
             e->head = next;
+            if (e->head == e->tail) {
+                megpu_engine_idle_irq_locked(e, false);
+            }
             continue;
         }
         e->fault_code = x.fault_code;
@@ -743,6 +790,18 @@ uint32_t megpu_engine_read(MegpuEngine *e, hwaddr off)
     case MEGPU_ENG_LAST_TS_HI:
         val = e->last_ts >> 32;
         break;
+    case MEGPU_ENG_QUEUE:
+        val = qatomic_read(&e->wq_len);
+        break;
+    case MEGPU_ENG_STALLED_WRITES:
+        val = qatomic_read(&e->stalled_writes);
+        break;
+    case MEGPU_ENG_FLUSHES:
+        val = e->flushes;
+        break;
+    case MEGPU_ENG_IDLE_SIGNALS:
+        val = e->idle_signals;
+        break;
     default:
         qemu_log_mask(LOG_GUEST_ERROR,
                       "megpu: engine %u: read of unknown register 0x%"
@@ -772,6 +831,8 @@ static void megpu_engine_control(MegpuEngine *e, uint32_t val)
         trace_megpu_engine_reset_request(e->idx);
         qatomic_set(&e->reset_pending, true);
         megpu_wake_locked(e);
+        /* an engine stalled on its write queue or a FLUSH, too */
+        qemu_cond_broadcast(&e->s->wq_cond);
         return;
     }
     if (val & MEGPU_ENG_CTRL_FAULT_ACK) {
@@ -867,6 +928,7 @@ void megpu_engine_reset_sync(MegpuEngine *e)
     e->full_reset = true;
     qatomic_set(&e->reset_pending, true);
     megpu_wake_locked(e);
+    qemu_cond_broadcast(&e->s->wq_cond);
     while (e->reset_pending) {
         qemu_cond_wait(&e->cond, &e->lock);
     }

@@ -28,6 +28,7 @@ typedef struct MegpuExec {
 /* One page chunk of guest memory mapped for a direct or atomic access. */
 typedef struct MegpuMap {
     void *host;
+    hwaddr pa;                  /* guest-physical address of host */
     hwaddr len;
     bool is_write;
     bool locked;                /* holds the engine's xlat_lock */
@@ -42,8 +43,11 @@ void megpu_engine_reset_sync(MegpuEngine *e);
 bool megpu_fault(MegpuExec *x, uint32_t code, uint64_t addr, bool is_write);
 bool megpu_engine_should_abort(MegpuEngine *e);
 void megpu_raise_irq(MegpuState *s, unsigned vector);
+void megpu_wake_waiters(MegpuState *s);
 
 /* megpu-mmu.c */
+void *megpu_ram_map(MegpuState *s, hwaddr pa, hwaddr len, bool is_write);
+void megpu_ram_unmap(MegpuState *s, void *host, hwaddr len, bool is_write);
 bool megpu_mem_rw(MegpuExec *x, uint64_t addr, void *buf, uint64_t len,
                   bool is_write);
 bool megpu_range_ok(MegpuExec *x, uint64_t addr, uint64_t len,
@@ -60,5 +64,20 @@ void megpu_mmu_invalidate(MegpuState *s);
 bool megpu_dispatch(MegpuExec *x, uint32_t kernel, uint64_t args,
                     uint32_t grid_x, uint32_t grid_y,
                     uint32_t group_x, uint32_t group_y);
+
+/* megpu-writeq.c */
+bool megpu_wq_init(MegpuState *s, Error **errp);
+void megpu_wq_fini(MegpuState *s);
+void megpu_wq_reset(MegpuState *s);
+bool megpu_wq_relaxed(MegpuState *s);
+bool megpu_wq_reserve(MegpuExec *x);
+void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
+                   uint32_t len);
+void megpu_wq_order(MegpuState *s, hwaddr pa, uint32_t len);
+void megpu_wq_forward(MegpuEngine *e, hwaddr pa, void *buf, uint32_t len);
+bool megpu_wq_engine_flush(MegpuExec *x);
+void megpu_wq_engine_drop(MegpuEngine *e);
+bool megpu_wq_reg_read(MegpuState *s, hwaddr addr, uint64_t *val);
+bool megpu_wq_reg_write(MegpuState *s, hwaddr addr, uint32_t val);
 
 #endif

@@ -5,6 +5,8 @@
  * into work-groups (the role of a shader processor input unit) and runs
  * each group's work-items in order; CHECKSUM shows why groups matter:
  * each group adds its partial sum to the result with one atomic add.
+ * BLUR3X3 and SEPIA are image kernels over a 2D grid of RGBA8888 pixels
+ * (the seed's blur -> flush -> sepia chain).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -24,7 +26,10 @@ typedef struct MegpuKernel {
     uint32_t param[3];
     uint32_t *a;                /* MEGPU_KCHUNK elements each */
     uint32_t *b;
+    uint32_t *rows;             /* image kernels: 3 source rows */
 } MegpuKernel;
+
+#define MEGPU_IMG_ROW           (MEGPU_MAX_GROUP_SIZE + 2)
 
 /* Which pointers each kernel uses (to validate them before running). */
 static const uint8_t megpu_kernel_ptrs[MEGPU_KERNEL_COUNT] = {
@@ -34,7 +39,14 @@ static const uint8_t megpu_kernel_ptrs[MEGPU_KERNEL_COUNT] = {
     [MEGPU_KERNEL_SAXPY] = 0x3,
     [MEGPU_KERNEL_CHECKSUM] = 0x1,      /* ptr[1] is a single word */
     [MEGPU_KERNEL_INCREMENT] = 0x1,
+    [MEGPU_KERNEL_BLUR3X3] = 0x3,       /* checked as images */
+    [MEGPU_KERNEL_SEPIA] = 0x3,
 };
+
+static bool megpu_kernel_is_image(uint32_t id)
+{
+    return id == MEGPU_KERNEL_BLUR3X3 || id == MEGPU_KERNEL_SEPIA;
+}
 
 static inline float megpu_f32(uint32_t v)
 {
@@ -62,6 +74,112 @@ static bool megpu_kwrite(MegpuExec *x, uint64_t base, uint64_t i,
                          uint32_t *buf, unsigned c)
 {
     return megpu_mem_rw(x, base + i * 4, buf, c * 4, true);
+}
+
+static inline uint32_t megpu_chan(uint32_t px, unsigned c)
+{
+    return (px >> (8 * c)) & 0xff;
+}
+
+/* Per channel mean of the 3x3 neighbourhood, rounded down. */
+static uint32_t megpu_blur_px(const uint32_t *rows, uint32_t cl, uint32_t x,
+                              uint32_t width)
+{
+    uint32_t out = 0;
+
+    for (unsigned c = 0; c < 4; c++) {
+        uint32_t sum = 0;
+
+        for (unsigned r = 0; r < 3; r++) {
+            for (int dx = -1; dx <= 1; dx++) {
+                /* edges clamp to the image */
+                int64_t cx = MIN(MAX((int64_t)x + dx, 0), (int64_t)width - 1);
+
+                sum += megpu_chan(le32_to_cpu(rows[r * MEGPU_IMG_ROW +
+                                                   (cx - cl)]), c);
+            }
+        }
+        out |= (sum / 9) << (8 * c);
+    }
+    return out;
+}
+
+static uint32_t megpu_sepia_px(uint32_t px)
+{
+    uint32_t r = megpu_chan(px, 0), g = megpu_chan(px, 1);
+    uint32_t b = megpu_chan(px, 2);
+    uint32_t nr = MIN(255, (393 * r + 769 * g + 189 * b) / 1000);
+    uint32_t ng = MIN(255, (349 * r + 686 * g + 168 * b) / 1000);
+    uint32_t nb = MIN(255, (272 * r + 534 * g + 131 * b) / 1000);
+
+    return nr | ng << 8 | nb << 16 | (px & 0xff000000u);
+}
+
+/*
+ * Image kernels: pixels [xa, xb) of row y, already clipped to the image.
+ * Width, height and pitch are param[0..2], in pixels.
+ */
+static bool megpu_kernel_image_row(MegpuExec *x, MegpuKernel *k, uint64_t y,
+                                   uint32_t xa, uint32_t xb)
+{
+    uint32_t width = k->param[0], height = k->param[1];
+    uint64_t pitch = k->param[2];
+    uint32_t *out = k->a;
+
+    if (k->id == MEGPU_KERNEL_SEPIA) {
+        if (!megpu_kread(x, k->ptr[0], y * pitch + xa, out, xb - xa)) {
+            return false;
+        }
+        for (uint32_t i = 0; i < xb - xa; i++) {
+            out[i] = cpu_to_le32(megpu_sepia_px(le32_to_cpu(out[i])));
+        }
+    } else {
+        /* source columns the row needs, clamped */
+        uint32_t cl = xa ? xa - 1 : 0, cr = MIN((uint64_t)xb + 1, width);
+
+        for (int r = 0; r < 3; r++) {
+            int64_t sy = MIN(MAX((int64_t)y + r - 1, 0), (int64_t)height - 1);
+
+            if (!megpu_kread(x, k->ptr[0], sy * pitch + cl,
+                             &k->rows[r * MEGPU_IMG_ROW], cr - cl)) {
+                return false;
+            }
+        }
+        for (uint32_t px = xa; px < xb; px++) {
+            out[px - xa] = cpu_to_le32(megpu_blur_px(k->rows, cl, px, width));
+        }
+    }
+    return megpu_kwrite(x, k->ptr[1], y * pitch + xa, out, xb - xa);
+}
+
+/*
+ * Image arguments: 4-byte aligned pointers, pitch >= width, and the
+ * image ((height - 1) * pitch + width pixels) within 4 GiB and, in an
+ * IB, within the GPU VA space; anything else faults BAD_ARG.
+ */
+static bool megpu_kernel_check_image(MegpuExec *x, MegpuKernel *k)
+{
+    uint64_t width = k->param[0], height = k->param[1], pitch = k->param[2];
+    uint64_t bytes, top = x->in_ib ? MEGPU_VA_SIZE : UINT64_MAX;
+
+    if (pitch < width) {
+        return megpu_fault(x, MEGPU_FAULT_BAD_ARG, x->pkt_addr, false);
+    }
+    if (!width || !height) {
+        return true;            /* an empty image: nothing to do */
+    }
+    /* (height - 1) * pitch + width < 2^64: no overflow before the check */
+    bytes = ((height - 1) * pitch + width);
+    if (bytes > MEGPU_VA_SIZE / 4) {
+        return megpu_fault(x, MEGPU_FAULT_BAD_ARG, x->pkt_addr, false);
+    }
+    bytes *= 4;
+    for (unsigned i = 0; i < 2; i++) {
+        if ((k->ptr[i] & 3) || k->ptr[i] > top - bytes) {
+            return megpu_fault(x, MEGPU_FAULT_BAD_ARG, x->pkt_addr, false);
+        }
+    }
+    return true;
 }
 
 /* Work-items [start, end) of one work-group row. */
@@ -168,6 +286,9 @@ static bool megpu_kernel_load_args(MegpuExec *x, MegpuKernel *k,
      * Arrays are 32-bit aligned and must not wrap around the top of the
      * address space (the access would continue at address 0).
      */
+    if (megpu_kernel_is_image(k->id)) {
+        return megpu_kernel_check_image(x, k);
+    }
     items = MIN(items, k->n);
     for (unsigned i = 0; i < 4; i++) {
         if (!(megpu_kernel_ptrs[k->id] & (1u << i))) {
@@ -193,8 +314,9 @@ bool megpu_dispatch(MegpuExec *x, uint32_t kernel, uint64_t args,
     uint64_t group = (uint64_t)group_x * group_y;
     uint64_t total = (uint64_t)grid_x * grid_y, limit;
     uint64_t groups_x = group_x ? DIV_ROUND_UP((uint64_t)grid_x, group_x) : 0;
-    g_autofree uint32_t *a = NULL, *b = NULL;
+    g_autofree uint32_t *a = NULL, *b = NULL, *rows = NULL;
     MegpuKernel k = { .id = kernel };
+    bool image = megpu_kernel_is_image(kernel);
 
     if (kernel >= MEGPU_KERNEL_COUNT) {
         return megpu_fault(x, MEGPU_FAULT_BAD_ARG, x->pkt_addr, false);
@@ -211,8 +333,22 @@ bool megpu_dispatch(MegpuExec *x, uint32_t kernel, uint64_t args,
     trace_megpu_dispatch(x->e->idx, kernel, grid_x, grid_y, group_x, group_y,
                          k.n);
 
-    /* items past n do nothing, so only groups holding one below n run */
-    limit = MIN(total, k.n);
+    if (image) {
+        /*
+         * Items outside the image do nothing and n is not used: run the
+         * grid clipped to the image, which also bounds the work.
+         */
+        grid_x = MIN(grid_x, k.param[0]);
+        grid_y = MIN(grid_y, k.param[1]);
+        total = (uint64_t)grid_x * grid_y;
+        groups_x = DIV_ROUND_UP((uint64_t)grid_x, group_x);
+        limit = total;
+        rows = g_new(uint32_t, 3 * MEGPU_IMG_ROW);
+        k.rows = rows;
+    } else {
+        /* items past n do nothing: only groups holding one below n run */
+        limit = MIN(total, k.n);
+    }
     a = g_new(uint32_t, MEGPU_KCHUNK);
     b = g_new(uint32_t, MEGPU_KCHUNK);
     k.a = a;
@@ -236,6 +372,13 @@ bool megpu_dispatch(MegpuExec *x, uint32_t kernel, uint64_t args,
 
                 if (start >= limit) {
                     break;
+                }
+                if (image) {
+                    if (!megpu_kernel_image_row(x, &k, y, x0,
+                                                x0 + (end - start))) {
+                        return false;
+                    }
+                    continue;
                 }
                 if (!megpu_kernel_range(x, &k, start, end, &sum)) {
                     return false;

@@ -31,8 +31,7 @@
  * Map [pa, pa + len) of guest RAM; len must not cross a page. NULL when
  * any of it is not RAM (or not writable RAM for a write).
  */
-static void *megpu_ram_map(MegpuState *s, hwaddr pa, hwaddr len,
-                           bool is_write)
+void *megpu_ram_map(MegpuState *s, hwaddr pa, hwaddr len, bool is_write)
 {
     AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
     MemTxAttrs attrs = MEMTXATTRS_UNSPECIFIED;
@@ -61,6 +60,12 @@ static void *megpu_ram_map(MegpuState *s, hwaddr pa, hwaddr len,
         return NULL;
     }
     return host;
+}
+
+void megpu_ram_unmap(MegpuState *s, void *host, hwaddr len, bool is_write)
+{
+    address_space_unmap(pci_get_address_space(PCI_DEVICE(s)), host, len,
+                        is_write, is_write ? len : 0);
 }
 
 /* Read a page-table entry; false if the table is not in RAM. */
@@ -136,6 +141,7 @@ void *megpu_mem_map(MegpuExec *x, uint64_t addr, unsigned len,
         megpu_fault(x, MEGPU_FAULT_BUS, addr, is_write);
         return NULL;
     }
+    m->pa = pa;
     m->len = len;
     m->is_write = is_write;
     return m->host;
@@ -175,15 +181,25 @@ bool megpu_mem_rw(MegpuExec *x, uint64_t addr, void *buf, uint64_t len,
     }
     while (len) {
         unsigned chunk = MIN(len, MEGPU_PAGE_SIZE - (addr & MEGPU_PAGE_MASK));
-        void *host = megpu_mem_map(x, addr, chunk, is_write, &m);
+        bool posted = is_write && megpu_wq_relaxed(x->e->s);
+        void *host;
 
+        /* wait for queue room before taking xlat_lock, never under it */
+        if (posted && !megpu_wq_reserve(x)) {
+            return false;
+        }
+        host = megpu_mem_map(x, addr, chunk, is_write, &m);
         if (!host) {
             return false;
         }
-        if (is_write) {
+        if (posted) {
+            megpu_wq_post(x, m.pa, host, p, chunk);
+        } else if (is_write) {
+            megpu_wq_order(x->e->s, m.pa, chunk);
             memcpy(host, p, chunk);
         } else {
             memcpy(p, host, chunk);
+            megpu_wq_forward(x->e, m.pa, p, chunk);
         }
         megpu_mem_unmap(x, &m);
         addr += chunk;
@@ -202,7 +218,9 @@ bool megpu_mem_read64(MegpuExec *x, uint64_t addr, uint64_t *val)
     if (!p) {
         return false;
     }
-    *val = le64_to_cpu(qatomic_read(p));
+    *val = qatomic_read(p);
+    megpu_wq_forward(x->e, m.pa, val, 8);
+    *val = le64_to_cpu(*val);
     megpu_mem_unmap(x, &m);
     return true;
 }
@@ -215,7 +233,11 @@ bool megpu_mem_write64(MegpuExec *x, uint64_t addr, uint64_t val)
     if (!p) {
         return false;
     }
-    /* full barrier: the packets' earlier writes are visible first */
+    /*
+     * Not posted. Full barrier: the packets' earlier direct writes are
+     * visible first (posted ones only after a flush).
+     */
+    megpu_wq_order(x->e->s, m.pa, 8);
     qatomic_xchg(p, cpu_to_le64(val));
     megpu_mem_unmap(x, &m);
     return true;
@@ -231,6 +253,7 @@ bool megpu_mem_add32(MegpuExec *x, uint64_t addr, uint32_t val)
         return false;
     }
     /* cmpxchg on the little-endian word, correct on any host */
+    megpu_wq_order(x->e->s, m.pa, 4);
     cur = qatomic_read(p);
     do {
         old = cur;

@@ -25,7 +25,7 @@
 
 #define MEGPU_CAPS \
     (MEGPU_CAP_IRQ_TEST | MEGPU_CAP_ENGINES | MEGPU_CAP_MMU | \
-     MEGPU_CAP_SEMAPHORE)
+     MEGPU_CAP_SEMAPHORE | MEGPU_CAP_FLUSH)
 
 static uint32_t megpu_engine_types(MegpuState *s)
 {
@@ -78,6 +78,8 @@ static void megpu_reset_regs(MegpuState *s)
     for (unsigned n = 0; n < s->num_engines; n++) {
         megpu_engine_reset_sync(&s->engines[n]);
     }
+    /* the engines dropped their queued writes; now the flush state */
+    megpu_wq_reset(s);
     s->scratch = 0;
     s->irq_test_status = 0;
     s->mmu_invalidations = 0;
@@ -112,6 +114,10 @@ static uint64_t megpu_mmio_read(void *opaque, hwaddr addr, unsigned size)
     if (e) {
         /* absent engines read as 0 */
         val = present ? megpu_engine_read(e, off) : 0;
+        trace_megpu_mmio_read(addr, val);
+        return val;
+    }
+    if (megpu_wq_reg_read(s, addr, &val)) {
         trace_megpu_mmio_read(addr, val);
         return val;
     }
@@ -173,6 +179,9 @@ static void megpu_mmio_write(void *opaque, hwaddr addr, uint64_t val,
         }
         return;
     }
+    if (megpu_wq_reg_write(s, addr, val)) {
+        return;
+    }
     switch (addr) {
     case MEGPU_REG_SCRATCH:
         s->scratch = val;
@@ -229,8 +238,13 @@ static void megpu_realize(PCIDevice *pdev, Error **errp)
     pci_register_bar(pdev, MEGPU_BAR_MMIO, PCI_BASE_ADDRESS_SPACE_MEMORY,
                      &s->mmio);
 
+    /* the MC thread before the engines, which post to it */
+    if (!megpu_wq_init(s, errp)) {
+        return;
+    }
     if (msix_init_exclusive_bar(pdev, MEGPU_NUM_VECTORS, MEGPU_BAR_MSIX,
                                 errp)) {
+        megpu_wq_fini(s);
         return;
     }
     for (unsigned v = 0; v < MEGPU_NUM_VECTORS; v++) {
@@ -252,6 +266,7 @@ static void megpu_exit(PCIDevice *pdev)
     for (unsigned n = 0; n < s->num_engines; n++) {
         megpu_engine_fini(&s->engines[n]);
     }
+    megpu_wq_fini(s);
     qemu_bh_delete(s->irq_bh);
     s->irq_bh = NULL;
     msix_uninit_exclusive_bar(pdev);
@@ -269,6 +284,12 @@ static const Property megpu_properties[] = {
                        MEGPU_HW_VERSION(MEGPU_HW_VERSION_MAJOR,
                                         MEGPU_HW_VERSION_MINOR)),
     DEFINE_PROP_BOOL("x-drop-irqs", MegpuState, drop_irqs, false),
+    /*
+     * Relaxed by default: it is the seed's hardware, and it makes every
+     * job exercise the driver's flushes. Strict is there to compare.
+     */
+    DEFINE_PROP_STRING("write-mode", MegpuState, write_mode_prop),
+    DEFINE_PROP_UINT32("write-seed", MegpuState, write_seed, 0x5eed0004),
 };
 
 /*

@@ -6,6 +6,8 @@
 #ifndef HW_MISC_MEGPU_H
 #define HW_MISC_MEGPU_H
 
+#include "qemu/event_notifier.h"
+#include "qemu/queue.h"
 #include "qemu/thread.h"
 #include "hw/pci/pci_device.h"
 #include "hw/misc/megpu_hw.h"
@@ -20,6 +22,16 @@ OBJECT_DECLARE_SIMPLE_TYPE(MegpuState, MEGPU)
  */
 #define MEGPU_COPY_MAX_BYTES        (64 * 1024 * 1024)
 #define MEGPU_FILL_MAX_BYTES        (64 * 1024 * 1024)
+
+/*
+ * Posted writes: entries the memory-controller queue holds at most. A
+ * full MC queue keeps writes in the engine queues, which then stall
+ * their engines, so queued data stays bounded.
+ */
+#define MEGPU_MC_QUEUE_DEPTH        256
+
+/* One posted write: at most a page of data for one guest-physical range */
+typedef struct MegpuWrite MegpuWrite;
 
 /*
  * One engine: a command processor with its own thread. The registers the
@@ -76,6 +88,18 @@ typedef struct MegpuEngine {
     uint32_t faults;
     uint32_t resets;
     uint64_t last_ts;
+    uint32_t flushes;           /* FLUSH packets done */
+    uint32_t idle_signals;
+
+    /*
+     * Posted writes, under s->wq_lock: stage-1 queue in issue order, its
+     * length, and entries of this engine in both stages. The counters
+     * are also read without the lock (registers, fast paths).
+     */
+    QTAILQ_HEAD(, MegpuWrite) wq;
+    uint32_t wq_len;
+    uint32_t wq_pending;
+    uint32_t stalled_writes;
 } MegpuEngine;
 
 struct MegpuState {
@@ -102,6 +126,34 @@ struct MegpuState {
 
     /* Engines stalled on WAIT: other writes wake them only when needed. */
     uint32_t sem_waiters;
+
+    /*
+     * Posted writes and flushes (megpu-writeq.c). @wq_lock protects all
+     * of it and the engines' queues; the memory-controller thread moves
+     * and lands entries; engine threads post, forward and wait.
+     * Lock order: engine lock, then xlat_lock, then wq_lock.
+     */
+    char *write_mode_prop;      /* "relaxed" (default) or "strict" */
+    uint32_t write_seed;
+    uint32_t write_mode_reset;  /* MEGPU_WRITE_MODE_* from the property */
+    QemuMutex wq_lock;
+    QemuCond wq_cond;           /* an entry moved, landed or was dropped */
+    QemuThread mc_thread;
+    bool mc_started;
+    bool mc_stop;
+    EventNotifier mc_notify;    /* wakes the MC thread */
+    int64_t mc_wake_at;         /* when it wakes by itself (us) */
+    uint32_t write_mode;
+    uint64_t rng;
+    uint64_t wq_seq;            /* issue number of the next write */
+    uint32_t wq_total;          /* entries in both stages */
+    QTAILQ_HEAD(, MegpuWrite) mc_queue;     /* sorted by issue number */
+    uint32_t mc_len;
+    GArray *flushes;            /* MegpuFlush, in start order */
+    uint32_t flush_started;
+    uint32_t flush_seq;
+    uint32_t flush_status;
+    uint32_t misc_irq_status;
 
     MegpuEngine engines[MEGPU_MAX_ENGINES];
 };
