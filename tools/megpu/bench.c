@@ -6,22 +6,28 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "megpu_hw.h"
 #include "megpu.h"
 
 static const char usage[] =
-"usage: megpu bench [--device I] [--jobs N] [--quick]\n"
+"usage: megpu bench [sem] [--device I] [--jobs N] [--quick]\n"
 "\n"
-"Prints:\n"
+"Prints (with 'sem', only the last table):\n"
 "  - the cost of a no-op ioctl (GET_PARAM)\n"
 "  - submit-to-completion latency of empty jobs (one NOP), one at a time\n"
 "  - empty jobs per second on 1..N engines in parallel (a thread each)\n"
 "  - copy-engine COPY bandwidth for 1, 4 and 16 MiB beside a CPU memcpy\n"
+"  - dependencies between engines waited for with GPU semaphores beside\n"
+"    CPU-side waits (module parameter gpu_semaphores, restored after):\n"
+"    a chain ping-ponging between two engines and a fan-in of every\n"
+"    engine into one job\n"
 "\n"
 "  --device I   megpu device index (default 0)\n"
 "  --jobs N     empty jobs per engine for the throughput table (default\n"
@@ -212,6 +218,271 @@ static void progress(const char *what)
 	fprintf(stderr, "megpu bench: %s...\n", what);
 }
 
+/* --- semaphores between engines (seed 001) --- */
+
+#define SEM_PARAM "/sys/module/megpu/parameters/gpu_semaphores"
+#define SEM_IB_STRIDE 32	/* one WRITE_DATA of one dword */
+
+/* gpu_semaphores: 1 (Y), 0 (N), or -errno when it cannot be read. */
+static int sem_param_get(void)
+{
+	char c = 0;
+	int fd = open(SEM_PARAM, O_RDONLY);
+
+	if (fd < 0)
+		return -errno;
+	if (read(fd, &c, 1) != 1)
+		c = 0;
+	close(fd);
+	return c == 'Y' || c == 'y' || c == '1';
+}
+
+static int sem_param_set(bool on)
+{
+	int fd = open(SEM_PARAM, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, on ? "Y" : "N", 1);
+	close(fd);
+	return n == 1 ? 0 : -EIO;
+}
+
+/*
+ * Submit a job on @engine writing @value at @addr, IB in slot @slot of
+ * @ibs, using @n BOs with @flags, with @out_sync (0: none).
+ */
+static int sem_submit(struct megpu *gpu, unsigned int engine,
+		      struct megpu_bo *ibs, unsigned int slot,
+		      struct megpu_bo **bos, const uint32_t *flags,
+		      unsigned int n, uint64_t addr, uint32_t value,
+		      uint32_t out_sync)
+{
+	struct megpu_job job;
+	struct megpu_cs cs;
+	unsigned int i;
+	int ret = 0;
+
+	megpu_job_init(&job, engine);
+	for (i = 0; !ret && i < n; i++)
+		ret = megpu_job_add_bo(&job, bos[i], flags[i]);
+	megpu_job_set_ib(&job, ibs, (uint64_t)slot * SEM_IB_STRIDE);
+	if (out_sync)
+		megpu_job_signal_sync(&job, out_sync, 0);
+	megpu_cs_init(&cs);
+	megpu_cs_write32(&cs, addr, value);
+	ret = ret ?: megpu_job_run(gpu, &job, &cs);
+	megpu_cs_fini(&cs);
+	return ret;
+}
+
+static int sem_wait(struct megpu *gpu, uint32_t sync)
+{
+	int ret = megpu_syncobj_wait(gpu, sync, 0, 60000000000ll);
+
+	return ret ?: megpu_fence_status(gpu->fd, sync, 0);
+}
+
+/*
+ * @hops jobs alternating between engines @a and @b, each writing BO @x
+ * after the previous one (implicitly, through @x), all submitted at once:
+ * the time per hop once the last one is done.
+ */
+static int sem_chain(struct megpu *gpu, unsigned int a, unsigned int b,
+		     unsigned int hops, struct megpu_bo *ibs,
+		     struct megpu_bo *x, uint32_t sync, double *ns_per_hop)
+{
+	const uint32_t flags = DRM_MEGPU_BO_READ | DRM_MEGPU_BO_WRITE;
+	int64_t t0 = megpu_now_ns();
+	unsigned int h;
+	int ret = 0;
+
+	for (h = 0; !ret && h < hops; h++)
+		ret = sem_submit(gpu, h % 2 ? b : a, ibs, h, &x, &flags, 1,
+				 x->va, h, h == hops - 1 ? sync : 0);
+	ret = ret ?: sem_wait(gpu, sync);
+	*ns_per_hop = (double)(megpu_now_ns() - t0) / hops;
+	return ret;
+}
+
+/*
+ * One fan-in round: every engine but @c writes its BO @p[e], then a job
+ * on @c reads them all and writes @y. IBs from slot @slot on.
+ */
+static int sem_fanin_round(struct megpu *gpu, unsigned int engines,
+			   unsigned int c, struct megpu_bo *ibs,
+			   unsigned int slot, struct megpu_bo **p,
+			   struct megpu_bo *y, uint32_t round, uint32_t sync)
+{
+	struct megpu_bo *bos[MEGPU_MAX_ENGINES];
+	uint32_t flags[MEGPU_MAX_ENGINES];
+	const uint32_t wr = DRM_MEGPU_BO_WRITE;
+	unsigned int e, n = 0;
+	int ret = 0;
+
+	for (e = 0; !ret && e < engines; e++) {
+		if (e == c)
+			continue;
+		ret = sem_submit(gpu, e, ibs, slot + n, &p[e], &wr, 1,
+				 p[e]->va, round, 0);
+		bos[n] = p[e];
+		flags[n++] = DRM_MEGPU_BO_READ;
+	}
+	bos[n] = y;
+	flags[n] = DRM_MEGPU_BO_WRITE;
+	return ret ?: sem_submit(gpu, c, ibs, slot + n, bos, flags, n + 1,
+				 y->va, round, sync);
+}
+
+/* Median latency of one round at a time, and pipelined rounds/s. */
+static int sem_fanin(struct megpu *gpu, unsigned int engines,
+		     unsigned int rounds, struct megpu_bo *ibs,
+		     struct megpu_bo **p, struct megpu_bo *y, uint32_t sync,
+		     double *lat_ns, double *per_s)
+{
+	int64_t lat[400], t0;
+	unsigned int r, n = rounds < 400 ? rounds : 400;
+	int ret = 0;
+
+	for (r = 0; !ret && r < n; r++) {
+		t0 = megpu_now_ns();
+		ret = sem_fanin_round(gpu, engines, 0, ibs, 0, p, y, r, sync);
+		ret = ret ?: sem_wait(gpu, sync);
+		lat[r] = megpu_now_ns() - t0;
+	}
+	if (ret)
+		return ret;
+	qsort(lat, n, sizeof(lat[0]), cmp64);
+	*lat_ns = lat[n / 2];
+
+	t0 = megpu_now_ns();
+	for (r = 0; !ret && r < rounds; r++)
+		ret = sem_fanin_round(gpu, engines, 0, ibs, r * engines, p, y,
+				      r, r == rounds - 1 ? sync : 0);
+	ret = ret ?: sem_wait(gpu, sync);
+	*per_s = rounds / ((megpu_now_ns() - t0) / 1e9);
+	return ret;
+}
+
+/* What one mode measured. */
+struct sem_result {
+	double hop_ns, fanin_ns, fanin_per_s;
+};
+
+static int bench_sem_mode(struct megpu *gpu, unsigned int engines,
+			  unsigned int a, unsigned int b, unsigned int hops,
+			  unsigned int rounds, struct sem_result *res)
+{
+	struct megpu_bo *ibs = NULL, *x = NULL, *y = NULL;
+	struct megpu_bo *p[MEGPU_MAX_ENGINES] = { NULL };
+	unsigned int slots = hops > rounds * engines ? hops : rounds * engines;
+	uint32_t sync = 0;
+	unsigned int e;
+	int ret;
+
+	ret = megpu_syncobj_new(gpu, false, &sync);
+	ret = ret ?: megpu_bo_new(gpu, (uint64_t)slots * SEM_IB_STRIDE, 0,
+				  &ibs);
+	ret = ret ?: megpu_bo_new(gpu, 4096, 0, &x);
+	ret = ret ?: megpu_bo_new(gpu, 4096, 0, &y);
+	for (e = 0; !ret && e < engines; e++)
+		ret = megpu_bo_new(gpu, 4096, 0, &p[e]);
+	/* a first short run: page tables, caches and schedulers warm */
+	ret = ret ?: sem_chain(gpu, a, b, 8, ibs, x, sync, &res->hop_ns);
+	ret = ret ?: sem_chain(gpu, a, b, hops, ibs, x, sync, &res->hop_ns);
+	ret = ret ?: sem_fanin(gpu, engines, rounds, ibs, p, y, sync,
+			       &res->fanin_ns, &res->fanin_per_s);
+	for (e = 0; e < engines; e++)
+		megpu_bo_free(p[e]);
+	megpu_bo_free(y);
+	megpu_bo_free(x);
+	megpu_bo_free(ibs);
+	megpu_syncobj_free(gpu, sync);
+	return ret;
+}
+
+static void sem_row(const char *what, double gpu, double cpu, bool rate,
+		    bool both)
+{
+	printf("  %-34s %12.1f ", what, gpu);
+	if (both)
+		printf("%12.1f %10.2f\n", cpu, rate ? gpu / cpu : cpu / gpu);
+	else
+		printf("%12s %10s\n", "-", "-");
+}
+
+/*
+ * GPU semaphores against CPU-side waits, measured in the same run by
+ * toggling the gpu_semaphores parameter (put back as it was).
+ */
+static int bench_sem(struct megpu *gpu, bool quick)
+{
+	unsigned int hops = quick ? 100 : 400, rounds = quick ? 30 : 100;
+	struct sem_result res[2] = { 0 };
+	unsigned int engines, a, b;
+	uint64_t types;
+	int was, ret, mode;
+	char na[16], nb[16], what[64];
+	bool both;
+
+	ret = megpu_engines(gpu, &engines, &types);
+	if (ret)
+		return ret;
+	if (engines < 2) {
+		printf("\none engine: no semaphores between engines to "
+		       "measure\n");
+		return 0;
+	}
+	a = 0;
+	b = engines > 2 ? 2 : 1;
+	was = sem_param_get();
+	both = was >= 0 && !sem_param_set(was);
+	if (!both)
+		fprintf(stderr, "megpu bench: cannot set %s: GPU semaphores "
+			"only\n", SEM_PARAM);
+	for (mode = 0; mode < (both ? 2 : 1); mode++) {
+		progress(mode ? "dependencies with CPU waits" :
+			 "dependencies with GPU semaphores");
+		if (both) {
+			ret = sem_param_set(mode == 0);
+			if (ret)
+				break;
+		}
+		ret = bench_sem_mode(gpu, engines, a, b, hops, rounds,
+				     &res[mode]);
+		if (ret)
+			break;
+	}
+	if (both)
+		sem_param_set(was);
+	if (ret)
+		return ret;
+
+	megpu_engine_name(types, a, na, sizeof(na));
+	megpu_engine_name(types, b, nb, sizeof(nb));
+	printf("\ndependencies between engines: GPU semaphores (WAIT in the "
+	       "frame) beside\nCPU-side waits (gpu_semaphores=N), same run\n");
+	printf("  %-34s %12s %12s %10s\n", "", "GPU sems", "CPU waits",
+	       "GPU gain");
+	snprintf(what, sizeof(what), "chain %s<->%s, %u hops: us/hop", na,
+		 nb, hops);
+	sem_row(what, res[0].hop_ns / 1e3, res[1].hop_ns / 1e3, false, both);
+	sem_row("  hops/s", 1e9 / res[0].hop_ns, 1e9 / res[1].hop_ns, true,
+		both);
+	megpu_engine_name(types, 0, na, sizeof(na));
+	snprintf(what, sizeof(what), "fan-in %u->1 (%s): us/round",
+		 engines - 1, na);
+	sem_row(what, res[0].fanin_ns / 1e3, res[1].fanin_ns / 1e3, false,
+		both);
+	snprintf(what, sizeof(what), "  pipelined, %u rounds: rounds/s",
+		 rounds);
+	sem_row(what, res[0].fanin_per_s, res[1].fanin_per_s, true, both);
+	printf("  (us/round: one round at a time, median; GPU gain: how many "
+	       "times\n  faster GPU semaphores are)\n");
+	return 0;
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	static const uint32_t sizes[] = { 1 << 20, 4 << 20, 16 << 20 };
@@ -220,9 +491,14 @@ int cmd_bench(int argc, char **argv)
 	int64_t lat[400], gns = 1, cns = 1;
 	double ioctl_ns, secs, one = 0;
 	struct megpu gpu;
-	bool quick = false;
+	bool quick = false, only_sem = false;
 	int ret, ce;
 
+	if (argc > 1 && !strcmp(argv[1], "sem")) {
+		only_sem = true;
+		argc--;
+		argv++;
+	}
 	if (tool_help(argc, argv, usage))
 		return 0;
 	for (i = 1; i < (unsigned int)argc; i++) {
@@ -249,6 +525,9 @@ int cmd_bench(int argc, char **argv)
 	ret = megpu_engines(&gpu, &engines, NULL);
 	if (ret)
 		goto fail;
+
+	if (only_sem)
+		goto sem;
 
 	progress("no-op ioctl");
 	ret = bench_ioctl(&gpu, quick ? 2000 : 20000, &ioctl_ns);
@@ -294,7 +573,7 @@ int cmd_bench(int argc, char **argv)
 	ce = tool_pick_engine(&gpu, MEGPU_ENGINE_COPY, MEGPU_PKT_COPY, -1);
 	if (ce < 0) {
 		printf("\nno engine accepts COPY: no bandwidth table\n");
-		goto out;
+		goto sem;
 	}
 	printf("\nCOPY on engine %d (%s) beside CPU memcpy, best of %u\n", ce,
 	       tool_engine_name(&gpu, ce), quick ? 2 : 5);
@@ -312,7 +591,10 @@ int cmd_bench(int argc, char **argv)
 		       mib, ms(gns), mib / (gns / 1e9), ms(cns),
 		       mib / (cns / 1e9), (double)cns / gns);
 	}
-out:
+sem:
+	ret = bench_sem(&gpu, quick);
+	if (ret)
+		goto fail;
 	megpu_close(&gpu);
 	return 0;
 fail:

@@ -14,7 +14,7 @@ static const struct command {
 	{ "info", cmd_info, "print every megpu device and its parameters" },
 	{ "run", cmd_run, "submit one job (flags or a job file), check it" },
 	{ "demo", cmd_demo, "a pipeline over every engine, verified" },
-	{ "bench", cmd_bench, "latency, throughput and copy bandwidth tables" },
+	{ "bench", cmd_bench, "latency, throughput, bandwidth, semaphore tables" },
 };
 
 static void usage(FILE *out)

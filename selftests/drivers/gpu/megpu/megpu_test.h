@@ -4,12 +4,14 @@
 #define MEGPU_TEST_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <xf86drm.h>
 
 #include "megpu_drm.h"
 #include "megpu_hw.h"
@@ -212,12 +214,18 @@ static inline void mt_job_free(struct mt_job *j)
  * status (0, -EFAULT, -ETIMEDOUT, -ECANCELED), or -ETIME when it did not
  * complete in time (the job is then left to the driver).
  */
-static inline int mt_job_finish(struct mt_job *j, int64_t timeout_ns)
+/* Like mt_job_finish() but keep the job (its IB, for debugfs "frames"). */
+static inline int mt_job_done(struct mt_job *j, int64_t timeout_ns)
 {
 	int ret = megpu_syncobj_wait(j->gpu, j->sync, 0, timeout_ns);
 
-	if (!ret)
-		ret = megpu_fence_status(j->gpu->fd, j->sync, 0);
+	return ret ?: megpu_fence_status(j->gpu->fd, j->sync, 0);
+}
+
+static inline int mt_job_finish(struct mt_job *j, int64_t timeout_ns)
+{
+	int ret = mt_job_done(j, timeout_ns);
+
 	mt_job_free(j);
 	return ret;
 }
@@ -372,6 +380,475 @@ static inline int mt_counters_settle(struct megpu *gpu,
 			return -EBUSY;
 		usleep(20000);
 	}
+}
+
+/* GPU address of a started job's IB: how debugfs "frames" names it. */
+static inline uint64_t mt_job_ib_va(const struct mt_job *j)
+{
+	return j->job.ib->va + j->job.ib_offset;
+}
+
+/*
+ * Copy @dwords dwords from @src to @dst on @engine: a COPY packet where
+ * the engine takes one, else a DISPATCH of the COPY kernel (compute) whose
+ * argument block goes at @kargs_off of the mapped BO @kargs.
+ */
+static inline int mt_cs_copy_any(const struct mt *t, unsigned int engine,
+				 struct megpu_cs *cs, uint64_t src,
+				 uint64_t dst, uint32_t dwords,
+				 struct megpu_bo *kargs, uint64_t kargs_off)
+{
+	struct megpu_kargs k = { .ptr = { src, dst }, .n = dwords };
+	uint64_t va;
+	int ret;
+
+	if (mt_accepts(t, engine, MEGPU_PKT_COPY))
+		return megpu_cs_copy(cs, src, dst, dwords * 4);
+	if (!mt_accepts(t, engine, MEGPU_PKT_DISPATCH) ||
+	    !(megpu_engine_kernels(mt_type(t, engine)) &
+	      MEGPU_BIT(MEGPU_KERNEL_COPY)))
+		return -EOPNOTSUPP;
+	ret = megpu_kargs_write(kargs, kargs_off, &k, &va);
+	return ret ?: megpu_cs_dispatch(cs, MEGPU_KERNEL_COPY, va, dwords, 1,
+					dwords < 256 ? dwords : 256, 1);
+}
+
+/* --- debugfs, module parameters --- */
+
+/* A whole text file (debugfs, sysfs, procfs) in a new buffer, or NULL. */
+static inline char *mt_slurp(const char *path)
+{
+	size_t len = 0, cap = 65536;
+	char *buf = malloc(cap + 1), *bigger;
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0 || !buf) {
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	while ((n = read(fd, buf + len, cap - len)) > 0) {
+		len += n;
+		if (len == cap) {
+			cap *= 2;
+			bigger = realloc(buf, cap + 1);
+			if (!bigger) {
+				free(buf);
+				close(fd);
+				return NULL;
+			}
+			buf = bigger;
+		}
+	}
+	close(fd);
+	buf[len] = '\0';
+	return buf;
+}
+
+/* The device's debugfs file @name, read whole, or NULL. */
+static inline char *mt_debugfs(struct mt *t, const char *name)
+{
+	char path[256];
+
+	if (megpu_debugfs_path(&t->gpu, name, path, sizeof(path)))
+		return NULL;
+	return mt_slurp(path);
+}
+
+static inline int mt_write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	if (n < 0)
+		return -errno;
+	return n == (ssize_t)strlen(text) ? 0 : -EIO;
+}
+
+#define MT_PARAM_DIR "/sys/module/megpu/parameters/"
+
+/* A bool parameter of megpu.ko: 1 (Y), 0 (N) or -errno. */
+static inline int mt_param_get(const char *name)
+{
+	char path[128], *text;
+	int ret;
+
+	snprintf(path, sizeof(path), MT_PARAM_DIR "%s", name);
+	text = mt_slurp(path);
+	if (!text)
+		return -errno ?: -EIO;
+	ret = text[0] == 'Y' || text[0] == 'y' || text[0] == '1';
+	free(text);
+	return ret;
+}
+
+/* Set a bool parameter of megpu.ko (gpu_semaphores, drop_waits). */
+static inline int mt_param_set(const char *name, bool on)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), MT_PARAM_DIR "%s", name);
+	return mt_write_file(path, on ? "Y" : "N");
+}
+
+/* debugfs delay_us: @engine sleeps @usec before each packet (0: off). */
+static inline int mt_delay_us(struct mt *t, unsigned int engine,
+			      unsigned int usec)
+{
+	char path[256], text[32];
+	int ret = megpu_debugfs_path(&t->gpu, "delay_us", path, sizeof(path));
+
+	if (ret)
+		return ret;
+	snprintf(text, sizeof(text), "%u %u", engine, usec);
+	return mt_write_file(path, text);
+}
+
+/* Engine index for a driver engine name ("copy0"), or -1. */
+static inline int mt_engine_by_name(const struct mt *t, const char *name,
+				    size_t len)
+{
+	char buf[16];
+	unsigned int e;
+
+	for (e = 0; e < t->engines; e++) {
+		megpu_engine_name(t->types, e, buf, sizeof(buf));
+		if (strlen(buf) == len && !strncmp(buf, name, len))
+			return (int)e;
+	}
+	return -1;
+}
+
+/* debugfs "timestamps": the engine's current and next timestamps. */
+static inline int mt_timestamps(struct mt *t, unsigned int engine,
+				uint64_t *cur, uint64_t *next)
+{
+	char name[16], *text, *line;
+	unsigned long long c, n;
+	int ret = -ENOENT;
+
+	text = mt_debugfs(t, "timestamps");
+	if (!text)
+		return -ENOENT;
+	megpu_engine_name(t->types, engine, name, sizeof(name));
+	for (line = text; line; line = strchr(line, '\n')) {
+		line += *line == '\n';
+		if (!strncmp(line, name, strlen(name)) &&
+		    line[strlen(name)] == ' ' &&
+		    sscanf(line + strlen(name), " current %llu next %llu",
+			   &c, &n) == 2) {
+			*cur = c;
+			*next = n;
+			ret = 0;
+			break;
+		}
+	}
+	free(text);
+	return ret;
+}
+
+/* Poll until @engine is idle (current == next - 1); 0 or -EBUSY. */
+static inline int mt_engine_settle(struct mt *t, unsigned int engine,
+				   int timeout_ms)
+{
+	int64_t end = megpu_now_ns() + (int64_t)timeout_ms * 1000000;
+	uint64_t cur, next;
+	int ret;
+
+	for (;;) {
+		ret = mt_timestamps(t, engine, &cur, &next);
+		if (ret)
+			return ret;
+		if (cur + 1 == next)
+			return 0;
+		if (megpu_now_ns() > end)
+			return -EBUSY;
+		usleep(2000);
+	}
+}
+
+/* debugfs "semaphores": the pool size and the objects in use. */
+static inline int mt_sem_busy(struct mt *t, unsigned int *pool,
+			      unsigned int *busy)
+{
+	char *text = mt_debugfs(t, "semaphores");
+	int ret = 0;
+
+	if (!text)
+		return -ENOENT;
+	if (sscanf(text, "pool %u busy %u", pool, busy) != 2)
+		ret = -EBADMSG;
+	free(text);
+	return ret;
+}
+
+/* Poll until at most @most semaphore objects are busy; 0 or -EBUSY. */
+static inline int mt_sem_settle(struct mt *t, unsigned int most,
+				unsigned int *busy, int timeout_ms)
+{
+	int64_t end = megpu_now_ns() + (int64_t)timeout_ms * 1000000;
+	unsigned int pool;
+	int ret;
+
+	for (;;) {
+		ret = mt_sem_busy(t, &pool, busy);
+		if (ret)
+			return ret;
+		if (*busy <= most)
+			return 0;
+		if (megpu_now_ns() > end)
+			return -EBUSY;
+		usleep(10000);
+	}
+}
+
+/* A semaphore reference as debugfs prints it: "copy0@12:sem7". */
+struct mt_sem_ref {
+	int engine;	/* index, -1 when the name is unknown */
+	uint64_t ts;
+	uint32_t sem;
+};
+
+/* One line of debugfs "frames". */
+struct mt_frame {
+	unsigned int engine;
+	uint64_t seqno;
+	uint32_t ctx;
+	uint64_t ib;
+	unsigned int nwaits;
+	struct mt_sem_ref waits[MEGPU_MAX_ENGINES];
+	struct mt_sem_ref signal;
+};
+
+/* Parse "NAME@TS:semK" at *@p, advance past it; 0 or -EBADMSG. */
+static inline int mt_parse_ref(const struct mt *t, const char **p,
+			       struct mt_sem_ref *r)
+{
+	const char *at = strchr(*p, '@');
+	unsigned long long ts;
+	unsigned int sem;
+	int used;
+
+	if (!at || sscanf(at, "@%llu:sem%u%n", &ts, &sem, &used) != 2)
+		return -EBADMSG;
+	r->engine = mt_engine_by_name(t, *p, at - *p);
+	r->ts = ts;
+	r->sem = sem;
+	*p = at + used;
+	return 0;
+}
+
+/* Parse one line of debugfs "frames"; 0 or -EBADMSG. */
+static inline int mt_parse_frame(const struct mt *t, const char *line,
+				 struct mt_frame *f)
+{
+	unsigned long long seqno, ib;
+	const char *sp = strchr(line, ' '), *p;
+	unsigned int ctx, n, i;
+	int e, used;
+
+	if (!sp)
+		return -EBADMSG;
+	e = mt_engine_by_name(t, line, sp - line);
+	if (e < 0 || sscanf(sp, " seqno %llu ctx %u ib 0x%llx waits %u%n",
+			    &seqno, &ctx, &ib, &n, &used) != 4 ||
+	    n > MEGPU_MAX_ENGINES)
+		return -EBADMSG;
+	memset(f, 0, sizeof(*f));
+	f->engine = e;
+	f->seqno = seqno;
+	f->ctx = ctx;
+	f->ib = ib;
+	f->nwaits = n;
+	p = sp + used;
+	for (i = 0; i < n; i++) {
+		while (*p == ' ')
+			p++;
+		if (mt_parse_ref(t, &p, &f->waits[i]))
+			return -EBADMSG;
+	}
+	if (strncmp(p, " signal ", 8))
+		return -EBADMSG;
+	p += 8;
+	return mt_parse_ref(t, &p, &f->signal);
+}
+
+/*
+ * The newest frame in debugfs "frames" of @engine whose IB is at @ib_va
+ * (mt_job_ib_va()); keep the job until then, so that no other IB takes
+ * its address. 0, -ENOENT or -EBADMSG.
+ */
+static inline int mt_frame_find(struct mt *t, unsigned int engine,
+				uint64_t ib_va, struct mt_frame *f)
+{
+	char *text = mt_debugfs(t, "frames"), *line, *nl;
+	struct mt_frame cur;
+	int ret = -ENOENT;
+
+	if (!text)
+		return -ENOENT;
+	for (line = text; *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		if (!nl)
+			break;
+		*nl = '\0';
+		if (mt_parse_frame(t, line, &cur)) {
+			ret = -EBADMSG;
+			break;
+		}
+		if (cur.engine == engine && cur.ib == ib_va) {
+			*f = cur;
+			ret = 0;
+		}
+	}
+	free(text);
+	return ret;
+}
+
+/* Poll for a frame until it is in the ring (mt_frame_find()). */
+static inline int mt_frame_wait(struct mt *t, unsigned int engine,
+				uint64_t ib_va, struct mt_frame *f,
+				int timeout_ms)
+{
+	int64_t end = megpu_now_ns() + (int64_t)timeout_ms * 1000000;
+	int ret;
+
+	for (;;) {
+		ret = mt_frame_find(t, engine, ib_va, f);
+		if (ret != -ENOENT || megpu_now_ns() > end)
+			return ret;
+		usleep(2000);
+	}
+}
+
+/* Does the frame wait for @engine, at timestamp @ts (0: any)? */
+static inline bool mt_frame_waits_for(const struct mt_frame *f,
+				      unsigned int engine, uint64_t ts)
+{
+	unsigned int i;
+
+	for (i = 0; i < f->nwaits; i++)
+		if (f->waits[i].engine == (int)engine &&
+		    (!ts || f->waits[i].ts == ts))
+			return true;
+	return false;
+}
+
+/*
+ * vgem, the source of foreign fences: its uAPI (drivers/gpu/drm/vgem),
+ * which libdrm has no header for.
+ */
+struct mt_vgem_fence_attach {
+	uint32_t handle;
+	uint32_t flags;
+	uint32_t out_fence;
+	uint32_t pad;
+};
+
+struct mt_vgem_fence_signal {
+	uint32_t fence;
+	uint32_t flags;
+};
+
+#define MT_VGEM_FENCE_WRITE 0x1
+#define MT_IOCTL_VGEM_FENCE_ATTACH \
+	DRM_IOWR(DRM_COMMAND_BASE + 0x1, struct mt_vgem_fence_attach)
+#define MT_IOCTL_VGEM_FENCE_SIGNAL \
+	DRM_IOWR(DRM_COMMAND_BASE + 0x2, struct mt_vgem_fence_signal)
+
+/* Is @fd a node of the DRM driver @name? */
+static inline bool mt_drm_is(int fd, const char *name)
+{
+	drmVersionPtr v = drmGetVersion(fd);
+	bool is = v && v->name && !strcmp(v->name, name);
+
+	drmFreeVersion(v);
+	return is;
+}
+
+/*
+ * Open vgem's card node (dumb buffers need it): an fd, or -ENODEV. vgem
+ * is a platform device that drmGetDevices2() may not list without a
+ * device tree, so the card nodes are tried as well.
+ */
+static inline int mt_vgem_open(void)
+{
+	drmDevicePtr devs[64];
+	char path[64];
+	int n, i, fd;
+
+	n = drmGetDevices2(0, devs, 64);
+	for (i = 0; i < n; i++) {
+		if (!(devs[i]->available_nodes & (1 << DRM_NODE_PRIMARY)))
+			continue;
+		fd = open(devs[i]->nodes[DRM_NODE_PRIMARY], O_RDWR | O_CLOEXEC);
+		if (fd >= 0 && mt_drm_is(fd, "vgem")) {
+			drmFreeDevices(devs, n);
+			return fd;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	if (n > 0)
+		drmFreeDevices(devs, n);
+	for (i = 0; i < 16; i++) {
+		snprintf(path, sizeof(path), "/dev/dri/card%d", i);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd >= 0 && mt_drm_is(fd, "vgem"))
+			return fd;
+		if (fd >= 0)
+			close(fd);
+	}
+	return -ENODEV;
+}
+
+/*
+ * A vgem BO of @size bytes shared with megpu through PRIME: its vgem
+ * handle in *@vhandle and the imported megpu BO in *@bo.
+ */
+static inline int mt_vgem_bo(int vgem, struct megpu *gpu, uint32_t size,
+			     uint32_t *vhandle, struct megpu_bo **bo)
+{
+	struct drm_mode_create_dumb dumb = {
+		.width = size / 4, .height = 1, .bpp = 32,
+	};
+	int dmabuf, ret;
+
+	if (drmIoctl(vgem, DRM_IOCTL_MODE_CREATE_DUMB, &dumb))
+		return -errno;
+	*vhandle = dumb.handle;
+	if (drmPrimeHandleToFD(vgem, dumb.handle, DRM_CLOEXEC | DRM_RDWR,
+			       &dmabuf))
+		return -errno;
+	ret = megpu_bo_import(gpu, dmabuf, bo);
+	close(dmabuf);
+	return ret;
+}
+
+/* Attach a (write) fence to a vgem BO: its id for mt_vgem_signal(). */
+static inline int mt_vgem_fence(int vgem, uint32_t vhandle, uint32_t *fence)
+{
+	struct mt_vgem_fence_attach a = {
+		.handle = vhandle, .flags = MT_VGEM_FENCE_WRITE,
+	};
+
+	if (drmIoctl(vgem, MT_IOCTL_VGEM_FENCE_ATTACH, &a))
+		return -errno;
+	*fence = a.out_fence;
+	return 0;
+}
+
+static inline int mt_vgem_signal(int vgem, uint32_t fence)
+{
+	struct mt_vgem_fence_signal s = { .fence = fence };
+
+	return drmIoctl(vgem, MT_IOCTL_VGEM_FENCE_SIGNAL, &s) ? -errno : 0;
 }
 
 #endif

@@ -1,0 +1,848 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Semaphores between engines with resource tracking (seed 001): a job
+ * that depends on another engine's job of this GPU waits for it on the
+ * GPU, with a WAIT packet in its ring frame, only when the dependency is
+ * on another engine and has not completed yet (not expired).
+ *
+ * The tests read the frames the driver built (debugfs "frames", found by
+ * the job's IB address), the resource objects ("resources"), the
+ * timestamps and the semaphore pool, and check the data the jobs leave:
+ * engine A fills a buffer with 0 and engine B turns the 0s into 1s, with
+ * GPU semaphores, with CPU-side waits (gpu_semaphores=N) and, as the
+ * negative control, with no waits at all (drop_waits=Y), where the race
+ * must show. Producers are held back with gates (a WAIT on a BO the CPU
+ * sets) and the device's delay_us knob, so that they have not expired
+ * when their consumers are put in a ring.
+ */
+
+#include <stdint.h>
+
+#include "kselftest_harness.h"
+#include "megpu_test.h"
+
+#define SETTLE_US 50000		/* a job that could run has run by then */
+#define FRAME_MS 5000		/* a job whose producer is in a ring gets in */
+#define FILL_BYTES 65536
+
+/*
+ * The module parameters and engine delays the tests change are put back
+ * by the parent process, even when a test fails or crashes.
+ */
+FIXTURE(sem) {
+	struct mt t;
+	int gpu_semaphores, drop_waits;
+	char delay_path[256];
+};
+
+FIXTURE_SETUP(sem)
+{
+	ASSERT_EQ(0, mt_open(&self->t));
+	ASSERT_LT(0, self->t.engines);
+	self->gpu_semaphores = mt_param_get("gpu_semaphores");
+	self->drop_waits = mt_param_get("drop_waits");
+	if (megpu_debugfs_path(&self->t.gpu, "delay_us", self->delay_path,
+			       sizeof(self->delay_path)))
+		self->delay_path[0] = '\0';
+}
+
+FIXTURE_TEARDOWN_PARENT(sem)
+{
+	char text[32];
+	unsigned int e;
+
+	if (self->gpu_semaphores >= 0)
+		mt_param_set("gpu_semaphores", self->gpu_semaphores);
+	if (self->drop_waits >= 0)
+		mt_param_set("drop_waits", self->drop_waits);
+	for (e = 0; self->delay_path[0] && e < self->t.engines; e++) {
+		snprintf(text, sizeof(text), "%u 0", e);
+		mt_write_file(self->delay_path, text);
+	}
+	/* the test's process owned the file; its exit closed it */
+}
+
+/* Skip unless the driver has this seed's debugfs files. */
+#define NEED_DEBUGFS(t)							\
+	do {								\
+		char _p[256];						\
+		if (megpu_debugfs_path(&(t)->gpu, "frames", _p,		\
+				       sizeof(_p)))			\
+			SKIP(return, "no debugfs frames");		\
+	} while (0)
+
+#define NEED_ENGINES(t, n)						\
+	do {								\
+		if ((t)->engines < (n))					\
+			SKIP(return, "needs %d engines", (n));		\
+	} while (0)
+
+/* The first engine of @type accepting @op, else any accepting it. */
+static int engine_for(const struct mt *t, unsigned int type, unsigned int op,
+		      int not)
+{
+	unsigned int e;
+
+	for (e = 0; e < t->engines; e++)
+		if ((int)e != not && mt_type(t, e) == type &&
+		    mt_accepts(t, e, op))
+			return (int)e;
+	return mt_engine_for(t, op, not);
+}
+
+/*
+ * Start a job on @engine that reads dword 0 of @src (listed READ) into
+ * dword 0 of @dst (listed WRITE; its second half holds a DISPATCH argument
+ * block when the engine has no COPY), after @gate opens when set and
+ * after the @nin in-syncs.
+ */
+static int read_job(struct mt *t, struct mt_job *j, unsigned int engine,
+		    struct megpu_bo *src, struct megpu_bo *dst,
+		    struct megpu_bo *gate, const struct drm_megpu_sync *in,
+		    unsigned int nin, uint32_t flags)
+{
+	struct megpu_cs cs;
+	unsigned int i;
+	int ret;
+
+	ret = mt_job_prepare(&t->gpu, j, engine, NULL, 0, flags);
+	ret = ret ?: megpu_job_add_bo(&j->job, src, DRM_MEGPU_BO_READ);
+	ret = ret ?: megpu_job_add_bo(&j->job, dst, DRM_MEGPU_BO_WRITE);
+	if (!ret && gate)
+		ret = megpu_job_add_bo(&j->job, gate, DRM_MEGPU_BO_READ);
+	for (i = 0; !ret && i < nin; i++)
+		ret = megpu_job_wait_sync(&j->job, in[i].handle, in[i].point);
+	megpu_cs_init(&cs);
+	if (!ret && gate)
+		mt_gate_hold(&cs, gate);
+	ret = ret ?: mt_cs_copy_any(t, engine, &cs, src->va, dst->va, 1, dst,
+				    dst->size / 2);
+	ret = ret ?: mt_job_start(j, &cs);
+	megpu_cs_fini(&cs);
+	if (ret)
+		mt_job_free(j);
+	return ret;
+}
+
+/* The frame of a job that completed (the job is kept, see mt_frame_find). */
+static int frame_of(struct mt *t, struct mt_job *j, struct mt_frame *f)
+{
+	return mt_frame_wait(t, j->job.engine, mt_job_ib_va(j), f, FRAME_MS);
+}
+
+/* --- engine A fills with 0, engine B turns 0 into 1 --- */
+
+enum fti_mode {
+	FTI_GPU,	/* GPU semaphores: B's frame WAITs for A */
+	FTI_CPU,	/* gpu_semaphores=N: B's scheduler waits for A */
+	FTI_NO_WAITS,	/* drop_waits=Y: nothing orders them */
+};
+
+static void fill_then_increment(struct __test_metadata *_metadata,
+				struct mt *t, enum fti_mode mode)
+{
+	const unsigned int n = FILL_BYTES / 4;
+	struct megpu_bo *buf, *kargs, *gate;
+	struct megpu_kargs k = { .n = n };
+	struct mt_frame fa, fb;
+	unsigned int i, ones = 0;
+	uint64_t args, cur, next;
+	struct megpu_cs cs;
+	struct mt_job a, b;
+	int ea, eb;
+
+	NEED_DEBUGFS(t);
+	NEED_ENGINES(t, 2);
+	ea = engine_for(t, MEGPU_ENGINE_COPY, MEGPU_PKT_FILL, -1);
+	eb = engine_for(t, MEGPU_ENGINE_COMPUTE, MEGPU_PKT_DISPATCH, ea);
+	ASSERT_LE(0, ea);
+	ASSERT_LE(0, eb);
+	ASSERT_TRUE(megpu_engine_kernels(mt_type(t, eb)) &
+		    MEGPU_BIT(MEGPU_KERNEL_INCREMENT));
+
+	ASSERT_EQ(0, mt_param_set("gpu_semaphores", mode != FTI_CPU));
+	ASSERT_EQ(0, mt_param_set("drop_waits", mode == FTI_NO_WAITS));
+	ASSERT_EQ(0, mt_bo(&t->gpu, FILL_BYTES, 0, &buf));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &kargs));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &gate));
+	memset(buf->map, 0x55, FILL_BYTES);
+	k.ptr[0] = buf->va;
+	ASSERT_EQ(0, megpu_kargs_write(kargs, 0, &k, &args));
+	ASSERT_EQ(0, mt_delay_us(t, ea, 2000));
+
+	/* A: held by the gate, then slowly (2 ms a packet) fills with 0 */
+	megpu_cs_init(&cs);
+	ASSERT_EQ(0, mt_job_prepare(&t->gpu, &a, ea, NULL, 0, 0));
+	ASSERT_EQ(0, megpu_job_add_bo(&a.job, buf, DRM_MEGPU_BO_WRITE));
+	ASSERT_EQ(0, megpu_job_add_bo(&a.job, gate, DRM_MEGPU_BO_READ));
+	mt_gate_hold(&cs, gate);
+	for (i = 0; i < 4; i++)
+		megpu_cs_nop(&cs, 0);
+	megpu_cs_fill(&cs, buf->va, FILL_BYTES, 0);
+	ASSERT_EQ(0, mt_job_start(&a, &cs));
+
+	/* B: adds 1 to every element; depends on A only through the BO */
+	megpu_cs_reset(&cs);
+	ASSERT_EQ(0, mt_job_prepare(&t->gpu, &b, eb, NULL, 0, 0));
+	ASSERT_EQ(0, megpu_job_add_bo(&b.job, buf, DRM_MEGPU_BO_READ |
+				      DRM_MEGPU_BO_WRITE));
+	ASSERT_EQ(0, megpu_job_add_bo(&b.job, kargs, DRM_MEGPU_BO_READ));
+	megpu_cs_dispatch(&cs, MEGPU_KERNEL_INCREMENT, args, n, 1, 256, 1);
+	ASSERT_EQ(0, mt_job_start(&b, &cs));
+	megpu_cs_fini(&cs);
+
+	if (mode == FTI_NO_WAITS) {
+		/* nothing holds B: it runs while A waits for its gate */
+		EXPECT_EQ(0, mt_job_done(&b, mt_job_ns(t)));
+	} else {
+		usleep(SETTLE_US);
+		EXPECT_TRUE(mt_pending(&t->gpu, b.sync, 0))
+			TH_LOG("B completed before A ran");
+		EXPECT_EQ(0x55555555, mt_u32(buf)[n - 1]);
+	}
+	if (mode == FTI_GPU) {
+		/* B is in its ring, stalled on the WAIT: timestamp frozen */
+		ASSERT_EQ(0, frame_of(t, &b, &fb));
+		ASSERT_EQ(0, mt_timestamps(t, eb, &cur, &next));
+		EXPECT_GT(fb.seqno, cur);
+	}
+	mt_gate_open(gate);
+	EXPECT_EQ(0, mt_job_done(&a, mt_job_ns(t)));
+	EXPECT_EQ(0, mt_job_done(&b, mt_job_ns(t)));
+	ASSERT_EQ(0, mt_delay_us(t, ea, 0));
+
+	for (i = 0; i < n; i++)
+		ones += mt_u32(buf)[i] == 1;
+	ASSERT_EQ(0, frame_of(t, &a, &fa));
+	ASSERT_EQ(0, frame_of(t, &b, &fb));
+	switch (mode) {
+	case FTI_GPU:
+		EXPECT_EQ(n, ones) TH_LOG("B did not wait for A");
+		EXPECT_EQ(1, fb.nwaits);
+		EXPECT_TRUE(mt_frame_waits_for(&fb, ea, fa.seqno))
+			TH_LOG("B's frame does not wait for A (%s@%llu)",
+			       mt_name(t, ea), (unsigned long long)fa.seqno);
+		break;
+	case FTI_CPU:
+		EXPECT_EQ(n, ones) TH_LOG("B did not wait for A");
+		EXPECT_EQ(0, fb.nwaits);
+		break;
+	case FTI_NO_WAITS:
+		EXPECT_EQ(0, fb.nwaits);
+		EXPECT_NE(n, ones)
+			TH_LOG("no race without waits: control broken");
+		break;
+	}
+	EXPECT_EQ(0, fa.nwaits);
+	mt_job_free(&a);
+	mt_job_free(&b);
+	megpu_bo_free(gate);
+	megpu_bo_free(kargs);
+	megpu_bo_free(buf);
+}
+
+TEST_F(sem, fill_then_increment)
+{
+	fill_then_increment(_metadata, &self->t, FTI_GPU);
+}
+
+TEST_F(sem, fill_then_increment_cpu_waits)
+{
+	fill_then_increment(_metadata, &self->t, FTI_CPU);
+}
+
+/* The negative control: with the WAITs dropped, B overtakes A. */
+TEST_F(sem, fill_then_increment_without_waits_races)
+{
+	fill_then_increment(_metadata, &self->t, FTI_NO_WAITS);
+}
+
+/* --- the shape of frames --- */
+
+/* No WAIT for a BO never used, one whose user completed, one on our engine. */
+TEST_F(sem, no_wait_unused_expired_same_engine)
+{
+	struct megpu_bo *fresh, *done, *same, *gate;
+	struct mt_job j, p, q, r, s;
+	struct mt_frame f;
+	int ea = 0, eb;
+
+	NEED_DEBUGFS(&self->t);
+	NEED_ENGINES(&self->t, 2);
+	eb = mt_other_engine(&self->t, ea);
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &fresh));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &done));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &same));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &gate));
+
+	/* never used: a blank resource object */
+	ASSERT_EQ(0, mt_write_job(&self->t, &j, eb, fresh, 0, 1, NULL, NULL,
+				  0, 0));
+	EXPECT_EQ(0, mt_job_done(&j, mt_job_ns(&self->t)));
+	ASSERT_EQ(0, frame_of(&self->t, &j, &f));
+	EXPECT_EQ(0, f.nwaits);
+
+	/* last written on another engine, by a job that completed */
+	ASSERT_EQ(0, mt_write_job(&self->t, &p, ea, done, 0, 2, NULL, NULL,
+				  0, 0));
+	EXPECT_EQ(0, mt_job_done(&p, mt_job_ns(&self->t)));
+	ASSERT_EQ(0, mt_write_job(&self->t, &q, eb, done, 0, 3, NULL, NULL,
+				  0, 0));
+	EXPECT_EQ(0, mt_job_done(&q, mt_job_ns(&self->t)));
+	ASSERT_EQ(0, frame_of(&self->t, &q, &f));
+	EXPECT_EQ(0, f.nwaits);
+	EXPECT_EQ(3, mt_u32(done)[0]);
+
+	/* last written on our engine by a job still held: ring order */
+	ASSERT_EQ(0, mt_write_job(&self->t, &r, ea, same, 0, 4, gate, NULL,
+				  0, 0));
+	ASSERT_EQ(0, mt_write_job(&self->t, &s, ea, same, 0, 5, NULL, NULL,
+				  0, 0));
+	ASSERT_EQ(0, mt_frame_wait(&self->t, ea, mt_job_ib_va(&s), &f,
+				   FRAME_MS));
+	EXPECT_EQ(0, f.nwaits);
+	usleep(SETTLE_US);
+	EXPECT_TRUE(mt_pending(&self->t.gpu, s.sync, 0));
+	mt_gate_open(gate);
+	EXPECT_EQ(0, mt_job_finish(&r, mt_job_ns(&self->t)));
+	EXPECT_EQ(0, mt_job_finish(&s, mt_job_ns(&self->t)));
+	EXPECT_EQ(5, mt_u32(same)[0]);
+
+	mt_job_free(&j);
+	mt_job_free(&p);
+	mt_job_free(&q);
+	megpu_bo_free(gate);
+	megpu_bo_free(same);
+	megpu_bo_free(done);
+	megpu_bo_free(fresh);
+}
+
+/* BOs last written on two other engines, still running: two WAITs. */
+TEST_F(sem, one_wait_per_foreign_engine)
+{
+	struct megpu_bo *x, *y, *gate, *bos[2];
+	struct mt_frame fp, fq, fc;
+	struct mt_job p, q, c;
+	struct megpu_cs cs;
+	int e[3];
+
+	NEED_DEBUGFS(&self->t);
+	NEED_ENGINES(&self->t, 3);
+	e[0] = 0;
+	e[1] = 1;
+	e[2] = 2;
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &x));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &y));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &gate));
+	ASSERT_EQ(0, mt_write_job(&self->t, &p, e[0], x, 0, 1, gate, NULL, 0,
+				  0));
+	ASSERT_EQ(0, mt_write_job(&self->t, &q, e[1], y, 0, 2, gate, NULL, 0,
+				  0));
+	/* c writes both: x and y after p and q */
+	bos[0] = x;
+	bos[1] = y;
+	ASSERT_EQ(0, mt_job_prepare(&self->t.gpu, &c, e[2], bos, 2, 0));
+	megpu_cs_init(&cs);
+	megpu_cs_write32(&cs, x->va, 10);
+	megpu_cs_write32(&cs, y->va, 20);
+	ASSERT_EQ(0, mt_job_start(&c, &cs));
+	megpu_cs_fini(&cs);
+	ASSERT_EQ(0, mt_frame_wait(&self->t, e[2], mt_job_ib_va(&c), &fc,
+				   FRAME_MS));
+	usleep(SETTLE_US);
+	EXPECT_TRUE(mt_pending(&self->t.gpu, c.sync, 0));
+	mt_gate_open(gate);
+	EXPECT_EQ(0, mt_job_done(&p, mt_job_ns(&self->t)));
+	EXPECT_EQ(0, mt_job_done(&q, mt_job_ns(&self->t)));
+	EXPECT_EQ(0, mt_job_done(&c, mt_job_ns(&self->t)));
+	EXPECT_EQ(10, mt_u32(x)[0]);
+	EXPECT_EQ(20, mt_u32(y)[0]);
+
+	ASSERT_EQ(0, frame_of(&self->t, &p, &fp));
+	ASSERT_EQ(0, frame_of(&self->t, &q, &fq));
+	EXPECT_EQ(2, fc.nwaits);
+	EXPECT_TRUE(mt_frame_waits_for(&fc, e[0], fp.seqno));
+	EXPECT_TRUE(mt_frame_waits_for(&fc, e[1], fq.seqno));
+	/* a WAIT is on the producer's own semaphore object */
+	EXPECT_EQ(fp.signal.sem, fc.waits[0].engine == e[0] ?
+		  fc.waits[0].sem : fc.waits[1].sem);
+	mt_job_free(&p);
+	mt_job_free(&q);
+	mt_job_free(&c);
+	megpu_bo_free(gate);
+	megpu_bo_free(y);
+	megpu_bo_free(x);
+}
+
+/*
+ * Two BOs last written by two jobs of one other engine: one WAIT, on the
+ * later job's timestamp, in whatever order the BOs are listed.
+ */
+TEST_F(sem, one_wait_keeps_largest_timestamp)
+{
+	struct megpu_bo *x, *y, *gate, *out[2];
+	struct mt_frame fp, fq, fc;
+	struct mt_job p, q, c[2];
+	int ea = 0, eb, i;
+
+	NEED_DEBUGFS(&self->t);
+	NEED_ENGINES(&self->t, 2);
+	eb = mt_other_engine(&self->t, ea);
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &x));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &y));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &gate));
+	ASSERT_EQ(0, mt_write_job(&self->t, &p, ea, x, 0, 1, gate, NULL, 0,
+				  0));
+	ASSERT_EQ(0, mt_write_job(&self->t, &q, ea, y, 0, 2, NULL, NULL, 0,
+				  0));
+	for (i = 0; i < 2; i++) {
+		struct megpu_cs cs;
+
+		ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &out[i]));
+		ASSERT_EQ(0, mt_job_prepare(&self->t.gpu, &c[i], eb, NULL, 0,
+					    0));
+		ASSERT_EQ(0, megpu_job_add_bo(&c[i].job, i ? y : x,
+					      DRM_MEGPU_BO_READ));
+		ASSERT_EQ(0, megpu_job_add_bo(&c[i].job, i ? x : y,
+					      DRM_MEGPU_BO_READ));
+		ASSERT_EQ(0, megpu_job_add_bo(&c[i].job, out[i],
+					      DRM_MEGPU_BO_WRITE));
+		megpu_cs_init(&cs);
+		megpu_cs_write32(&cs, out[i]->va, 7);
+		ASSERT_EQ(0, mt_job_start(&c[i], &cs));
+		megpu_cs_fini(&cs);
+	}
+	ASSERT_EQ(0, mt_frame_wait(&self->t, eb, mt_job_ib_va(&c[1]), &fc,
+				   FRAME_MS));
+	mt_gate_open(gate);
+	EXPECT_EQ(0, mt_job_done(&p, mt_job_ns(&self->t)));
+	EXPECT_EQ(0, mt_job_done(&q, mt_job_ns(&self->t)));
+	ASSERT_EQ(0, frame_of(&self->t, &p, &fp));
+	ASSERT_EQ(0, frame_of(&self->t, &q, &fq));
+	EXPECT_LT(fp.seqno, fq.seqno);
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(0, mt_job_done(&c[i], mt_job_ns(&self->t)));
+		ASSERT_EQ(0, frame_of(&self->t, &c[i], &fc));
+		EXPECT_EQ(1, fc.nwaits) TH_LOG("consumer %d", i);
+		EXPECT_EQ(ea, fc.waits[0].engine);
+		EXPECT_EQ(fq.seqno, fc.waits[0].ts)
+			TH_LOG("consumer %d waits for %llu, not the later %llu",
+			       i, (unsigned long long)fc.waits[0].ts,
+			       (unsigned long long)fq.seqno);
+		EXPECT_EQ(fq.signal.sem, fc.waits[0].sem);
+		EXPECT_EQ(7, mt_u32(out[i])[0]);
+		mt_job_free(&c[i]);
+		megpu_bo_free(out[i]);
+	}
+	mt_job_free(&p);
+	mt_job_free(&q);
+	megpu_bo_free(gate);
+	megpu_bo_free(y);
+	megpu_bo_free(x);
+}
+
+/* The resource object of a BO: blank, then its last writer and readers. */
+TEST_F(sem, resource_objects)
+{
+	const uint64_t size = 13 * 4096;	/* no other BO has this size */
+	struct megpu_bo *x, *out;
+	char key[64], want[128], *text, *line, *nl;
+	struct mt_frame fw, fr;
+	struct mt_job w, r;
+	int ea = 0, eb;
+
+	NEED_DEBUGFS(&self->t);
+	NEED_ENGINES(&self->t, 2);
+	eb = mt_other_engine(&self->t, ea);
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, size, 0, &x));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &out));
+	snprintf(key, sizeof(key), " size %llu ", (unsigned long long)size);
+
+	text = mt_debugfs(&self->t, "resources");
+	ASSERT_NE(NULL, text);
+	line = strstr(text, key);
+	ASSERT_NE(NULL, line) TH_LOG("no BO of %llu bytes in:\n%s",
+				     (unsigned long long)size, text);
+	nl = strchr(line, '\n');
+	if (nl)
+		*nl = '\0';
+	EXPECT_NE(NULL, strstr(line, "write - reads blank")) TH_LOG("%s", line);
+	free(text);
+
+	ASSERT_EQ(0, mt_write_job(&self->t, &w, ea, x, 0, 0x77, NULL, NULL, 0,
+				  0));
+	EXPECT_EQ(0, mt_job_done(&w, mt_job_ns(&self->t)));
+	ASSERT_EQ(0, read_job(&self->t, &r, eb, x, out, NULL, NULL, 0, 0));
+	EXPECT_EQ(0, mt_job_done(&r, mt_job_ns(&self->t)));
+	EXPECT_EQ(0x77, mt_u32(out)[0]);
+	ASSERT_EQ(0, frame_of(&self->t, &w, &fw));
+	ASSERT_EQ(0, frame_of(&self->t, &r, &fr));
+
+	text = mt_debugfs(&self->t, "resources");
+	ASSERT_NE(NULL, text);
+	line = strstr(text, key);
+	ASSERT_NE(NULL, line);
+	nl = strchr(line, '\n');
+	if (nl)
+		*nl = '\0';
+	{
+		char wn[16], rn[16];
+
+		megpu_engine_name(self->t.types, ea, wn, sizeof(wn));
+		megpu_engine_name(self->t.types, eb, rn, sizeof(rn));
+		snprintf(want, sizeof(want),
+			 "write %s@%llu:sem%u reads %s@%llu:sem%u", wn,
+			 (unsigned long long)fw.seqno, fw.signal.sem, rn,
+			 (unsigned long long)fr.seqno, fr.signal.sem);
+	}
+	EXPECT_NE(NULL, strstr(line, want)) TH_LOG("want '%s' in '%s'", want,
+						   line);
+	EXPECT_EQ(NULL, strstr(line, "blank"));
+	free(text);
+	mt_job_free(&w);
+	mt_job_free(&r);
+	megpu_bo_free(out);
+	megpu_bo_free(x);
+}
+
+/* --- readers and writers --- */
+
+/*
+ * Two readers on two engines do not wait for each other; a writer on a
+ * third waits for both; a reader after it waits for the writer only.
+ */
+TEST_F(sem, readers_and_writers)
+{
+	struct megpu_bo *x, *gate, *out[3];
+	struct mt_frame f1, f2, fw, f3;
+	struct mt_job r1, r2, w, r3;
+	int e[4], i;
+
+	NEED_DEBUGFS(&self->t);
+	NEED_ENGINES(&self->t, 3);
+	e[0] = 0;
+	e[1] = 1;
+	e[2] = 2;
+	e[3] = self->t.engines > 3 ? 3 : 0;
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &x));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &gate));
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, mt_bo(&self->t.gpu, 8192, 0, &out[i]));
+	mt_u32(x)[0] = 0x1111;
+
+	ASSERT_EQ(0, read_job(&self->t, &r1, e[0], x, out[0], gate, NULL, 0,
+			      0));
+	ASSERT_EQ(0, read_job(&self->t, &r2, e[1], x, out[1], gate, NULL, 0,
+			      0));
+	ASSERT_EQ(0, mt_write_job(&self->t, &w, e[2], x, 0, 0x2222, NULL,
+				  NULL, 0, 0));
+	ASSERT_EQ(0, read_job(&self->t, &r3, e[3], x, out[2], NULL, NULL, 0,
+			      0));
+	ASSERT_EQ(0, mt_frame_wait(&self->t, e[3], mt_job_ib_va(&r3), &f3,
+				   FRAME_MS));
+	usleep(SETTLE_US);
+	EXPECT_TRUE(mt_pending(&self->t.gpu, w.sync, 0));
+	EXPECT_EQ(0x1111, mt_u32(x)[0]);
+	mt_gate_open(gate);
+	EXPECT_EQ(0, mt_job_done(&r1, mt_job_ns(&self->t)));
+	EXPECT_EQ(0, mt_job_done(&r2, mt_job_ns(&self->t)));
+	EXPECT_EQ(0, mt_job_done(&w, mt_job_ns(&self->t)));
+	EXPECT_EQ(0, mt_job_done(&r3, mt_job_ns(&self->t)));
+	EXPECT_EQ(0x1111, mt_u32(out[0])[0]);
+	EXPECT_EQ(0x1111, mt_u32(out[1])[0]);
+	EXPECT_EQ(0x2222, mt_u32(out[2])[0]);
+
+	ASSERT_EQ(0, frame_of(&self->t, &r1, &f1));
+	ASSERT_EQ(0, frame_of(&self->t, &r2, &f2));
+	ASSERT_EQ(0, frame_of(&self->t, &w, &fw));
+	ASSERT_EQ(0, frame_of(&self->t, &r3, &f3));
+	EXPECT_EQ(0, f1.nwaits);
+	EXPECT_EQ(0, f2.nwaits) TH_LOG("a reader waits for a reader");
+	EXPECT_EQ(2, fw.nwaits);
+	EXPECT_TRUE(mt_frame_waits_for(&fw, e[0], f1.seqno));
+	EXPECT_TRUE(mt_frame_waits_for(&fw, e[1], f2.seqno));
+	EXPECT_EQ(1, f3.nwaits);
+	EXPECT_TRUE(mt_frame_waits_for(&f3, e[2], fw.seqno));
+
+	mt_job_free(&r1);
+	mt_job_free(&r2);
+	mt_job_free(&w);
+	mt_job_free(&r3);
+	for (i = 0; i < 3; i++)
+		megpu_bo_free(out[i]);
+	megpu_bo_free(gate);
+	megpu_bo_free(x);
+}
+
+/* --- in-syncs and foreign fences --- */
+
+/*
+ * An in-sync on a job of another engine becomes a WAIT (no BO relates
+ * them: NO_IMPLICIT); on a job of the same engine it needs none.
+ */
+TEST_F(sem, in_syncs_become_waits)
+{
+	struct megpu_bo *x, *gate, *out[2];
+	struct drm_megpu_sync in;
+	struct mt_frame fp, fc;
+	struct mt_job p, c;
+	int ea = 0, ec, i;
+
+	NEED_DEBUGFS(&self->t);
+	NEED_ENGINES(&self->t, 2);
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &x));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &gate));
+		ASSERT_EQ(0, mt_bo(&self->t.gpu, 8192, 0, &out[i]));
+		ec = i ? ea : mt_other_engine(&self->t, ea);
+		ASSERT_EQ(0, mt_write_job(&self->t, &p, ea, x, 0, 0xab + i,
+					  gate, NULL, 0,
+					  DRM_MEGPU_SUBMIT_NO_IMPLICIT));
+		in = (struct drm_megpu_sync){ .handle = p.sync };
+		ASSERT_EQ(0, read_job(&self->t, &c, ec, x, out[i], NULL, &in,
+				      1, DRM_MEGPU_SUBMIT_NO_IMPLICIT));
+		usleep(SETTLE_US);
+		EXPECT_TRUE(mt_pending(&self->t.gpu, c.sync, 0));
+		mt_gate_open(gate);
+		EXPECT_EQ(0, mt_job_done(&p, mt_job_ns(&self->t)));
+		EXPECT_EQ(0, mt_job_done(&c, mt_job_ns(&self->t)));
+		EXPECT_EQ(0xab + i, mt_u32(out[i])[0]);
+		ASSERT_EQ(0, frame_of(&self->t, &p, &fp));
+		ASSERT_EQ(0, frame_of(&self->t, &c, &fc));
+		if (ec != ea) {
+			EXPECT_EQ(1, fc.nwaits);
+			EXPECT_TRUE(mt_frame_waits_for(&fc, ea, fp.seqno));
+			EXPECT_EQ(fp.signal.sem, fc.waits[0].sem);
+		} else {
+			EXPECT_EQ(0, fc.nwaits) TH_LOG("same engine");
+		}
+		mt_job_free(&p);
+		mt_job_free(&c);
+		megpu_bo_free(gate);
+		megpu_bo_free(out[i]);
+	}
+	megpu_bo_free(x);
+}
+
+/* A vgem fence on a BO holds a megpu job until vgem signals it. */
+TEST_F(sem, foreign_fence_holds_job)
+{
+	struct megpu_bo *shared, *out;
+	uint32_t vhandle = 0, fence = 0;
+	struct mt_frame f;
+	struct megpu_cs cs;
+	struct mt_job j;
+	int vgem, e;
+
+	vgem = mt_vgem_open();
+	if (vgem < 0)
+		SKIP(return, "no vgem");
+	e = mt_other_engine(&self->t, 0) < 0 ? 0 : 1;
+	ASSERT_EQ(0, mt_vgem_bo(vgem, &self->t.gpu, 4096, &vhandle, &shared));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &out));
+	ASSERT_EQ(0, mt_vgem_fence(vgem, vhandle, &fence));
+
+	ASSERT_EQ(0, mt_job_prepare(&self->t.gpu, &j, e, NULL, 0, 0));
+	ASSERT_EQ(0, megpu_job_add_bo(&j.job, shared, DRM_MEGPU_BO_READ));
+	ASSERT_EQ(0, megpu_job_add_bo(&j.job, out, DRM_MEGPU_BO_WRITE));
+	megpu_cs_init(&cs);
+	megpu_cs_write32(&cs, out->va, 0xf0f0);
+	ASSERT_EQ(0, mt_job_start(&j, &cs));
+	megpu_cs_fini(&cs);
+
+	usleep(200000);
+	EXPECT_TRUE(mt_pending(&self->t.gpu, j.sync, 0))
+		TH_LOG("the job did not wait for the foreign fence");
+	EXPECT_EQ(0, mt_u32(out)[0]);
+	ASSERT_EQ(0, mt_vgem_signal(vgem, fence));
+	EXPECT_EQ(0, mt_job_done(&j, mt_job_ns(&self->t)));
+	EXPECT_EQ(0xf0f0, mt_u32(out)[0]);
+	if (!mt_frame_find(&self->t, e, mt_job_ib_va(&j), &f))
+		EXPECT_EQ(0, f.nwaits)
+			TH_LOG("a foreign fence is no semaphore");
+	mt_job_free(&j);
+	megpu_bo_free(out);
+	megpu_bo_free(shared);
+	close(vgem);
+}
+
+/* --- timestamps and the semaphore pool --- */
+
+/* Each job takes its engine's next timestamp; idle: current = next - 1. */
+TEST_F(sem, timestamps_follow_jobs)
+{
+	uint64_t cur0, next0, cur, next;
+	struct mt_job j[8];
+	struct megpu_bo *bo;
+	struct mt_frame f;
+	unsigned int e, i, k;
+
+	NEED_DEBUGFS(&self->t);
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
+	for (e = 0; e < self->t.engines; e++) {
+		k = 2 + e % 6;
+		ASSERT_EQ(0, mt_engine_settle(&self->t, e, 5000));
+		ASSERT_EQ(0, mt_timestamps(&self->t, e, &cur0, &next0));
+		EXPECT_EQ(cur0 + 1, next0);
+		for (i = 0; i < k; i++)
+			ASSERT_EQ(0, mt_write_job(&self->t, &j[i], e, bo,
+						  4 * e, i, NULL, NULL, 0, 0));
+		EXPECT_EQ(0, mt_job_done(&j[k - 1], mt_job_ns(&self->t)));
+		ASSERT_EQ(0, mt_engine_settle(&self->t, e, 5000));
+		ASSERT_EQ(0, mt_timestamps(&self->t, e, &cur, &next));
+		EXPECT_EQ(next0 + k, next) TH_LOG("engine %u", e);
+		EXPECT_EQ(next - 1, cur);
+		ASSERT_EQ(0, frame_of(&self->t, &j[k - 1], &f));
+		EXPECT_EQ(cur, f.seqno);
+		for (i = 0; i < k; i++)
+			EXPECT_EQ(0, mt_job_finish(&j[i], mt_job_ns(&self->t)));
+	}
+	megpu_bo_free(bo);
+}
+
+#define POOL_BOS 4
+#define POOL_BATCH 256
+#define POOL_IB_STRIDE 64
+
+/*
+ * More jobs than the pool has semaphore objects, each depending on jobs
+ * of other engines: none fails (objects are reused once expired), and
+ * once idle almost none is busy.
+ */
+TEST_F_TIMEOUT(sem, pool_is_reused, 180)
+{
+	struct megpu_bo *bos[POOL_BOS], *ibs;
+	unsigned int pool, busy, n, i, k, waits = 0;
+	uint32_t sync[POOL_BATCH];
+	struct megpu_job job;
+	struct megpu_cs cs;
+	struct mt_frame f;
+
+	NEED_DEBUGFS(&self->t);
+	NEED_ENGINES(&self->t, 2);
+	ASSERT_EQ(0, mt_sem_busy(&self->t, &pool, &busy));
+	EXPECT_EQ(4095, pool);
+	n = pool + 1000;
+	for (k = 0; k < POOL_BOS; k++)
+		ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bos[k]));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, POOL_BATCH * POOL_IB_STRIDE, 0,
+			   &ibs));
+	for (k = 0; k < POOL_BATCH; k++)
+		ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync[k]));
+	megpu_cs_init(&cs);
+	for (i = 0; i < n; i += POOL_BATCH) {
+		for (k = 0; k < POOL_BATCH && i + k < n; k++) {
+			unsigned int id = i + k;
+
+			/* writes bos[id % 4], read by id - 1: a chain */
+			megpu_job_init(&job, id % self->t.engines);
+			megpu_job_add_bo(&job, bos[id % POOL_BOS],
+					 DRM_MEGPU_BO_WRITE);
+			megpu_job_add_bo(&job, bos[(id + 1) % POOL_BOS],
+					 DRM_MEGPU_BO_READ);
+			megpu_job_set_ib(&job, ibs, k * POOL_IB_STRIDE);
+			megpu_job_signal_sync(&job, sync[k], 0);
+			megpu_cs_reset(&cs);
+			megpu_cs_write32(&cs, bos[id % POOL_BOS]->va, id);
+			ASSERT_EQ(0, megpu_job_run(&self->t.gpu, &job, &cs))
+				TH_LOG("job %u", id);
+		}
+		/* the last job's frame: planned while others ran */
+		if (!mt_frame_find(&self->t, job.engine,
+				   ibs->va + (k - 1) * POOL_IB_STRIDE, &f))
+			waits += f.nwaits;
+		ASSERT_EQ(0, megpu_syncobj_wait_many(&self->t.gpu, sync, k,
+						     true,
+						     mt_job_ns(&self->t)));
+		for (k = 0; k < POOL_BATCH && i + k < n; k++)
+			ASSERT_EQ(0, megpu_fence_status(self->t.gpu.fd,
+							sync[k], 0))
+				TH_LOG("job %u", i + k);
+	}
+	megpu_cs_fini(&cs);
+	for (k = 0; k < POOL_BOS; k++)
+		EXPECT_EQ(n - 1 - (n - 1 - k) % POOL_BOS, mt_u32(bos[k])[0]);
+	TH_LOG("%u jobs, pool %u, last frames of the batches: %u WAITs", n,
+	       pool, waits);
+	EXPECT_EQ(0, mt_sem_settle(&self->t, self->t.engines, &busy, 5000))
+		TH_LOG("%u semaphore objects still busy when idle", busy);
+	for (k = 0; k < POOL_BATCH; k++)
+		megpu_syncobj_free(&self->t.gpu, sync[k]);
+	megpu_bo_free(ibs);
+	for (k = 0; k < POOL_BOS; k++)
+		megpu_bo_free(bos[k]);
+}
+
+/* --- failure --- */
+
+/*
+ * A producer that hangs, with a consumer of its result (an in-sync) on
+ * another engine already waiting for it on the GPU, submitted @late_ms
+ * after the producer: the producer times out, the consumer is cancelled
+ * without running, and both engines go on.
+ */
+static void hung_producer(struct __test_metadata *_metadata, struct mt *t,
+			  unsigned int late_ms)
+{
+	struct megpu_bo *never, *out, *probe;
+	struct drm_megpu_sync in;
+	struct mt_frame fp, fc;
+	struct megpu_cs cs;
+	struct mt_job p, c;
+	int ea = 0, eb;
+
+	NEED_DEBUGFS(t);
+	NEED_ENGINES(t, 2);
+	eb = mt_other_engine(t, ea);
+	ASSERT_EQ(0, mt_param_set("gpu_semaphores", true));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &never));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &out));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &probe));
+
+	megpu_cs_init(&cs);
+	mt_gate_hold(&cs, never);	/* never opened */
+	megpu_cs_write32(&cs, never->va + 64, 1);
+	ASSERT_EQ(0, mt_submit(&t->gpu, &p, ea, &cs, &never, 1, 0));
+	megpu_cs_fini(&cs);
+	ASSERT_EQ(0, mt_frame_wait(t, ea, mt_job_ib_va(&p), &fp, FRAME_MS));
+	usleep(late_ms * 1000);
+	in = (struct drm_megpu_sync){ .handle = p.sync };
+	ASSERT_EQ(0, mt_write_job(t, &c, eb, out, 0, 0xbad, NULL, &in, 1,
+				  DRM_MEGPU_SUBMIT_NO_IMPLICIT));
+
+	/* the consumer waits on the GPU: in its ring, with a WAIT */
+	ASSERT_EQ(0, mt_frame_wait(t, eb, mt_job_ib_va(&c), &fc, FRAME_MS));
+	EXPECT_EQ(1, fc.nwaits);
+	EXPECT_TRUE(mt_frame_waits_for(&fc, ea, fp.seqno));
+	EXPECT_TRUE(mt_pending(&t->gpu, c.sync, 0));
+
+	EXPECT_EQ(-ETIMEDOUT, mt_job_done(&p, mt_job_ns(t)));
+	EXPECT_EQ(-ECANCELED, mt_job_done(&c, mt_job_ns(t)))
+		TH_LOG("the consumer waiting on the GPU was not cancelled");
+	EXPECT_EQ(0, mt_u32(out)[0]) TH_LOG("the cancelled consumer ran");
+	EXPECT_EQ(0, mt_u32(never)[16]);
+
+	EXPECT_EQ(0, mt_probe_engine(t, eb, probe, 0, 0x600d))
+		TH_LOG("consumer's engine after the cancel");
+	EXPECT_EQ(0, mt_probe_engine(t, ea, probe, 4, 0x600e))
+		TH_LOG("producer's engine after its reset");
+	mt_job_free(&p);
+	mt_job_free(&c);
+	megpu_bo_free(probe);
+	megpu_bo_free(out);
+	megpu_bo_free(never);
+}
+
+/* The consumer is put in its ring right after the producer. */
+TEST_F_TIMEOUT(sem, hung_producer_cancels_gpu_consumer, 120)
+{
+	hung_producer(_metadata, &self->t, 0);
+}
+
+/* The consumer comes half a timeout later: the producer's reset finds it. */
+TEST_F_TIMEOUT(sem, hung_producer_cancels_late_gpu_consumer, 120)
+{
+	hung_producer(_metadata, &self->t, self->t.timeout_ms / 2);
+}
+
+TEST_HARNESS_MAIN
