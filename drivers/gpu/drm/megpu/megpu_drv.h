@@ -187,6 +187,7 @@ struct megpu_engine {
  * @flush_started: host flushes started
  * @flush_done: host flushes the device acknowledged (FLUSH_SEQ)
  * @flush_ready: flush interrupts may be handled
+ * @unflushed: a NO_FLUSH job ran since the last host flush
  * @bos_lock: protects @bos
  * @bos: every BO, for the resource-object dump
  * @next_bo_id: id of the next BO (debugfs)
@@ -226,6 +227,7 @@ struct megpu_device {
 	u64 flush_started;
 	u64 flush_done;
 	bool flush_ready;
+	atomic_t unflushed;
 
 	struct mutex bos_lock;		/* bos */
 	struct list_head bos;
@@ -482,6 +484,8 @@ int megpu_flush_sync(struct megpu_device *mdev, u64 *seqno);
 int megpu_ioctl_flush(struct drm_device *drm, void *data,
 		      struct drm_file *file);
 void megpu_flush_debugfs_init(struct megpu_device *mdev);
+void megpu_flush_debugfs_minor_init(struct drm_minor *minor);
+void megpu_flush_before_unmap(struct megpu_device *mdev);
 
 /* megpu_submit.c */
 int megpu_ioctl_submit(struct drm_device *drm, void *data,

@@ -15,7 +15,10 @@
  * flush for userspace.
  */
 
+#include <linux/debugfs.h>
 #include <linux/seq_file.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
 #include <linux/wait.h>
 #include <drm/drm_debugfs.h>
 #include <drm/drm_file.h>
@@ -41,6 +44,8 @@ u64 megpu_flush_start(struct megpu_device *mdev)
 	unsigned long flags;
 	u64 target;
 
+	/* this flush covers every job completed so far */
+	atomic_set(&mdev->unflushed, 0);
 	spin_lock_irqsave(&mdev->flush_lock, flags);
 	target = ++mdev->flush_started;
 	megpu_write(mdev, MEGPU_REG_FLUSH, 1);
@@ -158,4 +163,70 @@ static int megpu_flush_show(struct seq_file *m, void *data)
 void megpu_flush_debugfs_init(struct megpu_device *mdev)
 {
 	drm_debugfs_add_file(&mdev->drm, "flush", megpu_flush_show, NULL);
+}
+
+static int megpu_write_mode_show(struct seq_file *m, void *data)
+{
+	struct megpu_device *mdev = m->private;
+
+	seq_puts(m, megpu_read(mdev, MEGPU_REG_WRITE_MODE) ==
+		 MEGPU_WRITE_MODE_RELAXED ? "relaxed\n" : "strict\n");
+	return 0;
+}
+
+static int megpu_write_mode_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, megpu_write_mode_show, inode->i_private);
+}
+
+/* "strict" or "relaxed": the device's write mode, for comparisons. */
+static ssize_t megpu_write_mode_write(struct file *file,
+				      const char __user *ubuf, size_t len,
+				      loff_t *pos)
+{
+	struct megpu_device *mdev =
+		((struct seq_file *)file->private_data)->private;
+	char buf[16];
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	if (sysfs_streq(buf, "strict"))
+		megpu_write(mdev, MEGPU_REG_WRITE_MODE, MEGPU_WRITE_MODE_STRICT);
+	else if (sysfs_streq(buf, "relaxed"))
+		megpu_write(mdev, MEGPU_REG_WRITE_MODE,
+			    MEGPU_WRITE_MODE_RELAXED);
+	else
+		return -EINVAL;
+	return len;
+}
+
+static const struct file_operations megpu_write_mode_fops = {
+	.owner = THIS_MODULE,
+	.open = megpu_write_mode_open,
+	.read = seq_read,
+	.write = megpu_write_mode_write,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+void megpu_flush_debugfs_minor_init(struct drm_minor *minor)
+{
+	debugfs_create_file("write_mode", 0644, minor->debugfs_root,
+			    to_megpu(minor->dev), &megpu_write_mode_fops);
+}
+
+/*
+ * Queued writes carry bus addresses, which an MMU invalidation does not
+ * stop: before pages a NO_FLUSH job may have written are unmapped (and
+ * then freed), its writes must have landed.
+ */
+void megpu_flush_before_unmap(struct megpu_device *mdev)
+{
+	u64 seqno;
+
+	if (atomic_xchg(&mdev->unflushed, 0))
+		megpu_flush_sync(mdev, &seqno);
 }

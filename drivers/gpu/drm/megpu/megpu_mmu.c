@@ -182,6 +182,7 @@ void megpu_vm_unmap(struct megpu_mapping *mapping)
 
 	if (!mapping->mapped)
 		return;
+	megpu_flush_before_unmap(vm->mdev);
 	mutex_lock(&vm->lock);
 	megpu_vm_clear(vm, megpu_mapping_va(mapping),
 		       mapping->bo->base.base.size);

@@ -175,6 +175,9 @@ static void megpu_job_account(struct megpu_engine *eng, struct megpu_job *job,
 /* Signal the hardware fence of a job that is off every list. */
 void megpu_job_signal(struct megpu_job *job)
 {
+	/* its writes are issued, not necessarily landed: see unmap */
+	if (!job->flush && !job->host_flush)
+		atomic_set(&job->engine->mdev->unflushed, 1);
 	if (!job->error && megpu_job_inherits_failure(job))
 		job->error = -ECANCELED;
 	trace_megpu_job_done(job->engine->index, job->seqno, job->error);
@@ -378,6 +381,25 @@ static void megpu_sched_reattach(struct megpu_engine *eng)
 	}
 }
 
+/*
+ * Is the engine stalled on a frame's WAIT, for a job of another engine?
+ * Then the time ran out waiting, not running: the producer is the one to
+ * blame, and its own engine's timeout will fail it and signal its
+ * semaphore. A WAIT inside an IB, on a BO, is the job's own doing.
+ */
+static bool megpu_engine_waits_for_producer(struct megpu_engine *eng)
+{
+	struct megpu_device *mdev = eng->mdev;
+	u64 addr;
+
+	if (!(megpu_eng_read(eng, MEGPU_ENG_STATUS) & MEGPU_ENG_STATUS_WAIT_SEM))
+		return false;
+	addr = megpu_eng_read(eng, MEGPU_ENG_WAIT_ADDR_LO) |
+	       (u64)megpu_eng_read(eng, MEGPU_ENG_WAIT_ADDR_HI) << 32;
+	return addr >= mdev->sem_dma &&
+	       addr < mdev->sem_dma + MEGPU_SEM_COUNT * sizeof(u64);
+}
+
 static enum drm_gpu_sched_stat megpu_timedout_job(struct drm_sched_job *bad)
 {
 	struct megpu_job *job = to_megpu_job(bad);
@@ -386,6 +408,8 @@ static enum drm_gpu_sched_stat megpu_timedout_job(struct drm_sched_job *bad)
 	unsigned long flags;
 
 	drm_sched_stop(&eng->sched, bad);
+	/* the hardware fences stay reachable for megpu_cancel_consumers() */
+	megpu_sched_reattach(eng);
 	mutex_lock(&eng->ring_lock);
 
 	/* anything that completed before the reset is not guilty */
@@ -395,9 +419,13 @@ static enum drm_gpu_sched_stat megpu_timedout_job(struct drm_sched_job *bad)
 		mutex_unlock(&eng->ring_lock);
 		goto restart;
 	}
+	if (megpu_engine_waits_for_producer(eng)) {
+		/* the producer's engine times out and signals, not this one */
+		mutex_unlock(&eng->ring_lock);
+		goto restart;
+	}
 	if (megpu_engine_hw_reset(eng)) {
 		mutex_unlock(&eng->ring_lock);
-		megpu_sched_reattach(eng);
 		drm_sched_start(&eng->sched);
 		return DRM_GPU_SCHED_STAT_ENODEV;
 	}
@@ -433,7 +461,6 @@ static enum drm_gpu_sched_stat megpu_timedout_job(struct drm_sched_job *bad)
 	mutex_unlock(&eng->ring_lock);
 
 restart:
-	megpu_sched_reattach(eng);
 	drm_sched_start(&eng->sched);
 	return DRM_GPU_SCHED_STAT_NOMINAL;
 }
@@ -450,10 +477,9 @@ static void megpu_free_job(struct drm_sched_job *sched_job)
 void megpu_job_put(struct megpu_job *job)
 {
 	struct megpu_device *mdev = job->file->mdev;
-	unsigned int i;
-
 	struct dma_fence *fence;
 	unsigned long index;
+	unsigned int i;
 
 	xa_for_each(&job->in_fences, index, fence)
 		dma_fence_put(fence);

@@ -387,4 +387,5 @@ void megpu_debugfs_minor_init(struct drm_minor *minor)
 {
 	debugfs_create_file("delay_us", 0644, minor->debugfs_root,
 			    to_megpu(minor->dev), &megpu_delay_fops);
+	megpu_flush_debugfs_minor_init(minor);
 }
