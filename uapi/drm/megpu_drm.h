@@ -247,11 +247,12 @@ struct drm_megpu_sync {
  * A job that faults (a bad packet or GPU address) completes with -EFAULT;
  * a job that does not complete within the timeout is stopped, its engine
  * is reset and it completes with -ETIMEDOUT. Either way, other jobs and
- * clients are not affected, except that a job depending on a failed job
- * (through a syncobj or implicitly through a BO) completes with
- * -ECANCELED instead of using its producer's unfinished output. The error
- * is the fence's status, visible e.g. through a sync_file exported from
- * @out_sync.
+ * clients are not affected, except that a job that names a failed job in
+ * its in-syncs completes with -ECANCELED, without running its IB, instead
+ * of using its producer's unfinished output. Dependencies through BOs
+ * (implicit) order jobs but do not pass errors on: a job that overwrites
+ * a failed job's BO runs. The error is the fence's status, visible e.g.
+ * through a sync_file exported from @out_sync.
  *
  * Memory model. The GPU's writes may reach memory late and out of order
  * (the device's relaxed write mode). A job's completed fence (out-sync,
