@@ -99,6 +99,34 @@ static void encode_every_packet(void)
 		     (uint32_t[]){ 0x56789abc, 0x1234, 5, 0 },
 		     MEGPU_PKT_WAIT_COUNT);
 
+	CHECK_EQ(megpu_cs_flush(&cs), 0);
+	check_packet(&cs, MEGPU_PKT_FLUSH, 0, NULL, MEGPU_PKT_FLUSH_COUNT);
+	CHECK_EQ(megpu_cs_idle_signal(&cs), 0);
+	check_packet(&cs, MEGPU_PKT_IDLE_SIGNAL, 0, NULL,
+		     MEGPU_PKT_IDLE_SIGNAL_COUNT);
+	/* both are a bare header */
+	megpu_cs_flush(&cs);
+	megpu_cs_idle_signal(&cs);
+	CHECK_EQ(cs.len, 2);
+	CHECK_EQ(cs.dw[0], 0x0000000a);
+	CHECK_EQ(cs.dw[1], 0x0000000b);
+	megpu_cs_reset(&cs);
+
+	/* work-groups of whole rows, within MEGPU_MAX_GROUP_SIZE */
+	megpu_cs_dispatch_image(&cs, MEGPU_KERNEL_BLUR3X3, A2, 640, 480);
+	check_packet(&cs, MEGPU_PKT_DISPATCH, 0,
+		     (uint32_t[]){ MEGPU_KERNEL_BLUR3X3, A2, 0, 640, 480, 640,
+				   1 }, MEGPU_PKT_DISPATCH_COUNT);
+	megpu_cs_dispatch_image(&cs, MEGPU_KERNEL_SEPIA, A1, 30, 25);
+	check_packet(&cs, MEGPU_PKT_DISPATCH, 0,
+		     (uint32_t[]){ MEGPU_KERNEL_SEPIA, 0x56789abc, 0x1234, 30,
+				   25, 30, 34 }, MEGPU_PKT_DISPATCH_COUNT);
+	megpu_cs_dispatch_image(&cs, MEGPU_KERNEL_SEPIA, A2, 4000, 2);
+	check_packet(&cs, MEGPU_PKT_DISPATCH, 0,
+		     (uint32_t[]){ MEGPU_KERNEL_SEPIA, A2, 0, 4000, 2,
+				   MEGPU_MAX_GROUP_SIZE, 1 },
+		     MEGPU_PKT_DISPATCH_COUNT);
+
 	megpu_cs_fini(&cs);
 }
 
@@ -142,6 +170,11 @@ static void build_all(struct megpu_cs *cs)
 	megpu_cs_wait(cs, A1, 0x100000000ull);
 	megpu_cs_packet(cs, MEGPU_PKT_SIGNAL, 0x80,
 			(uint32_t[]){ 1, 0, 2, 0 }, 4);
+	megpu_cs_flush(cs);
+	megpu_cs_idle_signal(cs);
+	megpu_cs_packet(cs, MEGPU_PKT_FLUSH, 0x4, NULL, 0);
+	megpu_cs_dispatch(cs, MEGPU_KERNEL_BLUR3X3, A1, 64, 48, 32, 8);
+	megpu_cs_dispatch(cs, MEGPU_KERNEL_SEPIA, A2, 64, 48, 32, 8);
 }
 
 static const char *const all_text[] = {
@@ -159,6 +192,11 @@ static const char *const all_text[] = {
 	"SIGNAL addr=0x123456789abc value=5",
 	"WAIT addr=0x123456789abc value=4294967296",
 	"SIGNAL addr=0x1 value=2 flags=0x80",
+	"FLUSH",
+	"IDLE_SIGNAL",
+	"FLUSH flags=0x4",
+	"DISPATCH kernel=blur3x3 args=0x123456789abc grid=64x48 group=32x8",
+	"DISPATCH kernel=sepia args=0xfedcba98 grid=64x48 group=32x8",
 };
 
 #define NUM_TEXT (sizeof(all_text) / sizeof(all_text[0]))
@@ -260,7 +298,7 @@ static void decode_rejects_truncated(void)
 	/* A whole stream cut short reports where. */
 	CHECK_EQ(megpu_cs_decode(cs.dw, cs.len - 1, NULL, NULL, &bad),
 		 -ENODATA);
-	CHECK_EQ(bad, cs.len - 5);
+	CHECK_EQ(bad, cs.len - 8);
 	megpu_cs_fini(&cs);
 }
 
@@ -270,7 +308,7 @@ static void decode_rejects_bad_packets(void)
 	uint32_t dw[8] = { 0 };
 	unsigned int op;
 
-	for (op = MEGPU_PKT_WAIT + 1; op <= 0xff; op++) {
+	for (op = MEGPU_PKT_IDLE_SIGNAL + 1; op <= 0xff; op++) {
 		dw[0] = MEGPU_PKT_HEADER(op, 0, 0);
 		CHECK_EQ(megpu_cs_decode_one(dw, 8, buf, sizeof(buf)),
 			 -EINVAL);
@@ -287,6 +325,18 @@ static void decode_rejects_bad_packets(void)
 	dw[0] = MEGPU_PKT_HEADER(MEGPU_PKT_IB, 0, 0);
 	CHECK_EQ(megpu_cs_decode_one(dw, 8, buf, sizeof(buf)), -EBADMSG);
 	CHECK(!strncmp(buf, "error: bad payload length for IB", 32));
+	/* FLUSH and IDLE_SIGNAL have no payload */
+	dw[0] = MEGPU_PKT_HEADER(MEGPU_PKT_FLUSH, 1, 0);
+	CHECK_EQ(megpu_cs_decode_one(dw, 8, buf, sizeof(buf)), -EBADMSG);
+	CHECK(!strcmp(buf, "error: bad payload length for FLUSH "
+		      "(header 0x0000010a)"));
+	dw[0] = MEGPU_PKT_HEADER(MEGPU_PKT_IDLE_SIGNAL, 4, 0);
+	CHECK_EQ(megpu_cs_decode_one(dw, 8, buf, sizeof(buf)), -EBADMSG);
+	CHECK(!strncmp(buf, "error: bad payload length for IDLE_SIGNAL",
+		       41));
+	dw[0] = MEGPU_PKT_HEADER(MEGPU_PKT_FLUSH, 0, 0);
+	CHECK_EQ(megpu_cs_decode_one(dw, 1, buf, sizeof(buf)), 1);
+	CHECK(!strcmp(buf, "FLUSH"));
 }
 
 static int resolve(void *priv, const char *name, uint64_t *addr)
@@ -314,6 +364,11 @@ static void parse_symbols_and_errors(void)
 		"DISPATCH kernel=vadd args=1 grid=1 group=1x1",
 		"NOP count=65536",
 		"SIGNAL addr=@buf value=1",	/* no resolver */
+		"FLUSH addr=1",
+		"FLUSH 0",
+		"IDLE_SIGNAL count=1",
+		"FLUSH flags=0x100",
+		"DISPATCH kernel=blur args=1 grid=1x1 group=1x1",
 	};
 	struct megpu_cs cs;
 	unsigned int i;
@@ -336,6 +391,10 @@ static void parse_symbols_and_errors(void)
 		     (uint32_t[]){ 0x10040, 0, 8, 7 }, MEGPU_PKT_FILL_COUNT);
 	CHECK_EQ(megpu_cs_parse_line(&cs, "COPY src=@nope dst=0 bytes=4",
 				     resolve, NULL), -ENOENT);
+	CHECK_EQ(megpu_cs_parse_line(&cs, "flush  # drain", NULL, NULL), 0);
+	check_packet(&cs, MEGPU_PKT_FLUSH, 0, NULL, 0);
+	CHECK_EQ(megpu_cs_parse_line(&cs, "Idle_Signal", NULL, NULL), 0);
+	check_packet(&cs, MEGPU_PKT_IDLE_SIGNAL, 0, NULL, 0);
 	megpu_cs_fini(&cs);
 }
 
@@ -412,8 +471,20 @@ static void names_and_engine_tables(void)
 		CHECK_EQ(megpu_kernel_by_name(megpu_kernel_name(k)), k);
 	CHECK(megpu_kernel_name(MEGPU_KERNEL_COUNT) == NULL);
 	CHECK_EQ(megpu_kernel_by_name("SAXPY"), MEGPU_KERNEL_SAXPY);
-	for (k = 0; k <= MEGPU_PKT_WAIT; k++)
+	for (k = 0; k <= MEGPU_PKT_IDLE_SIGNAL; k++)
 		CHECK_EQ(megpu_packet_by_name(megpu_packet_name(k)), k);
+	CHECK(megpu_packet_name(MEGPU_PKT_IDLE_SIGNAL + 1) == NULL);
+	CHECK_EQ(megpu_packet_by_name("FLUSH"), MEGPU_PKT_FLUSH);
+	CHECK_EQ(megpu_packet_by_name("idle_signal"), MEGPU_PKT_IDLE_SIGNAL);
+	CHECK_EQ(megpu_packet_by_name("BOGUS"), -EINVAL);
+	CHECK_EQ(megpu_kernel_by_name("blur3x3"), MEGPU_KERNEL_BLUR3X3);
+	CHECK_EQ(megpu_kernel_by_name("SEPIA"), MEGPU_KERNEL_SEPIA);
+	CHECK_EQ(megpu_kernel_by_name("nope"), -EINVAL);
+	for (k = 0; k < MEGPU_ENGINE_NUM_TYPES; k++) {
+		CHECK(megpu_engine_packets(k) & MEGPU_BIT(MEGPU_PKT_FLUSH));
+		CHECK(megpu_engine_packets(k) &
+		      MEGPU_BIT(MEGPU_PKT_IDLE_SIGNAL));
+	}
 	CHECK_EQ(megpu_engine_type_by_name("copy"), MEGPU_ENGINE_COPY);
 	CHECK_EQ(megpu_engine_type_by_name("blit"), -EINVAL);
 
@@ -426,7 +497,9 @@ static void names_and_engine_tables(void)
 	CHECK(!(megpu_engine_packets(MEGPU_ENGINE_VIDEO) &
 		MEGPU_BIT(MEGPU_PKT_FILL)));
 	CHECK_EQ(megpu_engine_kernels(MEGPU_ENGINE_VIDEO),
-		 MEGPU_BIT(MEGPU_KERNEL_CHECKSUM));
+		 MEGPU_BIT(MEGPU_KERNEL_CHECKSUM) |
+		 MEGPU_BIT(MEGPU_KERNEL_BLUR3X3) |
+		 MEGPU_BIT(MEGPU_KERNEL_SEPIA));
 	CHECK_EQ(megpu_engine_kernels(MEGPU_ENGINE_COPY), 0);
 	CHECK_EQ(megpu_engine_kernels(MEGPU_ENGINE_COMPUTE),
 		 MEGPU_KERNELS_ALL);
@@ -464,6 +537,95 @@ static void kernel_reference(void)
 	CHECK_EQ(megpu_kernel_ref(MEGPU_KERNEL_COUNT, ptr, 1, p), -EINVAL);
 }
 
+#define PX(r, g, b, a) \
+	((uint32_t)(r) | (uint32_t)(g) << 8 | (uint32_t)(b) << 16 | \
+	 (uint32_t)(a) << 24)
+
+/* BLUR3X3 on tiny images whose results are worked out by hand. */
+static void blur_reference(void)
+{
+	uint32_t one = PX(1, 2, 3, 4), out = 0;
+	/* 3x1, red 0, 9, 18: (0+0+9)*3/9, (0+9+18)*3/9, (9+18+18)*3/9 */
+	uint32_t row[3] = { PX(0, 0, 0, 0), PX(9, 0, 0, 0), PX(18, 0, 0, 0) };
+	uint32_t row_out[3];
+	/*
+	 * 2x2, alpha 0 / 255 / 255 / 255: (0,0) sees the 0 four times and
+	 * 255 five times, 1275 / 9 = 141.67 -> 141 (rounded down); (1,0)
+	 * and (0,1) see it twice, 1785 / 9 = 198.33 -> 198; (1,1) once,
+	 * 2040 / 9 = 226.67 -> 226. Green 8 everywhere stays 8; blue 1 at
+	 * (1,1) only is seen 4, 2 or 1 times: 4/9 and less -> 0.
+	 */
+	uint32_t sq[4] = { PX(0, 8, 0, 0), PX(0, 8, 0, 255),
+			   PX(0, 8, 0, 255), PX(0, 8, 1, 255) };
+	uint32_t sq_want[4] = { PX(0, 8, 0, 141), PX(0, 8, 0, 198),
+				PX(0, 8, 0, 198), PX(0, 8, 0, 226) };
+	uint32_t sq_out[4];
+	/* the same 2x2 with a pitch of 3: padding not read, not written */
+	uint32_t padded[6] = { sq[0], sq[1], 0xdeadbeef,
+			       sq[2], sq[3], 0xffffffff };
+	uint32_t padded_out[6] = { 0, 0, 0x5a5a5a5a, 0, 0, 0x5a5a5a5a };
+	uint32_t *ptr[4] = { padded, padded_out, NULL, NULL };
+	uint32_t param[3] = { 2, 2, 3 };
+	unsigned int i;
+
+	megpu_ref_blur3x3(&one, &out, 1, 1, 1);
+	CHECK_EQ(out, one);
+	megpu_ref_blur3x3(row, row_out, 3, 1, 3);
+	CHECK_EQ(row_out[0], PX(3, 0, 0, 0));
+	CHECK_EQ(row_out[1], PX(9, 0, 0, 0));
+	CHECK_EQ(row_out[2], PX(15, 0, 0, 0));
+	megpu_ref_blur3x3(sq, sq_out, 2, 2, 2);
+	for (i = 0; i < 4; i++)
+		CHECK_EQ(sq_out[i], sq_want[i]);
+
+	CHECK_EQ(megpu_kernel_ref(MEGPU_KERNEL_BLUR3X3, ptr, 0, param), 0);
+	CHECK_EQ(padded_out[0], sq_want[0]);
+	CHECK_EQ(padded_out[1], sq_want[1]);
+	CHECK_EQ(padded_out[2], 0x5a5a5a5a);
+	CHECK_EQ(padded_out[3], sq_want[2]);
+	CHECK_EQ(padded_out[4], sq_want[3]);
+	CHECK_EQ(padded_out[5], 0x5a5a5a5a);
+	param[2] = 1;	/* pitch below the width */
+	CHECK_EQ(megpu_kernel_ref(MEGPU_KERNEL_BLUR3X3, ptr, 0, param),
+		 -EINVAL);
+}
+
+/* SEPIA's weights, the min(255, ...) and alpha kept. */
+static void sepia_reference(void)
+{
+	/*
+	 * r 100 g 50 b 20: (39300 + 38450 + 3780) / 1000 = 81,
+	 * (34900 + 34300 + 3360) / 1000 = 72, (27200 + 26700 + 2620) / 1000
+	 * = 56. White saturates r and g; b is 937 * 255 / 1000 = 238.
+	 */
+	uint32_t in[4] = { PX(100, 50, 20, 0x7f), PX(255, 255, 255, 255),
+			   PX(0, 0, 0, 0x80), PX(0, 0, 255, 1) };
+	uint32_t want[4] = { PX(81, 72, 56, 0x7f), PX(255, 255, 238, 255),
+			     PX(0, 0, 0, 0x80), PX(48, 42, 33, 1) };
+	uint32_t out[4] = { 0 };
+	uint32_t *ptr[4] = { in, out, NULL, NULL };
+	uint32_t param[3] = { 2, 2, 2 };
+	unsigned int i;
+
+	for (i = 0; i < 4; i++)
+		CHECK_EQ(megpu_ref_sepia_px(in[i]), want[i]);
+	megpu_ref_sepia(in, out, 4, 1, 4);
+	for (i = 0; i < 4; i++)
+		CHECK_EQ(out[i], want[i]);
+	memset(out, 0, sizeof(out));
+	CHECK_EQ(megpu_kernel_ref(MEGPU_KERNEL_SEPIA, ptr, 0, param), 0);
+	for (i = 0; i < 4; i++)
+		CHECK_EQ(out[i], want[i]);
+	/* a 1x2 image with pitch 2: only column 0 */
+	memset(out, 0, sizeof(out));
+	param[0] = 1;
+	CHECK_EQ(megpu_kernel_ref(MEGPU_KERNEL_SEPIA, ptr, 0, param), 0);
+	CHECK_EQ(out[0], want[0]);
+	CHECK_EQ(out[1], 0);
+	CHECK_EQ(out[2], want[2]);
+	CHECK_EQ(out[3], 0);
+}
+
 int main(void)
 {
 	printf("TAP version 13\n");
@@ -478,5 +640,7 @@ int main(void)
 	TEST_RUN(kargs_layout);
 	TEST_RUN(names_and_engine_tables);
 	TEST_RUN(kernel_reference);
+	TEST_RUN(blur_reference);
+	TEST_RUN(sepia_reference);
 	return tap_done();
 }

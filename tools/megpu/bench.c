@@ -17,9 +17,9 @@
 #include "megpu.h"
 
 static const char usage[] =
-"usage: megpu bench [sem] [--device I] [--jobs N] [--quick]\n"
+"usage: megpu bench [sem|flush] [--device I] [--jobs N] [--quick]\n"
 "\n"
-"Prints (with 'sem', only the last table):\n"
+"Prints (with 'sem' or 'flush', only that table):\n"
 "  - the cost of a no-op ioctl (GET_PARAM)\n"
 "  - submit-to-completion latency of empty jobs (one NOP), one at a time\n"
 "  - empty jobs per second on 1..N engines in parallel (a thread each)\n"
@@ -28,6 +28,11 @@ static const char usage[] =
 "    CPU-side waits (module parameter gpu_semaphores, restored after):\n"
 "    a chain ping-ponging between two engines and a fan-in of every\n"
 "    engine into one job\n"
+"  - dependent launches producer -> consumer on two engines in the\n"
+"    device's relaxed write mode: the host-driven flush handshake\n"
+"    (HOST_FLUSH), the GPU-internal flush (default), no flush (unsafe)\n"
+"    and, when debugfs has the write_mode knob, strict mode without\n"
+"    flushes (the write mode is restored after)\n"
 "\n"
 "  --device I   megpu device index (default 0)\n"
 "  --jobs N     empty jobs per engine for the throughput table (default\n"
@@ -483,6 +488,259 @@ static int bench_sem(struct megpu *gpu, bool quick)
 	return 0;
 }
 
+/* --- flushes for dependent launches (seed 004) --- */
+
+#define FLUSH_BYTES (64 * 1024)		/* 16 pages: 16 posted writes */
+#define FLUSH_MAX_ITERS 400
+
+enum { FL_HOST, FL_GPU, FL_STRICT, FL_NONE, FL_MODES };
+
+static const char *const fl_names[FL_MODES] = {
+	[FL_HOST] = "host-driven flush (HOST_FLUSH)",
+	[FL_GPU] = "GPU-internal flush (default)",
+	[FL_STRICT] = "strict write mode, no flush",
+	[FL_NONE] = "relaxed, no flush (unsafe)",
+};
+
+struct fl_result {
+	bool ran;
+	double median_ns, mean_ns;
+	unsigned int stale;	/* chains whose consumer read old data */
+};
+
+/* The producer fills @src with a value, the consumer copies it to @dst. */
+struct fl_pair {
+	struct megpu *gpu;
+	unsigned int a, b;
+	bool copy_packet;	/* else the COPY kernel */
+	struct megpu_bo *src, *dst, *kargs;
+	uint32_t psync, csync;
+	struct megpu_job prod, cons;
+};
+
+/* One chain: the producer with @flags, the consumer after its fence. */
+static int fl_iter(struct fl_pair *p, uint32_t flags, uint32_t value,
+		   int64_t *ns, bool *stale)
+{
+	struct megpu_cs cs;
+	unsigned int i;
+	int64_t t0;
+	int ret;
+
+	*stale = false;
+	*ns = 0;
+	p->prod.flags = DRM_MEGPU_SUBMIT_NO_IMPLICIT | flags;
+	megpu_cs_init(&cs);
+	megpu_cs_fill(&cs, p->src->va, FLUSH_BYTES, value);
+	ret = megpu_job_upload(p->gpu, &p->prod, &cs);
+	megpu_cs_fini(&cs);
+	if (ret)
+		return ret;
+	t0 = megpu_now_ns();
+	ret = megpu_job_submit(p->gpu, &p->prod) ?:
+	      megpu_job_submit(p->gpu, &p->cons) ?:
+	      sem_wait(p->gpu, p->csync);
+	*ns = megpu_now_ns() - t0;
+	ret = ret ?: sem_wait(p->gpu, p->psync);
+	for (i = 0; !ret && i < FLUSH_BYTES / 4; i++)
+		if (((uint32_t *)p->dst->map)[i] != value) {
+			*stale = true;
+			break;
+		}
+	return ret;
+}
+
+/* The two jobs; the consumer's IB never changes. */
+static int fl_jobs(struct fl_pair *p)
+{
+	struct megpu_cs cs;
+	uint64_t args;
+	int ret;
+
+	megpu_job_init(&p->prod, p->a);
+	megpu_job_init(&p->cons, p->b);
+	p->cons.flags = DRM_MEGPU_SUBMIT_NO_IMPLICIT;
+	ret = megpu_job_add_bo(&p->prod, p->src, DRM_MEGPU_BO_WRITE) ?:
+	      megpu_job_add_bo(&p->cons, p->src, DRM_MEGPU_BO_READ) ?:
+	      megpu_job_add_bo(&p->cons, p->dst, DRM_MEGPU_BO_WRITE) ?:
+	      megpu_job_add_bo(&p->cons, p->kargs, DRM_MEGPU_BO_READ) ?:
+	      megpu_job_wait_sync(&p->cons, p->psync, 0);
+	if (ret)
+		return ret;
+	megpu_job_signal_sync(&p->prod, p->psync, 0);
+	megpu_job_signal_sync(&p->cons, p->csync, 0);
+	megpu_cs_init(&cs);
+	if (p->copy_packet) {
+		megpu_cs_copy(&cs, p->src->va, p->dst->va, FLUSH_BYTES);
+	} else {
+		struct megpu_kargs k = {
+			.ptr = { p->src->va, p->dst->va }, .n = FLUSH_BYTES / 4,
+		};
+
+		ret = megpu_kargs_write(p->kargs, 0, &k, &args);
+		megpu_cs_dispatch(&cs, MEGPU_KERNEL_COPY, args, FLUSH_BYTES / 4,
+				  1, 256, 1);
+	}
+	ret = ret ?: megpu_job_upload(p->gpu, &p->cons, &cs);
+	megpu_cs_fini(&cs);
+	return ret;
+}
+
+static int fl_mode(struct fl_pair *p, uint32_t flags, unsigned int iters,
+		   uint32_t *value, struct fl_result *r)
+{
+	int64_t lat[FLUSH_MAX_ITERS], sum = 0;
+	unsigned int i;
+	bool stale = false;
+	int ret = 0;
+
+	r->stale = 0;
+	for (i = 0; !ret && i < iters; i++) {
+		ret = fl_iter(p, flags, ++*value, &lat[i], &stale);
+		r->stale += stale;
+		sum += lat[i];
+	}
+	if (ret)
+		return ret;
+	qsort(lat, iters, sizeof(lat[0]), cmp64);
+	r->median_ns = lat[iters / 2];
+	r->mean_ns = (double)sum / iters;
+	r->ran = true;
+	return 0;
+}
+
+/* Producer: FILL, preferably on the copy engine; consumer: COPY elsewhere. */
+static int fl_engines(struct megpu *gpu, struct fl_pair *p)
+{
+	unsigned int n = 0, e, t;
+	uint64_t types = 0;
+	int a;
+
+	a = tool_pick_engine(gpu, MEGPU_ENGINE_COPY, MEGPU_PKT_FILL, -1);
+	if (a < 0 || megpu_engines(gpu, &n, &types))
+		return -ENODEV;
+	for (e = 0; e < n; e++) {
+		t = MEGPU_ENGINE_TYPE(types, e);
+		if ((int)e == a)
+			continue;
+		p->copy_packet = megpu_engine_packets(t) &
+				 MEGPU_BIT(MEGPU_PKT_COPY);
+		if (p->copy_packet ||
+		    (megpu_engine_kernels(t) & MEGPU_BIT(MEGPU_KERNEL_COPY))) {
+			p->a = (unsigned int)a;
+			p->b = e;
+			return 0;
+		}
+	}
+	return -ENODEV;
+}
+
+/*
+ * Dependent launches with each kind of flush, in the same run: the
+ * host-driven handshake, the engine's own flush, none (the unsafe
+ * reference) and, when debugfs can switch the device to strict mode,
+ * strict mode without flushes (the write mode is restored after).
+ */
+static int bench_flush(struct megpu *gpu, bool quick)
+{
+	unsigned int iters = quick ? 30 : 100, m;
+	struct fl_result res[FL_MODES] = { 0 }, warm;
+	struct fl_pair p = { .gpu = gpu };
+	uint64_t types = 0, feat = 0;
+	bool was_strict = false, knob;
+	char na[16], nb[16];
+	uint32_t value = 0;
+	int ret;
+
+	ret = megpu_get_param(gpu, DRM_MEGPU_PARAM_FEATURES, &feat);
+	ret = ret ?: megpu_engines(gpu, NULL, &types);
+	if (ret)
+		return ret;
+	if (!(feat & MEGPU_CAP_FLUSH)) {
+		printf("\nthe device has no posted writes (no CAP_FLUSH): no "
+		       "flush table\n");
+		return 0;
+	}
+	if (fl_engines(gpu, &p)) {
+		printf("\nno two engines for a producer (FILL) and a consumer "
+		       "(COPY): no flush table\n");
+		return 0;
+	}
+	ret = megpu_syncobj_new(gpu, false, &p.psync) ?:
+	      megpu_syncobj_new(gpu, false, &p.csync) ?:
+	      megpu_bo_new(gpu, FLUSH_BYTES, 0, &p.src) ?:
+	      megpu_bo_new(gpu, FLUSH_BYTES, 0, &p.dst) ?:
+	      megpu_bo_new(gpu, 4096, 0, &p.kargs) ?:
+	      megpu_bo_map(p.dst) ?: megpu_bo_map(p.kargs) ?: fl_jobs(&p);
+	if (ret)
+		goto out;
+
+	/* warm up: page tables, schedulers */
+	ret = fl_mode(&p, 0, 4, &value, &warm);
+	progress("dependent launches with host-driven flushes");
+	ret = ret ?: fl_mode(&p, DRM_MEGPU_SUBMIT_HOST_FLUSH, iters, &value,
+			     &res[FL_HOST]);
+	progress("dependent launches with GPU-internal flushes");
+	ret = ret ?: fl_mode(&p, 0, iters, &value, &res[FL_GPU]);
+	progress("dependent launches without flushes");
+	ret = ret ?: fl_mode(&p, DRM_MEGPU_SUBMIT_NO_FLUSH, iters, &value,
+			     &res[FL_NONE]);
+	if (ret)
+		goto out;
+	knob = !megpu_write_mode_get(gpu, &was_strict);
+	if (knob) {
+		progress("dependent launches in strict write mode");
+		ret = megpu_write_mode_set(gpu, true);
+		ret = ret ?: fl_mode(&p, DRM_MEGPU_SUBMIT_NO_FLUSH, iters,
+				     &value, &res[FL_STRICT]);
+		if (megpu_write_mode_set(gpu, was_strict))
+			fprintf(stderr, "megpu bench: could not restore the "
+				"write mode (%s)\n", was_strict ? "strict" :
+				"relaxed");
+		if (ret)
+			goto out;
+	}
+
+	megpu_engine_name(types, p.a, na, sizeof(na));
+	megpu_engine_name(types, p.b, nb, sizeof(nb));
+	printf("\ndependent launch: %s FILLs %u KiB, %s copies it after "
+	       "its fence (in-sync),\n%u chains each, time from the "
+	       "producer's submit to the consumer's fence;\nwrite mode "
+	       "%s except for the strict row\n", na, FLUSH_BYTES / 1024, nb,
+	       iters, was_strict ? "strict" : "relaxed");
+	printf("  %-32s %10s %10s %12s %8s\n", "", "median us", "mean us",
+	       "x GPU flush", "stale");
+	for (m = 0; m < FL_MODES; m++) {
+		if (!res[m].ran) {
+			printf("  %-32s %s\n", m == FL_STRICT ? "strict:" :
+			       fl_names[m], m == FL_STRICT ?
+			       "n/a (no runtime knob)" : "n/a");
+			continue;
+		}
+		printf("  %-32s %10.1f %10.1f %12.2f %4u/%u\n", fl_names[m],
+		       res[m].median_ns / 1e3, res[m].mean_ns / 1e3,
+		       res[m].median_ns / res[FL_GPU].median_ns, res[m].stale,
+		       iters);
+	}
+	printf("  (x GPU flush: median over the GPU-internal flush's; stale:"
+	       " chains whose\n  consumer copied old data; strict mode makes "
+	       "writes visible at once)\n");
+	if (was_strict)
+		printf("  note: the device was in strict mode, so no row can "
+		       "show stale data\n");
+out:
+	megpu_job_fini(&p.prod);
+	megpu_job_fini(&p.cons);
+	megpu_bo_free(p.kargs);
+	megpu_bo_free(p.dst);
+	megpu_bo_free(p.src);
+	if (p.csync)
+		megpu_syncobj_free(gpu, p.csync);
+	if (p.psync)
+		megpu_syncobj_free(gpu, p.psync);
+	return ret;
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	static const uint32_t sizes[] = { 1 << 20, 4 << 20, 16 << 20 };
@@ -491,11 +749,15 @@ int cmd_bench(int argc, char **argv)
 	int64_t lat[400], gns = 1, cns = 1;
 	double ioctl_ns, secs, one = 0;
 	struct megpu gpu;
-	bool quick = false, only_sem = false;
+	bool quick = false, only_sem = false, only_flush = false;
 	int ret, ce;
 
 	if (argc > 1 && !strcmp(argv[1], "sem")) {
 		only_sem = true;
+		argc--;
+		argv++;
+	} else if (argc > 1 && !strcmp(argv[1], "flush")) {
+		only_flush = true;
 		argc--;
 		argv++;
 	}
@@ -528,6 +790,8 @@ int cmd_bench(int argc, char **argv)
 
 	if (only_sem)
 		goto sem;
+	if (only_flush)
+		goto flush;
 
 	progress("no-op ioctl");
 	ret = bench_ioctl(&gpu, quick ? 2000 : 20000, &ioctl_ns);
@@ -595,6 +859,13 @@ sem:
 	ret = bench_sem(&gpu, quick);
 	if (ret)
 		goto fail;
+	if (only_sem)
+		goto done;
+flush:
+	ret = bench_flush(&gpu, quick);
+	if (ret)
+		goto fail;
+done:
 	megpu_close(&gpu);
 	return 0;
 fail:

@@ -22,14 +22,21 @@
 
 static const char usage[] =
 "usage: megpu demo [--device I] [--elements N]\n"
+"       megpu demo blur-sepia [options]   (see megpu demo blur-sepia --help)\n"
 "\n"
-"Runs a five-stage pipeline that uses every engine: copy fills inputs,\n"
-"compute runs VADD and SAXPY, gfx copies the results, video checksums\n"
-"them. Each stage waits for the previous ones through syncobjs. Prints\n"
-"what each engine did and how long it took, then PASS or FAIL.\n"
+"demo: runs a five-stage pipeline that uses every engine: copy fills\n"
+"inputs, compute runs VADD and SAXPY, gfx copies the results, video\n"
+"checksums them. Each stage waits for the previous ones through\n"
+"syncobjs. Prints what each engine did and how long it took, then PASS\n"
+"or FAIL.\n"
 "\n"
 "  --device I      megpu device index (default 0)\n"
-"  --elements N    32-bit elements per buffer (default 50000)\n";
+"  --elements N    32-bit elements per buffer (default 50000)\n"
+"\n"
+"demo blur-sepia: the seed's FIG. 5 chain, BLUR3X3 on one engine then\n"
+"SEPIA on another that depends on it, with the host-driven flush\n"
+"handshake between them (or --gpu-flush, or --no-flush to see stale\n"
+"reads), checked against the CPU and written as a PPM image.\n";
 
 enum { A, B, X, Y, C, C2, Y2, SUMS, KARGS, NBUF };
 enum { FILLS, VADD, SAXPY, COPIES, CHECKSUMS, NSTAGES };
@@ -150,6 +157,8 @@ int cmd_demo(int argc, char **argv)
 	struct megpu gpu;
 	int i, d, ret = 0, failed = 0;
 
+	if (argc > 1 && !strcmp(argv[1], "blur-sepia"))
+		return cmd_demo_blur_sepia(argc - 1, argv + 1);
 	if (tool_help(argc, argv, usage))
 		return 0;
 	for (i = 1; i < argc; i++) {

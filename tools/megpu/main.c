@@ -13,8 +13,11 @@ static const struct command {
 } commands[] = {
 	{ "info", cmd_info, "print every megpu device and its parameters" },
 	{ "run", cmd_run, "submit one job (flags or a job file), check it" },
-	{ "demo", cmd_demo, "a pipeline over every engine, verified" },
-	{ "bench", cmd_bench, "latency, throughput, bandwidth, semaphore tables" },
+	{ "demo", cmd_demo, "a pipeline over every engine, verified;\n"
+	  "           'demo blur-sepia': blur -> flush -> sepia on two\n"
+	  "           engines (seed FIG. 5), checked, written as a PPM" },
+	{ "bench", cmd_bench, "latency, throughput, bandwidth, semaphore and\n"
+	  "           flush tables ('bench flush': flushes only)" },
 };
 
 static void usage(FILE *out)

@@ -11,6 +11,8 @@
 int cmd_info(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+/* "megpu demo blur-sepia": argv[0] is "blur-sepia" */
+int cmd_demo_blur_sepia(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 
 /* common.c */

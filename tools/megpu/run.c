@@ -22,7 +22,8 @@ static const char usage[] =
 "                    default: the first engine that accepts the job\n"
 "  --op OP           fill, copy, write, timestamp or dispatch (default fill)\n"
 "  --kernel K        for dispatch: vadd, saxpy, fill, copy, checksum,\n"
-"                    increment (default vadd)\n"
+"                    increment, blur3x3, sepia (default vadd); the image\n"
+"                    kernels take the buffer as rows of 64 pixels\n"
 "  --size BYTES      buffer size, K/M suffixes (default 4096)\n"
 "  --value V         the value to fill/write/timestamp (default 0x600df00d)\n"
 "  --dump            print the decoded IB\n"
@@ -263,6 +264,19 @@ static int run_flags(struct run *r, int op, int kernel, uint64_t size,
 			.param = { kernel == MEGPU_KERNEL_SAXPY ?
 				   megpu_f32_bits(2.0f) : value },
 		};
+		if (kernel == MEGPU_KERNEL_BLUR3X3 ||
+		    kernel == MEGPU_KERNEL_SEPIA) {
+			/* a reads into b: rows of (up to) 64 pixels */
+			uint32_t w = n < 64 ? n : 64;
+
+			k.param[0] = w;
+			k.param[1] = n / w;
+			k.param[2] = w;
+			megpu_kargs_write(kb, 0, &k, &args);
+			megpu_cs_dispatch_image(&r->cs, kernel, args, w,
+						n / w);
+			break;
+		}
 		megpu_kargs_write(kb, 0, &k, &args);
 		megpu_cs_dispatch(&r->cs, kernel, args, n, 1, 64, 1);
 		break;

@@ -18,14 +18,15 @@
 
 #define CS_MIN_CAP 64
 
-/* Payload length of each opcode; 0: variable (NOP, WRITE_DATA). */
+/* Payload length of each opcode, unless variable (NOP, WRITE_DATA). */
 static const struct {
 	const char *name;
 	unsigned int count;
+	bool variable;
 } packets[] = {
-	[MEGPU_PKT_NOP] = { "NOP", 0 },
+	[MEGPU_PKT_NOP] = { "NOP", 0, true },
 	[MEGPU_PKT_IB] = { "IB", MEGPU_PKT_IB_COUNT },
-	[MEGPU_PKT_WRITE_DATA] = { "WRITE_DATA", 0 },
+	[MEGPU_PKT_WRITE_DATA] = { "WRITE_DATA", 0, true },
 	[MEGPU_PKT_TIMESTAMP] = { "TIMESTAMP", MEGPU_PKT_TIMESTAMP_COUNT },
 	[MEGPU_PKT_COPY] = { "COPY", MEGPU_PKT_COPY_COUNT },
 	[MEGPU_PKT_FILL] = { "FILL", MEGPU_PKT_FILL_COUNT },
@@ -34,6 +35,9 @@ static const struct {
 				    MEGPU_PKT_SET_CONTEXT_COUNT },
 	[MEGPU_PKT_SIGNAL] = { "SIGNAL", MEGPU_PKT_SIGNAL_COUNT },
 	[MEGPU_PKT_WAIT] = { "WAIT", MEGPU_PKT_WAIT_COUNT },
+	[MEGPU_PKT_FLUSH] = { "FLUSH", MEGPU_PKT_FLUSH_COUNT },
+	[MEGPU_PKT_IDLE_SIGNAL] = { "IDLE_SIGNAL",
+				    MEGPU_PKT_IDLE_SIGNAL_COUNT },
 };
 
 #define NUM_PACKETS (sizeof(packets) / sizeof(packets[0]))
@@ -48,7 +52,7 @@ int megpu_packet_by_name(const char *name)
 	unsigned int op;
 
 	for (op = 0; op < NUM_PACKETS; op++)
-		if (!strcasecmp(name, packets[op].name))
+		if (packets[op].name && !strcasecmp(name, packets[op].name))
 			return op;
 	return -EINVAL;
 }
@@ -222,6 +226,30 @@ int megpu_cs_wait(struct megpu_cs *cs, uint64_t addr, uint64_t value)
 	return cs_addr_value(cs, MEGPU_PKT_WAIT, 0, addr, value);
 }
 
+int megpu_cs_flush(struct megpu_cs *cs)
+{
+	return megpu_cs_packet(cs, MEGPU_PKT_FLUSH, 0, NULL,
+			       MEGPU_PKT_FLUSH_COUNT);
+}
+
+int megpu_cs_idle_signal(struct megpu_cs *cs)
+{
+	return megpu_cs_packet(cs, MEGPU_PKT_IDLE_SIGNAL, 0, NULL,
+			       MEGPU_PKT_IDLE_SIGNAL_COUNT);
+}
+
+int megpu_cs_dispatch_image(struct megpu_cs *cs, unsigned int kernel,
+			    uint64_t args, uint32_t width, uint32_t height)
+{
+	uint32_t gx = width < MEGPU_MAX_GROUP_SIZE ? width :
+		      MEGPU_MAX_GROUP_SIZE;
+
+	if (!gx)
+		gx = 1;
+	return megpu_cs_dispatch(cs, kernel, args, width, height, gx,
+				 MEGPU_MAX_GROUP_SIZE / gx);
+}
+
 /* --- decoding --- */
 
 struct out {
@@ -287,9 +315,9 @@ int megpu_cs_decode_one(const uint32_t *dw, size_t n, char *buf, size_t len)
 	flags = MEGPU_PKT_FLAGS(dw[0]);
 	p = dw + 1;
 
-	if (op >= NUM_PACKETS)
+	if (op >= NUM_PACKETS || !packets[op].name)
 		return decode_error(&o, -EINVAL, "unknown opcode", dw[0]);
-	if (packets[op].count ? count != packets[op].count :
+	if (!packets[op].variable ? count != packets[op].count :
 	    op == MEGPU_PKT_WRITE_DATA && count < 3)
 		return decode_error(&o, -EBADMSG, "bad payload length for",
 				    dw[0]);
@@ -568,6 +596,12 @@ static int emit_parsed(struct megpu_cs *cs, int op, struct parse *ps)
 		if (ret)
 			return ret;
 		break;
+	case MEGPU_PKT_FLUSH:
+	case MEGPU_PKT_IDLE_SIGNAL:
+		/* no payload: only "flags=" may follow */
+		if (ps->used != (1u << ps->n) - 1)
+			return -EINVAL;
+		return megpu_cs_packet(cs, op, flags, NULL, 0);
 	default:
 		return -EINVAL;
 	}

@@ -2,6 +2,7 @@
 /* The driver's debugfs files for a render node. */
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -92,5 +93,109 @@ int megpu_debugfs_counter(struct megpu *gpu, const char *key,
 		}
 	}
 	fclose(f);
+	return ret;
+}
+
+/* One engine line: "NAME queue Q stalled_writes S flushes F ..." */
+static int flush_engine_line(const char *line, struct megpu_flush_stats *st)
+{
+	char name[16];
+	unsigned int q, s, f, i, j;
+
+	if (sscanf(line, "%15s queue %u stalled_writes %u flushes %u "
+		   "idle_signals %u idle_irqs %u", name, &q, &s, &f, &i,
+		   &j) != 6)
+		return -EBADMSG;
+	if (st->engines == MEGPU_STATS_ENGINES)
+		return -E2BIG;
+	snprintf(st->eng[st->engines].name, sizeof(st->eng[0].name), "%s",
+		 name);
+	st->eng[st->engines].queue = q;
+	st->eng[st->engines].stalled_writes = s;
+	st->eng[st->engines].flushes = f;
+	st->eng[st->engines].idle_signals = i;
+	st->eng[st->engines].idle_irqs = j;
+	st->engines++;
+	return 0;
+}
+
+int megpu_flush_stats(struct megpu *gpu, struct megpu_flush_stats *st)
+{
+	char path[256], line[256], mode[16];
+	unsigned int seen = 0;
+	unsigned long long v;
+	int ret = 0;
+	FILE *f;
+
+	ret = megpu_debugfs_path(gpu, "flush", path, sizeof(path));
+	if (ret)
+		return ret;
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	memset(st, 0, sizeof(*st));
+	while (!ret && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "write_mode %15s", mode) == 1) {
+			st->relaxed = !strcmp(mode, "relaxed");
+			seen |= 1;
+		} else if (sscanf(line, "host_flushes_started %llu", &v) == 1) {
+			st->host_started = v;
+			seen |= 2;
+		} else if (sscanf(line, "host_flushes_done %llu", &v) == 1) {
+			st->host_done = v;
+			seen |= 4;
+		} else if (sscanf(line, "mc_queue %llu", &v) == 1) {
+			st->mc_queue = (uint32_t)v;
+			seen |= 8;
+		} else {
+			ret = flush_engine_line(line, st);
+		}
+	}
+	fclose(f);
+	if (!ret && seen != 15)
+		ret = -EBADMSG;
+	return ret;
+}
+
+int megpu_write_mode_get(struct megpu *gpu, bool *strict)
+{
+	char path[256], buf[32] = "";
+	FILE *f;
+	int ret;
+
+	ret = megpu_debugfs_path(gpu, "write_mode", path, sizeof(path));
+	if (ret)
+		return ret;
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	if (!strncmp(buf, "strict", 6))
+		*strict = true;
+	else if (!strncmp(buf, "relaxed", 7))
+		*strict = false;
+	else
+		return -EBADMSG;
+	return 0;
+}
+
+int megpu_write_mode_set(struct megpu *gpu, bool strict)
+{
+	const char *text = strict ? "strict" : "relaxed";
+	char path[256];
+	ssize_t n;
+	int fd, ret;
+
+	ret = megpu_debugfs_path(gpu, "write_mode", path, sizeof(path));
+	if (ret)
+		return ret;
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	ret = n < 0 ? -errno : (size_t)n == strlen(text) ? 0 : -EIO;
+	close(fd);
 	return ret;
 }

@@ -100,6 +100,17 @@ int megpu_get_param(struct megpu *gpu, uint32_t param, uint64_t *value)
 	return 0;
 }
 
+int megpu_flush(struct megpu *gpu, uint64_t *seqno)
+{
+	struct drm_megpu_flush args = { 0 };
+
+	if (drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_FLUSH, &args))
+		return -errno;
+	if (seqno)
+		*seqno = args.seqno;
+	return 0;
+}
+
 int megpu_reopen(const struct megpu *gpu, struct megpu *other)
 {
 	other->fd = open(gpu->node, O_RDWR | O_CLOEXEC);

@@ -15,6 +15,8 @@ static const char *const kernel_names[MEGPU_KERNEL_COUNT] = {
 	[MEGPU_KERNEL_SAXPY] = "saxpy",
 	[MEGPU_KERNEL_CHECKSUM] = "checksum",
 	[MEGPU_KERNEL_INCREMENT] = "increment",
+	[MEGPU_KERNEL_BLUR3X3] = "blur3x3",
+	[MEGPU_KERNEL_SEPIA] = "sepia",
 };
 
 const char *megpu_kernel_name(unsigned int kernel)
@@ -27,7 +29,7 @@ int megpu_kernel_by_name(const char *name)
 	unsigned int k;
 
 	for (k = 0; k < MEGPU_KERNEL_COUNT; k++)
-		if (!strcasecmp(name, kernel_names[k]))
+		if (kernel_names[k] && !strcasecmp(name, kernel_names[k]))
 			return (int)k;
 	return -EINVAL;
 }
@@ -103,12 +105,94 @@ static float f32(uint32_t u)
 	return f;
 }
 
+/* Channel @c of an RGBA8888 pixel: r bits 7:0, g 15:8, b 23:16, a 31:24. */
+static uint32_t chan(uint32_t px, unsigned int c)
+{
+	return (px >> (8 * c)) & 0xff;
+}
+
+static uint32_t clamp_index(int64_t v, uint32_t size)
+{
+	return v < 0 ? 0 : v >= size ? size - 1 : (uint32_t)v;
+}
+
+/* Pixel (x, y) of the blur: per channel, the 3x3 mean rounded down. */
+static uint32_t blur_px(const uint32_t *src, uint32_t x, uint32_t y,
+			uint32_t width, uint32_t height, uint32_t pitch)
+{
+	uint32_t out = 0, sum, sx, sy;
+	unsigned int c;
+	int dx, dy;
+
+	for (c = 0; c < 4; c++) {
+		sum = 0;
+		for (dy = -1; dy <= 1; dy++) {
+			sy = clamp_index((int64_t)y + dy, height);
+			for (dx = -1; dx <= 1; dx++) {
+				sx = clamp_index((int64_t)x + dx, width);
+				sum += chan(src[(uint64_t)sy * pitch + sx], c);
+			}
+		}
+		out |= sum / 9 << (8 * c);
+	}
+	return out;
+}
+
+void megpu_ref_blur3x3(const uint32_t *src, uint32_t *dst, uint32_t width,
+		       uint32_t height, uint32_t pitch)
+{
+	uint32_t x, y;
+
+	for (y = 0; y < height; y++)
+		for (x = 0; x < width; x++)
+			dst[(uint64_t)y * pitch + x] =
+				blur_px(src, x, y, width, height, pitch);
+}
+
+uint32_t megpu_ref_sepia_px(uint32_t px)
+{
+	uint32_t r = chan(px, 0), g = chan(px, 1), b = chan(px, 2);
+	uint32_t nr = (393 * r + 769 * g + 189 * b) / 1000;
+	uint32_t ng = (349 * r + 686 * g + 168 * b) / 1000;
+	uint32_t nb = (272 * r + 534 * g + 131 * b) / 1000;
+
+	nr = nr > 255 ? 255 : nr;
+	ng = ng > 255 ? 255 : ng;
+	nb = nb > 255 ? 255 : nb;
+	return nr | ng << 8 | nb << 16 | (px & 0xff000000u);
+}
+
+void megpu_ref_sepia(const uint32_t *src, uint32_t *dst, uint32_t width,
+		     uint32_t height, uint32_t pitch)
+{
+	uint64_t row;
+	uint32_t x, y;
+
+	for (y = 0; y < height; y++) {
+		row = (uint64_t)y * pitch;
+		for (x = 0; x < width; x++)
+			dst[row + x] = megpu_ref_sepia_px(src[row + x]);
+	}
+}
+
 int megpu_kernel_ref(unsigned int kernel, uint32_t *const ptr[4], uint32_t n,
 		     const uint32_t param[3])
 {
 	uint32_t i, sum = 0;
 
 	switch (kernel) {
+	case MEGPU_KERNEL_BLUR3X3:
+	case MEGPU_KERNEL_SEPIA:
+		/* n is not used: the image is param[0] x param[1] */
+		if (param[2] < param[0])
+			return -EINVAL;
+		if (kernel == MEGPU_KERNEL_BLUR3X3)
+			megpu_ref_blur3x3(ptr[0], ptr[1], param[0], param[1],
+					  param[2]);
+		else
+			megpu_ref_sepia(ptr[0], ptr[1], param[0], param[1],
+					param[2]);
+		return 0;
 	case MEGPU_KERNEL_FILL:
 		for (i = 0; i < n; i++)
 			ptr[0][i] = param[0];

@@ -42,6 +42,13 @@ int megpu_count_devices(void);
 
 int megpu_get_param(struct megpu *gpu, uint32_t param, uint64_t *value);
 
+/*
+ * DRM_IOCTL_MEGPU_FLUSH: a host flush; when it returns, every write any
+ * engine issued before the call is in memory. *@seqno (optional) gets the
+ * device's flush sequence number of this flush.
+ */
+int megpu_flush(struct megpu *gpu, uint64_t *seqno);
+
 /* "gfx", "compute", "copy", "video", or "?" for an unknown type. */
 const char *megpu_engine_type_name(unsigned int type);
 /* MEGPU_ENGINE_* for a name from megpu_engine_type_name(), else -EINVAL. */
@@ -154,6 +161,19 @@ int megpu_cs_set_context(struct megpu_cs *cs, uint64_t pt_base,
 			 uint32_t ctx_id);
 int megpu_cs_signal(struct megpu_cs *cs, uint64_t addr, uint64_t value);
 int megpu_cs_wait(struct megpu_cs *cs, uint64_t addr, uint64_t value);
+/* FLUSH: the engine's earlier writes reach memory before its next packet. */
+int megpu_cs_flush(struct megpu_cs *cs);
+/* IDLE_SIGNAL: raise the engine's IDLE interrupt at this point. */
+int megpu_cs_idle_signal(struct megpu_cs *cs);
+
+/*
+ * DISPATCH of an image kernel (BLUR3X3, SEPIA) over a @width x @height
+ * image: one work-item per pixel, work-groups of whole rows (up to
+ * MEGPU_MAX_GROUP_SIZE pixels wide, as many rows as fit), so that each
+ * row is one write.
+ */
+int megpu_cs_dispatch_image(struct megpu_cs *cs, unsigned int kernel,
+			    uint64_t args, uint32_t width, uint32_t height);
 
 /* Longest line megpu_cs_decode_one() writes for a short packet. */
 #define MEGPU_CS_LINE_MAX 256
@@ -229,10 +249,26 @@ uint32_t megpu_f32_bits(float f);
 /*
  * What built-in @kernel does to host arrays ptr[0..3] of @n elements
  * (CHECKSUM adds to ptr[1][0]): the CPU reference results are checked
- * against. -EINVAL for an unknown kernel.
+ * against. The image kernels (BLUR3X3, SEPIA) read image ptr[0] and
+ * write image ptr[1], param[0] x param[1] pixels with a row pitch of
+ * param[2] pixels, and ignore @n. -EINVAL for an unknown kernel or a
+ * pitch below the width.
  */
 int megpu_kernel_ref(unsigned int kernel, uint32_t *const ptr[4], uint32_t n,
 		     const uint32_t param[3]);
+/*
+ * The image kernels on the CPU, exactly as the hardware contract defines
+ * them, on RGBA8888 pixels (r in bits 7:0, alpha in 31:24): @width x
+ * @height pixels of rows @pitch pixels apart; pixels of @dst between
+ * rows are left alone. @src and @dst must not overlap.
+ * BLUR3X3: per channel (alpha too), the 3x3 mean rounded down, edges
+ * clamped to the image. SEPIA: the contract's weights, alpha kept.
+ */
+void megpu_ref_blur3x3(const uint32_t *src, uint32_t *dst, uint32_t width,
+		       uint32_t height, uint32_t pitch);
+void megpu_ref_sepia(const uint32_t *src, uint32_t *dst, uint32_t width,
+		     uint32_t height, uint32_t pitch);
+uint32_t megpu_ref_sepia_px(uint32_t px);
 
 /* --- Jobs (submit.c) --- */
 
@@ -343,6 +379,108 @@ int megpu_debugfs_path(struct megpu *gpu, const char *name, char *buf,
 /* The value of "key value" line @key of debugfs file "counters". */
 int megpu_debugfs_counter(struct megpu *gpu, const char *key,
 			  uint64_t *value);
+
+/* Engines megpu_flush_stats() holds: MEGPU_MAX_ENGINES. */
+#define MEGPU_STATS_ENGINES 16
+
+/**
+ * struct megpu_flush_stats - debugfs "flush": posted writes and flushes
+ * @relaxed: the device's write mode is relaxed (else strict)
+ * @host_started: host flushes the driver started
+ * @host_done: host flushes the device acknowledged
+ * @mc_queue: writes in the memory-controller queue
+ * @engines: entries in @eng
+ * @eng: per engine, in index order: its driver name ("gfx0"), writes in
+ *	its queue, writes that found it full, FLUSH packets it ran, IDLE
+ *	interrupts the device raised and the driver counted
+ */
+struct megpu_flush_stats {
+	bool relaxed;
+	uint64_t host_started, host_done;
+	uint32_t mc_queue;
+	unsigned int engines;
+	struct {
+		char name[16];
+		uint32_t queue, stalled_writes, flushes, idle_signals;
+		uint32_t idle_irqs;
+	} eng[MEGPU_STATS_ENGINES];
+};
+
+/* Read and parse debugfs "flush"; -ENOENT without it, -EBADMSG. */
+int megpu_flush_stats(struct megpu *gpu, struct megpu_flush_stats *st);
+/*
+ * The device's write mode through debugfs "write_mode": *@strict, or
+ * set it (strict drains the queues first). -ENOENT when the driver has
+ * no such file (no runtime knob).
+ */
+int megpu_write_mode_get(struct megpu *gpu, bool *strict);
+int megpu_write_mode_set(struct megpu *gpu, bool strict);
+
+/* --- The seed's FIG. 5 chain: blur, then sepia (image.c) --- */
+
+/**
+ * struct megpu_chain - BLUR3X3 on one engine, then SEPIA on another that
+ * depends on it, src -> tmp -> dst, images @width x @height, packed rows
+ * @gpu: the client
+ * @blur_engine: engine of the blur (producer)
+ * @sepia_engine: engine of the sepia (consumer)
+ * @width: pixels per row
+ * @height: rows
+ * @src: input image (mapped)
+ * @tmp: the blurred image, written by the blur, read by the sepia
+ * @dst: output image (mapped)
+ * @args: the two DISPATCH argument blocks
+ * @blur: the blur job
+ * @sepia: the sepia job
+ * @blur_sync: the blur's out-sync, the sepia's in-sync
+ * @sepia_sync: the sepia's out-sync
+ */
+struct megpu_chain {
+	struct megpu *gpu;
+	unsigned int blur_engine, sepia_engine;
+	uint32_t width, height;
+	struct megpu_bo *src, *tmp, *dst, *args;
+	struct megpu_job blur, sepia;
+	uint32_t blur_sync, sepia_sync;
+};
+
+/**
+ * struct megpu_chain_times - when each step of a chain run happened
+ * @start: megpu_now_ns() when the blur was submitted (launch)
+ * @blur_done: the blur's fence signalled (with HOST_FLUSH: after the
+ *	driver's idle -> flush -> flush done)
+ * @sepia_done: the sepia's fence signalled
+ */
+struct megpu_chain_times {
+	int64_t start, blur_done, sepia_done;
+};
+
+/*
+ * Set up a chain: BOs (zeroed, mapped) and jobs. The engines must accept
+ * DISPATCH of their kernel (gfx, compute, video); -EINVAL otherwise.
+ */
+int megpu_chain_init(struct megpu_chain *c, struct megpu *gpu,
+		     unsigned int blur_engine, unsigned int sepia_engine,
+		     uint32_t width, uint32_t height);
+void megpu_chain_fini(struct megpu_chain *c);
+/*
+ * Run the chain once on what is in c->src: the blur submitted with
+ * @blur_flags (DRM_MEGPU_SUBMIT_HOST_FLUSH, 0 for the GPU-internal flush,
+ * DRM_MEGPU_SUBMIT_NO_FLUSH for none), the sepia with the default flush,
+ * ordered only by the blur's out-sync as its in-sync (NO_IMPLICIT).
+ * Waits for both (@timeout_ns each); 0, a fence error or -ETIME.
+ * c->dst then holds the result; @t (optional) gets the times.
+ */
+int megpu_chain_run(struct megpu_chain *c, uint32_t blur_flags,
+		    int64_t timeout_ns, struct megpu_chain_times *t);
+/*
+ * The expected result on the CPU: blur then sepia of c->src into
+ * @expect (width * height pixels). 0 or -ENOMEM.
+ */
+int megpu_chain_reference(const struct megpu_chain *c, uint32_t *expect);
+/* Pixels of c->dst that differ from @expect. */
+uint64_t megpu_chain_mismatches(const struct megpu_chain *c,
+				const uint32_t *expect);
 
 /* --- time --- */
 

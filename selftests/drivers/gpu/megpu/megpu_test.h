@@ -18,6 +18,14 @@
 #include "libmegpu.h"
 
 /*
+ * An opcode no engine knows: it faults BAD_OPCODE. Above every opcode of
+ * the contract (not "the last one + 1", which a new packet takes).
+ */
+#define MT_PKT_UNKNOWN 0xff
+_Static_assert(MT_PKT_UNKNOWN > MEGPU_PKT_IDLE_SIGNAL,
+	       "MT_PKT_UNKNOWN must not be a real opcode");
+
+/*
  * The host harness boots the guest with "megpu_test.<key>=<value>" on the
  * kernel command line to tell the tests how it configured the device.
  * Returns the value, or def when the key is absent.
@@ -508,6 +516,49 @@ static inline int mt_delay_us(struct mt *t, unsigned int engine,
 		return ret;
 	snprintf(text, sizeof(text), "%u %u", engine, usec);
 	return mt_write_file(path, text);
+}
+
+/* --- posted writes and flushes (seed 004) --- */
+
+/* Does the device post writes (CAP_FLUSH)? */
+static inline bool mt_has_flush(struct mt *t)
+{
+	uint64_t feat = 0;
+
+	return !megpu_get_param(&t->gpu, DRM_MEGPU_PARAM_FEATURES, &feat) &&
+	       (feat & MEGPU_CAP_FLUSH);
+}
+
+/* debugfs "flush", parsed by the library; 0, -ENOENT or -EBADMSG. */
+static inline int mt_flush_stats(struct mt *t, struct megpu_flush_stats *st)
+{
+	int ret = megpu_flush_stats(&t->gpu, st);
+
+	if (!ret && st->engines != t->engines)
+		ret = -EBADMSG;
+	return ret;
+}
+
+/* The write mode debugfs "flush" shows: 1 relaxed, 0 strict, -errno. */
+static inline int mt_relaxed(struct mt *t)
+{
+	struct megpu_flush_stats st;
+	int ret = mt_flush_stats(t, &st);
+
+	return ret ?: st.relaxed;
+}
+
+/* DRM_IOCTL_MEGPU_FLUSH with any @flags and @pad: 0 or -errno. */
+static inline int mt_flush_ioctl(struct mt *t, uint32_t flags, uint32_t pad,
+				 uint64_t *seqno)
+{
+	struct drm_megpu_flush args = { .flags = flags, .pad = pad };
+
+	if (drmIoctl(t->gpu.fd, DRM_IOCTL_MEGPU_FLUSH, &args))
+		return -errno;
+	if (seqno)
+		*seqno = args.seqno;
+	return 0;
 }
 
 /* Engine index for a driver engine name ("copy0"), or -1. */

@@ -135,11 +135,22 @@ TEST_F(gpu, fill)
 
 #define KN 1000		/* elements: not a multiple of the group */
 #define KGROUP 64
+/* Image kernels: odd sizes, pitch > width, (IMG_H - 1) * pitch + w <= KN */
+#define IMG_W 30
+#define IMG_H 25
+#define IMG_PITCH 32
+
+static bool is_image(unsigned int kernel)
+{
+	return kernel == MEGPU_KERNEL_BLUR3X3 || kernel == MEGPU_KERNEL_SEPIA;
+}
 
 /*
- * Run @kernel on @engine over KN elements with inputs from the CPU and
- * compare every output with megpu_kernel_ref(). 0, a fence error, or the
- * count of wrong elements as a positive number.
+ * Run @kernel on @engine over KN elements (an IMG_W x IMG_H image with
+ * rows IMG_PITCH apart, on a grid larger than the image, for the image
+ * kernels) with inputs from the CPU and compare every output, padding
+ * included, with megpu_kernel_ref(). 0, a fence error, or the count of
+ * wrong elements as a positive number.
  */
 static int check_kernel(struct mt *t, unsigned int engine,
 			unsigned int kernel)
@@ -173,6 +184,11 @@ static int check_kernel(struct mt *t, unsigned int engine,
 	}
 	k.param[0] = kernel == MEGPU_KERNEL_SAXPY ? megpu_f32_bits(2.0f) :
 						   0xc0ffee;
+	if (is_image(kernel)) {
+		k.param[0] = IMG_W;
+		k.param[1] = IMG_H;
+		k.param[2] = IMG_PITCH;
+	}
 	for (i = 0; i < 4; i++)
 		memcpy(ref[i], ptr[i], KN * 4);
 	ret = megpu_kernel_ref(kernel, ref, KN, k.param);
@@ -181,8 +197,13 @@ static int check_kernel(struct mt *t, unsigned int engine,
 		goto out;
 
 	megpu_cs_init(&cs);
-	megpu_cs_dispatch(&cs, kernel, args, (KN + KGROUP - 1) / KGROUP *
-			  KGROUP, 1, KGROUP, 1);
+	if (is_image(kernel))
+		/* items outside the image do nothing */
+		megpu_cs_dispatch(&cs, kernel, args, IMG_W + 3, IMG_H + 2, 8,
+				  4);
+	else
+		megpu_cs_dispatch(&cs, kernel, args, (KN + KGROUP - 1) /
+				  KGROUP * KGROUP, 1, KGROUP, 1);
 	ret = mt_run(t, engine, &cs, bos, 4);
 	megpu_cs_fini(&cs);
 	if (ret)
@@ -362,7 +383,7 @@ TEST_F(gpu, malformed_packets_fault)
 	megpu_cs_init(&cs);
 	for (e = 0; e < self->t.engines; e++) {
 		megpu_cs_reset(&cs);
-		megpu_cs_packet(&cs, MEGPU_PKT_WAIT + 1, 0, NULL, 2);
+		megpu_cs_packet(&cs, MT_PKT_UNKNOWN, 0, NULL, 2);
 		expect_fault(_metadata, &self->t, e, &cs, &bo, 1,
 			     "unknown opcode");
 		megpu_cs_reset(&cs);

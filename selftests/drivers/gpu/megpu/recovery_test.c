@@ -96,7 +96,7 @@ TEST_F(gpu, fault_then_good_job)
 		/* Writes before the fault stay, the rest is not run. */
 		megpu_cs_reset(&cs);
 		megpu_cs_write32(&cs, bo->va + 16 * e, 1);
-		megpu_cs_packet(&cs, MEGPU_PKT_WAIT + 1, 0, NULL, 1);
+		megpu_cs_packet(&cs, MT_PKT_UNKNOWN, 0, NULL, 1);
 		megpu_cs_write32(&cs, bo->va + 16 * e + 4, 2);
 		EXPECT_EQ(-EFAULT, mt_run(&self->t, e, &cs, &bo, 1))
 			TH_LOG("engine %u (%s)", e, mt_name(&self->t, e));
@@ -122,7 +122,7 @@ TEST_F(gpu, other_client_unaffected_by_fault)
 	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
 	ASSERT_EQ(0, mt_bo(&other.gpu, 4096, 0, &theirs));
 	megpu_cs_init(&cs);
-	megpu_cs_packet(&cs, MEGPU_PKT_WAIT + 1, 0, NULL, 0);
+	megpu_cs_packet(&cs, MT_PKT_UNKNOWN, 0, NULL, 0);
 	ASSERT_EQ(0, mt_submit(&self->t.gpu, &bad, 0, &cs, &bo, 1, 0));
 	megpu_cs_fini(&cs);
 	EXPECT_EQ(0, mt_probe_engine(&other, 0, theirs, 0, 0xc1));

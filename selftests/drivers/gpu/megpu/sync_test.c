@@ -154,7 +154,7 @@ TEST_F(gpu, timeline_point_carries_error)
 	ASSERT_EQ(0, mt_job_prepare(&self->t.gpu, &j, 0, &bo, 1, 0));
 	megpu_job_signal_sync(&j.job, tl, 5);
 	megpu_cs_init(&cs);
-	megpu_cs_packet(&cs, MEGPU_PKT_WAIT + 1, 0, NULL, 0);
+	megpu_cs_packet(&cs, MT_PKT_UNKNOWN, 0, NULL, 0);
 	ASSERT_EQ(0, mt_job_start(&j, &cs));
 	megpu_cs_fini(&cs);
 	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, tl, 5,
@@ -245,7 +245,7 @@ TEST_F(gpu, dependency_failure_cancels)
 	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
 	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &out));
 	megpu_cs_init(&cs);
-	megpu_cs_packet(&cs, MEGPU_PKT_WAIT + 1, 0, NULL, 0);
+	megpu_cs_packet(&cs, MT_PKT_UNKNOWN, 0, NULL, 0);
 	ASSERT_EQ(0, mt_submit(&self->t.gpu, &a, 0, &cs, &bo, 1, 0));
 	megpu_cs_fini(&cs);
 	in = (struct drm_megpu_sync){ .handle = a.sync };

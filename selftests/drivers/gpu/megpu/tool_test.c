@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -95,6 +96,60 @@ TEST(demo)
 {
 	ASSERT_EQ(0, tool("demo"));
 	EXPECT_TRUE(output_has("megpu demo: PASS"));
+	EXPECT_EQ(0, tool("demo --help"));
+	EXPECT_TRUE(output_has("megpu demo blur-sepia"));
+}
+
+/* A binary PPM of @w x @h: "P6", the header, 3 bytes a pixel. */
+static bool is_ppm(const char *path, unsigned int w, unsigned int h)
+{
+	char head[32], want[32];
+	FILE *f = fopen(path, "rb");
+	long size;
+	int n;
+
+	if (!f)
+		return false;
+	n = fread(head, 1, sizeof(head) - 1, f);
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	fclose(f);
+	if (n < 2)
+		return false;
+	head[n] = '\0';
+	n = snprintf(want, sizeof(want), "P6\n%u %u\n255\n", w, h);
+	return !strncmp(head, want, n) && size == n + 3l * w * h;
+}
+
+/* The seed's FIG. 5 chain: blur, flush, sepia; checked, written. */
+TEST(demo_blur_sepia)
+{
+	unlink("/tmp/bs.ppm");
+	ASSERT_EQ(0, tool("demo blur-sepia --width 96 --height 64 "
+			  "--out /tmp/bs.ppm"));
+	EXPECT_TRUE(output_has("megpu demo blur-sepia: PASS"));
+	EXPECT_TRUE(output_has("launch → idle → flush → flush done → "
+			       "launch"));
+	EXPECT_TRUE(output_has(" 0 mismatching"));
+	EXPECT_TRUE(is_ppm("/tmp/bs.ppm", 96, 64));
+
+	/* the GPU-internal flush, on a given image */
+	EXPECT_EQ(0, tool("demo blur-sepia --gpu-flush --in /tmp/bs.ppm "
+			  "--out /tmp/bs2.ppm"));
+	EXPECT_TRUE(output_has("megpu demo blur-sepia: PASS"));
+	EXPECT_TRUE(output_has("GPU-internal flush"));
+	EXPECT_TRUE(is_ppm("/tmp/bs2.ppm", 96, 64));
+
+	/* without a flush the run is a demonstration: exit 0 either way */
+	EXPECT_EQ(0, tool("demo blur-sepia --no-flush --out /tmp/bs3.ppm"));
+	EXPECT_TRUE(output_has("a mismatch is expected"));
+	EXPECT_TRUE(is_ppm("/tmp/bs3.ppm", 256, 192));
+
+	/* bad input */
+	EXPECT_NE(0, tool("demo blur-sepia --in /proc/version"));
+	EXPECT_TRUE(output_has("not a P6 PPM"));
+	EXPECT_NE(0, tool("demo blur-sepia --no-flush --gpu-flush"));
+	EXPECT_NE(0, tool("demo blur-sepia --width 0"));
 }
 
 TEST_HARNESS_MAIN
