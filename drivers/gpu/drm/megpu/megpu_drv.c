@@ -266,7 +266,7 @@ static int megpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return ret;
 	mutex_init(&mdev->submit_lock);
 	mutex_init(&mdev->mmu_lock);
-	ida_init(&mdev->ctx_ida);
+	xa_init_flags(&mdev->ctxs, XA_FLAGS_ALLOC1);
 	megpu_flush_init(mdev);
 
 	ret = megpu_check_hw(mdev);
@@ -320,7 +320,7 @@ static void megpu_remove(struct pci_dev *pdev)
 	megpu_write(mdev, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
 	megpu_sem_fini(mdev);
 	megpu_irq_fini(mdev);
-	ida_destroy(&mdev->ctx_ida);
+	xa_destroy(&mdev->ctxs);
 }
 
 static const struct pci_device_id megpu_pci_ids[] = {

@@ -4,7 +4,7 @@
 #define MEGPU_DRV_H
 
 #include <linux/completion.h>
-#include <linux/idr.h>
+#include <linux/xarray.h>
 #include <linux/io.h>
 #include <linux/kref.h>
 #include <linux/list.h>
@@ -174,7 +174,9 @@ struct megpu_engine {
  * @seqno_page: completed-seqno slots of all engines
  * @seqno_page_dma: its bus address
  * @submit_lock: keeps job arm and push in one order per device
- * @ctx_ida: GPU context ids
+ * @ctxs: GPU context ids, handed out cyclically so that debugfs and
+ *	fdinfo do not show a closed file's id for a new one at once
+ * @ctx_next: where the cyclic allocation of @ctxs goes on
  * @mmu_lock: serializes TLB invalidations
  * @sem_lock: protects the semaphore pool and the resource objects
  * @sems: the semaphore pool
@@ -187,7 +189,9 @@ struct megpu_engine {
  * @flush_started: host flushes started
  * @flush_done: host flushes the device acknowledged (FLUSH_SEQ)
  * @flush_ready: flush interrupts may be handled
- * @unflushed: a NO_FLUSH job ran since the last host flush
+ * @dirty_gen: counts completed jobs whose writes were not flushed
+ * @clean_gen: the @dirty_gen value the last completed flush covers
+ * @flush_dirty_at: @dirty_gen when each of the recent flushes started
  * @bos_lock: protects @bos
  * @bos: every BO, for the resource-object dump
  * @next_bo_id: id of the next BO (debugfs)
@@ -212,7 +216,8 @@ struct megpu_device {
 	dma_addr_t seqno_page_dma;
 
 	struct mutex submit_lock;	/* job arm + push order */
-	struct ida ctx_ida;
+	struct xarray ctxs;
+	u32 ctx_next;
 	struct mutex mmu_lock;		/* TLB invalidations */
 
 	struct mutex sem_lock;		/* pool, resource objects */
@@ -227,7 +232,9 @@ struct megpu_device {
 	u64 flush_started;
 	u64 flush_done;
 	bool flush_ready;
-	atomic_t unflushed;
+	atomic64_t dirty_gen;
+	u64 clean_gen;
+	u64 flush_dirty_at[64];
 
 	struct mutex bos_lock;		/* bos */
 	struct list_head bos;
@@ -486,6 +493,7 @@ int megpu_ioctl_flush(struct drm_device *drm, void *data,
 void megpu_flush_debugfs_init(struct megpu_device *mdev);
 void megpu_flush_debugfs_minor_init(struct drm_minor *minor);
 void megpu_flush_before_unmap(struct megpu_device *mdev);
+void megpu_flush_mark_dirty(struct megpu_device *mdev);
 
 /* megpu_submit.c */
 int megpu_ioctl_submit(struct drm_device *drm, void *data,

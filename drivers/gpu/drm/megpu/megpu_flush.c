@@ -44,10 +44,11 @@ u64 megpu_flush_start(struct megpu_device *mdev)
 	unsigned long flags;
 	u64 target;
 
-	/* this flush covers every job completed so far */
-	atomic_set(&mdev->unflushed, 0);
 	spin_lock_irqsave(&mdev->flush_lock, flags);
 	target = ++mdev->flush_started;
+	/* writes of jobs completed by now are covered by this flush */
+	mdev->flush_dirty_at[target % ARRAY_SIZE(mdev->flush_dirty_at)] =
+		atomic64_read(&mdev->dirty_gen);
 	megpu_write(mdev, MEGPU_REG_FLUSH, 1);
 	spin_unlock_irqrestore(&mdev->flush_lock, flags);
 	return target;
@@ -82,7 +83,7 @@ void megpu_flush_irq(struct megpu_device *mdev)
 	struct megpu_job *job, *tmp;
 	unsigned long flags;
 	LIST_HEAD(done);
-	u64 seq;
+	u64 seq, gen;
 
 	spin_lock_irqsave(&mdev->flush_lock, flags);
 	seq = megpu_read(mdev, MEGPU_REG_FLUSH_SEQ);
@@ -90,6 +91,13 @@ void megpu_flush_irq(struct megpu_device *mdev)
 	seq |= mdev->flush_done & ~0xffffffffull;
 	if (seq < mdev->flush_done)
 		seq += 1ull << 32;
+	/* the slot is still this flush's unless 64 more were started since */
+	if (seq > mdev->flush_done &&
+	    mdev->flush_started - seq < ARRAY_SIZE(mdev->flush_dirty_at)) {
+		gen = mdev->flush_dirty_at[seq % ARRAY_SIZE(mdev->flush_dirty_at)];
+		if (gen > mdev->clean_gen)
+			mdev->clean_gen = gen;
+	}
 	WRITE_ONCE(mdev->flush_done, seq);
 	list_for_each_entry_safe(job, tmp, &mdev->flush_jobs, active_node)
 		if (job->flush_target <= seq)
@@ -103,15 +111,25 @@ void megpu_flush_irq(struct megpu_device *mdev)
 	}
 }
 
-/* Start a host flush and wait for the device to acknowledge it. */
-int megpu_flush_sync(struct megpu_device *mdev, u64 *seqno)
+/*
+ * Start a host flush and wait for the device to acknowledge it; the wait
+ * is interruptible only for userspace's ioctl.
+ */
+static int megpu_flush_wait(struct megpu_device *mdev, u64 *seqno,
+			    bool interruptible)
 {
+	unsigned long timeout = msecs_to_jiffies(MEGPU_FLUSH_TIMEOUT_MS);
 	u64 target = megpu_flush_start(mdev);
 	long ret;
 
-	ret = wait_event_interruptible_timeout(mdev->flush_wq,
-					       megpu_flush_reached(mdev, target),
-					       msecs_to_jiffies(MEGPU_FLUSH_TIMEOUT_MS));
+	if (interruptible)
+		ret = wait_event_interruptible_timeout(mdev->flush_wq,
+						       megpu_flush_reached(mdev, target),
+						       timeout);
+	else
+		ret = wait_event_timeout(mdev->flush_wq,
+					 megpu_flush_reached(mdev, target),
+					 timeout);
 	if (ret < 0)
 		return ret;
 	if (!ret) {
@@ -120,6 +138,11 @@ int megpu_flush_sync(struct megpu_device *mdev, u64 *seqno)
 	}
 	*seqno = target;
 	return 0;
+}
+
+int megpu_flush_sync(struct megpu_device *mdev, u64 *seqno)
+{
+	return megpu_flush_wait(mdev, seqno, true);
 }
 
 int megpu_ioctl_flush(struct drm_device *drm, void *data,
@@ -221,12 +244,25 @@ void megpu_flush_debugfs_minor_init(struct drm_minor *minor)
 /*
  * Queued writes carry bus addresses, which an MMU invalidation does not
  * stop: before pages a NO_FLUSH job may have written are unmapped (and
- * then freed), its writes must have landed.
+ * then freed), a flush started after that job completed must be done.
+ * (A job that timed out lost its queued writes in the engine reset; every
+ * other job flushed its own.)
  */
 void megpu_flush_before_unmap(struct megpu_device *mdev)
 {
+	unsigned long flags;
+	bool clean;
 	u64 seqno;
 
-	if (atomic_xchg(&mdev->unflushed, 0))
-		megpu_flush_sync(mdev, &seqno);
+	spin_lock_irqsave(&mdev->flush_lock, flags);
+	clean = mdev->clean_gen >= atomic64_read(&mdev->dirty_gen);
+	spin_unlock_irqrestore(&mdev->flush_lock, flags);
+	if (!clean)
+		megpu_flush_wait(mdev, &seqno, false);
+}
+
+/* A job that did not flush its writes has completed. */
+void megpu_flush_mark_dirty(struct megpu_device *mdev)
+{
+	atomic64_inc(&mdev->dirty_gen);
 }

@@ -18,7 +18,8 @@ struct megpu_vm *megpu_vm_create(struct megpu_device *mdev)
 {
 	struct device *dev = mdev->drm.dev;
 	struct megpu_vm *vm;
-	int id;
+	int id = -1;
+	u32 ctx;
 
 	vm = kzalloc(sizeof(*vm), GFP_KERNEL);
 	if (!vm)
@@ -29,9 +30,12 @@ struct megpu_vm *megpu_vm_create(struct megpu_device *mdev)
 			      GFP_KERNEL);
 	vm->pd = dma_alloc_coherent(dev, MEGPU_PT_SIZE, &vm->pd_dma,
 				    GFP_KERNEL);
-	id = ida_alloc_min(&mdev->ctx_ida, 1, GFP_KERNEL);
-	if (!vm->pt || !vm->pt_dma || !vm->pd || id < 0)
+	if (!vm->pt || !vm->pt_dma || !vm->pd)
 		goto err;
+	if (xa_alloc_cyclic(&mdev->ctxs, &ctx, vm, XA_LIMIT(1, INT_MAX),
+			    &mdev->ctx_next, GFP_KERNEL) < 0)
+		goto err;
+	id = ctx;
 
 	kref_init(&vm->refcount);
 	vm->mdev = mdev;
@@ -45,7 +49,7 @@ struct megpu_vm *megpu_vm_create(struct megpu_device *mdev)
 
 err:
 	if (id >= 0)
-		ida_free(&mdev->ctx_ida, id);
+		xa_erase(&mdev->ctxs, id);
 	if (vm->pd)
 		dma_free_coherent(dev, MEGPU_PT_SIZE, vm->pd, vm->pd_dma);
 	kvfree(vm->pt_dma);
@@ -73,7 +77,7 @@ static void megpu_vm_release(struct kref *kref)
 					  vm->pt_dma[i]);
 	dma_free_coherent(dev, MEGPU_PT_SIZE, vm->pd, vm->pd_dma);
 	drm_mm_takedown(&vm->mm);
-	ida_free(&mdev->ctx_ida, vm->ctx_id);
+	xa_erase(&mdev->ctxs, vm->ctx_id);
 	mutex_destroy(&vm->lock);
 	kvfree(vm->pt_dma);
 	kvfree(vm->pt);

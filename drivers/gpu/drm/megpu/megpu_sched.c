@@ -127,6 +127,21 @@ static bool megpu_job_inherits_failure(struct megpu_job *job)
 }
 
 /*
+ * Cancel a job in a ring whose producer failed: its IB becomes a NOP.
+ * Called with its engine's job_lock held.
+ */
+static bool megpu_job_cancel_if_failed(struct megpu_job *job)
+{
+	if (job->cancelled || job->error || !megpu_job_inherits_failure(job))
+		return false;
+	job->cancelled = true;
+	job->error = -ECANCELED;
+	dma_fence_set_error(job->hw_fence, -ECANCELED);
+	megpu_ring_cancel_ib(job->engine, job);
+	return true;
+}
+
+/*
  * A job failed and its semaphore is about to be signalled anyway (a fault
  * lets the engine go on; a reset signals it from the CPU). Jobs already in
  * a ring that consume its result wait for that semaphore: cancel them now,
@@ -146,16 +161,9 @@ static void megpu_cancel_consumers(struct megpu_device *mdev)
 			struct megpu_engine *eng = &mdev->engines[i];
 
 			spin_lock_irqsave(&eng->job_lock, flags);
-			list_for_each_entry(job, &eng->active, active_node) {
-				if (job->cancelled || job->error ||
-				    !megpu_job_inherits_failure(job))
-					continue;
-				job->cancelled = true;
-				job->error = -ECANCELED;
-				dma_fence_set_error(job->hw_fence, -ECANCELED);
-				megpu_ring_cancel_ib(eng, job);
-				changed = true;
-			}
+			list_for_each_entry(job, &eng->active, active_node)
+				if (megpu_job_cancel_if_failed(job))
+					changed = true;
 			spin_unlock_irqrestore(&eng->job_lock, flags);
 		}
 	}
@@ -177,7 +185,7 @@ void megpu_job_signal(struct megpu_job *job)
 {
 	/* its writes are issued, not necessarily landed: see unmap */
 	if (!job->flush && !job->host_flush)
-		atomic_set(&job->engine->mdev->unflushed, 1);
+		megpu_flush_mark_dirty(job->engine->mdev);
 	if (!job->error && megpu_job_inherits_failure(job))
 		job->error = -ECANCELED;
 	trace_megpu_job_done(job->engine->index, job->seqno, job->error);
@@ -352,11 +360,16 @@ static struct dma_fence *megpu_run_job(struct drm_sched_job *sched_job)
 	job->hw_fence = fence;
 	job->start_ns = local_clock();
 
+	/*
+	 * In the ring, then in the active list, then checked once more
+	 * before the doorbell: a producer that fails meanwhile either finds
+	 * this job in the list or is seen failed here.
+	 */
+	megpu_ring_emit_job(eng, job);
 	spin_lock_irqsave(&eng->job_lock, flags);
 	list_add_tail(&job->active_node, &eng->active);
+	megpu_job_cancel_if_failed(job);
 	spin_unlock_irqrestore(&eng->job_lock, flags);
-
-	megpu_ring_emit_job(eng, job);
 	megpu_ring_kick(eng);
 	mutex_unlock(&eng->ring_lock);
 

@@ -69,7 +69,26 @@ struct mt {
 	unsigned int engines;
 	uint64_t types;
 	uint64_t timeout_ms;	/* DRM_MEGPU_PARAM_JOB_TIMEOUT_MS */
+	uint32_t ctx;		/* GPU context, as debugfs shows it; 0: unknown */
 };
+
+/* This file's GPU context, from fdinfo ("megpu-context:"), or 0. */
+static inline uint32_t mt_context(struct megpu *gpu)
+{
+	char path[64], line[128];
+	unsigned int ctx = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", gpu->fd);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "megpu-context: %u", &ctx) == 1)
+			break;
+	fclose(f);
+	return ctx;
+}
 
 static inline int mt_open(struct mt *t)
 {
@@ -78,14 +97,19 @@ static inline int mt_open(struct mt *t)
 	ret = ret ?: megpu_engines(&t->gpu, &t->engines, &t->types);
 	ret = ret ?: megpu_get_param(&t->gpu, DRM_MEGPU_PARAM_JOB_TIMEOUT_MS,
 				     &t->timeout_ms);
+	t->ctx = ret ? 0 : mt_context(&t->gpu);
 	return ret;
 }
 
 /* Another client (own file, own GPU address space) of the same device. */
 static inline int mt_open_client(struct mt *t, struct mt *other)
 {
+	int ret;
+
 	*other = *t;
-	return megpu_reopen(&t->gpu, &other->gpu);
+	ret = megpu_reopen(&t->gpu, &other->gpu);
+	other->ctx = ret ? 0 : mt_context(&other->gpu);
+	return ret;
 }
 
 static inline void mt_close(struct mt *t)
@@ -753,7 +777,9 @@ static inline int mt_frame_find(struct mt *t, unsigned int engine,
 			ret = -EBADMSG;
 			break;
 		}
-		if (cur.engine == engine && cur.ib == ib_va) {
+		/* IB addresses repeat across clients: the context tells */
+		if (cur.engine == engine && cur.ib == ib_va &&
+		    (!t->ctx || cur.ctx == t->ctx)) {
 			*f = cur;
 			ret = 0;
 		}

@@ -813,7 +813,11 @@ static void hung_producer(struct __test_metadata *_metadata, struct mt *t,
 	/* the consumer waits on the GPU: in its ring, with a WAIT */
 	ASSERT_EQ(0, mt_frame_wait(t, eb, mt_job_ib_va(&c), &fc, FRAME_MS));
 	EXPECT_EQ(1, fc.nwaits);
-	EXPECT_TRUE(mt_frame_waits_for(&fc, ea, fp.seqno));
+	EXPECT_TRUE(mt_frame_waits_for(&fc, ea, fp.seqno))
+		TH_LOG("consumer (ctx %u seqno %llu) waits for engine %d@%llu; producer (ctx %u) is engine %d@%llu",
+		       fc.ctx, (unsigned long long)fc.seqno,
+		       fc.waits[0].engine, (unsigned long long)fc.waits[0].ts,
+		       fp.ctx, ea, (unsigned long long)fp.seqno);
 	EXPECT_TRUE(mt_pending(&t->gpu, c.sync, 0));
 
 	EXPECT_EQ(-ETIMEDOUT, mt_job_done(&p, mt_job_ns(t)));
