@@ -7,6 +7,7 @@
 # Versions are pinned here; override on the command line (make KVER=...).
 
 SHELL := /bin/bash
+space := $(subst ,, )
 
 KVER ?= 6.12.117+deb12
 QEMU_DEBVER ?= 1:10.0.13+ds-0+deb13u1
@@ -123,12 +124,15 @@ check-qtest: qemu
 
 # The main run, the engine tests again with 8 engines, then a boot with
 # faulty devices that must fail to probe.
+ENGINES8_TESTS := device_test,packets_test,sync_test,recovery_test,$\
+	stress_test,sem_test,sem_stress_test,flush_test
+ENGINES8_TESTS := $(subst $(space),,$(ENGINES8_TESTS))
 check-guest: qemu initramfs
 	@echo "== guest kselftests"
 	tools/vm/run.sh check $(INITRAMFS)
 	@echo "== guest kselftests: 8 engines"
 	NAME=check-8 ENGINES=8 \
-	TESTS=device_test,packets_test,sync_test,recovery_test,stress_test \
+	TESTS=$(ENGINES8_TESTS) \
 		tools/vm/run.sh check $(INITRAMFS)
 	@echo "== guest kselftests: probe failures"
 	NAME=check-probe TESTS=probe_test TEST_ARGS=megpu_test.faulty=2 \

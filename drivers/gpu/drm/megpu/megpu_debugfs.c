@@ -7,6 +7,7 @@
 
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
+#include <linux/uaccess.h>
 #include <drm/drm_debugfs.h>
 #include <drm/drm_file.h>
 #include <drm/drm_print.h>
@@ -153,6 +154,18 @@ static int megpu_faults_show(struct seq_file *m, void *data)
 		}
 		spin_unlock_irqrestore(&eng->job_lock, flags);
 	}
+	return 0;
+}
+
+/* The argument written to a debugfs knob, as a string. */
+int megpu_debugfs_arg(const char __user *ubuf, size_t len, char *buf,
+		      size_t size)
+{
+	if (len >= size)
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
 	return 0;
 }
 

@@ -505,5 +505,7 @@ void megpu_file_put(struct megpu_file *mfile);
 
 /* megpu_debugfs.c */
 void megpu_debugfs_init(struct megpu_device *mdev);
+int megpu_debugfs_arg(const char __user *ubuf, size_t len, char *buf,
+		      size_t size);
 
 #endif /* MEGPU_DRV_H */

@@ -197,11 +197,6 @@ static int megpu_write_mode_show(struct seq_file *m, void *data)
 	return 0;
 }
 
-static int megpu_write_mode_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, megpu_write_mode_show, inode->i_private);
-}
-
 /* "strict" or "relaxed": the device's write mode, for comparisons. */
 static ssize_t megpu_write_mode_write(struct file *file,
 				      const char __user *ubuf, size_t len,
@@ -210,12 +205,11 @@ static ssize_t megpu_write_mode_write(struct file *file,
 	struct megpu_device *mdev =
 		((struct seq_file *)file->private_data)->private;
 	char buf[16];
+	int ret;
 
-	if (len >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, len))
-		return -EFAULT;
-	buf[len] = '\0';
+	ret = megpu_debugfs_arg(ubuf, len, buf, sizeof(buf));
+	if (ret)
+		return ret;
 	if (sysfs_streq(buf, "strict"))
 		megpu_write(mdev, MEGPU_REG_WRITE_MODE, MEGPU_WRITE_MODE_STRICT);
 	else if (sysfs_streq(buf, "relaxed"))
@@ -226,14 +220,7 @@ static ssize_t megpu_write_mode_write(struct file *file,
 	return len;
 }
 
-static const struct file_operations megpu_write_mode_fops = {
-	.owner = THIS_MODULE,
-	.open = megpu_write_mode_open,
-	.read = seq_read,
-	.write = megpu_write_mode_write,
-	.llseek = seq_lseek,
-	.release = single_release,
-};
+DEFINE_SHOW_STORE_ATTRIBUTE(megpu_write_mode);
 
 void megpu_flush_debugfs_minor_init(struct drm_minor *minor)
 {

@@ -334,11 +334,6 @@ static int megpu_delay_show(struct seq_file *m, void *data)
 	return 0;
 }
 
-static int megpu_delay_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, megpu_delay_show, inode->i_private);
-}
-
 /* "ENGINE USEC": hold an engine back before each packet (tests). */
 static ssize_t megpu_delay_write(struct file *file, const char __user *ubuf,
 				 size_t len, loff_t *pos)
@@ -347,12 +342,11 @@ static ssize_t megpu_delay_write(struct file *file, const char __user *ubuf,
 		((struct seq_file *)file->private_data)->private;
 	unsigned int engine, usec;
 	char buf[32];
+	int ret;
 
-	if (len >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, len))
-		return -EFAULT;
-	buf[len] = '\0';
+	ret = megpu_debugfs_arg(ubuf, len, buf, sizeof(buf));
+	if (ret)
+		return ret;
 	if (sscanf(buf, "%u %u", &engine, &usec) != 2 ||
 	    engine >= mdev->num_engines || usec > 1000000)
 		return -EINVAL;
@@ -360,14 +354,7 @@ static ssize_t megpu_delay_write(struct file *file, const char __user *ubuf,
 	return len;
 }
 
-static const struct file_operations megpu_delay_fops = {
-	.owner = THIS_MODULE,
-	.open = megpu_delay_open,
-	.read = seq_read,
-	.write = megpu_delay_write,
-	.llseek = seq_lseek,
-	.release = single_release,
-};
+DEFINE_SHOW_STORE_ATTRIBUTE(megpu_delay);
 
 static const struct drm_debugfs_info megpu_sem_debugfs_list[] = {
 	{ "timestamps", megpu_timestamps_show, 0 },

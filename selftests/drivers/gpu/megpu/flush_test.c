@@ -56,12 +56,6 @@ MT_FIXTURE(gpu)
 			     "show");					\
 	} while (0)
 
-#define NEED_ENGINES(t, n)						\
-	do {								\
-		if ((t)->engines < (n))					\
-			SKIP(return, "needs %d engines", (n));		\
-	} while (0)
-
 /* Two different engines: producer @p and consumer @c (1 and 2 if any). */
 static void pick_pair(const struct mt *t, unsigned int *p, unsigned int *c)
 {
@@ -369,7 +363,7 @@ TEST_F_TIMEOUT(gpu, dependent_launch_host_flush, 90)
 	unsigned int runs;
 
 	NEED_FLUSH(&self->t);
-	NEED_ENGINES(&self->t, 2);
+	MT_NEED_ENGINES(&self->t, 2);
 	EXPECT_EQ(0, dependent(_metadata, &self->t,
 			       DRM_MEGPU_SUBMIT_HOST_FLUSH, 200, false,
 			       &runs));
@@ -382,7 +376,7 @@ TEST_F_TIMEOUT(gpu, dependent_launch_gpu_flush, 90)
 	unsigned int runs;
 
 	NEED_FLUSH(&self->t);
-	NEED_ENGINES(&self->t, 2);
+	MT_NEED_ENGINES(&self->t, 2);
 	EXPECT_EQ(0, dependent(_metadata, &self->t, 0, 200, false, &runs));
 	EXPECT_LT(20, runs);
 }
@@ -394,7 +388,7 @@ TEST_F_TIMEOUT(gpu, dependent_launch_no_flush_is_stale, 90)
 
 	NEED_FLUSH(&self->t);
 	NEED_RELAXED(&self->t);
-	NEED_ENGINES(&self->t, 2);
+	MT_NEED_ENGINES(&self->t, 2);
 	EXPECT_LT(0, dependent(_metadata, &self->t, DRM_MEGPU_SUBMIT_NO_FLUSH,
 			       TRIES, true, &runs))
 		TH_LOG("no stale copy in %u runs without a flush", runs);
@@ -476,7 +470,7 @@ TEST_F_TIMEOUT(gpu, flush_packet_orders_signal, 90)
 	unsigned int p, c, runs;
 
 	NEED_FLUSH(&self->t);
-	NEED_ENGINES(&self->t, 2);
+	MT_NEED_ENGINES(&self->t, 2);
 	pick_pair(&self->t, &p, &c);
 	ASSERT_EQ(0, mt_flush_stats(&self->t, &a));
 	EXPECT_EQ(0, ib_flush(_metadata, &self->t, true, RUNS, false, &runs));
@@ -492,7 +486,7 @@ TEST_F_TIMEOUT(gpu, signal_without_flush_packet_is_stale, 90)
 
 	NEED_FLUSH(&self->t);
 	NEED_RELAXED(&self->t);
-	NEED_ENGINES(&self->t, 2);
+	MT_NEED_ENGINES(&self->t, 2);
 	EXPECT_LT(0, ib_flush(_metadata, &self->t, false, TRIES, true, &runs))
 		TH_LOG("no stale copy in %u runs without the FLUSH packet",
 		       runs);

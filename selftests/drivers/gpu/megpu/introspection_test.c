@@ -21,41 +21,6 @@
 
 MT_FIXTURE(gpu);
 
-/* Read a whole text file (debugfs, procfs, tracefs) into a new buffer. */
-static char *slurp(const char *path)
-{
-	size_t len = 0, cap = 65536;
-	char *buf = malloc(cap + 1);
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0 || !buf) {
-		free(buf);
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	while ((n = read(fd, buf + len, cap - len)) > 0) {
-		len += n;
-		if (len == cap) {
-			cap *= 2;
-			buf = realloc(buf, cap + 1);
-		}
-	}
-	close(fd);
-	buf[len] = '\0';
-	return buf;
-}
-
-static char *debugfs(struct mt *t, const char *name)
-{
-	char path[256];
-
-	if (megpu_debugfs_path(&t->gpu, name, path, sizeof(path)))
-		return NULL;
-	return slurp(path);
-}
-
 /* A job's frame is SET_CONTEXT, IB (its address), TIMESTAMP with irq. */
 TEST_F(gpu, ring_dump_shows_frames)
 {
@@ -72,7 +37,7 @@ TEST_F(gpu, ring_dump_shows_frames)
 	ib_va = j.job.ib->va + j.job.ib_offset;
 	ASSERT_EQ(0, mt_job_finish(&j, mt_job_ns(&self->t)));
 
-	rings = debugfs(&self->t, "rings");
+	rings = mt_debugfs(&self->t, "rings");
 	if (!rings)
 		SKIP(return, "no debugfs");
 	snprintf(want, sizeof(want), "IB va=0x%" PRIx64 " dwords=%u",
@@ -93,7 +58,7 @@ TEST_F(gpu, engines_show_progress)
 	char *engines, name[64];
 	unsigned int e;
 
-	engines = debugfs(&self->t, "engines");
+	engines = mt_debugfs(&self->t, "engines");
 	if (!engines)
 		SKIP(return, "no debugfs");
 	for (e = 0; e < self->t.engines; e++) {
@@ -120,7 +85,7 @@ TEST_F(gpu, fault_is_recorded)
 	megpu_cs_write32(&cs, bo->va + 4096 + 8, 1);
 	ASSERT_EQ(-EFAULT, mt_run(&self->t, 0, &cs, &bo, 1));
 
-	faults = debugfs(&self->t, "faults");
+	faults = mt_debugfs(&self->t, "faults");
 	if (!faults)
 		SKIP(return, "no debugfs");
 	snprintf(want, sizeof(want), "code %u write ib addr 0x%" PRIx64,
@@ -138,7 +103,7 @@ static uint64_t fdinfo_value(int fd, const char *key)
 	uint64_t v = UINT64_MAX;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	text = slurp(path);
+	text = mt_slurp(path);
 	if (!text)
 		return UINT64_MAX;
 	p = strstr(text, key);
@@ -198,18 +163,6 @@ TEST_F(gpu, fdinfo_engine_busy_time)
 	megpu_bo_free(bos[1]);
 }
 
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, text, strlen(text));
-	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -EIO;
-}
-
 /* submit, run and done tracepoints fire for a job. */
 TEST_F(gpu, tracepoints)
 {
@@ -221,16 +174,16 @@ TEST_F(gpu, tracepoints)
 		mount("tracefs", TRACEFS, "tracefs", 0, NULL);
 	if (access(TRACEFS "/events/megpu", F_OK))
 		SKIP(return, "no tracefs");
-	ASSERT_EQ(0, write_file(TRACEFS "/trace", ""));
-	ASSERT_EQ(0, write_file(TRACEFS "/events/megpu/enable", "1"));
+	ASSERT_EQ(0, mt_write_file(TRACEFS "/trace", ""));
+	ASSERT_EQ(0, mt_write_file(TRACEFS "/events/megpu/enable", "1"));
 
 	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
 	megpu_cs_init(&cs);
 	megpu_cs_write32(&cs, bo->va, 1);
 	ASSERT_EQ(0, mt_run(&self->t, 0, &cs, &bo, 1));
 
-	ASSERT_EQ(0, write_file(TRACEFS "/events/megpu/enable", "0"));
-	trace = slurp(TRACEFS "/trace");
+	ASSERT_EQ(0, mt_write_file(TRACEFS "/events/megpu/enable", "0"));
+	trace = mt_slurp(TRACEFS "/trace");
 	ASSERT_NE(NULL, trace);
 	EXPECT_NE(NULL, strstr(trace, "megpu_job_submit: engine=0"));
 	EXPECT_NE(NULL, strstr(trace, "megpu_job_run: engine=0"));

@@ -117,6 +117,13 @@ static inline void mt_close(struct mt *t)
 	megpu_close(&t->gpu);
 }
 
+/* Skip the test when the GPU has fewer than @n engines. */
+#define MT_NEED_ENGINES(t, n)						\
+	do {								\
+		if ((t)->engines < (n))					\
+			SKIP(return, "needs %d engines", (n));		\
+	} while (0)
+
 /* Fixture "name" with a struct mt in self->t, for TEST_F(name, ...). */
 #define MT_FIXTURE(name)						\
 	FIXTURE(name) {							\

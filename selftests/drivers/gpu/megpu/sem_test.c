@@ -71,12 +71,6 @@ FIXTURE_TEARDOWN_PARENT(sem)
 			SKIP(return, "no debugfs frames");		\
 	} while (0)
 
-#define NEED_ENGINES(t, n)						\
-	do {								\
-		if ((t)->engines < (n))					\
-			SKIP(return, "needs %d engines", (n));		\
-	} while (0)
-
 /* The first engine of @type accepting @op, else any accepting it. */
 static int engine_for(const struct mt *t, unsigned int type, unsigned int op,
 		      int not)
@@ -152,7 +146,7 @@ static void fill_then_increment(struct __test_metadata *_metadata,
 	int ea, eb;
 
 	NEED_DEBUGFS(t);
-	NEED_ENGINES(t, 2);
+	MT_NEED_ENGINES(t, 2);
 	ea = engine_for(t, MEGPU_ENGINE_COPY, MEGPU_PKT_FILL, -1);
 	eb = engine_for(t, MEGPU_ENGINE_COMPUTE, MEGPU_PKT_DISPATCH, ea);
 	ASSERT_LE(0, ea);
@@ -268,7 +262,7 @@ TEST_F(sem, no_wait_unused_expired_same_engine)
 	int ea = 0, eb;
 
 	NEED_DEBUGFS(&self->t);
-	NEED_ENGINES(&self->t, 2);
+	MT_NEED_ENGINES(&self->t, 2);
 	eb = mt_other_engine(&self->t, ea);
 	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &fresh));
 	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &done));
@@ -327,7 +321,7 @@ TEST_F(sem, one_wait_per_foreign_engine)
 	int e[3];
 
 	NEED_DEBUGFS(&self->t);
-	NEED_ENGINES(&self->t, 3);
+	MT_NEED_ENGINES(&self->t, 3);
 	e[0] = 0;
 	e[1] = 1;
 	e[2] = 2;
@@ -386,7 +380,7 @@ TEST_F(sem, one_wait_keeps_largest_timestamp)
 	int ea = 0, eb, i;
 
 	NEED_DEBUGFS(&self->t);
-	NEED_ENGINES(&self->t, 2);
+	MT_NEED_ENGINES(&self->t, 2);
 	eb = mt_other_engine(&self->t, ea);
 	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &x));
 	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &y));
@@ -452,7 +446,7 @@ TEST_F(sem, resource_objects)
 	int ea = 0, eb;
 
 	NEED_DEBUGFS(&self->t);
-	NEED_ENGINES(&self->t, 2);
+	MT_NEED_ENGINES(&self->t, 2);
 	eb = mt_other_engine(&self->t, ea);
 	ASSERT_EQ(0, mt_bo(&self->t.gpu, size, 0, &x));
 	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &out));
@@ -519,7 +513,7 @@ TEST_F(sem, readers_and_writers)
 	int e[4], i;
 
 	NEED_DEBUGFS(&self->t);
-	NEED_ENGINES(&self->t, 3);
+	MT_NEED_ENGINES(&self->t, 3);
 	e[0] = 0;
 	e[1] = 1;
 	e[2] = 2;
@@ -589,7 +583,7 @@ TEST_F(sem, in_syncs_become_waits)
 	int ea = 0, ec, i;
 
 	NEED_DEBUGFS(&self->t);
-	NEED_ENGINES(&self->t, 2);
+	MT_NEED_ENGINES(&self->t, 2);
 	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &x));
 	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &gate));
@@ -719,7 +713,7 @@ TEST_F_TIMEOUT(sem, pool_is_reused, 180)
 	struct mt_frame f;
 
 	NEED_DEBUGFS(&self->t);
-	NEED_ENGINES(&self->t, 2);
+	MT_NEED_ENGINES(&self->t, 2);
 	ASSERT_EQ(0, mt_sem_busy(&self->t, &pool, &busy));
 	EXPECT_EQ(4095, pool);
 	n = pool + 1000;
@@ -792,7 +786,7 @@ static void hung_producer(struct __test_metadata *_metadata, struct mt *t,
 	int ea = 0, eb;
 
 	NEED_DEBUGFS(t);
-	NEED_ENGINES(t, 2);
+	MT_NEED_ENGINES(t, 2);
 	eb = mt_other_engine(t, ea);
 	ASSERT_EQ(0, mt_param_set("gpu_semaphores", true));
 	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &never));
