@@ -13,6 +13,7 @@
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_ioctl.h>
+#include <drm/drm_managed.h>
 #include <drm/drm_print.h>
 #include <drm/megpu_drm.h>
 
@@ -199,6 +200,16 @@ static const struct drm_driver megpu_drm_driver = {
 	.minor = DRIVER_MINOR,
 };
 
+/* The DRM device's last reference is gone: no file, no job is left. */
+static void megpu_release(struct drm_device *drm, void *arg)
+{
+	struct megpu_device *mdev = arg;
+
+	megpu_sched_fini(mdev);
+	megpu_sem_fini(mdev);
+	xa_destroy(&mdev->ctxs);
+}
+
 static int megpu_check_hw(struct megpu_device *mdev)
 {
 	struct device *dev = &mdev->pdev->dev;
@@ -287,14 +298,20 @@ static int megpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		goto err_irq;
 	ret = megpu_sched_init(mdev);
+	if (ret) {
+		megpu_sem_fini(mdev);
+		goto err_irq;
+	}
+	/* released with the DRM device, after the last file is closed */
+	ret = drmm_add_action_or_reset(&mdev->drm, megpu_release, mdev);
 	if (ret)
-		goto err_sem;
+		goto err_irq;
 	megpu_irq_enable_engines(mdev);
 
 	megpu_debugfs_init(mdev);
 	ret = drm_dev_register(&mdev->drm, 0);
 	if (ret)
-		goto err_sched;
+		goto err_irq;
 
 	drm_info(&mdev->drm, "megpu %u.%u, %u engines, features 0x%x\n",
 		 MEGPU_HW_VERSION_GET_MAJOR(mdev->hw_version),
@@ -302,25 +319,26 @@ static int megpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		 mdev->num_engines, mdev->caps);
 	return 0;
 
-err_sched:
-	megpu_sched_fini(mdev);
-err_sem:
-	megpu_sem_fini(mdev);
 err_irq:
+	megpu_write(mdev, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
 	megpu_irq_fini(mdev);
 	return ret;
 }
 
+/*
+ * The PCI function goes away (rmmod, unbind, hot unplug), possibly while
+ * files are open: stop the hardware and fail every job in flight now;
+ * the schedulers, rings and semaphores stay until the last file is
+ * closed (megpu_release()), since open files still own entities and jobs.
+ */
 static void megpu_remove(struct pci_dev *pdev)
 {
 	struct megpu_device *mdev = pci_get_drvdata(pdev);
 
 	drm_dev_unplug(&mdev->drm);
-	megpu_sched_fini(mdev);
 	megpu_write(mdev, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
-	megpu_sem_fini(mdev);
 	megpu_irq_fini(mdev);
-	xa_destroy(&mdev->ctxs);
+	megpu_sched_fail_all(mdev, -ENODEV);
 }
 
 static const struct pci_device_id megpu_pci_ids[] = {

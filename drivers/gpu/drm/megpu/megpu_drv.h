@@ -463,6 +463,7 @@ int megpu_engine_hw_reset(struct megpu_engine *eng);
 /* megpu_sched.c */
 int megpu_sched_init(struct megpu_device *mdev);
 void megpu_sched_fini(struct megpu_device *mdev);
+void megpu_sched_fail_all(struct megpu_device *mdev, int error);
 void megpu_engine_irq(struct megpu_engine *eng, u32 status);
 void megpu_job_put(struct megpu_job *job);
 void megpu_job_signal(struct megpu_job *job);

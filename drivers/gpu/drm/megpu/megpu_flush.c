@@ -21,6 +21,7 @@
 #include <linux/uaccess.h>
 #include <linux/wait.h>
 #include <drm/drm_debugfs.h>
+#include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_print.h>
 #include <drm/megpu_drm.h>
@@ -240,12 +241,16 @@ void megpu_flush_before_unmap(struct megpu_device *mdev)
 	unsigned long flags;
 	bool clean;
 	u64 seqno;
+	int idx;
 
 	spin_lock_irqsave(&mdev->flush_lock, flags);
 	clean = mdev->clean_gen >= atomic64_read(&mdev->dirty_gen);
 	spin_unlock_irqrestore(&mdev->flush_lock, flags);
-	if (!clean)
-		megpu_flush_wait(mdev, &seqno, false);
+	/* an unplugged device was reset: its queued writes were dropped */
+	if (clean || !drm_dev_enter(&mdev->drm, &idx))
+		return;
+	megpu_flush_wait(mdev, &seqno, false);
+	drm_dev_exit(idx);
 }
 
 /* A job that did not flush its writes has completed. */

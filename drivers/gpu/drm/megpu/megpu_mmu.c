@@ -10,6 +10,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
+#include <drm/drm_drv.h>
 #include <drm/drm_print.h>
 
 #include "megpu_drv.h"
@@ -97,10 +98,16 @@ void megpu_vm_put(struct megpu_vm *vm)
  */
 void megpu_mmu_invalidate(struct megpu_device *mdev)
 {
+	int idx;
+
+	/* an unplugged device runs nothing any more */
+	if (!drm_dev_enter(&mdev->drm, &idx))
+		return;
 	mutex_lock(&mdev->mmu_lock);
 	megpu_write(mdev, MEGPU_REG_MMU_INVALIDATE, 1);
 	megpu_read(mdev, MEGPU_REG_MMU_INVALIDATE);
 	mutex_unlock(&mdev->mmu_lock);
+	drm_dev_exit(idx);
 }
 
 static u64 *megpu_vm_pte(struct megpu_vm *vm, u64 va, bool alloc)

@@ -146,9 +146,9 @@ int megpu_ring_init(struct megpu_engine *eng)
 	return megpu_engine_hw_reset(eng);
 }
 
+/* The hardware was reset already (megpu_remove()). */
 void megpu_ring_fini(struct megpu_engine *eng)
 {
-	megpu_engine_hw_reset(eng);
 	dma_free_coherent(eng->mdev->drm.dev, MEGPU_RING_SIZE, eng->ring,
 			  eng->ring_dma);
 	mutex_destroy(&eng->ring_lock);

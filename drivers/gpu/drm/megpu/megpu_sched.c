@@ -12,6 +12,7 @@
 #include <linux/dma-fence.h>
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
+#include <drm/drm_drv.h>
 #include <drm/drm_print.h>
 
 #include "megpu_drv.h"
@@ -336,22 +337,28 @@ static struct dma_fence *megpu_run_job(struct drm_sched_job *sched_job)
 
 	int ret;
 
+	int idx;
+
 	/* the entity was killed, or the job already failed */
 	if (unlikely(job->base.s_fence->finished.error))
 		return NULL;
 	if (megpu_job_inherits_failure(job))
 		return ERR_PTR(-ECANCELED);
+	if (!drm_dev_enter(&eng->mdev->drm, &idx))
+		return ERR_PTR(-ENODEV);
 
 	mutex_lock(&eng->ring_lock);
 	fence = megpu_fence_create(eng, eng->emitted + 1);
 	if (IS_ERR(fence)) {
 		mutex_unlock(&eng->ring_lock);
+		drm_dev_exit(idx);
 		return fence;
 	}
 	job->seqno = eng->emitted + 1;
 	ret = megpu_sem_plan_job(job);
 	if (ret) {
 		mutex_unlock(&eng->ring_lock);
+		drm_dev_exit(idx);
 		dma_fence_put(fence);
 		return ERR_PTR(ret);
 	}
@@ -372,6 +379,7 @@ static struct dma_fence *megpu_run_job(struct drm_sched_job *sched_job)
 	spin_unlock_irqrestore(&eng->job_lock, flags);
 	megpu_ring_kick(eng);
 	mutex_unlock(&eng->ring_lock);
+	drm_dev_exit(idx);
 
 	trace_megpu_job_run(eng->index, job->seqno, job->vm->ctx_id);
 	return dma_fence_get(fence);
@@ -420,9 +428,16 @@ static enum drm_gpu_sched_stat megpu_timedout_job(struct drm_sched_job *bad)
 	struct megpu_job *guilty, *iter;
 	unsigned long flags;
 
+	int idx;
+
 	drm_sched_stop(&eng->sched, bad);
 	/* the hardware fences stay reachable for megpu_cancel_consumers() */
 	megpu_sched_reattach(eng);
+	if (!drm_dev_enter(&eng->mdev->drm, &idx)) {
+		/* unplugged: megpu_remove() fails the jobs */
+		drm_sched_start(&eng->sched);
+		return DRM_GPU_SCHED_STAT_ENODEV;
+	}
 	mutex_lock(&eng->ring_lock);
 
 	/* anything that completed before the reset is not guilty */
@@ -439,6 +454,7 @@ static enum drm_gpu_sched_stat megpu_timedout_job(struct drm_sched_job *bad)
 	}
 	if (megpu_engine_hw_reset(eng)) {
 		mutex_unlock(&eng->ring_lock);
+		drm_dev_exit(idx);
 		drm_sched_start(&eng->sched);
 		return DRM_GPU_SCHED_STAT_ENODEV;
 	}
@@ -474,6 +490,7 @@ static enum drm_gpu_sched_stat megpu_timedout_job(struct drm_sched_job *bad)
 	mutex_unlock(&eng->ring_lock);
 
 restart:
+	drm_dev_exit(idx);
 	drm_sched_start(&eng->sched);
 	return DRM_GPU_SCHED_STAT_NOMINAL;
 }
@@ -575,6 +592,36 @@ static void megpu_engine_fini(struct megpu_engine *eng)
 {
 	drm_sched_fini(&eng->sched);
 	megpu_ring_fini(eng);
+}
+
+/*
+ * The device is gone: complete every job it will never complete, with
+ * @error, so that nobody waits for them. Its interrupts are freed.
+ */
+void megpu_sched_fail_all(struct megpu_device *mdev, int error)
+{
+	struct megpu_job *job, *tmp;
+	unsigned long flags;
+	LIST_HEAD(dead);
+	unsigned int i;
+
+	for (i = 0; i < mdev->num_engines; i++) {
+		struct megpu_engine *eng = &mdev->engines[i];
+
+		spin_lock_irqsave(&eng->job_lock, flags);
+		list_splice_tail_init(&eng->active, &dead);
+		spin_unlock_irqrestore(&eng->job_lock, flags);
+	}
+	spin_lock_irqsave(&mdev->flush_lock, flags);
+	list_splice_tail_init(&mdev->flush_jobs, &dead);
+	spin_unlock_irqrestore(&mdev->flush_lock, flags);
+
+	list_for_each_entry_safe(job, tmp, &dead, active_node) {
+		list_del_init(&job->active_node);
+		if (!job->error)
+			job->error = error;
+		megpu_job_signal(job);
+	}
 }
 
 int megpu_sched_init(struct megpu_device *mdev)

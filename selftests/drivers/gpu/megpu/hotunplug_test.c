@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The PCI function goes away while a client has the device open and a job
+ * in flight (sysfs unbind, as DRM's hot-unplug tests do): the job
+ * completes with an error, the open file gets -ENODEV, closing it after
+ * the unplug is clean, and binding the driver again gives a working GPU.
+ * The host harness checks the kernel log for warnings and oopses.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "megpu_drm.h"
+#include "libmegpu.h"
+#include "megpu_test.h"
+
+#define DRIVER_DIR "/sys/bus/pci/drivers/megpu"
+
+/* The PCI address ("0000:00:01.0") of the client's device. */
+static int pci_address(struct megpu *gpu, char *buf, size_t len)
+{
+	char path[PATH_MAX], target[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+	char *base;
+
+	if (fstat(gpu->fd, &st))
+		return -errno;
+	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u/device",
+		 major(st.st_rdev), minor(st.st_rdev));
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return -errno;
+	target[n] = '\0';
+	base = strrchr(target, '/');
+	base = base ? base + 1 : target;
+	if (strlen(base) >= len)
+		return -ENAMETOOLONG;
+	strcpy(buf, base);
+	return 0;
+}
+
+/* A client and a job on engine 0 that waits for the gate. */
+static void held_job(struct __test_metadata *_metadata, struct mt *t,
+		     struct megpu_bo **gate, struct mt_job *j)
+{
+	struct megpu_cs cs;
+
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, gate));
+	megpu_cs_init(&cs);
+	mt_gate_hold(&cs, *gate);
+	megpu_cs_write32(&cs, (*gate)->va + 64, 1);
+	ASSERT_EQ(0, mt_submit(&t->gpu, j, 0, &cs, gate, 1, 0));
+	megpu_cs_fini(&cs);
+	usleep(100 * 1000);
+	ASSERT_TRUE(mt_pending(&t->gpu, j->sync, 0));
+}
+
+/* The test's device; bound again after each test, whatever happened. */
+FIXTURE(unplug) {
+	char addr[64];
+};
+
+FIXTURE_SETUP(unplug)
+{
+	struct mt t;
+
+	ASSERT_EQ(0, mt_open(&t));
+	ASSERT_EQ(0, pci_address(&t.gpu, self->addr, sizeof(self->addr)));
+	mt_close(&t);
+}
+
+FIXTURE_TEARDOWN(unplug)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), DRIVER_DIR "/%s", self->addr);
+	if (access(path, F_OK))
+		mt_write_file(DRIVER_DIR "/bind", self->addr);
+}
+
+/* A sync_file wait, which needs no DRM ioctl: -ETIME after @ms. */
+static int sync_file_wait(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int n = poll(&p, 1, ms);
+
+	return n < 0 ? -errno : n ? 0 : -ETIME;
+}
+
+TEST_F(unplug, with_open_file_and_job)
+{
+	struct megpu_bo *gate;
+	struct mt_job j;
+	int sync_file;
+	struct mt t;
+	uint64_t v;
+
+	ASSERT_EQ(0, mt_open(&t));
+	held_job(_metadata, &t, &gate, &j);
+	/* after the unplug every DRM ioctl fails: watch the fence this way */
+	ASSERT_EQ(0, megpu_syncobj_export(&t.gpu, j.sync, 0, &sync_file));
+
+	ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/unbind", self->addr));
+
+	/* the job the device will never finish completes, with an error */
+	ASSERT_EQ(0, sync_file_wait(sync_file, 5000));
+	EXPECT_EQ(-ENODEV, megpu_sync_file_status(sync_file));
+	close(sync_file);
+	EXPECT_EQ(-ENODEV, megpu_get_param(&t.gpu,
+					   DRM_MEGPU_PARAM_ENGINE_COUNT, &v));
+	EXPECT_EQ(0, megpu_count_devices());
+
+	/* the CPU mapping of a BO still works; closing everything is clean */
+	mt_u32(gate)[0] = 1;
+	mt_job_free(&j);
+	megpu_bo_free(gate);
+	mt_close(&t);
+
+	ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/bind", self->addr));
+	ASSERT_EQ(1, megpu_count_devices());
+	ASSERT_EQ(0, mt_open(&t));
+	ASSERT_EQ(0, megpu_get_param(&t.gpu, DRM_MEGPU_PARAM_ENGINE_COUNT, &v));
+	ASSERT_LT(0, v);
+	ASSERT_EQ(0, mt_bo(&t.gpu, 4096, 0, &gate));
+	EXPECT_EQ(0, mt_probe_engine(&t, 0, gate, 0, 0x600d));
+	megpu_bo_free(gate);
+	mt_close(&t);
+}
+
+/* Unbind and bind again with nothing open, a few times. */
+TEST_F(unplug, bind_cycles)
+{
+	struct megpu_bo *bo;
+	struct mt t;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/unbind", self->addr));
+		EXPECT_EQ(0, megpu_count_devices());
+		ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/bind", self->addr));
+		ASSERT_EQ(0, mt_open(&t));
+		ASSERT_EQ(0, mt_bo(&t.gpu, 4096, 0, &bo));
+		EXPECT_EQ(0, mt_probe_engine(&t, i % t.engines, bo, 0, i + 1));
+		megpu_bo_free(bo);
+		mt_close(&t);
+	}
+}
+
+TEST_HARNESS_MAIN
