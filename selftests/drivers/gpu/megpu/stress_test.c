@@ -6,6 +6,7 @@
  * driver's live-object counters must return to where they started.
  */
 
+#include <signal.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -149,6 +150,82 @@ TEST_F_TIMEOUT(gpu, many_clients_many_jobs, 240)
 			       (unsigned long long)base[1],
 			       (unsigned long long)base[2]);
 	}
+}
+
+/*
+ * A client killed with work queued and running: the driver cleans up
+ * (queued jobs are dropped, running ones finish or time out), nothing
+ * leaks, and the GPU keeps working for others.
+ */
+TEST_F_TIMEOUT(gpu, client_killed_with_jobs_in_flight, 120)
+{
+	uint64_t base[MT_COUNTERS], now[MT_COUNTERS];
+	struct mt *t = &self->t;
+	struct megpu_kargs k = { .n = 1 << 18 };
+	int ready[2], status, round;
+	struct megpu_bo *probe;
+	char byte;
+	pid_t pid;
+
+	if (mt_counters(&t->gpu, base))
+		SKIP(return, "no debugfs counters");
+
+	for (round = 0; round < 3; round++) {
+		ASSERT_EQ(0, pipe(ready));
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			struct megpu_bo *buf, *args;
+			struct megpu_cs cs;
+			struct mt c;
+			uint64_t a;
+			int i;
+
+			close(ready[0]);
+			if (mt_open(&c) || mt_bo(&c.gpu, 4 * k.n, 0, &buf) ||
+			    mt_bo(&c.gpu, 4096, 0, &args))
+				_exit(1);
+			k.ptr[0] = buf->va;
+			if (megpu_kargs_write(args, 0, &k, &a))
+				_exit(1);
+			megpu_cs_init(&cs);
+			megpu_cs_dispatch(&cs, MEGPU_KERNEL_INCREMENT, a, k.n,
+					  1, 256, 1);
+			/* a deep queue of long jobs (each 2^18 increments) */
+			for (i = 0; i < 40; i++) {
+				struct megpu_bo *bos[2] = { buf, args };
+				struct mt_job j;
+				int e = mt_engine_for(&c, MEGPU_PKT_DISPATCH,
+						      -1);
+
+				if (e < 0 || mt_submit(&c.gpu, &j, e, &cs, bos,
+						       2, 0))
+					_exit(1);
+			}
+			if (write(ready[1], "x", 1) != 1)
+				_exit(1);
+			pause();
+			_exit(0);
+		}
+		close(ready[1]);
+		ASSERT_EQ(1, read(ready[0], &byte, 1));
+		close(ready[0]);
+		ASSERT_EQ(0, kill(pid, SIGKILL));
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		EXPECT_TRUE(WIFSIGNALED(status));
+	}
+
+	EXPECT_EQ(0, mt_counters_settle(&t->gpu, base, now, 30000))
+		TH_LOG("counters bos/jobs/vms: %llu/%llu/%llu, were "
+		       "%llu/%llu/%llu",
+		       (unsigned long long)now[0], (unsigned long long)now[1],
+		       (unsigned long long)now[2], (unsigned long long)base[0],
+		       (unsigned long long)base[1], (unsigned long long)base[2]);
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &probe));
+	for (round = 0; round < (int)t->engines; round++)
+		EXPECT_EQ(0, mt_probe_engine(t, round, probe, 4 * round,
+					     0x600d + round));
+	megpu_bo_free(probe);
 }
 
 TEST_HARNESS_MAIN
