@@ -44,7 +44,7 @@ MODULE := drivers/gpu/drm/megpu/megpu.ko
 INITRAMFS := $(B)/initramfs.cpio.gz
 
 .PHONY: all deps qemu module tools selftests initramfs demo check shell bench \
-	check-host check-qtest check-guest check-clean checkpatch clean
+	check-host check-qtest check-guest check-clean checkpatch checkpatch-qemu clean
 
 all: qemu module tools selftests initramfs
 
@@ -151,6 +151,11 @@ checkpatch: $(DEPS_STAMP)
 		--no-tree --strict --terse -f \
 		$(filter-out %.mod.c,$(wildcard drivers/gpu/drm/megpu/*.[ch])) \
 		uapi/drm/megpu_drm.h include/megpu_hw.h
+
+# QEMU's own style checker on our device files (QEMU style, not kernel).
+checkpatch-qemu: qemu
+	cd qemu-device && perl $(MEGPU_CACHE)/qemu-src/qemu-$(QEMU_UPVER)/scripts/qemu-checkpatch.pl \
+		--no-tree -f $$(find hw include tests -name '*.[ch]' ! -name trace.h)
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || true

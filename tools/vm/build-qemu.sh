@@ -22,6 +22,12 @@ if ! cmp -s "$glue" "$src/.megpu-glue.patch"; then
 	cp "$glue" "$src/.megpu-glue.patch"
 fi
 
+# QEMU's style checker under a name of its own: "checkpatch.pl" in the
+# cache is the kernel's (make checkpatch), for tools that look it up.
+if [ -f "$src/scripts/checkpatch.pl" ]; then
+	mv "$src/scripts/checkpatch.pl" "$src/scripts/qemu-checkpatch.pl"
+fi
+
 # Copy our files only when they differ so ninja rebuilds only what changed.
 overlay() {
 	local from=$1 to=$2
