@@ -7,12 +7,13 @@
  * out of order. By default a job's frame ends with a FLUSH packet before
  * its SIGNAL and TIMESTAMP, so its fence and semaphore mean visible data.
  * A job submitted with DRM_MEGPU_SUBMIT_HOST_FLUSH uses the seed's
- * host-driven handshake (FIG. 4) instead: its engine reports the job done
- * (the TIMESTAMP interrupt), the driver starts a flush through the FLUSH
- * register, the device acknowledges with FLUSH_DONE, and only then is the
- * job's fence signalled, which lets the CPU start (ring the doorbell of)
- * the jobs that depend on it. DRM_IOCTL_MEGPU_FLUSH is the same host
- * flush for userspace.
+ * host-driven handshake (FIG. 4) instead: its frame ends with an
+ * IDLE_SIGNAL, the engine's idle interrupt makes the driver retire it
+ * (its timestamp is written, its data may not be), the driver starts a
+ * flush through the FLUSH register, the device acknowledges with
+ * FLUSH_DONE, and only then is the job's fence signalled, which lets the
+ * CPU start (ring the doorbell of) the jobs that depend on it.
+ * DRM_IOCTL_MEGPU_FLUSH is the same host flush for userspace.
  */
 
 #include <linux/debugfs.h>

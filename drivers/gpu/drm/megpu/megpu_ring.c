@@ -6,6 +6,10 @@
  *	WAIT(sem, ts)* SET_CONTEXT(pd, ctx) IB(ib) [FLUSH] SIGNAL(own sem, seqno)
  *	TIMESTAMP(seqno, irq)
  *
+ * or, for a job with the host-driven flush handshake,
+ *
+ *	... SIGNAL(own sem, seqno) TIMESTAMP(seqno) IDLE_SIGNAL
+ *
  * with the waits and the semaphore planned by megpu_sem.c and the FLUSH
  * that makes the job's writes visible before its semaphore and fence say
  * it is done (megpu_flush.c).
@@ -74,11 +78,19 @@ void megpu_ring_emit_job(struct megpu_engine *eng, struct megpu_job *job)
 					       MEGPU_PKT_FLUSH_COUNT, 0));
 	ring_sem(eng, MEGPU_PKT_SIGNAL, &frame->own);
 
+	/*
+	 * A host-flushed job ends with the engine's idle signal instead of
+	 * a timestamp interrupt: the seed's "wait for idle" step.
+	 */
 	ring_put(eng, MEGPU_PKT_HEADER(MEGPU_PKT_TIMESTAMP,
 				       MEGPU_PKT_TIMESTAMP_COUNT,
+				       job->host_flush ? 0 :
 				       MEGPU_TIMESTAMP_FLAG_IRQ));
 	ring_put64(eng, eng->seqno_dma);
 	ring_put64(eng, job->seqno);
+	if (job->host_flush)
+		ring_put(eng, MEGPU_PKT_HEADER(MEGPU_PKT_IDLE_SIGNAL,
+					       MEGPU_PKT_IDLE_SIGNAL_COUNT, 0));
 
 	WARN_ON(((eng->tail - start) & (MEGPU_RING_SIZE - 1)) >
 		MEGPU_FRAME_MAX_BYTES);

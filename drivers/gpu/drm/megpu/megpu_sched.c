@@ -284,7 +284,10 @@ static void megpu_engine_fault(struct megpu_engine *eng)
 /* Engine interrupt, in the IRQ thread: @status was read and cleared. */
 void megpu_engine_irq(struct megpu_engine *eng, u32 status)
 {
-	/* idle says nothing about visibility: only counted */
+	/*
+	 * Idle says nothing about visibility; it ends host-flushed jobs'
+	 * frames, whose timestamps raise no interrupt: retire below.
+	 */
 	if (status & MEGPU_ENG_IRQ_IDLE)
 		eng->idle_irqs++;
 	if (status & MEGPU_ENG_IRQ_FAULT)
