@@ -220,8 +220,8 @@ struct drm_megpu_sync {
 /**
  * DRM_MEGPU_SUBMIT_HOST_FLUSH - the host-driven flush handshake
  *
- * Instead of a flush by the engine, the driver waits for the engine to
- * report the job done, starts a host flush, waits for the device's
+ * Instead of a flush by the engine, the job ends with the engine's idle
+ * signal; on it the driver starts a host flush, waits for the device's
  * flush-done acknowledgment and only then signals the job's fence; jobs
  * that depend on it are started by the CPU after that (seed 004, FIG. 4).
  */

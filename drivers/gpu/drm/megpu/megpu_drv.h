@@ -118,9 +118,8 @@ struct megpu_sem_obj {
  * @fence_context: dma_fence context of the hardware fences
  * @emitted: last seqno put in the ring
  * @fence_lock: lock of the hardware fences
- * @job_lock: protects @active, @completed and @faults
+ * @job_lock: protects @active and @faults
  * @active: jobs in the ring, oldest first
- * @completed: last seqno retired
  * @last_retire_ns: when the last job retired (busy-time accounting)
  * @faults: the last faults, for debugfs
  * @fault_count: faults seen since probe
@@ -150,9 +149,8 @@ struct megpu_engine {
 	u64 emitted;
 	spinlock_t fence_lock;		/* hardware fences */
 
-	spinlock_t job_lock;		/* active, completed, faults */
+	spinlock_t job_lock;		/* active, faults */
 	struct list_head active;
-	u64 completed;
 	u64 last_retire_ns;
 	struct megpu_fault faults[MEGPU_FAULT_LOG];
 	unsigned int fault_count;

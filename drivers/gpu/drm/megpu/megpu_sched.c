@@ -216,8 +216,6 @@ static void megpu_engine_retire(struct megpu_engine *eng)
 		list_move_tail(&job->active_node,
 			       job->host_flush ? &flush : &done);
 	}
-	if (seqno > eng->completed)
-		eng->completed = seqno;
 	spin_unlock_irqrestore(&eng->job_lock, flags);
 
 	now = local_clock();

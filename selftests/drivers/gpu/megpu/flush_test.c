@@ -296,116 +296,26 @@ TEST_F(gpu, flush_ioctl)
 }
 
 /*
- * Producer on one engine, consumer copying its output on another, the
- * consumer waiting for the producer's fence (in-sync), NO_IMPLICIT so
- * that nothing else orders them. Returns the iterations whose copy was
- * stale; stops at the first one when @stop.
+ * Producer on one engine, consumer copying its output on another, many
+ * times; NO_IMPLICIT so that only the chosen link orders them:
+ *   CHAIN_FENCE  the consumer waits for the producer's fence (in-sync);
+ *                @flags are the producer's submit flags;
+ *   CHAIN_IB_SEM the producer's IB writes, FLUSHes when @flags has
+ *                CHAIN_FLUSH_PACKET, then SIGNALs a semaphore in a BO; the
+ *                consumer, submitted first, WAITs for it in its own IB
+ *                (the frame's flush comes after the IB, too late for it).
+ * Returns the iterations whose copy was stale (-1 on an error); stops at
+ * the first one when @stop.
  */
-static int dependent(struct __test_metadata *_metadata, struct mt *t,
-		     uint32_t flags, unsigned int iters, bool stop,
-		     unsigned int *runs)
+enum chain_link { CHAIN_FENCE, CHAIN_IB_SEM };
+#define CHAIN_FLUSH_PACKET	0x80000000u
+
+static int stale_chain(struct __test_metadata *_metadata, struct mt *t,
+		 enum chain_link link, uint32_t flags, unsigned int iters,
+		 bool stop, unsigned int *runs)
 {
 	const uint32_t noimp = DRM_MEGPU_SUBMIT_NO_IMPLICIT;
-	int64_t end = megpu_now_ns() + BUDGET_NS;
-	struct megpu_bo *src, *dst, *kargs;
-	struct mt_job prod, cons;
-	unsigned int p, c, i, stale = 0;
-	struct megpu_cs cs;
-	int ret;
-
-	pick_pair(t, &p, &c);
-	ASSERT_EQ(0, mt_bo(&t->gpu, DATA_BYTES, 0, &src));
-	ASSERT_EQ(0, mt_bo(&t->gpu, DATA_BYTES, 0, &dst));
-	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &kargs));
-	megpu_cs_init(&cs);
-	ret = mt_job_prepare(&t->gpu, &prod, p, &src, 1, noimp | flags);
-	ret = ret ?: mt_job_prepare(&t->gpu, &cons, c, &dst, 1, noimp);
-	ret = ret ?: megpu_job_add_bo(&cons.job, src, DRM_MEGPU_BO_READ);
-	ret = ret ?: megpu_job_add_bo(&cons.job, kargs, DRM_MEGPU_BO_READ);
-	ret = ret ?: megpu_job_wait_sync(&cons.job, prod.sync, 0);
-	ret = ret ?: mt_cs_copy_any(t, c, &cs, src->va, dst->va,
-				    DATA_BYTES / 4, kargs, 0);
-	ret = ret ?: megpu_job_upload(&t->gpu, &cons.job, &cs);
-	EXPECT_EQ(0, ret);
-	for (i = 0; !ret && i < iters && megpu_now_ns() < end; i++) {
-		megpu_cs_reset(&cs);
-		cs_pattern(&cs, src, i + 1);
-		ret = mt_job_start(&prod, &cs);
-		ret = ret ?: megpu_job_submit(&t->gpu, &cons.job);
-		ret = ret ?: mt_job_done(&cons, mt_job_ns(t));
-		ret = ret ?: mt_job_done(&prod, mt_job_ns(t));
-		EXPECT_EQ(0, ret)
-			TH_LOG("iteration %u", i);
-		if (!ret && stale_pages(dst, i + 1)) {
-			stale++;
-			if (stop) {
-				i++;
-				break;
-			}
-		}
-	}
-	*runs = i;
-	TH_LOG("%s (engine %u) -> %s (engine %u), flags 0x%x: %u of %u "
-	       "consumers copied stale data", mt_name(t, p), p,
-	       mt_name(t, c), c, flags, stale, i);
-	megpu_cs_fini(&cs);
-	mt_job_free(&cons);
-	mt_job_free(&prod);
-	megpu_bo_free(kargs);
-	megpu_bo_free(dst);
-	megpu_bo_free(src);
-	return ret ? -1 : (int)stale;
-}
-
-/* F6 with the host-driven handshake (FIG. 4): never a stale copy. */
-TEST_F_TIMEOUT(gpu, dependent_launch_host_flush, 90)
-{
-	unsigned int runs;
-
-	NEED_FLUSH(&self->t);
-	MT_NEED_ENGINES(&self->t, 2);
-	EXPECT_EQ(0, dependent(_metadata, &self->t,
-			       DRM_MEGPU_SUBMIT_HOST_FLUSH, 200, false,
-			       &runs));
-	EXPECT_LT(20, runs);
-}
-
-/* F8, the GPU-internal flush (the default): never a stale copy. */
-TEST_F_TIMEOUT(gpu, dependent_launch_gpu_flush, 90)
-{
-	unsigned int runs;
-
-	NEED_FLUSH(&self->t);
-	MT_NEED_ENGINES(&self->t, 2);
-	EXPECT_EQ(0, dependent(_metadata, &self->t, 0, 200, false, &runs));
-	EXPECT_LT(20, runs);
-}
-
-/* The negative control: a NO_FLUSH producer's consumer copies old data. */
-TEST_F_TIMEOUT(gpu, dependent_launch_no_flush_is_stale, 90)
-{
-	unsigned int runs;
-
-	NEED_FLUSH(&self->t);
-	NEED_RELAXED(&self->t);
-	MT_NEED_ENGINES(&self->t, 2);
-	EXPECT_LT(0, dependent(_metadata, &self->t, DRM_MEGPU_SUBMIT_NO_FLUSH,
-			       TRIES, true, &runs))
-		TH_LOG("no stale copy in %u runs without a flush", runs);
-}
-
-/*
- * A FLUSH packet inside an IB: the producer writes, (FLUSHes,) then
- * SIGNALs a semaphore in a BO; the consumer on another engine WAITs for
- * it in its IB and copies. Default flags: the frame's flush comes after
- * the IB, too late for the semaphore. The consumer is submitted first,
- * so it is waiting when the SIGNAL lands.
- */
-static int ib_flush(struct __test_metadata *_metadata, struct mt *t,
-		    bool flush, unsigned int iters, bool stop,
-		    unsigned int *runs)
-{
-	const uint32_t noimp = DRM_MEGPU_SUBMIT_NO_IMPLICIT;
+	uint32_t prod_flags = link == CHAIN_FENCE ? flags : 0;
 	int64_t end = megpu_now_ns() + BUDGET_NS;
 	struct megpu_bo *src, *dst, *kargs, *sem;
 	struct mt_job prod, cons;
@@ -419,25 +329,40 @@ static int ib_flush(struct __test_metadata *_metadata, struct mt *t,
 	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &kargs));
 	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &sem));
 	megpu_cs_init(&cs);
-	ret = mt_job_prepare(&t->gpu, &prod, p, &src, 1, noimp);
-	ret = ret ?: megpu_job_add_bo(&prod.job, sem, DRM_MEGPU_BO_WRITE);
+	ret = mt_job_prepare(&t->gpu, &prod, p, &src, 1, noimp | prod_flags);
 	ret = ret ?: mt_job_prepare(&t->gpu, &cons, c, &dst, 1, noimp);
 	ret = ret ?: megpu_job_add_bo(&cons.job, src, DRM_MEGPU_BO_READ);
 	ret = ret ?: megpu_job_add_bo(&cons.job, kargs, DRM_MEGPU_BO_READ);
-	ret = ret ?: megpu_job_add_bo(&cons.job, sem, DRM_MEGPU_BO_READ);
+	if (link == CHAIN_FENCE) {
+		ret = ret ?: megpu_job_wait_sync(&cons.job, prod.sync, 0);
+		ret = ret ?: mt_cs_copy_any(t, c, &cs, src->va, dst->va,
+					    DATA_BYTES / 4, kargs, 0);
+		ret = ret ?: megpu_job_upload(&t->gpu, &cons.job, &cs);
+	} else {
+		ret = ret ?: megpu_job_add_bo(&prod.job, sem,
+					      DRM_MEGPU_BO_WRITE);
+		ret = ret ?: megpu_job_add_bo(&cons.job, sem,
+					      DRM_MEGPU_BO_READ);
+	}
 	EXPECT_EQ(0, ret);
 	for (i = 0; !ret && i < iters && megpu_now_ns() < end; i++) {
-		megpu_cs_reset(&cs);
-		megpu_cs_wait(&cs, sem->va, i + 1);
-		ret = mt_cs_copy_any(t, c, &cs, src->va, dst->va,
-				     DATA_BYTES / 4, kargs, 0);
-		ret = ret ?: mt_job_start(&cons, &cs);
+		if (link == CHAIN_IB_SEM) {
+			megpu_cs_reset(&cs);
+			megpu_cs_wait(&cs, sem->va, i + 1);
+			ret = mt_cs_copy_any(t, c, &cs, src->va, dst->va,
+					     DATA_BYTES / 4, kargs, 0);
+			ret = ret ?: mt_job_start(&cons, &cs);
+		}
 		megpu_cs_reset(&cs);
 		cs_pattern(&cs, src, i + 1);
-		if (flush)
-			megpu_cs_flush(&cs);
-		megpu_cs_signal(&cs, sem->va, i + 1);
+		if (link == CHAIN_IB_SEM) {
+			if (flags & CHAIN_FLUSH_PACKET)
+				megpu_cs_flush(&cs);
+			megpu_cs_signal(&cs, sem->va, i + 1);
+		}
 		ret = ret ?: mt_job_start(&prod, &cs);
+		if (link == CHAIN_FENCE)
+			ret = ret ?: megpu_job_submit(&t->gpu, &cons.job);
 		ret = ret ?: mt_job_done(&cons, mt_job_ns(t));
 		ret = ret ?: mt_job_done(&prod, mt_job_ns(t));
 		EXPECT_EQ(0, ret)
@@ -451,9 +376,11 @@ static int ib_flush(struct __test_metadata *_metadata, struct mt *t,
 		}
 	}
 	*runs = i;
-	TH_LOG("%s (engine %u) -> %s (engine %u), %s FLUSH: %u of %u "
+	TH_LOG("%s (engine %u) -> %s (engine %u), %s, flags 0x%x: %u of %u "
 	       "consumers copied stale data", mt_name(t, p), p,
-	       mt_name(t, c), c, flush ? "with" : "without", stale, i);
+	       mt_name(t, c), c,
+	       link == CHAIN_FENCE ? "in-sync" : "IB semaphore", flags,
+	       stale, i);
 	megpu_cs_fini(&cs);
 	mt_job_free(&cons);
 	mt_job_free(&prod);
@@ -462,6 +389,45 @@ static int ib_flush(struct __test_metadata *_metadata, struct mt *t,
 	megpu_bo_free(dst);
 	megpu_bo_free(src);
 	return ret ? -1 : (int)stale;
+}
+
+/* F6 with the host-driven handshake (FIG. 4): never a stale copy. */
+TEST_F_TIMEOUT(gpu, dependent_launch_host_flush, 90)
+{
+	unsigned int runs;
+
+	NEED_FLUSH(&self->t);
+	MT_NEED_ENGINES(&self->t, 2);
+	EXPECT_EQ(0, stale_chain(_metadata, &self->t, CHAIN_FENCE,
+				 DRM_MEGPU_SUBMIT_HOST_FLUSH, 200, false,
+				 &runs));
+	EXPECT_LT(20, runs);
+}
+
+/* F8, the GPU-internal flush (the default): never a stale copy. */
+TEST_F_TIMEOUT(gpu, dependent_launch_gpu_flush, 90)
+{
+	unsigned int runs;
+
+	NEED_FLUSH(&self->t);
+	MT_NEED_ENGINES(&self->t, 2);
+	EXPECT_EQ(0, stale_chain(_metadata, &self->t, CHAIN_FENCE, 0, 200,
+				 false, &runs));
+	EXPECT_LT(20, runs);
+}
+
+/* The negative control: a NO_FLUSH producer's consumer copies old data. */
+TEST_F_TIMEOUT(gpu, dependent_launch_no_flush_is_stale, 90)
+{
+	unsigned int runs;
+
+	NEED_FLUSH(&self->t);
+	NEED_RELAXED(&self->t);
+	MT_NEED_ENGINES(&self->t, 2);
+	EXPECT_LT(0, stale_chain(_metadata, &self->t, CHAIN_FENCE,
+				 DRM_MEGPU_SUBMIT_NO_FLUSH, TRIES, true,
+				 &runs))
+		TH_LOG("no stale copy in %u runs without a flush", runs);
 }
 
 TEST_F_TIMEOUT(gpu, flush_packet_orders_signal, 90)
@@ -473,7 +439,8 @@ TEST_F_TIMEOUT(gpu, flush_packet_orders_signal, 90)
 	MT_NEED_ENGINES(&self->t, 2);
 	pick_pair(&self->t, &p, &c);
 	ASSERT_EQ(0, mt_flush_stats(&self->t, &a));
-	EXPECT_EQ(0, ib_flush(_metadata, &self->t, true, RUNS, false, &runs));
+	EXPECT_EQ(0, stale_chain(_metadata, &self->t, CHAIN_IB_SEM,
+				 CHAIN_FLUSH_PACKET, RUNS, false, &runs));
 	EXPECT_LT(10, runs);
 	/* the packet in the IB and the frame's: two FLUSHes a job */
 	ASSERT_EQ(0, mt_flush_stats(&self->t, &b));
@@ -487,7 +454,8 @@ TEST_F_TIMEOUT(gpu, signal_without_flush_packet_is_stale, 90)
 	NEED_FLUSH(&self->t);
 	NEED_RELAXED(&self->t);
 	MT_NEED_ENGINES(&self->t, 2);
-	EXPECT_LT(0, ib_flush(_metadata, &self->t, false, TRIES, true, &runs))
+	EXPECT_LT(0, stale_chain(_metadata, &self->t, CHAIN_IB_SEM, 0,
+				 TRIES, true, &runs))
 		TH_LOG("no stale copy in %u runs without the FLUSH packet",
 		       runs);
 }
