@@ -11,7 +11,12 @@ space := $(subst ,, )
 
 KVER ?= 6.12.117+deb12
 QEMU_DEBVER ?= 1:10.0.13+ds-0+deb13u1
-MEGPU_CACHE ?= $(HOME)/.cache/megpu
+# A cache outside the tree; HOME may be unset (cron, CI agents, chroots).
+MEGPU_HOME := $(or $(HOME),$(shell getent passwd $$(id -u) | cut -d: -f6))
+ifeq ($(MEGPU_HOME)$(MEGPU_CACHE),)
+$(error neither HOME nor MEGPU_CACHE is set: set one of them)
+endif
+MEGPU_CACHE ?= $(MEGPU_HOME)/.cache/megpu
 ENGINES ?= 4
 export KVER QEMU_DEBVER MEGPU_CACHE ENGINES
 
@@ -44,7 +49,8 @@ MODULE := drivers/gpu/drm/megpu/megpu.ko
 INITRAMFS := $(B)/initramfs.cpio.gz
 
 .PHONY: all deps qemu module tools selftests initramfs demo check shell bench \
-	check-host check-qtest check-guest check-clean checkpatch checkpatch-qemu clean
+	check-host check-qtest check-guest check-fresh checkpatch checkpatch-qemu \
+	clean
 
 all: qemu module tools selftests initramfs
 
@@ -98,7 +104,17 @@ shell: qemu initramfs
 bench: qemu initramfs
 	tools/vm/run.sh bench $(INITRAMFS)
 
-check-host:
+# Inside `make check` everything is built already (CHECK_BUILT=1), so the
+# levels do not rebuild; alone, each builds what it needs.
+ifeq ($(CHECK_BUILT),1)
+QTEST_NEEDS :=
+GUEST_NEEDS :=
+else
+QTEST_NEEDS := qemu
+GUEST_NEEDS := qemu initramfs
+endif
+
+check-host: $(DEPS_STAMP)
 	@echo "== host unit tests"
 	@mkdir -p $(B)/host $(B)/results; pass=0; fail=0; \
 	for t in tests/host/*_test.c; do \
@@ -118,7 +134,7 @@ check-host:
 	echo "$$pass $$fail" >$(B)/results/host; \
 	[ $$fail = 0 ]
 
-check-qtest: qemu
+check-qtest: $(QTEST_NEEDS)
 	@echo "== device qtest"
 	tools/vm/qtest.sh
 
@@ -127,7 +143,7 @@ check-qtest: qemu
 ENGINES8_TESTS := device_test,packets_test,sync_test,recovery_test,$\
 	stress_test,sem_test,sem_stress_test,flush_test
 ENGINES8_TESTS := $(subst $(space),,$(ENGINES8_TESTS))
-check-guest: qemu initramfs
+check-guest: $(GUEST_NEEDS)
 	@echo "== guest kselftests"
 	tools/vm/run.sh check $(INITRAMFS)
 	@echo "== guest kselftests: 8 engines"
@@ -139,12 +155,21 @@ check-guest: qemu initramfs
 	DEVICE_PROPS="x-version=0x20000 x-drop-irqs=on" \
 		tools/vm/run.sh check $(INITRAMFS)
 
-check: check-clean check-host check-qtest check-guest
-	@cat $(B)/results/* | awk '{ p += $$1; f += $$2 } \
+# Build first (in parallel under make -j), then run the levels one after
+# the other, all of them even when one fails, so the summary counts all.
+CHECK_RESULTS := host qtest guest-check guest-check-8 guest-check-probe
+check: qemu initramfs $(DEPS_STAMP)
+	@rm -rf $(B)/results
+	@$(MAKE) --no-print-directory -j1 -k CHECK_BUILT=1 \
+		check-host check-qtest check-guest || true
+	@for r in $(CHECK_RESULTS); do \
+		[ -f $(B)/results/$$r ] || echo "0 1 $$r: no result"; \
+	done | cat - $(B)/results/* 2>/dev/null | awk '{ p += $$1; f += $$2 } \
 		END { printf "check: %d passed, %d failed\n", p, f; exit f > 0 }'
 
-check-clean:
-	@rm -rf $(B)/results
+# The README's two commands in a clean Debian 12 root, each from nothing.
+check-fresh:
+	tools/vm/check-fresh.sh
 
 checkpatch: $(DEPS_STAMP)
 	perl $(MEGPU_CACHE)/linux-source/tree/*/scripts/checkpatch.pl \

@@ -16,8 +16,14 @@ export DEBIAN_FRONTEND=noninteractive
 log() { printf 'deps: %s\n' "$*"; }
 die() { printf 'deps: error: %s\n' "$*" >&2; exit 1; }
 
+command -v apt-get >/dev/null ||
+	die "apt-get not found: megpu builds from Debian's archive (Debian 12)"
 SUDO=
-[ "$(id -u)" = 0 ] || SUDO=sudo
+if [ "$(id -u)" != 0 ]; then
+	command -v sudo >/dev/null ||
+		die "not root and no sudo: run as root or install sudo"
+	SUDO=sudo
+fi
 
 setup_apt() {
 	local f=/etc/apt/sources.list.d/megpu-src.sources
