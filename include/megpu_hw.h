@@ -28,7 +28,7 @@
 
 /* Hardware version: major changes break the driver, minor ones extend. */
 #define MEGPU_HW_VERSION_MAJOR		1
-#define MEGPU_HW_VERSION_MINOR		0
+#define MEGPU_HW_VERSION_MINOR		1	/* 1: programmable waves */
 #define MEGPU_HW_VERSION(maj, min)	(((maj) << 16) | (min))
 #define MEGPU_HW_VERSION_GET_MAJOR(v)	(((v) >> 16) & 0xffff)
 #define MEGPU_HW_VERSION_GET_MINOR(v)	((v) & 0xffff)
@@ -67,6 +67,7 @@
 #define MEGPU_CAP_MMU			MEGPU_BIT(2)	/* per-context VA */
 #define MEGPU_CAP_SEMAPHORE		MEGPU_BIT(3)	/* SIGNAL/WAIT */
 #define MEGPU_CAP_FLUSH			MEGPU_BIT(4)	/* posted writes, flush */
+#define MEGPU_CAP_WAVES			MEGPU_BIT(5)	/* wave ISA programs */
 
 /*
  * MSI-X vectors: one per engine slot, then the device-wide sources.
@@ -111,6 +112,16 @@
 #define MEGPU_REG_MISC_IRQ_STATUS	0x003c	/* RW1C: MEGPU_MISC_IRQ_* */
 #define MEGPU_REG_QUEUE_MC		0x0040	/* RO: MC queue occupancy */
 
+/*
+ * Waves (seed 003). WAVE_RESTART: write the id of a wave parked by SLEEP
+ * to let it run on; an id that is not a parked wave only counts in
+ * WAVE_RESTART_ERRORS. WAVE_INTERRUPTS counts INTERRUPT instructions.
+ */
+#define MEGPU_REG_WAVE_RESTART		0x0080	/* WO: wave id */
+#define MEGPU_REG_WAVE_RESTART_ERRORS	0x0084	/* RO: ignored restarts */
+#define MEGPU_REG_WAVE_RESTARTS		0x0088	/* RO: waves restarted */
+#define MEGPU_REG_WAVE_INTERRUPTS	0x008c	/* RO: INTERRUPTs run */
+
 #define MEGPU_WRITE_MODE_STRICT		0
 #define MEGPU_WRITE_MODE_RELAXED	1
 
@@ -118,6 +129,7 @@
 #define MEGPU_FLUSH_STATUS_BUSY		MEGPU_BIT(1)
 
 #define MEGPU_MISC_IRQ_FLUSH_DONE	MEGPU_BIT(0)
+#define MEGPU_MISC_IRQ_WAVE		MEGPU_BIT(1)	/* a wave ran INTERRUPT */
 
 /* Entries per engine write queue: a full queue stalls the engine. */
 #define MEGPU_WRITE_QUEUE_DEPTH		64
@@ -161,11 +173,20 @@
 #define MEGPU_ENG_STALLED_WRITES	0x74	/* RO: writes that found it full */
 #define MEGPU_ENG_FLUSHES		0x78	/* RO: FLUSH packets done */
 #define MEGPU_ENG_IDLE_SIGNALS		0x7c	/* RO: idle interrupts raised */
+/* Waves of a program DISPATCH (see "Wave ISA" below). */
+#define MEGPU_ENG_WAVE_FAULT_ID		0x80	/* RO: wave id of a wave fault */
+#define MEGPU_ENG_WAVE_FAULT_PC		0x84	/* RO: its instruction index */
+#define MEGPU_ENG_WAVES_LIVE		0x88	/* RO: resident waves now */
+#define MEGPU_ENG_WAVES_PARKED		0x8c	/* RO: of which parked */
+#define MEGPU_ENG_PARKED_WAVE		0x90	/* RO: a parked wave's id */
+#define MEGPU_ENG_WAVE_INSNS_LO		0x94	/* RO: wave instructions run */
+#define MEGPU_ENG_WAVE_INSNS_HI		0x98
 
 #define MEGPU_ENG_STATUS_IDLE		MEGPU_BIT(0)	/* head == tail */
 #define MEGPU_ENG_STATUS_WAIT_SEM	MEGPU_BIT(1)	/* stalled on WAIT */
 #define MEGPU_ENG_STATUS_FAULTED	MEGPU_BIT(2)	/* until FAULT_ACK */
 #define MEGPU_ENG_STATUS_RESETTING	MEGPU_BIT(3)	/* until reset done */
+#define MEGPU_ENG_STATUS_WAVE_PARKED	MEGPU_BIT(4)	/* a wave sleeps */
 
 /*
  * CONTROL. RESET stops the engine at a packet boundary (a WAIT is
@@ -200,10 +221,18 @@
 #define MEGPU_FAULT_BUS			7	/* DMA to a bad bus address */
 #define MEGPU_FAULT_BAD_ARG		8	/* bad size, alignment, kernel */
 #define MEGPU_FAULT_IB_OVERRUN		9	/* packet runs past IB end */
+/* Faults of wave programs (FAULT_INFO.WAVE set); BAD_OPCODE, MMU too. */
+#define MEGPU_FAULT_MISALIGNED		10	/* unaligned load/store/atomic */
+#define MEGPU_FAULT_BAD_OPERAND		11	/* register, sreg, arg offset */
+#define MEGPU_FAULT_MASK_STACK		12	/* IF depth over/underflow */
+#define MEGPU_FAULT_PC_RANGE		13	/* PC left the program */
+#define MEGPU_FAULT_BUDGET		14	/* wave instruction budget */
+#define MEGPU_FAULT_NO_MAILBOX		15	/* SYSCALL: no mailbox yet */
 
 /* FAULT_INFO: access type and where the faulting packet came from. */
 #define MEGPU_FAULT_INFO_WRITE		MEGPU_BIT(0)	/* else read */
 #define MEGPU_FAULT_INFO_IN_IB		MEGPU_BIT(1)	/* else ring */
+#define MEGPU_FAULT_INFO_WAVE		MEGPU_BIT(2)	/* a wave instruction */
 
 /*
  * Packets: a header dword, then MEGPU_PKT_COUNT(header) payload dwords.
@@ -330,6 +359,13 @@
 	(MEGPU_BIT(MEGPU_KERNEL_CHECKSUM) | MEGPU_BIT(MEGPU_KERNEL_BLUR3X3) | \
 	 MEGPU_BIT(MEGPU_KERNEL_SEPIA))
 
+/*
+ * PROGRAM: run a wave ISA program (below) instead of a built-in kernel,
+ * on gfx and compute engines. args points at a program argument block
+ * (MEGPU_PARGS_*), not a struct megpu_kernel_args.
+ */
+#define MEGPU_KERNEL_PROGRAM		0x80
+
 /* Work-group size limit: group_x * group_y. */
 #define MEGPU_MAX_GROUP_SIZE		1024
 
@@ -342,6 +378,150 @@
 #define MEGPU_KARGS_N			32
 #define MEGPU_KARGS_PARAM(i)		(36 + (i) * 4)
 #define MEGPU_KARGS_SIZE		48
+
+/*
+ * Wave ISA (seed 003's programmable waves). A DISPATCH of
+ * MEGPU_KERNEL_PROGRAM splits each work-group into waves of
+ * MEGPU_WAVE_LANES work-items (lane l = local linear id % LANES); lanes
+ * past the group or the grid start inactive. Every lane has
+ * MEGPU_WAVE_REGS 64-bit registers (floats: IEEE binary32 in bits 31:0,
+ * bits 63:32 written as 0); an execution mask says which lanes run.
+ *
+ * Program argument block (8-byte aligned, little endian): the program's
+ * address (8-byte aligned; GPU VA inside an IB), its length in
+ * instructions (1..MEGPU_PROGRAM_MAX_INSNS), flags (0), then
+ * MEGPU_PARGS_USER_SIZE bytes of user arguments read by LDARG/LDARG32.
+ */
+#define MEGPU_WAVE_LANES		16
+#define MEGPU_WAVE_REGS			32
+#define MEGPU_WAVE_MASK_DEPTH		16	/* nested IFs */
+#define MEGPU_WAVE_SLOTS		16	/* resident waves per engine */
+#define MEGPU_PROGRAM_MAX_INSNS		65536
+
+#define MEGPU_PARGS_PROGRAM		0	/* u64 */
+#define MEGPU_PARGS_LENGTH		8	/* u32 */
+#define MEGPU_PARGS_FLAGS		12	/* u32, must be 0 */
+#define MEGPU_PARGS_USER		16
+#define MEGPU_PARGS_USER_SIZE		128
+#define MEGPU_PARGS_SIZE		(MEGPU_PARGS_USER + MEGPU_PARGS_USER_SIZE)
+
+/*
+ * Wave ids, per device: engine, resident slot and a launch number that
+ * makes a stale id (of a wave that ended) not match a later wave.
+ */
+#define MEGPU_WAVE_ID(eng, slot, seq) \
+	((((eng) & 0xfu) << 28) | (((slot) & 0xffu) << 20) | ((seq) & 0xfffffu))
+#define MEGPU_WAVE_ID_ENGINE(id)	(((id) >> 28) & 0xf)
+#define MEGPU_WAVE_ID_SLOT(id)		(((id) >> 20) & 0xff)
+#define MEGPU_WAVE_ID_SEQ(id)		((id) & 0xfffff)
+#define MEGPU_WAVE_ID_NONE		0xffffffffu
+
+/*
+ * Instructions are 64 bits, little endian: opcode 7:0, dst 15:8,
+ * src0 23:16, src1 31:24, imm 63:32. Register fields >= MEGPU_WAVE_REGS
+ * fault BAD_OPERAND, except src1 == MEGPU_ISA_IMM in the binary ALU,
+ * float and compare ops, which then use imm instead: sign-extended for
+ * integer ops, the binary32 bits for float ops. Memory addresses are
+ * src0 + sign-extended imm; branch targets are instruction indexes in
+ * imm.
+ */
+#define MEGPU_INSN(op, dst, s0, s1, imm) \
+	((uint64_t)((op) & 0xffu) | (uint64_t)((dst) & 0xffu) << 8 | \
+	 (uint64_t)((s0) & 0xffu) << 16 | (uint64_t)((s1) & 0xffu) << 24 | \
+	 (uint64_t)(uint32_t)(imm) << 32)
+#define MEGPU_INSN_OP(i)		((uint32_t)(i) & 0xff)
+#define MEGPU_INSN_DST(i)		((uint32_t)((i) >> 8) & 0xff)
+#define MEGPU_INSN_SRC0(i)		((uint32_t)((i) >> 16) & 0xff)
+#define MEGPU_INSN_SRC1(i)		((uint32_t)((i) >> 24) & 0xff)
+#define MEGPU_INSN_IMM(i)		((uint32_t)((i) >> 32))
+#define MEGPU_ISA_IMM			0xff
+/* SYSCALL dst, N, s0, s1, s2: s2 in imm 7:0, N in imm 31:8. */
+#define MEGPU_INSN_SYSCALL(dst, n, s0, s1, s2) \
+	MEGPU_INSN(MEGPU_OP_SYSCALL, dst, s0, s1, \
+		   ((uint32_t)(n) << 8) | ((s2) & 0xffu))
+#define MEGPU_INSN_SYSCALL_N(i)		(MEGPU_INSN_IMM(i) >> 8)
+#define MEGPU_INSN_SYSCALL_SRC2(i)	(MEGPU_INSN_IMM(i) & 0xff)
+#define MEGPU_SYSCALL_MAX_N		0xffffff
+
+/* Control and moves. Per lane unless said "wave". */
+#define MEGPU_OP_NOP			0x00
+#define MEGPU_OP_END			0x01	/* wave: the wave ends */
+#define MEGPU_OP_MOV			0x02	/* dst = s0 */
+#define MEGPU_OP_LI			0x03	/* dst = sext(imm) */
+#define MEGPU_OP_LIH			0x04	/* dst = imm << 32 | dst[31:0] */
+#define MEGPU_OP_S2R			0x05	/* dst = special reg imm */
+#define MEGPU_OP_LDARG			0x06	/* dst = user arg u64 at imm */
+#define MEGPU_OP_LDARG32		0x07	/* dst = user arg u32 at imm */
+/* Integer ALU, 64-bit, dst = s0 op s1; shifts use s1 & 63. */
+#define MEGPU_OP_ADD			0x10
+#define MEGPU_OP_SUB			0x11
+#define MEGPU_OP_MUL			0x12
+#define MEGPU_OP_AND			0x13
+#define MEGPU_OP_OR			0x14
+#define MEGPU_OP_XOR			0x15
+#define MEGPU_OP_SHL			0x16
+#define MEGPU_OP_SHR			0x17	/* logical */
+#define MEGPU_OP_SAR			0x18	/* arithmetic */
+#define MEGPU_OP_MIN			0x19	/* signed */
+#define MEGPU_OP_MAX			0x1a
+#define MEGPU_OP_MINU			0x1b	/* unsigned */
+#define MEGPU_OP_MAXU			0x1c
+/* Float ALU on binary32 (round to nearest even, as the host does). */
+#define MEGPU_OP_FADD			0x20
+#define MEGPU_OP_FSUB			0x21
+#define MEGPU_OP_FMUL			0x22
+#define MEGPU_OP_FMIN			0x23
+#define MEGPU_OP_FMAX			0x24
+#define MEGPU_OP_I2F			0x25	/* dst = (float)(int64)s0 */
+#define MEGPU_OP_F2I			0x26	/* trunc, saturating int32, NaN 0 */
+/* Compares: dst = 1 if true else 0. */
+#define MEGPU_OP_CMPEQ			0x30
+#define MEGPU_OP_CMPNE			0x31
+#define MEGPU_OP_CMPLT			0x32	/* signed */
+#define MEGPU_OP_CMPLE			0x33
+#define MEGPU_OP_CMPLTU			0x34	/* unsigned */
+#define MEGPU_OP_CMPLEU			0x35
+#define MEGPU_OP_FCMPEQ			0x36	/* false for NaN */
+#define MEGPU_OP_FCMPLT			0x37
+#define MEGPU_OP_FCMPLE			0x38
+/* Divergence and branches (wave). */
+#define MEGPU_OP_IF			0x40	/* push mask; mask &= s0 != 0 */
+#define MEGPU_OP_ELSE			0x41	/* mask = top & ~mask */
+#define MEGPU_OP_ENDIF			0x42	/* mask = pop */
+#define MEGPU_OP_JMP			0x43	/* pc = imm */
+#define MEGPU_OP_BRANY			0x44	/* if any active s0 != 0 */
+/* Memory through the GPU MMU; address = s0 + sext(imm), aligned. */
+#define MEGPU_OP_LD32			0x50	/* dst = zext(u32) */
+#define MEGPU_OP_LD64			0x51
+#define MEGPU_OP_ST32			0x52	/* mem = s1[31:0] */
+#define MEGPU_OP_ST64			0x53	/* mem = s1 */
+#define MEGPU_OP_ATOMADD32		0x54	/* dst = old; mem += s1 */
+#define MEGPU_OP_ATOMCAS32		0x55	/* mem == dst ? s1; dst = old */
+#define MEGPU_OP_ATOMXCHG32		0x56	/* dst = old; mem = s1 */
+/* Seed 003: GPU-to-CPU calls (wave). */
+#define MEGPU_OP_SYSCALL		0x60	/* see MEGPU_INSN_SYSCALL */
+#define MEGPU_OP_INTERRUPT		0x61	/* raise MISC_IRQ_WAVE */
+#define MEGPU_OP_SLEEP			0x62	/* park until WAVE_RESTART */
+/* SLEEP imm: raise MISC_IRQ_WAVE once parked (INTERRUPT + SLEEP, no race) */
+#define MEGPU_SLEEP_IRQ			MEGPU_BIT(0)
+
+/* Special registers for S2R (imm). */
+#define MEGPU_SR_GLOBAL_ID		0	/* y * grid_x + x */
+#define MEGPU_SR_GLOBAL_ID_X		1
+#define MEGPU_SR_GLOBAL_ID_Y		2
+#define MEGPU_SR_LOCAL_ID		3	/* ly * group_x + lx */
+#define MEGPU_SR_LOCAL_ID_X		4
+#define MEGPU_SR_LOCAL_ID_Y		5
+#define MEGPU_SR_GROUP_ID_X		6
+#define MEGPU_SR_GROUP_ID_Y		7
+#define MEGPU_SR_GRID_X			8
+#define MEGPU_SR_GRID_Y			9
+#define MEGPU_SR_GROUP_SIZE_X		10
+#define MEGPU_SR_GROUP_SIZE_Y		11
+#define MEGPU_SR_WAVE_ID		12	/* MEGPU_WAVE_ID() */
+#define MEGPU_SR_LANE_ID		13
+#define MEGPU_SR_EXEC			14	/* the execution mask */
+#define MEGPU_SR_COUNT			15
 
 /*
  * GPU MMU: two levels, 4 KiB pages, 32-bit virtual addresses.

@@ -78,7 +78,8 @@ bool megpu_fault(MegpuExec *x, uint32_t code, uint64_t addr, bool is_write)
         x->fault_code = code;
         x->fault_addr = addr;
         x->fault_info = (is_write ? MEGPU_FAULT_INFO_WRITE : 0) |
-                        (x->in_ib ? MEGPU_FAULT_INFO_IN_IB : 0);
+                        (x->in_ib ? MEGPU_FAULT_INFO_IN_IB : 0) |
+                        (x->in_wave ? MEGPU_FAULT_INFO_WAVE : 0);
     }
     return false;
 }
@@ -609,6 +610,8 @@ static void megpu_engine_do_reset(MegpuEngine *e)
     e->pt_base = 0;
     e->wait_addr = 0;
     e->wait_value = 0;
+    e->wave_fault_id = MEGPU_WAVE_ID_NONE;
+    e->wave_fault_pc = 0;
     /* queued writes of the stopped work are lost, as on hardware */
     megpu_wq_engine_drop(e);
     if (e->full_reset) {
@@ -622,6 +625,7 @@ static void megpu_engine_do_reset(MegpuEngine *e)
         e->last_ts = 0;
         e->flushes = 0;
         e->idle_signals = 0;
+        e->wave_insns = 0;
         qatomic_set(&e->stalled_writes, 0);
     } else {
         e->resets++;
@@ -681,6 +685,9 @@ static void *megpu_engine_thread(void *opaque)
         e->fault_addr = x.fault_addr;
         e->fault_head = r.head;
         e->fault_info = x.fault_info;
+        e->wave_fault_id = (x.fault_info & MEGPU_FAULT_INFO_WAVE) ?
+                           x.wave_id : MEGPU_WAVE_ID_NONE;
+        e->wave_fault_pc = x.wave_pc;
         e->faults++;
         e->faulted = true;
         e->resume_head = next;
@@ -713,7 +720,8 @@ uint32_t megpu_engine_read(MegpuEngine *e, hwaddr off)
         val = (megpu_engine_idle_locked(e) ? MEGPU_ENG_STATUS_IDLE : 0) |
               (e->waiting ? MEGPU_ENG_STATUS_WAIT_SEM : 0) |
               (e->faulted ? MEGPU_ENG_STATUS_FAULTED : 0) |
-              (e->reset_pending ? MEGPU_ENG_STATUS_RESETTING : 0);
+              (e->reset_pending ? MEGPU_ENG_STATUS_RESETTING : 0) |
+              (e->waves_parked ? MEGPU_ENG_STATUS_WAVE_PARKED : 0);
         break;
     case MEGPU_ENG_IRQ_STATUS:
         val = e->irq_status;
@@ -801,6 +809,27 @@ uint32_t megpu_engine_read(MegpuEngine *e, hwaddr off)
         break;
     case MEGPU_ENG_IDLE_SIGNALS:
         val = e->idle_signals;
+        break;
+    case MEGPU_ENG_WAVE_FAULT_ID:
+        val = e->wave_fault_id;
+        break;
+    case MEGPU_ENG_WAVE_FAULT_PC:
+        val = e->wave_fault_pc;
+        break;
+    case MEGPU_ENG_WAVES_LIVE:
+        val = e->waves_live;
+        break;
+    case MEGPU_ENG_WAVES_PARKED:
+        val = e->waves_parked;
+        break;
+    case MEGPU_ENG_PARKED_WAVE:
+        val = megpu_wave_parked_locked(e);
+        break;
+    case MEGPU_ENG_WAVE_INSNS_LO:
+        val = e->wave_insns;
+        break;
+    case MEGPU_ENG_WAVE_INSNS_HI:
+        val = e->wave_insns >> 32;
         break;
     default:
         qemu_log_mask(LOG_GUEST_ERROR,
@@ -945,6 +974,7 @@ void megpu_engine_init(MegpuState *s, unsigned n)
     e->type = n % MEGPU_ENGINE_NUM_TYPES;
     e->pkt_mask = megpu_type_pkts[e->type];
     e->kernel_mask = megpu_type_kernels[e->type];
+    e->wave_fault_id = MEGPU_WAVE_ID_NONE;
     qemu_mutex_init(&e->lock);
     qemu_mutex_init(&e->xlat_lock);
     qemu_cond_init(&e->cond);

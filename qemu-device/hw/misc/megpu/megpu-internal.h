@@ -23,6 +23,9 @@ typedef struct MegpuExec {
     uint32_t fault_code;
     uint64_t fault_addr;
     uint32_t fault_info;
+    bool in_wave;               /* running wave instructions */
+    uint32_t wave_id;           /* the wave and instruction running */
+    uint32_t wave_pc;
 } MegpuExec;
 
 /* One page chunk of guest memory mapped for a direct or atomic access. */
@@ -65,6 +68,12 @@ bool megpu_dispatch(MegpuExec *x, uint32_t kernel, uint64_t args,
                     uint32_t grid_x, uint32_t grid_y,
                     uint32_t group_x, uint32_t group_y);
 
+/* megpu-wave.c */
+bool megpu_wave_dispatch(MegpuExec *x, uint64_t args, uint32_t grid_x,
+                         uint32_t grid_y, uint32_t group_x, uint32_t group_y);
+void megpu_wave_restart(MegpuState *s, uint32_t id);
+uint32_t megpu_wave_parked_locked(MegpuEngine *e);
+
 /* megpu-writeq.c */
 bool megpu_wq_init(MegpuState *s, Error **errp);
 void megpu_wq_fini(MegpuState *s);
@@ -79,5 +88,6 @@ bool megpu_wq_engine_flush(MegpuExec *x);
 void megpu_wq_engine_drop(MegpuEngine *e);
 bool megpu_wq_reg_read(MegpuState *s, hwaddr addr, uint64_t *val);
 bool megpu_wq_reg_write(MegpuState *s, hwaddr addr, uint32_t val);
+void megpu_misc_irq(MegpuState *s, uint32_t bits);
 
 #endif

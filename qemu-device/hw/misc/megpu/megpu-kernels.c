@@ -318,6 +318,9 @@ bool megpu_dispatch(MegpuExec *x, uint32_t kernel, uint64_t args,
     MegpuKernel k = { .id = kernel };
     bool image = megpu_kernel_is_image(kernel);
 
+    if (kernel == MEGPU_KERNEL_PROGRAM) {
+        return megpu_wave_dispatch(x, args, grid_x, grid_y, group_x, group_y);
+    }
     if (kernel >= MEGPU_KERNEL_COUNT) {
         return megpu_fault(x, MEGPU_FAULT_BAD_ARG, x->pkt_addr, false);
     }

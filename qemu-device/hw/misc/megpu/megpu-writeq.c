@@ -633,6 +633,15 @@ bool megpu_wq_reg_write(MegpuState *s, hwaddr addr, uint32_t val)
     }
 }
 
+/* Set MISC_IRQ_STATUS bits and send the misc vector (any thread). */
+void megpu_misc_irq(MegpuState *s, uint32_t bits)
+{
+    qemu_mutex_lock(&s->wq_lock);
+    s->misc_irq_status |= bits;
+    qemu_mutex_unlock(&s->wq_lock);
+    megpu_raise_irq(s, MEGPU_VEC_MISC);
+}
+
 /*
  * Device reset, after every engine has reset (and dropped its writes):
  * forget flushes, restore the mode from the property and the seed.

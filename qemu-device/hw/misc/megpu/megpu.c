@@ -5,7 +5,7 @@
  * is the hardware contract in include/hw/misc/megpu_hw.h (the repository's
  * include/megpu_hw.h); Documentation/megpu-hw.rst describes it. Engines
  * are in megpu-engine.c, the GPU MMU in megpu-mmu.c, the built-in
- * kernels in megpu-kernels.c.
+ * kernels in megpu-kernels.c, wave programs in megpu-wave.c.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -25,7 +25,7 @@
 
 #define MEGPU_CAPS \
     (MEGPU_CAP_IRQ_TEST | MEGPU_CAP_ENGINES | MEGPU_CAP_MMU | \
-     MEGPU_CAP_SEMAPHORE | MEGPU_CAP_FLUSH)
+     MEGPU_CAP_SEMAPHORE | MEGPU_CAP_FLUSH | MEGPU_CAP_WAVES)
 
 static uint32_t megpu_engine_types(MegpuState *s)
 {
@@ -83,6 +83,9 @@ static void megpu_reset_regs(MegpuState *s)
     s->scratch = 0;
     s->irq_test_status = 0;
     s->mmu_invalidations = 0;
+    s->wave_restarts = 0;
+    s->wave_restart_errors = 0;
+    qatomic_set(&s->wave_interrupts, 0);
     qatomic_set(&s->irq_pending, 0);
 }
 
@@ -149,6 +152,15 @@ static uint64_t megpu_mmio_read(void *opaque, hwaddr addr, unsigned size)
     case MEGPU_REG_MMU_INVALIDATE:
         val = s->mmu_invalidations;
         break;
+    case MEGPU_REG_WAVE_RESTART_ERRORS:
+        val = s->wave_restart_errors;
+        break;
+    case MEGPU_REG_WAVE_RESTARTS:
+        val = s->wave_restarts;
+        break;
+    case MEGPU_REG_WAVE_INTERRUPTS:
+        val = qatomic_read(&s->wave_interrupts);
+        break;
     default:
         qemu_log_mask(LOG_GUEST_ERROR,
                       "megpu: read of unknown register 0x%" HWADDR_PRIx "\n",
@@ -200,6 +212,9 @@ static void megpu_mmio_write(void *opaque, hwaddr addr, uint64_t val,
         break;
     case MEGPU_REG_MMU_INVALIDATE:
         megpu_mmu_invalidate(s);
+        break;
+    case MEGPU_REG_WAVE_RESTART:
+        megpu_wave_restart(s, val);
         break;
     default:
         qemu_log_mask(LOG_GUEST_ERROR,
@@ -289,6 +304,8 @@ static const Property megpu_properties[] = {
      * job exercise the driver's flushes. Strict is there to compare.
      */
     DEFINE_PROP_STRING("write-mode", MegpuState, write_mode_prop),
+    /* a runaway wave faults BUDGET after this many instructions */
+    DEFINE_PROP_UINT32("wave-budget", MegpuState, wave_budget, 1u << 24),
     DEFINE_PROP_UINT32("write-seed", MegpuState, write_seed, 0x5eed0004),
 };
 

@@ -33,6 +33,9 @@ OBJECT_DECLARE_SIMPLE_TYPE(MegpuState, MEGPU)
 /* One posted write: at most a page of data for one guest-physical range */
 typedef struct MegpuWrite MegpuWrite;
 
+/* The waves of a running program DISPATCH (megpu-wave.c) */
+typedef struct MegpuWaves MegpuWaves;
+
 /*
  * One engine: a command processor with its own thread. The registers the
  * guest sees live here and are protected by @lock; the thread drops @lock
@@ -92,6 +95,18 @@ typedef struct MegpuEngine {
     uint32_t idle_signals;
 
     /*
+     * Waves (megpu-wave.c): the running program dispatch, if any, and
+     * its counts; the wave state itself is in @waves. Under @lock.
+     */
+    MegpuWaves *waves;
+    uint32_t waves_live;
+    uint32_t waves_parked;
+    uint32_t wave_seq;          /* launch number of the next wave */
+    uint64_t wave_insns;
+    uint32_t wave_fault_id;
+    uint32_t wave_fault_pc;
+
+    /*
      * Posted writes, under s->wq_lock: stage-1 queue in issue order, its
      * length, and entries of this engine in both stages. The counters
      * are also read without the lock (registers, fast paths).
@@ -111,11 +126,15 @@ struct MegpuState {
     uint32_t num_engines;
     uint32_t version;           /* x-version: test a driver mismatch */
     bool drop_irqs;             /* x-drop-irqs: test a dead interrupt path */
+    uint32_t wave_budget;       /* instructions per wave, 0: unlimited */
 
     /* Registers */
     uint32_t scratch;
     uint32_t irq_test_status;
     uint32_t mmu_invalidations;
+    uint32_t wave_restarts;     /* under the BQL */
+    uint32_t wave_restart_errors;
+    uint32_t wave_interrupts;   /* atomic: engines count */
 
     /*
      * Engine threads never take the BQL: they set a bit here and

@@ -1,0 +1,872 @@
+/*
+ * megpu: programmable waves (the foundation of seed 003)
+ *
+ * DOC: wave interpreter
+ *
+ * Seed 003 (US 9,170,820, GPU-to-CPU system calls) needs work-items that
+ * can stop in the middle of a program, wait for the CPU and go on. The
+ * built-in kernels run to the end in C, so they cannot; this file runs
+ * programs of the device's own small instruction set (the "Wave ISA" in
+ * megpu_hw.h) instead, DISPATCHed as MEGPU_KERNEL_PROGRAM.
+ *
+ * Choices:
+ * - A wave is MEGPU_WAVE_LANES work-items of one work-group that share
+ *   a program counter; its whole state (PC, per-lane registers, execution
+ *   mask and IF mask stack, status) is the struct MegpuWave. Nothing of a
+ *   wave lives on a C stack, so a wave can park at any instruction.
+ * - The engine thread keeps up to MEGPU_WAVE_SLOTS waves resident and
+ *   interprets them round-robin, MEGPU_WAVE_SLICE instructions at a time;
+ *   a finished wave's slot takes the next wave of the grid. A parked
+ *   (SLEEP) wave is skipped, so the others run on; when every resident
+ *   wave is parked the engine sleeps until WAVE_RESTART or a reset. No
+ *   coroutine and no thread per wave.
+ * - The program is loaded through the MMU when the dispatch starts (an
+ *   instruction-cache fill), so a bad program page faults before any
+ *   wave runs and the program cannot change under running waves.
+ * - Loads and stores go through megpu_mem_rw (MMU, posted writes in
+ *   relaxed mode, an engine sees its own queued writes); consecutive
+ *   lanes are merged into one access. Atomics are host atomics on the
+ *   mapped guest RAM, not posted, like the CHECKSUM add.
+ * - Any error faults the job (the DISPATCH packet) with
+ *   FAULT_INFO.WAVE, the wave id and PC in WAVE_FAULT_ID/PC; QEMU never
+ *   asserts on a guest value. A per-wave instruction budget (property
+ *   "wave-budget", 0 = none) turns a runaway loop into a BUDGET fault,
+ *   and the engine checks for a reset between slices, so the driver's
+ *   job timeout can always stop a dispatch.
+ * - SLEEP parks the wave under the engine lock, and WAVE_RESTART takes
+ *   the same lock: a restart can never slip in before the park. With
+ *   flag MEGPU_SLEEP_IRQ the wave raises MISC_IRQ_WAVE only once it is
+ *   parked, so the CPU's restart cannot race the sleep.
+ * - SYSCALL is decoded and checked but faults NO_MAILBOX: mailboxes come
+ *   with the next step.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include <math.h>
+#include "qemu/atomic.h"
+#include "qemu/bswap.h"
+#include "qemu/log.h"
+#include "megpu-internal.h"
+#include "trace.h"
+
+/* instructions a wave runs before the next resident wave gets a turn */
+#define MEGPU_WAVE_SLICE        256
+/* when every wave is parked: how often to look for a reset anyway (ms) */
+#define MEGPU_WAVE_PARK_POLL_MS 100
+
+enum {
+    MEGPU_WAVE_FREE,            /* slot unused */
+    MEGPU_WAVE_READY,           /* runnable */
+    MEGPU_WAVE_PARKED,          /* SLEEP: waits for WAVE_RESTART */
+};
+
+/* What a slice of a wave ended with. */
+enum {
+    MEGPU_RUN_YIELD,            /* slice used up: others' turn */
+    MEGPU_RUN_NEXT,             /* (step only) go on */
+    MEGPU_RUN_END,
+    MEGPU_RUN_PARK,
+    MEGPU_RUN_FAULT,
+};
+
+typedef struct MegpuWave {
+    uint32_t state;             /* MEGPU_WAVE_*, under the engine lock */
+    uint32_t id;                /* MEGPU_WAVE_ID() */
+    uint32_t pc;                /* instruction index */
+    uint32_t exec;              /* execution mask, bit per lane */
+    uint32_t depth;             /* entries in mask_stack */
+    uint32_t mask_stack[MEGPU_WAVE_MASK_DEPTH];
+    uint64_t insns;             /* instructions run, for the budget */
+    uint64_t group_x, group_y;  /* work-group id */
+    uint32_t first;             /* local linear id of lane 0 */
+    uint64_t r[MEGPU_WAVE_REGS][MEGPU_WAVE_LANES];
+} MegpuWave;
+
+/* One program DISPATCH: what the waves share, and the resident waves. */
+struct MegpuWaves {
+    uint64_t prog_addr;
+    uint32_t len;
+    uint64_t *prog;             /* host copy, host endian */
+    uint8_t user[MEGPU_PARGS_USER_SIZE];
+    uint32_t grid_x, grid_y, group_x, group_y;
+    uint64_t groups_x, groups;
+    uint32_t waves_per_group;
+    uint64_t next_group;        /* next wave to launch: group, */
+    uint32_t next_wave;         /* and wave within it */
+    uint64_t launched;
+    unsigned turn;              /* round-robin position */
+    MegpuWave wave[MEGPU_WAVE_SLOTS];
+};
+
+#define FOR_EACH_LANE(w, l) \
+    for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) \
+        if ((w)->exec & (1u << l))
+
+static inline float megpu_wf32(uint64_t v)
+{
+    uint32_t u = v;
+    float f;
+
+    memcpy(&f, &u, sizeof(f));
+    return f;
+}
+
+static inline uint64_t megpu_wu32(float f)
+{
+    uint32_t u;
+
+    memcpy(&u, &f, sizeof(u));
+    return u;
+}
+
+static inline int64_t megpu_sext(uint32_t imm)
+{
+    return (int32_t)imm;
+}
+
+static uint64_t megpu_insn_addr(MegpuWaves *W, MegpuWave *w)
+{
+    return W->prog_addr + (uint64_t)w->pc * 8;
+}
+
+/* A fault of the wave's current instruction, about the instruction. */
+static int megpu_wave_fault(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
+                            uint32_t code)
+{
+    megpu_fault(x, code, megpu_insn_addr(W, w), false);
+    return MEGPU_RUN_FAULT;
+}
+
+/* ---- launching waves ---- */
+
+/* Lanes of the next wave that hold a work-item of the grid. */
+static uint32_t megpu_wave_lanes(MegpuWaves *W, uint64_t gx, uint64_t gy,
+                                 uint32_t first)
+{
+    uint64_t size = (uint64_t)W->group_x * W->group_y;
+    uint32_t mask = 0;
+
+    for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+        uint64_t local = first + l;
+        uint64_t x = gx * W->group_x + local % W->group_x;
+        uint64_t y = gy * W->group_y + local / W->group_x;
+
+        if (local < size && x < W->grid_x && y < W->grid_y) {
+            mask |= 1u << l;
+        }
+    }
+    return mask;
+}
+
+/* Fill free slots with the next waves of the grid. */
+static void megpu_waves_launch_locked(MegpuEngine *e, MegpuWaves *W)
+{
+    for (unsigned slot = 0; slot < MEGPU_WAVE_SLOTS; slot++) {
+        MegpuWave *w = &W->wave[slot];
+        uint32_t mask = 0;
+
+        if (w->state != MEGPU_WAVE_FREE) {
+            continue;
+        }
+        /* waves with no work-item in the grid are never launched */
+        while (!mask && W->next_group < W->groups) {
+            uint64_t gx = W->next_group % W->groups_x;
+            uint64_t gy = W->next_group / W->groups_x;
+            uint32_t first = W->next_wave * MEGPU_WAVE_LANES;
+
+            mask = megpu_wave_lanes(W, gx, gy, first);
+            if (mask) {
+                memset(w, 0, sizeof(*w));
+                w->group_x = gx;
+                w->group_y = gy;
+                w->first = first;
+                w->exec = mask;
+            }
+            if (++W->next_wave == W->waves_per_group) {
+                W->next_wave = 0;
+                W->next_group++;
+            }
+        }
+        if (!mask) {
+            return;             /* the grid is used up */
+        }
+        w->id = MEGPU_WAVE_ID(e->idx, slot, e->wave_seq);
+        e->wave_seq = (e->wave_seq + 1) & 0xfffff;
+        w->state = MEGPU_WAVE_READY;
+        e->waves_live++;
+        W->launched++;
+    }
+}
+
+/* ---- instructions ---- */
+
+static bool megpu_wave_reg(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
+                           uint32_t r)
+{
+    if (r >= MEGPU_WAVE_REGS) {
+        megpu_wave_fault(x, W, w, MEGPU_FAULT_BAD_OPERAND);
+        return false;
+    }
+    return true;
+}
+
+/* Integer ALU and integer compares. */
+static uint64_t megpu_alu(uint32_t op, uint64_t a, uint64_t b)
+{
+    switch (op) {
+    case MEGPU_OP_ADD:
+        return a + b;
+    case MEGPU_OP_SUB:
+        return a - b;
+    case MEGPU_OP_MUL:
+        return a * b;
+    case MEGPU_OP_AND:
+        return a & b;
+    case MEGPU_OP_OR:
+        return a | b;
+    case MEGPU_OP_XOR:
+        return a ^ b;
+    case MEGPU_OP_SHL:
+        return a << (b & 63);
+    case MEGPU_OP_SHR:
+        return a >> (b & 63);
+    case MEGPU_OP_SAR:
+        return (uint64_t)((int64_t)a >> (b & 63));
+    case MEGPU_OP_MIN:
+        return (int64_t)a < (int64_t)b ? a : b;
+    case MEGPU_OP_MAX:
+        return (int64_t)a > (int64_t)b ? a : b;
+    case MEGPU_OP_MINU:
+        return MIN(a, b);
+    case MEGPU_OP_MAXU:
+        return MAX(a, b);
+    case MEGPU_OP_CMPEQ:
+        return a == b;
+    case MEGPU_OP_CMPNE:
+        return a != b;
+    case MEGPU_OP_CMPLT:
+        return (int64_t)a < (int64_t)b;
+    case MEGPU_OP_CMPLE:
+        return (int64_t)a <= (int64_t)b;
+    case MEGPU_OP_CMPLTU:
+        return a < b;
+    case MEGPU_OP_CMPLEU:
+        return a <= b;
+    default:
+        g_assert_not_reached();
+    }
+}
+
+/* binary32 in bits 31:0; results clear bits 63:32. */
+static uint64_t megpu_falu(uint32_t op, uint64_t a, uint64_t b)
+{
+    float fa = megpu_wf32(a), fb = megpu_wf32(b);
+
+    switch (op) {
+    case MEGPU_OP_FADD:
+        return megpu_wu32(fa + fb);
+    case MEGPU_OP_FSUB:
+        return megpu_wu32(fa - fb);
+    case MEGPU_OP_FMUL:
+        return megpu_wu32(fa * fb);
+    case MEGPU_OP_FMIN:
+        return megpu_wu32(fminf(fa, fb));
+    case MEGPU_OP_FMAX:
+        return megpu_wu32(fmaxf(fa, fb));
+    case MEGPU_OP_FCMPEQ:
+        return fa == fb;
+    case MEGPU_OP_FCMPLT:
+        return fa < fb;
+    case MEGPU_OP_FCMPLE:
+        return fa <= fb;
+    default:
+        g_assert_not_reached();
+    }
+}
+
+/* F2I: truncate, saturate to int32, NaN gives 0; sign-extended. */
+static uint64_t megpu_f2i(uint64_t a)
+{
+    float f = megpu_wf32(a);
+
+    if (isnan(f)) {
+        return 0;
+    }
+    if (f >= 2147483648.0f) {
+        return INT32_MAX;
+    }
+    if (f < -2147483648.0f) {
+        return (uint64_t)(int64_t)INT32_MIN;
+    }
+    return (uint64_t)(int64_t)(int32_t)f;
+}
+
+static uint64_t megpu_sreg(MegpuWaves *W, MegpuWave *w, uint32_t sr,
+                           unsigned l)
+{
+    uint64_t local = w->first + l;
+    uint64_t lx = local % W->group_x, ly = local / W->group_x;
+    uint64_t gx = w->group_x * W->group_x + lx;
+    uint64_t gy = w->group_y * W->group_y + ly;
+
+    switch (sr) {
+    case MEGPU_SR_GLOBAL_ID:
+        return gy * W->grid_x + gx;
+    case MEGPU_SR_GLOBAL_ID_X:
+        return gx;
+    case MEGPU_SR_GLOBAL_ID_Y:
+        return gy;
+    case MEGPU_SR_LOCAL_ID:
+        return local;
+    case MEGPU_SR_LOCAL_ID_X:
+        return lx;
+    case MEGPU_SR_LOCAL_ID_Y:
+        return ly;
+    case MEGPU_SR_GROUP_ID_X:
+        return w->group_x;
+    case MEGPU_SR_GROUP_ID_Y:
+        return w->group_y;
+    case MEGPU_SR_GRID_X:
+        return W->grid_x;
+    case MEGPU_SR_GRID_Y:
+        return W->grid_y;
+    case MEGPU_SR_GROUP_SIZE_X:
+        return W->group_x;
+    case MEGPU_SR_GROUP_SIZE_Y:
+        return W->group_y;
+    case MEGPU_SR_WAVE_ID:
+        return w->id;
+    case MEGPU_SR_LANE_ID:
+        return l;
+    case MEGPU_SR_EXEC:
+        return w->exec;
+    default:
+        g_assert_not_reached();
+    }
+}
+
+/*
+ * LD/ST of 4 or 8 bytes per active lane. Runs of lanes with consecutive
+ * addresses become one access; lanes are done in order, so of two lanes
+ * storing to the same address the higher one wins.
+ */
+static int megpu_wave_ldst(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
+                           uint32_t op, uint32_t dst, uint32_t base,
+                           uint32_t src, uint32_t imm)
+{
+    unsigned size = (op == MEGPU_OP_LD64 || op == MEGPU_OP_ST64) ? 8 : 4;
+    bool write = op == MEGPU_OP_ST32 || op == MEGPU_OP_ST64;
+    uint64_t addr[MEGPU_WAVE_LANES];
+    uint8_t buf[MEGPU_WAVE_LANES * 8];
+
+    FOR_EACH_LANE(w, l) {
+        addr[l] = w->r[base][l] + megpu_sext(imm);
+        if (addr[l] & (size - 1)) {
+            megpu_fault(x, MEGPU_FAULT_MISALIGNED, addr[l], write);
+            return MEGPU_RUN_FAULT;
+        }
+    }
+    for (unsigned l = 0; l < MEGPU_WAVE_LANES; ) {
+        unsigned n = 0;
+
+        if (!(w->exec & (1u << l))) {
+            l++;
+            continue;
+        }
+        /* the run of lanes l .. l + n - 1 */
+        do {
+            if (write) {
+                if (size == 8) {
+                    stq_le_p(buf + n * 8, w->r[src][l + n]);
+                } else {
+                    stl_le_p(buf + n * 4, w->r[src][l + n]);
+                }
+            }
+            n++;
+        } while (l + n < MEGPU_WAVE_LANES && (w->exec & (1u << (l + n))) &&
+                 addr[l + n] == addr[l] + n * size);
+        if (!megpu_mem_rw(x, addr[l], buf, n * size, write)) {
+            return MEGPU_RUN_FAULT;
+        }
+        for (unsigned i = 0; !write && i < n; i++) {
+            w->r[dst][l + i] = size == 8 ? ldq_le_p(buf + i * 8) :
+                                           ldl_le_p(buf + i * 4);
+        }
+        l += n;
+    }
+    if (write) {
+        megpu_wake_waiters(x->e->s);
+    }
+    return MEGPU_RUN_NEXT;
+}
+
+/* One 32-bit atomic on guest RAM; *io: CAS compare value in, old out. */
+static bool megpu_wave_atomic32(MegpuExec *x, uint32_t op, uint64_t addr,
+                                uint32_t val, uint32_t *io)
+{
+    MegpuMap m;
+    uint32_t *p = megpu_mem_map(x, addr, 4, true, &m);
+    uint32_t old, cur;
+
+    if (!p) {
+        return false;
+    }
+    /* not posted: queued writes to the word land first */
+    megpu_wq_order(x->e->s, m.pa, 4);
+    switch (op) {
+    case MEGPU_OP_ATOMADD32:
+        cur = qatomic_read(p);
+        do {
+            old = cur;
+            cur = qatomic_cmpxchg(p, old,
+                                  cpu_to_le32(le32_to_cpu(old) + val));
+        } while (cur != old);
+        break;
+    case MEGPU_OP_ATOMCAS32:
+        old = qatomic_cmpxchg(p, cpu_to_le32(*io), cpu_to_le32(val));
+        break;
+    case MEGPU_OP_ATOMXCHG32:
+        old = qatomic_xchg(p, cpu_to_le32(val));
+        break;
+    default:
+        g_assert_not_reached();
+    }
+    megpu_mem_unmap(x, &m);
+    *io = le32_to_cpu(old);
+    return true;
+}
+
+static int megpu_wave_atomic(MegpuExec *x, MegpuWave *w, uint32_t op,
+                             uint32_t dst, uint32_t base, uint32_t src,
+                             uint32_t imm)
+{
+    FOR_EACH_LANE(w, l) {
+        uint64_t addr = w->r[base][l] + megpu_sext(imm);
+        uint32_t io = w->r[dst][l];
+
+        if (addr & 3) {
+            megpu_fault(x, MEGPU_FAULT_MISALIGNED, addr, true);
+            return MEGPU_RUN_FAULT;
+        }
+        if (!megpu_wave_atomic32(x, op, addr, w->r[src][l], &io)) {
+            return MEGPU_RUN_FAULT;
+        }
+        w->r[dst][l] = io;
+    }
+    megpu_wake_waiters(x->e->s);
+    return MEGPU_RUN_NEXT;
+}
+
+static int megpu_wave_jump(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
+                           uint32_t target)
+{
+    if (target >= W->len) {
+        return megpu_wave_fault(x, W, w, MEGPU_FAULT_PC_RANGE);
+    }
+    w->pc = target;
+    return MEGPU_RUN_NEXT;
+}
+
+/* SLEEP: park under the engine lock, so WAVE_RESTART sees it parked. */
+static int megpu_wave_sleep(MegpuExec *x, MegpuWave *w, uint32_t flags)
+{
+    MegpuEngine *e = x->e;
+
+    w->pc++;
+    qemu_mutex_lock(&e->lock);
+    w->state = MEGPU_WAVE_PARKED;
+    e->waves_parked++;
+    qemu_mutex_unlock(&e->lock);
+    trace_megpu_wave_park(e->idx, w->id, w->pc - 1);
+    if (flags & MEGPU_SLEEP_IRQ) {
+        megpu_misc_irq(e->s, MEGPU_MISC_IRQ_WAVE);
+        qatomic_inc(&e->s->wave_interrupts);
+        trace_megpu_wave_interrupt(e->idx, w->id);
+    }
+    return MEGPU_RUN_PARK;
+}
+
+/* Decode and execute one instruction. */
+static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
+                           uint64_t insn)
+{
+    uint32_t op = MEGPU_INSN_OP(insn), dst = MEGPU_INSN_DST(insn);
+    uint32_t s0 = MEGPU_INSN_SRC0(insn), s1 = MEGPU_INSN_SRC1(insn);
+    uint32_t imm = MEGPU_INSN_IMM(insn);
+    bool any;
+
+    switch (op) {
+    case MEGPU_OP_NOP:
+        break;
+    case MEGPU_OP_END:
+        return MEGPU_RUN_END;
+    case MEGPU_OP_MOV:
+        if (!megpu_wave_reg(x, W, w, dst) || !megpu_wave_reg(x, W, w, s0)) {
+            return MEGPU_RUN_FAULT;
+        }
+        FOR_EACH_LANE(w, l) {
+            w->r[dst][l] = w->r[s0][l];
+        }
+        break;
+    case MEGPU_OP_LI:
+    case MEGPU_OP_LIH:
+        if (!megpu_wave_reg(x, W, w, dst)) {
+            return MEGPU_RUN_FAULT;
+        }
+        FOR_EACH_LANE(w, l) {
+            w->r[dst][l] = op == MEGPU_OP_LI ? megpu_sext(imm) :
+                (uint64_t)imm << 32 | (uint32_t)w->r[dst][l];
+        }
+        break;
+    case MEGPU_OP_S2R:
+        if (!megpu_wave_reg(x, W, w, dst)) {
+            return MEGPU_RUN_FAULT;
+        }
+        if (imm >= MEGPU_SR_COUNT) {
+            return megpu_wave_fault(x, W, w, MEGPU_FAULT_BAD_OPERAND);
+        }
+        FOR_EACH_LANE(w, l) {
+            w->r[dst][l] = megpu_sreg(W, w, imm, l);
+        }
+        break;
+    case MEGPU_OP_LDARG:
+    case MEGPU_OP_LDARG32: {
+        unsigned size = op == MEGPU_OP_LDARG ? 8 : 4;
+        uint64_t v;
+
+        if (!megpu_wave_reg(x, W, w, dst)) {
+            return MEGPU_RUN_FAULT;
+        }
+        if ((imm & (size - 1)) || imm > MEGPU_PARGS_USER_SIZE - size) {
+            return megpu_wave_fault(x, W, w, MEGPU_FAULT_BAD_OPERAND);
+        }
+        v = size == 8 ? ldq_le_p(W->user + imm) : ldl_le_p(W->user + imm);
+        FOR_EACH_LANE(w, l) {
+            w->r[dst][l] = v;
+        }
+        break;
+    }
+    case MEGPU_OP_ADD ... MEGPU_OP_MAXU:
+    case MEGPU_OP_CMPEQ ... MEGPU_OP_CMPLEU:
+    case MEGPU_OP_FADD ... MEGPU_OP_FMAX:
+    case MEGPU_OP_FCMPEQ ... MEGPU_OP_FCMPLE: {
+        bool fp = (op >= MEGPU_OP_FADD && op <= MEGPU_OP_FMAX) ||
+                  op >= MEGPU_OP_FCMPEQ;
+        uint64_t b = fp ? imm : (uint64_t)megpu_sext(imm);
+
+        if (!megpu_wave_reg(x, W, w, dst) || !megpu_wave_reg(x, W, w, s0) ||
+            (s1 != MEGPU_ISA_IMM && !megpu_wave_reg(x, W, w, s1))) {
+            return MEGPU_RUN_FAULT;
+        }
+        FOR_EACH_LANE(w, l) {
+            uint64_t bv = s1 == MEGPU_ISA_IMM ? b : w->r[s1][l];
+
+            w->r[dst][l] = fp ? megpu_falu(op, w->r[s0][l], bv) :
+                                megpu_alu(op, w->r[s0][l], bv);
+        }
+        break;
+    }
+    case MEGPU_OP_I2F:
+    case MEGPU_OP_F2I:
+        if (!megpu_wave_reg(x, W, w, dst) || !megpu_wave_reg(x, W, w, s0)) {
+            return MEGPU_RUN_FAULT;
+        }
+        FOR_EACH_LANE(w, l) {
+            w->r[dst][l] = op == MEGPU_OP_I2F ?
+                megpu_wu32((float)(int64_t)w->r[s0][l]) :
+                megpu_f2i(w->r[s0][l]);
+        }
+        break;
+    case MEGPU_OP_IF:
+        if (!megpu_wave_reg(x, W, w, s0)) {
+            return MEGPU_RUN_FAULT;
+        }
+        if (w->depth >= MEGPU_WAVE_MASK_DEPTH) {
+            return megpu_wave_fault(x, W, w, MEGPU_FAULT_MASK_STACK);
+        }
+        w->mask_stack[w->depth++] = w->exec;
+        FOR_EACH_LANE(w, l) {
+            if (!w->r[s0][l]) {
+                w->exec &= ~(1u << l);
+            }
+        }
+        break;
+    case MEGPU_OP_ELSE:
+    case MEGPU_OP_ENDIF:
+        if (!w->depth) {
+            return megpu_wave_fault(x, W, w, MEGPU_FAULT_MASK_STACK);
+        }
+        if (op == MEGPU_OP_ELSE) {
+            /* the lanes that were active at the IF but not taken */
+            w->exec = w->mask_stack[w->depth - 1] & ~w->exec;
+        } else {
+            w->exec = w->mask_stack[--w->depth];
+        }
+        break;
+    case MEGPU_OP_JMP:
+        return megpu_wave_jump(x, W, w, imm);
+    case MEGPU_OP_BRANY:
+        if (!megpu_wave_reg(x, W, w, s0)) {
+            return MEGPU_RUN_FAULT;
+        }
+        any = false;
+        FOR_EACH_LANE(w, l) {
+            any |= w->r[s0][l] != 0;
+        }
+        if (any) {
+            return megpu_wave_jump(x, W, w, imm);
+        }
+        break;
+    case MEGPU_OP_LD32:
+    case MEGPU_OP_LD64:
+        if (!megpu_wave_reg(x, W, w, dst) || !megpu_wave_reg(x, W, w, s0)) {
+            return MEGPU_RUN_FAULT;
+        }
+        if (megpu_wave_ldst(x, W, w, op, dst, s0, 0, imm) != MEGPU_RUN_NEXT) {
+            return MEGPU_RUN_FAULT;
+        }
+        break;
+    case MEGPU_OP_ST32:
+    case MEGPU_OP_ST64:
+        if (!megpu_wave_reg(x, W, w, s0) || !megpu_wave_reg(x, W, w, s1)) {
+            return MEGPU_RUN_FAULT;
+        }
+        if (megpu_wave_ldst(x, W, w, op, 0, s0, s1, imm) != MEGPU_RUN_NEXT) {
+            return MEGPU_RUN_FAULT;
+        }
+        break;
+    case MEGPU_OP_ATOMADD32:
+    case MEGPU_OP_ATOMCAS32:
+    case MEGPU_OP_ATOMXCHG32:
+        if (!megpu_wave_reg(x, W, w, dst) || !megpu_wave_reg(x, W, w, s0) ||
+            !megpu_wave_reg(x, W, w, s1)) {
+            return MEGPU_RUN_FAULT;
+        }
+        if (megpu_wave_atomic(x, w, op, dst, s0, s1, imm) != MEGPU_RUN_NEXT) {
+            return MEGPU_RUN_FAULT;
+        }
+        break;
+    case MEGPU_OP_SYSCALL:
+        if (!megpu_wave_reg(x, W, w, dst) || !megpu_wave_reg(x, W, w, s0) ||
+            !megpu_wave_reg(x, W, w, s1) ||
+            !megpu_wave_reg(x, W, w, MEGPU_INSN_SYSCALL_SRC2(insn))) {
+            return MEGPU_RUN_FAULT;
+        }
+        /* mailboxes are the next step of seed 003 */
+        return megpu_wave_fault(x, W, w, MEGPU_FAULT_NO_MAILBOX);
+    case MEGPU_OP_INTERRUPT:
+        megpu_misc_irq(x->e->s, MEGPU_MISC_IRQ_WAVE);
+        qatomic_inc(&x->e->s->wave_interrupts);
+        trace_megpu_wave_interrupt(x->e->idx, w->id);
+        break;
+    case MEGPU_OP_SLEEP:
+        return megpu_wave_sleep(x, w, imm);
+    default:
+        return megpu_wave_fault(x, W, w, MEGPU_FAULT_BAD_OPCODE);
+    }
+    w->pc++;
+    return MEGPU_RUN_NEXT;
+}
+
+/* Run @w for up to a slice. */
+static int megpu_wave_slice(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
+                            uint64_t *insns)
+{
+    uint64_t budget = x->e->s->wave_budget;
+
+    x->wave_id = w->id;
+    for (unsigned n = 0; n < MEGPU_WAVE_SLICE; n++) {
+        uint32_t pc = w->pc;
+        int r;
+
+        x->wave_pc = pc;
+        if (pc >= W->len) {
+            return megpu_wave_fault(x, W, w, MEGPU_FAULT_PC_RANGE);
+        }
+        if (budget && w->insns >= budget) {
+            return megpu_wave_fault(x, W, w, MEGPU_FAULT_BUDGET);
+        }
+        w->insns++;
+        (*insns)++;
+        r = megpu_wave_step(x, W, w, W->prog[pc]);
+        if (r != MEGPU_RUN_NEXT) {
+            return r;
+        }
+        /* branches set the PC themselves; the rest advanced it */
+    }
+    return MEGPU_RUN_YIELD;
+}
+
+/* ---- the dispatch ---- */
+
+static bool megpu_waves_run(MegpuExec *x, MegpuWaves *W)
+{
+    MegpuEngine *e = x->e;
+
+    for (;;) {
+        MegpuWave *w = NULL;
+        uint64_t insns = 0;
+        int r;
+
+        qemu_mutex_lock(&e->lock);
+        if (e->reset_pending || e->stop) {
+            qemu_mutex_unlock(&e->lock);
+            x->aborted = true;
+            return false;
+        }
+        megpu_waves_launch_locked(e, W);
+        if (!e->waves_live) {
+            qemu_mutex_unlock(&e->lock);
+            return true;
+        }
+        for (unsigned i = 0; i < MEGPU_WAVE_SLOTS; i++) {
+            unsigned slot = (W->turn + i) % MEGPU_WAVE_SLOTS;
+
+            if (W->wave[slot].state == MEGPU_WAVE_READY) {
+                w = &W->wave[slot];
+                W->turn = slot + 1;
+                break;
+            }
+        }
+        if (!w) {
+            /* all parked: WAVE_RESTART and reset wake us */
+            qemu_cond_timedwait(&e->cond, &e->lock, MEGPU_WAVE_PARK_POLL_MS);
+            qemu_mutex_unlock(&e->lock);
+            continue;
+        }
+        qemu_mutex_unlock(&e->lock);
+
+        r = megpu_wave_slice(x, W, w, &insns);
+
+        qemu_mutex_lock(&e->lock);
+        e->wave_insns += insns;
+        if (r == MEGPU_RUN_END) {
+            w->state = MEGPU_WAVE_FREE;
+            e->waves_live--;
+        }
+        qemu_mutex_unlock(&e->lock);
+        if (r == MEGPU_RUN_FAULT) {
+            trace_megpu_wave_fault(e->idx, w->id, w->pc, x->fault_code);
+            return false;
+        }
+    }
+}
+
+static bool megpu_wave_load(MegpuExec *x, MegpuWaves *W, uint64_t args)
+{
+    uint8_t raw[MEGPU_PARGS_SIZE];
+
+    if (args & 7) {
+        return megpu_fault(x, MEGPU_FAULT_BAD_ARG, x->pkt_addr, false);
+    }
+    if (!megpu_mem_rw(x, args, raw, sizeof(raw), false)) {
+        return false;
+    }
+    W->prog_addr = ldq_le_p(raw + MEGPU_PARGS_PROGRAM);
+    W->len = ldl_le_p(raw + MEGPU_PARGS_LENGTH);
+    memcpy(W->user, raw + MEGPU_PARGS_USER, MEGPU_PARGS_USER_SIZE);
+    if ((W->prog_addr & 7) || !W->len || W->len > MEGPU_PROGRAM_MAX_INSNS ||
+        ldl_le_p(raw + MEGPU_PARGS_FLAGS)) {
+        return megpu_fault(x, MEGPU_FAULT_BAD_ARG, x->pkt_addr, false);
+    }
+    W->prog = g_new(uint64_t, W->len);
+    if (!megpu_mem_rw(x, W->prog_addr, W->prog, W->len * 8ull, false)) {
+        return false;
+    }
+    for (uint32_t i = 0; i < W->len; i++) {
+        W->prog[i] = le64_to_cpu(W->prog[i]);
+    }
+    return true;
+}
+
+bool megpu_wave_dispatch(MegpuExec *x, uint64_t args, uint32_t grid_x,
+                         uint32_t grid_y, uint32_t group_x, uint32_t group_y)
+{
+    MegpuEngine *e = x->e;
+    uint64_t group = (uint64_t)group_x * group_y;
+    g_autofree MegpuWaves *W = NULL;
+    bool ok;
+
+    if (e->type != MEGPU_ENGINE_GFX && e->type != MEGPU_ENGINE_COMPUTE) {
+        return megpu_fault(x, MEGPU_FAULT_UNSUPPORTED, x->pkt_addr, false);
+    }
+    if (!group || group > MEGPU_MAX_GROUP_SIZE) {
+        return megpu_fault(x, MEGPU_FAULT_BAD_ARG, x->pkt_addr, false);
+    }
+    W = g_new0(MegpuWaves, 1);
+    if (!megpu_wave_load(x, W, args)) {
+        g_free(W->prog);
+        return false;
+    }
+    W->grid_x = grid_x;
+    W->grid_y = grid_y;
+    W->group_x = group_x;
+    W->group_y = group_y;
+    W->groups_x = DIV_ROUND_UP((uint64_t)grid_x, group_x);
+    W->groups = W->groups_x * DIV_ROUND_UP((uint64_t)grid_y, group_y);
+    W->waves_per_group = DIV_ROUND_UP(group, MEGPU_WAVE_LANES);
+    trace_megpu_wave_dispatch_start(e->idx, W->prog_addr, W->len, grid_x,
+                                    grid_y, group_x, group_y);
+
+    qemu_mutex_lock(&e->lock);
+    e->waves = W;
+    qemu_mutex_unlock(&e->lock);
+
+    x->in_wave = true;
+    ok = megpu_waves_run(x, W);
+    x->in_wave = false;
+
+    qemu_mutex_lock(&e->lock);
+    e->waves = NULL;
+    e->waves_live = 0;
+    e->waves_parked = 0;
+    qemu_mutex_unlock(&e->lock);
+    trace_megpu_wave_dispatch_end(e->idx, W->launched, ok);
+    g_free(W->prog);
+    return ok;
+}
+
+/* ---- registers ---- */
+
+/* WAVE_RESTART (under the BQL): wake one parked wave, or count an error */
+void megpu_wave_restart(MegpuState *s, uint32_t id)
+{
+    unsigned n = MEGPU_WAVE_ID_ENGINE(id), slot = MEGPU_WAVE_ID_SLOT(id);
+    bool ok = false;
+
+    if (n < s->num_engines && slot < MEGPU_WAVE_SLOTS) {
+        MegpuEngine *e = &s->engines[n];
+        MegpuWave *w;
+
+        qemu_mutex_lock(&e->lock);
+        w = e->waves ? &e->waves->wave[slot] : NULL;
+        if (w && w->state == MEGPU_WAVE_PARKED && w->id == id) {
+            w->state = MEGPU_WAVE_READY;
+            e->waves_parked--;
+            qemu_cond_broadcast(&e->cond);
+            ok = true;
+        }
+        qemu_mutex_unlock(&e->lock);
+    }
+    if (ok) {
+        s->wave_restarts++;
+    } else {
+        s->wave_restart_errors++;
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "megpu: WAVE_RESTART of 0x%x: not a parked wave\n", id);
+    }
+    trace_megpu_wave_restart(id, ok);
+}
+
+/* PARKED_WAVE: the id of the parked wave in the lowest slot, or NONE. */
+uint32_t megpu_wave_parked_locked(MegpuEngine *e)
+{
+    for (unsigned slot = 0; e->waves && slot < MEGPU_WAVE_SLOTS; slot++) {
+        if (e->waves->wave[slot].state == MEGPU_WAVE_PARKED) {
+            return e->waves->wave[slot].id;
+        }
+    }
+    return MEGPU_WAVE_ID_NONE;
+}
