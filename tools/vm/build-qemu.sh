@@ -1,6 +1,6 @@
 #!/bin/bash
 # Overlay qemu-device/ on Debian's QEMU 10.0 tree in the cache and build
-# qemu-system-x86_64 and the megpu qtest incrementally.
+# qemu-system-x86_64 and the megpu qtests incrementally.
 set -euo pipefail
 
 : "${MEGPU_CACHE:=$HOME/.cache/megpu}"
@@ -52,7 +52,8 @@ if [ ! -f "$build/build.ninja" ]; then
 		exit 1
 	}
 fi
-ninja -C "$build" qemu-system-x86_64 tests/qtest/megpu-test | tee "$build/ninja.log"
+ninja -C "$build" qemu-system-x86_64 tests/qtest/megpu-test \
+	tests/qtest/megpu-wave-test | tee "$build/ninja.log"
 if grep -A3 -E '(megpu[^ ]*\.[ch]):[0-9]+:[0-9]+: (warning|error)' "$build/ninja.log"; then
 	echo "qemu: warnings in megpu files" >&2
 	exit 1

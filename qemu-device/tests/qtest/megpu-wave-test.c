@@ -1,0 +1,866 @@
+/*
+ * QTest for megpu's programmable waves (the foundation of seed 003):
+ * programs hand-encoded with the MEGPU_INSN macros of megpu_hw.h run by
+ * DISPATCH of MEGPU_KERNEL_PROGRAM, through the registers only. Covers
+ * every instruction class, divergence, VADD and CHECKSUM against the
+ * built-in kernels, each fault, the instruction budget, engine reset,
+ * SLEEP parking, WAVE_RESTART and bad restart ids.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "megpu-qtest.h"
+
+#define PROG_PA             0x07000000ull
+#define PARGS_PA            0x07100000ull
+#define OUT_PA              0x07200000ull
+#define A_PA                0x07400000ull
+#define B_PA                0x07500000ull
+#define C_PA                0x07600000ull
+#define D_PA                0x07700000ull
+
+#define I(op, d, a, b, imm) MEGPU_INSN(MEGPU_OP_##op, d, a, b, imm)
+#define IMM                 MEGPU_ISA_IMM
+#define FLT(f)              ((union { float x; uint32_t u; }){ .x = (f) }).u
+
+/* Program at @prog, its argument block at @pargs with @user arguments. */
+static void put_program(Megpu *m, uint64_t prog, uint64_t pargs,
+                        const uint64_t *insn, unsigned len,
+                        const uint64_t *user, unsigned nuser)
+{
+    for (unsigned i = 0; i < len; i++) {
+        qtest_writeq(m->qts, prog + i * 8, insn[i]);
+    }
+    qtest_memset(m->qts, pargs, 0, MEGPU_PARGS_SIZE);
+    qtest_writeq(m->qts, pargs + MEGPU_PARGS_PROGRAM, prog);
+    qtest_writel(m->qts, pargs + MEGPU_PARGS_LENGTH, len);
+    for (unsigned i = 0; i < nuser; i++) {
+        qtest_writeq(m->qts, pargs + MEGPU_PARGS_USER + i * 8, user[i]);
+    }
+}
+
+/* Emit a program DISPATCH on engine @e's ring; returns its ring offset. */
+static uint32_t emit_program(Megpu *m, unsigned e, const uint64_t *insn,
+                             unsigned len, const uint64_t *user,
+                             unsigned nuser, uint32_t gx, uint32_t gy,
+                             uint32_t lx, uint32_t ly)
+{
+    uint64_t prog = PROG_PA + e * 0x10000, pargs = PARGS_PA + e * 0x1000;
+    uint32_t at = m->ring[e].pos;
+
+    put_program(m, prog, pargs, insn, len, user, nuser);
+    emit_dispatch(&m->ring[e], MEGPU_KERNEL_PROGRAM, pargs, gx, gy, lx, ly);
+    return at;
+}
+
+static void run_program(Megpu *m, unsigned e, const uint64_t *insn,
+                        unsigned len, const uint64_t *user, unsigned nuser,
+                        uint32_t gx, uint32_t gy, uint32_t lx, uint32_t ly)
+{
+    emit_program(m, e, insn, len, user, nuser, gx, gy, lx, ly);
+    kick(m, e);
+    eng_idle(m, e);
+}
+
+/* ---- instruction classes ---- */
+
+static const uint32_t alu_ops[] = {
+    MEGPU_OP_ADD, MEGPU_OP_SUB, MEGPU_OP_MUL, MEGPU_OP_AND, MEGPU_OP_OR,
+    MEGPU_OP_XOR, MEGPU_OP_SHL, MEGPU_OP_SHR, MEGPU_OP_SAR, MEGPU_OP_MIN,
+    MEGPU_OP_MAX, MEGPU_OP_MINU, MEGPU_OP_MAXU, MEGPU_OP_CMPEQ,
+    MEGPU_OP_CMPNE, MEGPU_OP_CMPLT, MEGPU_OP_CMPLE, MEGPU_OP_CMPLTU,
+    MEGPU_OP_CMPLEU,
+};
+
+static uint64_t ref_alu(uint32_t op, uint64_t a, uint64_t b)
+{
+    switch (op) {
+    case MEGPU_OP_ADD: return a + b;
+    case MEGPU_OP_SUB: return a - b;
+    case MEGPU_OP_MUL: return a * b;
+    case MEGPU_OP_AND: return a & b;
+    case MEGPU_OP_OR: return a | b;
+    case MEGPU_OP_XOR: return a ^ b;
+    case MEGPU_OP_SHL: return a << (b & 63);
+    case MEGPU_OP_SHR: return a >> (b & 63);
+    case MEGPU_OP_SAR: return (uint64_t)((int64_t)a >> (b & 63));
+    case MEGPU_OP_MIN: return (int64_t)a < (int64_t)b ? a : b;
+    case MEGPU_OP_MAX: return (int64_t)a > (int64_t)b ? a : b;
+    case MEGPU_OP_MINU: return a < b ? a : b;
+    case MEGPU_OP_MAXU: return a > b ? a : b;
+    case MEGPU_OP_CMPEQ: return a == b;
+    case MEGPU_OP_CMPNE: return a != b;
+    case MEGPU_OP_CMPLT: return (int64_t)a < (int64_t)b;
+    case MEGPU_OP_CMPLE: return (int64_t)a <= (int64_t)b;
+    case MEGPU_OP_CMPLTU: return a < b;
+    case MEGPU_OP_CMPLEU: return a <= b;
+    }
+    g_assert_not_reached();
+}
+
+static const uint32_t f_ops[] = {
+    MEGPU_OP_FADD, MEGPU_OP_FSUB, MEGPU_OP_FMUL, MEGPU_OP_FMIN,
+    MEGPU_OP_FMAX, MEGPU_OP_FCMPEQ, MEGPU_OP_FCMPLT, MEGPU_OP_FCMPLE,
+};
+
+static uint64_t ref_f(uint32_t op, float a, float b)
+{
+    switch (op) {
+    case MEGPU_OP_FADD: return FLT(a + b);
+    case MEGPU_OP_FSUB: return FLT(a - b);
+    case MEGPU_OP_FMUL: return FLT(a * b);
+    case MEGPU_OP_FMIN: return FLT(a < b ? a : b);    /* no NaN here */
+    case MEGPU_OP_FMAX: return FLT(a > b ? a : b);
+    case MEGPU_OP_FCMPEQ: return a == b;
+    case MEGPU_OP_FCMPLT: return a < b;
+    case MEGPU_OP_FCMPLE: return a <= b;
+    }
+    g_assert_not_reached();
+}
+
+/*
+ * Every lane computes a = lane * 0x12345 - 40 and b = lane - 7, runs each
+ * integer op on (a, b) and (a, 3), each float op on (fa, fb) and
+ * (fa, 0.5), the conversions, special registers and argument loads,
+ * and stores all results to its own row of OUT_PA.
+ */
+static void test_classes(void)
+{
+    enum { ROW = 128 };
+    uint64_t p[512];
+    unsigned n = 0, res = 0;
+    const uint64_t user[2] = { OUT_PA, 0x1122334455667788ull };
+    Megpu m;
+
+#define EMIT(insn) (p[n++] = (insn))
+#define STORE(reg) EMIT(I(ST64, 0, 2, reg, 8 * res++))
+    EMIT(I(S2R, 1, 0, 0, MEGPU_SR_LANE_ID));
+    EMIT(I(LDARG, 2, 0, 0, 0));
+    EMIT(I(MUL, 3, 1, IMM, ROW * 8));
+    EMIT(I(ADD, 2, 2, 3, 0));                   /* r2 = this lane's row */
+    EMIT(I(LI, 5, 0, 0, 0x12345));
+    EMIT(I(MUL, 5, 5, 1, 0));
+    EMIT(I(SUB, 5, 5, IMM, 40));                /* r5 = a */
+    EMIT(I(ADD, 4, 1, IMM, -7));                /* r4 = b */
+    for (unsigned i = 0; i < ARRAY_SIZE(alu_ops); i++) {
+        EMIT(I(LI, 10, 0, 0, 0));
+        EMIT(MEGPU_INSN(alu_ops[i], 10, 5, 4, 0));
+        STORE(10);
+        EMIT(MEGPU_INSN(alu_ops[i], 10, 5, IMM, 3));
+        STORE(10);
+    }
+    /* fa = (float)lane * 1.5 - 3, fb = (float)(b) */
+    EMIT(I(I2F, 6, 1, 0, 0));
+    EMIT(I(FMUL, 6, 6, IMM, FLT(1.5f)));
+    EMIT(I(FSUB, 6, 6, IMM, FLT(3.0f)));
+    EMIT(I(I2F, 7, 4, 0, 0));
+    STORE(6);
+    STORE(7);
+    for (unsigned i = 0; i < ARRAY_SIZE(f_ops); i++) {
+        EMIT(MEGPU_INSN(f_ops[i], 10, 6, 7, 0));
+        STORE(10);
+        EMIT(MEGPU_INSN(f_ops[i], 10, 6, IMM, FLT(0.5f)));
+        STORE(10);
+    }
+    EMIT(I(F2I, 10, 6, 0, 0));
+    STORE(10);
+    EMIT(I(LI, 11, 0, 0, 0x7f800000));          /* +inf: saturates */
+    EMIT(I(F2I, 10, 11, 0, 0));
+    STORE(10);
+    EMIT(I(MOV, 10, 5, 0, 0));
+    STORE(10);
+    EMIT(I(LI, 10, 0, 0, 0x89abcdef));
+    EMIT(I(LIH, 10, 0, 0, 0x01234567));
+    STORE(10);
+    EMIT(I(LDARG, 10, 0, 0, 8));
+    STORE(10);
+    EMIT(I(LDARG32, 10, 0, 0, 12));
+    STORE(10);
+    for (unsigned sr = 0; sr < MEGPU_SR_COUNT; sr++) {
+        EMIT(I(S2R, 10, 0, 0, sr));
+        STORE(10);
+    }
+    EMIT(I(NOP, 0, 0, 0, 0));
+    EMIT(I(END, 0, 0, 0, 0));
+#undef STORE
+#undef EMIT
+    g_assert_cmpuint(res, <=, ROW);
+    g_assert_cmpuint(n, <=, ARRAY_SIZE(p));
+
+    megpu_start_engines(&m, 2);
+    qtest_memset(m.qts, OUT_PA, 0, 16 * ROW * 8);
+    /* one wave of 16 lanes: grid 16x1 in a 4x4 work-group */
+    run_program(&m, 1, p, n, user, 2, 4, 4, 4, 4);
+    for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+        uint64_t row = OUT_PA + l * ROW * 8, a = l * 0x12345ull - 40;
+        uint64_t b = (uint64_t)l - 7;
+        float fa = (float)l * 1.5f - 3.0f, fb = (float)(int64_t)b;
+        uint64_t wave_id;
+        unsigned k = 0;
+
+#define CHECK(v) g_assert_cmphex(qtest_readq(m.qts, row + 8 * k++), ==, (v))
+        for (unsigned i = 0; i < ARRAY_SIZE(alu_ops); i++) {
+            CHECK(ref_alu(alu_ops[i], a, b));
+            CHECK(ref_alu(alu_ops[i], a, 3));
+        }
+        CHECK(FLT(fa));
+        CHECK(FLT(fb));
+        for (unsigned i = 0; i < ARRAY_SIZE(f_ops); i++) {
+            CHECK(ref_f(f_ops[i], fa, fb));
+            CHECK(ref_f(f_ops[i], fa, 0.5f));
+        }
+        CHECK((uint64_t)(int64_t)(int32_t)fa);
+        CHECK(INT32_MAX);
+        CHECK(a);
+        CHECK(0x0123456789abcdefull);
+        CHECK(user[1]);
+        CHECK(user[1] >> 32);
+        /* grid 4x4 of one 4x4 group: lane = local id = global id */
+        CHECK(l);                                       /* GLOBAL_ID */
+        CHECK(l % 4);
+        CHECK(l / 4);
+        CHECK(l);                                       /* LOCAL_ID */
+        CHECK(l % 4);
+        CHECK(l / 4);
+        CHECK(0);                                       /* GROUP_ID */
+        CHECK(0);
+        CHECK(4);                                       /* GRID */
+        CHECK(4);
+        CHECK(4);                                       /* GROUP_SIZE */
+        CHECK(4);
+        /* WAVE_ID: the same for all lanes, of engine 1 */
+        wave_id = qtest_readq(m.qts, row + 8 * k++);
+        g_assert_cmpuint(MEGPU_WAVE_ID_ENGINE(wave_id), ==, 1);
+        g_assert_cmpuint(MEGPU_WAVE_ID_SLOT(wave_id), <, MEGPU_WAVE_SLOTS);
+        g_assert_cmphex(wave_id, ==, qtest_readq(m.qts, OUT_PA + 8 * (k - 1)));
+        CHECK(l);                                       /* LANE_ID */
+        CHECK(0xffff);                                  /* EXEC */
+#undef CHECK
+    }
+    g_assert_cmpuint(erd64(&m, 1, MEGPU_ENG_WAVE_INSNS_LO), ==, n);
+    megpu_stop_engines(&m);
+}
+
+/*
+ * Divergence: odd lanes take the IF, even ones the ELSE, a nested IF
+ * splits again, and a loop runs lane + 1 times per lane, so lanes leave
+ * it at different iterations; the mask is whole again after ENDIF.
+ */
+static void test_divergence(void)
+{
+    const uint64_t p[] = {
+        I(S2R, 1, 0, 0, MEGPU_SR_LANE_ID),
+        I(LDARG, 2, 0, 0, 0),
+        I(SHL, 3, 1, IMM, 5),
+        I(ADD, 2, 2, 3, 0),                     /* r2 = out + lane * 32 */
+        I(AND, 4, 1, IMM, 1),
+        /* 5 */ I(IF, 0, 4, 0, 0),
+        I(LI, 5, 0, 0, 100),
+        I(CMPLTU, 6, 1, IMM, 8),
+        I(IF, 0, 6, 0, 0),
+        I(ADD, 5, 5, IMM, 1000),                /* odd lanes below 8 */
+        I(ENDIF, 0, 0, 0, 0),
+        I(ELSE, 0, 0, 0, 0),
+        I(LI, 5, 0, 0, 200),
+        I(ENDIF, 0, 0, 0, 0),
+        I(ST64, 0, 2, 5, 0),
+        /* loop: i = 0; acc = 0; do { acc += i; i++ } while (i <= lane) */
+        /* 15 */ I(LI, 7, 0, 0, 0),
+        I(LI, 8, 0, 0, 0),
+        /* 17 */ I(CMPLEU, 9, 7, 1, 0),
+        I(IF, 0, 9, 0, 0),
+        I(ADD, 8, 8, 7, 0),
+        I(ADD, 7, 7, IMM, 1),
+        I(ENDIF, 0, 0, 0, 0),
+        I(BRANY, 0, 9, 0, 17),
+        I(ST64, 0, 2, 8, 8),
+        I(ST64, 0, 2, 7, 16),
+        I(S2R, 10, 0, 0, MEGPU_SR_EXEC),
+        I(ST64, 0, 2, 10, 24),
+        I(END, 0, 0, 0, 0),
+    };
+    const uint64_t user[1] = { OUT_PA };
+    Megpu m;
+
+    megpu_start_engines(&m, 1);
+    qtest_memset(m.qts, OUT_PA, 0, 0x1000);
+    run_program(&m, 0, p, ARRAY_SIZE(p), user, 1, 16, 1, 16, 1);
+    for (unsigned l = 0; l < 16; l++) {
+        uint64_t row = OUT_PA + l * 32;
+
+        g_assert_cmpuint(qtest_readq(m.qts, row), ==,
+                         !(l & 1) ? 200 : l < 8 ? 1100 : 100);
+        g_assert_cmpuint(qtest_readq(m.qts, row + 8), ==, l * (l + 1) / 2);
+        g_assert_cmpuint(qtest_readq(m.qts, row + 16), ==, l + 1);
+        g_assert_cmphex(qtest_readq(m.qts, row + 24), ==, 0xffff);
+    }
+    megpu_stop_engines(&m);
+}
+
+/* ---- VADD and CHECKSUM against the built-in kernels ---- */
+
+/* user: a, b, c, n (as u32 at 24) */
+static const uint64_t vadd_prog[] = {
+    I(S2R, 1, 0, 0, MEGPU_SR_GLOBAL_ID),
+    I(LDARG32, 2, 0, 0, 24),
+    I(CMPLTU, 3, 1, 2, 0),
+    I(IF, 0, 3, 0, 0),
+    I(SHL, 4, 1, IMM, 2),
+    I(LDARG, 5, 0, 0, 0),
+    I(ADD, 5, 5, 4, 0),
+    I(LD32, 6, 5, 0, 0),
+    I(LDARG, 5, 0, 0, 8),
+    I(ADD, 5, 5, 4, 0),
+    I(LD32, 7, 5, 0, 0),
+    I(ADD, 6, 6, 7, 0),
+    I(LDARG, 5, 0, 0, 16),
+    I(ADD, 5, 5, 4, 0),
+    I(ST32, 0, 5, 6, 0),
+    I(ENDIF, 0, 0, 0, 0),
+    I(END, 0, 0, 0, 0),
+};
+
+/* user: a, sum address, n (as u32 at 16) */
+static const uint64_t checksum_prog[] = {
+    I(S2R, 1, 0, 0, MEGPU_SR_GLOBAL_ID),
+    I(LDARG32, 2, 0, 0, 16),
+    I(CMPLTU, 3, 1, 2, 0),
+    I(IF, 0, 3, 0, 0),
+    I(SHL, 4, 1, IMM, 2),
+    I(LDARG, 5, 0, 0, 0),
+    I(ADD, 5, 5, 4, 0),
+    I(LD32, 6, 5, 0, 0),
+    I(LDARG, 7, 0, 0, 8),
+    I(ATOMADD32, 8, 7, 6, 0),
+    I(ENDIF, 0, 0, 0, 0),
+    I(END, 0, 0, 0, 0),
+};
+
+static void vadd_case(Megpu *m, unsigned e, uint32_t n, uint32_t gx,
+                      uint32_t gy, uint32_t lx, uint32_t ly)
+{
+    const uint64_t ptr[4] = { A_PA, B_PA, D_PA, 0 };
+    const uint32_t param[3] = { 0 };
+    const uint64_t user[4] = { A_PA, B_PA, C_PA, n };
+    uint64_t bytes = ((uint64_t)gx * gy + 64) * 4;
+    g_autofree uint32_t *c = g_new(uint32_t, bytes / 4);
+    g_autofree uint32_t *d = g_new(uint32_t, bytes / 4);
+
+    qtest_memset(m->qts, C_PA, 0xcc, bytes);
+    qtest_memset(m->qts, D_PA, 0xcc, bytes);
+    run_program(m, e, vadd_prog, ARRAY_SIZE(vadd_prog), user, 4,
+                gx, gy, lx, ly);
+    write_kargs(m, PARGS_PA + 0x8000, ptr, n, param);
+    emit_dispatch(&m->ring[e], MEGPU_KERNEL_VADD, PARGS_PA + 0x8000,
+                  gx, gy, lx, ly);
+    kick(m, e);
+    eng_idle(m, e);
+    qtest_memread(m->qts, C_PA, c, bytes);
+    qtest_memread(m->qts, D_PA, d, bytes);
+    g_assert_cmpmem(c, bytes, d, bytes);
+    /* and the values are right, up to the last item */
+    g_assert_cmphex(le32_to_cpu(c[0]), ==,
+                    qtest_readl(m->qts, A_PA) + qtest_readl(m->qts, B_PA));
+}
+
+static void test_vadd_checksum(void)
+{
+    Megpu m;
+
+    megpu_start_engines(&m, 2);
+    for (unsigned i = 0; i < 5000; i++) {
+        qtest_writel(m.qts, A_PA + i * 4, i * 2654435761u);
+        qtest_writel(m.qts, B_PA + i * 4, 0xffffffff - 3 * i);
+    }
+    for (unsigned e = 0; e < 2; e++) {
+        /* grids that are not multiples of the wave or group size */
+        vadd_case(&m, e, 1000, 1000, 1, 64, 1);
+        vadd_case(&m, e, 170, 37, 5, 8, 2);         /* items past n idle */
+        vadd_case(&m, e, 3000, 3001, 1, 100, 1);
+        vadd_case(&m, e, 77, 77, 1, 1, 1);          /* 1-lane waves */
+    }
+
+    for (unsigned e = 0; e < 2; e++) {
+        const uint32_t n = 4999;
+        const uint64_t user[3] = { A_PA, D_PA, n };
+        const uint64_t ptr[4] = { A_PA, D_PA + 8, 0, 0 };
+        const uint32_t param[3] = { 0 };
+
+        qtest_writel(m.qts, D_PA, 7);
+        qtest_writel(m.qts, D_PA + 8, 7);
+        run_program(&m, e, checksum_prog, ARRAY_SIZE(checksum_prog), user, 3,
+                    5003, 1, 100, 1);
+        write_kargs(&m, PARGS_PA + 0x8000, ptr, n, param);
+        emit_dispatch(&m.ring[e], MEGPU_KERNEL_CHECKSUM, PARGS_PA + 0x8000,
+                      5003, 1, 100, 1);
+        kick(&m, e);
+        eng_idle(&m, e);
+        g_assert_cmphex(qtest_readl(m.qts, D_PA), ==,
+                        qtest_readl(m.qts, D_PA + 8));
+        g_assert_cmphex(qtest_readl(m.qts, D_PA), !=, 7);
+    }
+    megpu_stop_engines(&m);
+}
+
+/* ---- memory: 64-bit, atomics, the MMU ---- */
+
+static void test_memory(void)
+{
+    const uint64_t p[] = {
+        I(S2R, 1, 0, 0, MEGPU_SR_LANE_ID),
+        I(LDARG, 2, 0, 0, 0),                   /* out */
+        I(LDARG, 3, 0, 0, 8),                   /* counters */
+        I(SHL, 4, 1, IMM, 3),
+        I(ADD, 2, 2, 4, 0),
+        /* 64-bit load from a reversed table, store to out[lane] */
+        I(LDARG, 5, 0, 0, 16),
+        I(SUB, 5, 5, 4, 0),
+        I(LD64, 6, 5, 0, 0x78),
+        I(ST64, 0, 2, 6, 0),
+        /* ATOMADD32: every lane gets a distinct old value */
+        I(LI, 7, 0, 0, 1),
+        I(ATOMADD32, 8, 3, 7, 0),
+        I(ST64, 0, 2, 8, 0x100),
+        /* ATOMCAS32 0 -> lane + 1: only lane 0 wins */
+        I(LI, 9, 0, 0, 0),
+        I(ADD, 10, 1, IMM, 1),
+        I(ATOMCAS32, 9, 3, 10, 4),
+        I(ST64, 0, 2, 9, 0x200),
+        /* ATOMXCHG32: a chain of old values */
+        I(ATOMXCHG32, 11, 3, 10, 8),
+        I(ST64, 0, 2, 11, 0x300),
+        I(END, 0, 0, 0, 0),
+    };
+    const uint64_t user[3] = { OUT_PA, D_PA, A_PA };
+    const uint64_t va_prog = 0x10000000, va_out = 0x20000000;
+    const uint64_t va_d = 0x30000000, va_a = 0x40000000;
+    const uint64_t vuser[3] = { va_out, va_d, va_a };
+    uint32_t seen = 0;
+    Megpu m;
+    Stream ib;
+
+    megpu_start_engines(&m, 1);
+    qtest_memset(m.qts, OUT_PA, 0, 0x1000);
+    qtest_memset(m.qts, D_PA, 0, 16);
+    qtest_writel(m.qts, D_PA + 8, 0x5a5a);
+    for (unsigned i = 0; i < 16; i++) {
+        qtest_writeq(m.qts, A_PA + 0x78 - i * 8, 0x1000000000ull * i + i);
+    }
+    run_program(&m, 0, p, ARRAY_SIZE(p), user, 3, 16, 1, 16, 1);
+    for (unsigned l = 0; l < 16; l++) {
+        uint64_t row = OUT_PA + l * 8;
+
+        g_assert_cmphex(qtest_readq(m.qts, row), ==,
+                        0x1000000000ull * l + l);
+        seen |= 1u << qtest_readq(m.qts, row + 0x100);
+        g_assert_cmpuint(qtest_readq(m.qts, row + 0x200), ==, l ? 1 : 0);
+        g_assert_cmpuint(qtest_readq(m.qts, row + 0x300), ==, l ? l : 0x5a5a);
+    }
+    g_assert_cmphex(seen, ==, 0xffff);
+    g_assert_cmpuint(qtest_readl(m.qts, D_PA), ==, 16);
+    g_assert_cmpuint(qtest_readl(m.qts, D_PA + 4), ==, 1);
+    g_assert_cmpuint(qtest_readl(m.qts, D_PA + 8), ==, 16);
+
+    /* The same through the GPU MMU, from an IB of a context. */
+    qtest_memset(m.qts, OUT_PA, 0, 0x1000);
+    qtest_memset(m.qts, D_PA, 0, 16);
+    qtest_writel(m.qts, D_PA + 8, 0x5a5a);
+    put_program(&m, PROG_PA, PARGS_PA, p, ARRAY_SIZE(p), vuser, 3);
+    qtest_writeq(m.qts, PARGS_PA + MEGPU_PARGS_PROGRAM, va_prog);
+    mmu_map(&m, va_prog, PROG_PA, 0x1000, false);
+    mmu_map(&m, va_prog + 0x100000, PARGS_PA, 0x1000, false);
+    mmu_map(&m, va_out, OUT_PA, 0x1000, true);
+    mmu_map(&m, va_d, D_PA, 0x1000, true);
+    mmu_map(&m, va_a, A_PA, 0x1000, false);
+    mmu_map(&m, 0x50000000, IB_PA, 0x1000, false);
+    ib = ib_stream(&m, IB_PA);
+    emit_dispatch(&ib, MEGPU_KERNEL_PROGRAM, va_prog + 0x100000,
+                  16, 1, 16, 1);
+    emit_setctx(&m.ring[0], PT_PA, 1);
+    emit_ib(&m.ring[0], 0x50000000, ib.pos / 4);
+    kick(&m, 0);
+    eng_idle(&m, 0);
+    for (unsigned l = 0; l < 16; l++) {
+        g_assert_cmphex(qtest_readq(m.qts, OUT_PA + l * 8), ==,
+                        0x1000000000ull * l + l);
+    }
+    g_assert_cmpuint(qtest_readl(m.qts, D_PA), ==, 16);
+    megpu_stop_engines(&m);
+}
+
+/* ---- faults ---- */
+
+/*
+ * Run @p on the ring of engine 0 and expect a fault with @code at
+ * @addr (0: the instruction at @pc), then check that the engine goes on
+ * with the next job.
+ */
+static void fault_case(Megpu *m, const uint64_t *p, unsigned len,
+                       uint32_t code, uint64_t addr, uint32_t pc,
+                       uint32_t info)
+{
+    const uint64_t user[2] = { OUT_PA, OUT_PA + 2 };
+    uint32_t at = emit_program(m, 0, p, len, user, 2, 16, 1, 16, 1);
+    uint64_t ts = OUT_PA + 0x800;
+    uint32_t id;
+
+    emit_ts(&m->ring[0], ts, 0x600d0000 + code, 0);
+    kick(m, 0);
+    expect_fault(m, 0, code, addr ? addr : PROG_PA + pc * 8, at,
+                 MEGPU_FAULT_INFO_WAVE | info);
+    g_assert_cmpuint(erd(m, 0, MEGPU_ENG_WAVE_FAULT_PC), ==, pc);
+    id = erd(m, 0, MEGPU_ENG_WAVE_FAULT_ID);
+    g_assert_cmpuint(MEGPU_WAVE_ID_ENGINE(id), ==, 0);
+    g_assert_cmpuint(MEGPU_WAVE_ID_SLOT(id), <, MEGPU_WAVE_SLOTS);
+    eng_idle(m, 0);
+    g_assert_cmphex(qtest_readq(m->qts, ts), ==, 0x600d0000 + code);
+    g_assert_cmpuint(erd(m, 0, MEGPU_ENG_WAVES_LIVE), ==, 0);
+}
+
+static void test_faults(void)
+{
+    const uint64_t end = I(END, 0, 0, 0, 0);
+    const uint64_t ldout = I(LDARG, 1, 0, 0, 0);
+    uint64_t deep[MEGPU_WAVE_MASK_DEPTH + 3];
+    Megpu m;
+
+    megpu_start_engines(&m, 4);
+
+#define P(...) ((const uint64_t[]){ __VA_ARGS__ }), \
+        ARRAY_SIZE(((const uint64_t[]){ __VA_ARGS__ }))
+    fault_case(&m, P(I(NOP, 0, 0, 0, 0), 0xee, end),
+               MEGPU_FAULT_BAD_OPCODE, 0, 1, 0);
+    fault_case(&m, P(I(MOV, 40, 1, 0, 0), end),
+               MEGPU_FAULT_BAD_OPERAND, 0, 0, 0);
+    fault_case(&m, P(I(ADD, 1, 2, 32, 0), end),
+               MEGPU_FAULT_BAD_OPERAND, 0, 0, 0);
+    fault_case(&m, P(I(ST32, 0, 1, IMM, 0), end),       /* no imm form */
+               MEGPU_FAULT_BAD_OPERAND, 0, 0, 0);
+    fault_case(&m, P(I(S2R, 1, 0, 0, MEGPU_SR_COUNT), end),
+               MEGPU_FAULT_BAD_OPERAND, 0, 0, 0);
+    fault_case(&m, P(I(LDARG, 1, 0, 0, MEGPU_PARGS_USER_SIZE), end),
+               MEGPU_FAULT_BAD_OPERAND, 0, 0, 0);
+    fault_case(&m, P(I(LDARG, 1, 0, 0, 4), end),
+               MEGPU_FAULT_BAD_OPERAND, 0, 0, 0);
+    /* misaligned: the fault address is the access's */
+    fault_case(&m, P(ldout, I(LD32, 2, 1, 0, 2), end),
+               MEGPU_FAULT_MISALIGNED, OUT_PA + 2, 1, 0);
+    fault_case(&m, P(ldout, I(ST64, 0, 1, 1, 4), end),
+               MEGPU_FAULT_MISALIGNED, OUT_PA + 4, 1,
+               MEGPU_FAULT_INFO_WRITE);
+    fault_case(&m, P(I(LDARG, 1, 0, 0, 8), I(ATOMADD32, 2, 1, 1, 0), end),
+               MEGPU_FAULT_MISALIGNED, OUT_PA + 2, 1,
+               MEGPU_FAULT_INFO_WRITE);
+    /* not RAM: BUS on the ring (MMU inside an IB, below) */
+    fault_case(&m, P(I(LI, 1, 0, 0, 0x40000000), I(LD32, 2, 1, 0, 0), end),
+               MEGPU_FAULT_BUS, NO_RAM_PA, 1, 0);
+    /* mask stack */
+    fault_case(&m, P(I(ENDIF, 0, 0, 0, 0), end),
+               MEGPU_FAULT_MASK_STACK, 0, 0, 0);
+    fault_case(&m, P(I(ELSE, 0, 0, 0, 0), end),
+               MEGPU_FAULT_MASK_STACK, 0, 0, 0);
+    for (unsigned i = 0; i < ARRAY_SIZE(deep); i++) {
+        deep[i] = I(IF, 0, 0, 0, 0);
+    }
+    fault_case(&m, deep, ARRAY_SIZE(deep), MEGPU_FAULT_MASK_STACK, 0,
+               MEGPU_WAVE_MASK_DEPTH, 0);
+    /* the PC leaves the program: falling off its end, a bad target */
+    fault_case(&m, P(I(NOP, 0, 0, 0, 0)), MEGPU_FAULT_PC_RANGE, 0, 1, 0);
+    fault_case(&m, P(I(JMP, 0, 0, 0, 2), end),
+               MEGPU_FAULT_PC_RANGE, 0, 0, 0);
+    fault_case(&m, P(I(LI, 1, 0, 0, 1), I(BRANY, 0, 1, 0, 99), end),
+               MEGPU_FAULT_PC_RANGE, 0, 1, 0);
+    /* SYSCALL: no mailboxes yet; its operands are still checked */
+    fault_case(&m, P(MEGPU_INSN_SYSCALL(1, 7, 2, 3, 4), end),
+               MEGPU_FAULT_NO_MAILBOX, 0, 0, 0);
+    fault_case(&m, P(MEGPU_INSN_SYSCALL(1, 7, 2, 3, 99), end),
+               MEGPU_FAULT_BAD_OPERAND, 0, 0, 0);
+#undef P
+
+    /* Bad program arguments fault the DISPATCH packet itself. */
+    {
+        Stream *r = &m.ring[0];
+        uint32_t at;
+
+        put_program(&m, PROG_PA, PARGS_PA, &end, 1, NULL, 0);
+        qtest_writel(m.qts, PARGS_PA + MEGPU_PARGS_LENGTH, 0);
+        at = r->pos;
+        emit_dispatch(r, MEGPU_KERNEL_PROGRAM, PARGS_PA, 1, 1, 1, 1);
+        kick(&m, 0);
+        expect_fault(&m, 0, MEGPU_FAULT_BAD_ARG, RING_PA(0) + at, at, 0);
+        qtest_writel(m.qts, PARGS_PA + MEGPU_PARGS_LENGTH,
+                     MEGPU_PROGRAM_MAX_INSNS + 1);
+        at = r->pos;
+        emit_dispatch(r, MEGPU_KERNEL_PROGRAM, PARGS_PA, 1, 1, 1, 1);
+        kick(&m, 0);
+        expect_fault(&m, 0, MEGPU_FAULT_BAD_ARG, RING_PA(0) + at, at, 0);
+        put_program(&m, PROG_PA + 4, PARGS_PA, &end, 1, NULL, 0);
+        at = r->pos;
+        emit_dispatch(r, MEGPU_KERNEL_PROGRAM, PARGS_PA, 1, 1, 1, 1);
+        kick(&m, 0);
+        expect_fault(&m, 0, MEGPU_FAULT_BAD_ARG, RING_PA(0) + at, at, 0);
+        /* a program in no RAM faults before any wave runs */
+        put_program(&m, PROG_PA, PARGS_PA, &end, 1, NULL, 0);
+        qtest_writeq(m.qts, PARGS_PA + MEGPU_PARGS_PROGRAM, NO_RAM_PA);
+        at = r->pos;
+        emit_dispatch(r, MEGPU_KERNEL_PROGRAM, PARGS_PA, 1, 1, 1, 1);
+        kick(&m, 0);
+        expect_fault(&m, 0, MEGPU_FAULT_BUS, NO_RAM_PA, at, 0);
+        /* programs run on gfx and compute only */
+        put_program(&m, PROG_PA, PARGS_PA, &end, 1, NULL, 0);
+        at = m.ring[3].pos;
+        emit_dispatch(&m.ring[3], MEGPU_KERNEL_PROGRAM, PARGS_PA, 1, 1, 1, 1);
+        kick(&m, 3);
+        expect_fault(&m, 3, MEGPU_FAULT_UNSUPPORTED, RING_PA(3) + at, at, 0);
+        eng_idle(&m, 3);
+        /* an empty grid runs no wave */
+        emit_dispatch(r, MEGPU_KERNEL_PROGRAM, PARGS_PA, 0, 5, 1, 1);
+        kick(&m, 0);
+        eng_idle(&m, 0);
+    }
+
+    /* An MMU miss of a load inside an IB. */
+    {
+        const uint64_t p[] = {
+            I(LI, 1, 0, 0, 0x60000000), I(LD32, 2, 1, 0, 0x10), end,
+        };
+        uint32_t at;
+        Stream ib;
+
+        put_program(&m, PROG_PA, PARGS_PA, p, ARRAY_SIZE(p), NULL, 0);
+        qtest_writeq(m.qts, PARGS_PA + MEGPU_PARGS_PROGRAM, 0x10000000);
+        mmu_map(&m, 0x10000000, PROG_PA, 0x1000, false);
+        mmu_map(&m, 0x11000000, PARGS_PA, 0x1000, false);
+        mmu_map(&m, 0x50000000, IB_PA, 0x1000, false);
+        ib = ib_stream(&m, IB_PA);
+        emit_dispatch(&ib, MEGPU_KERNEL_PROGRAM, 0x11000000, 16, 1, 16, 1);
+        emit_setctx(&m.ring[0], PT_PA, 1);
+        at = m.ring[0].pos;
+        emit_ib(&m.ring[0], 0x50000000, ib.pos / 4);
+        kick(&m, 0);
+        expect_fault(&m, 0, MEGPU_FAULT_MMU, 0x60000010, at,
+                     MEGPU_FAULT_INFO_IN_IB | MEGPU_FAULT_INFO_WAVE);
+        g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_WAVE_FAULT_PC), ==, 1);
+        eng_idle(&m, 0);
+    }
+    megpu_stop_engines(&m);
+}
+
+/* A runaway loop hits the budget; a reset stops a dispatch at once. */
+static void test_budget_and_reset(void)
+{
+    const uint64_t spin[] = { I(ADD, 1, 1, IMM, 1), I(JMP, 0, 0, 0, 0) };
+    const uint64_t park[] = { I(SLEEP, 0, 0, 0, 0), I(END, 0, 0, 0, 0) };
+    Megpu m;
+
+    megpu_start_engines_opts(&m, 2, "write-mode=strict,wave-budget=20000");
+    emit_program(&m, 0, spin, 2, NULL, 0, 64, 1, 64, 1);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_BUDGET, PROG_PA + 8 * 0, 0,
+                 MEGPU_FAULT_INFO_WAVE);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_WAVE_FAULT_PC), ==, 0);
+    g_assert_cmpuint(erd64(&m, 0, MEGPU_ENG_WAVE_INSNS_LO), >=, 20000);
+    eng_idle(&m, 0);
+    megpu_stop_engines(&m);
+
+    /* budget 0: no limit; only a reset ends it */
+    megpu_start_engines_opts(&m, 2, "write-mode=strict,wave-budget=0");
+    emit_program(&m, 0, spin, 2, NULL, 0, 1000, 1, 100, 1);
+    kick(&m, 0);
+    g_usleep(200 * 1000);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_STATUS), ==, 0);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_WAVES_LIVE), ==, MEGPU_WAVE_SLOTS);
+    eng_reset(&m, 0);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_WAVES_LIVE), ==, 0);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_STATUS), ==, MEGPU_ENG_STATUS_IDLE);
+    /* and with every wave parked */
+    emit_program(&m, 0, park, 2, NULL, 0, 64, 1, 16, 1);
+    kick(&m, 0);
+    eng_poll(&m, 0, MEGPU_ENG_STATUS_WAVE_PARKED);
+    eng_reset(&m, 0);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_WAVES_PARKED), ==, 0);
+    /* the engine runs the next job */
+    emit_ts(&m.ring[0], OUT_PA, 5, 0);
+    kick(&m, 0);
+    eng_idle(&m, 0);
+    g_assert_cmpuint(qtest_readq(m.qts, OUT_PA), ==, 5);
+    megpu_stop_engines(&m);
+}
+
+/* ---- SLEEP, WAVE_RESTART, INTERRUPT ---- */
+
+/*
+ * Wave 0 (group 0) sleeps with the interrupt flag; the 39 other waves of
+ * a 640-item grid run to the end through the 16 resident slots; engine 1
+ * meanwhile runs its own work. A restart by id lets wave 0 finish.
+ */
+static void test_sleep_restart(void)
+{
+    const uint64_t p[] = {
+        I(S2R, 1, 0, 0, MEGPU_SR_GROUP_ID_X),
+        I(CMPEQ, 2, 1, IMM, 0),
+        I(LDARG, 5, 0, 0, 0),
+        I(S2R, 3, 0, 0, MEGPU_SR_GLOBAL_ID),
+        I(SHL, 4, 3, IMM, 2),
+        I(ADD, 5, 5, 4, 0),
+        I(ADD, 6, 3, IMM, 1),
+        I(BRANY, 0, 2, 0, 10),
+        I(ST32, 0, 5, 6, 0),
+        I(END, 0, 0, 0, 0),
+        /* 10 */ I(SLEEP, 0, 0, 0, MEGPU_SLEEP_IRQ),
+        I(ADD, 6, 6, IMM, 0x1000),
+        I(ST32, 0, 5, 6, 0),
+        I(END, 0, 0, 0, 0),
+    };
+    const uint64_t user[1] = { OUT_PA };
+    uint32_t id, bad[6];
+    Megpu m;
+
+    megpu_start_engines(&m, 4);
+    qtest_memset(m.qts, OUT_PA, 0, 640 * 4);
+    emit_program(&m, 0, p, ARRAY_SIZE(p), user, 1, 640, 1, 16, 1);
+    kick(&m, 0);
+    eng_poll(&m, 0, MEGPU_ENG_STATUS_WAVE_PARKED);
+
+    /* the others finish while wave 0 sleeps */
+    for (unsigned us = 0; erd(&m, 0, MEGPU_ENG_WAVES_LIVE) != 1; us += 1000) {
+        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+        g_usleep(1000);
+    }
+    for (unsigned i = 0; i < 640; i++) {
+        g_assert_cmpuint(qtest_readl(m.qts, OUT_PA + i * 4), ==,
+                         i < 16 ? 0 : i + 1);
+    }
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_WAVES_PARKED), ==, 1);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_STATUS) & MEGPU_ENG_STATUS_IDLE,
+                    ==, 0);
+    id = erd(&m, 0, MEGPU_ENG_PARKED_WAVE);
+    g_assert_cmphex(id, !=, MEGPU_WAVE_ID_NONE);
+    g_assert_cmpuint(MEGPU_WAVE_ID_ENGINE(id), ==, 0);
+
+    /* the interrupt came after the park */
+    g_assert_cmpuint(rd(&m, MEGPU_REG_WAVE_INTERRUPTS), ==, 1);
+    g_assert_cmphex(rd(&m, MEGPU_REG_MISC_IRQ_STATUS), ==,
+                    MEGPU_MISC_IRQ_WAVE);
+    msix_poll_pending(&m, MEGPU_VEC_MISC);
+    msix_clear_pending(&m, MEGPU_VEC_MISC);
+    wr(&m, MEGPU_REG_MISC_IRQ_STATUS, MEGPU_MISC_IRQ_WAVE);
+
+    /* other engines keep running */
+    emit_ts(&m.ring[1], OUT_PA + 0x1000, 0x1111, 0);
+    kick(&m, 1);
+    eng_idle(&m, 1);
+    g_assert_cmphex(qtest_readq(m.qts, OUT_PA + 0x1000), ==, 0x1111);
+
+    /* restarts of anything but the parked wave are counted, no more */
+    bad[0] = MEGPU_WAVE_ID(7, 0, 0);                /* no engine 7 */
+    bad[1] = MEGPU_WAVE_ID(1, 0, 0);                /* engine 1: no waves */
+    bad[2] = id ^ 1;                                /* stale launch number */
+    bad[3] = MEGPU_WAVE_ID(0, (MEGPU_WAVE_ID_SLOT(id) + 1) %
+                           MEGPU_WAVE_SLOTS, MEGPU_WAVE_ID_SEQ(id));
+    bad[4] = MEGPU_WAVE_ID(0, MEGPU_WAVE_SLOTS, 0);  /* no such slot */
+    bad[5] = MEGPU_WAVE_ID_NONE;
+    for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
+        wr(&m, MEGPU_REG_WAVE_RESTART, bad[i]);
+    }
+    g_assert_cmpuint(rd(&m, MEGPU_REG_WAVE_RESTART_ERRORS), ==,
+                     ARRAY_SIZE(bad));
+    g_assert_cmpuint(rd(&m, MEGPU_REG_WAVE_RESTARTS), ==, 0);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_WAVES_PARKED), ==, 1);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_PARKED_WAVE), ==, id);
+
+    /* the right id: wave 0 finishes, and so does the dispatch */
+    wr(&m, MEGPU_REG_WAVE_RESTART, id);
+    eng_idle(&m, 0);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_WAVE_RESTARTS), ==, 1);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_STATUS) &
+                    MEGPU_ENG_STATUS_WAVE_PARKED, ==, 0);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_PARKED_WAVE), ==,
+                    MEGPU_WAVE_ID_NONE);
+    for (unsigned i = 0; i < 16; i++) {
+        g_assert_cmpuint(qtest_readl(m.qts, OUT_PA + i * 4), ==,
+                         i + 1 + 0x1000);
+    }
+    /* the same id again: that wave is gone */
+    wr(&m, MEGPU_REG_WAVE_RESTART, id);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_WAVE_RESTART_ERRORS), ==,
+                     ARRAY_SIZE(bad) + 1);
+
+    /* INTERRUPT, once per wave; a device reset clears the counters */
+    {
+        const uint64_t q[] = { I(INTERRUPT, 0, 0, 0, 0), I(END, 0, 0, 0, 0) };
+
+        run_program(&m, 1, q, 2, NULL, 0, 48, 1, 48, 1);
+        g_assert_cmpuint(rd(&m, MEGPU_REG_WAVE_INTERRUPTS), ==, 1 + 3);
+        g_assert_cmphex(rd(&m, MEGPU_REG_MISC_IRQ_STATUS), ==,
+                        MEGPU_MISC_IRQ_WAVE);
+        wr(&m, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
+        g_assert_cmpuint(rd(&m, MEGPU_REG_WAVE_INTERRUPTS), ==, 0);
+        g_assert_cmpuint(rd(&m, MEGPU_REG_WAVE_RESTARTS), ==, 0);
+        g_assert_cmpuint(rd(&m, MEGPU_REG_WAVE_RESTART_ERRORS), ==, 0);
+    }
+    megpu_stop_engines(&m);
+}
+
+/*
+ * Two parked waves on two engines at once, restarted in the opposite
+ * order; and relaxed writes with a FLUSH: the waves' stores are posted.
+ */
+static void test_two_engines_relaxed(void)
+{
+    const uint64_t p[] = {
+        I(LDARG, 1, 0, 0, 0),
+        I(S2R, 2, 0, 0, MEGPU_SR_WAVE_ID),
+        I(S2R, 3, 0, 0, MEGPU_SR_LANE_ID),
+        I(SHL, 4, 3, IMM, 3),
+        I(ADD, 1, 1, 4, 0),
+        I(SLEEP, 0, 0, 0, 0),
+        I(ST64, 0, 1, 2, 0),
+        I(END, 0, 0, 0, 0),
+    };
+    const uint64_t u0[1] = { OUT_PA }, u1[1] = { OUT_PA + 0x400 };
+    uint32_t id0, id1;
+    Megpu m;
+
+    megpu_start_engines_opts(&m, 2, "write-mode=relaxed");
+    qtest_memset(m.qts, OUT_PA, 0, 0x1000);
+    emit_program(&m, 0, p, ARRAY_SIZE(p), u0, 1, 16, 1, 16, 1);
+    emit_flush(&m.ring[0]);
+    emit_program(&m, 1, p, ARRAY_SIZE(p), u1, 1, 16, 1, 16, 1);
+    emit_flush(&m.ring[1]);
+    kick(&m, 0);
+    kick(&m, 1);
+    eng_poll(&m, 0, MEGPU_ENG_STATUS_WAVE_PARKED);
+    eng_poll(&m, 1, MEGPU_ENG_STATUS_WAVE_PARKED);
+    id0 = erd(&m, 0, MEGPU_ENG_PARKED_WAVE);
+    id1 = erd(&m, 1, MEGPU_ENG_PARKED_WAVE);
+    g_assert_cmpuint(MEGPU_WAVE_ID_ENGINE(id1), ==, 1);
+    wr(&m, MEGPU_REG_WAVE_RESTART, id1);
+    eng_idle(&m, 1);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_PARKED_WAVE), ==, id0);
+    wr(&m, MEGPU_REG_WAVE_RESTART, id0);
+    eng_idle(&m, 0);
+    /* FLUSH packets after the dispatches: the stores are in memory */
+    for (unsigned l = 0; l < 16; l++) {
+        g_assert_cmphex(qtest_readq(m.qts, OUT_PA + l * 8), ==, id0);
+        g_assert_cmphex(qtest_readq(m.qts, OUT_PA + 0x400 + l * 8), ==,
+                        id1);
+    }
+    megpu_stop_engines(&m);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    qtest_add_func("/megpu/wave/classes", test_classes);
+    qtest_add_func("/megpu/wave/divergence", test_divergence);
+    qtest_add_func("/megpu/wave/vadd-checksum", test_vadd_checksum);
+    qtest_add_func("/megpu/wave/memory", test_memory);
+    qtest_add_func("/megpu/wave/faults", test_faults);
+    qtest_add_func("/megpu/wave/budget-and-reset", test_budget_and_reset);
+    qtest_add_func("/megpu/wave/sleep-restart", test_sleep_restart);
+    qtest_add_func("/megpu/wave/two-engines-relaxed",
+                   test_two_engines_relaxed);
+    return g_test_run();
+}
