@@ -57,7 +57,8 @@ typedef struct {
  * strict write mode, where data is in memory when the engine is idle;
  * the posted-write tests choose relaxed mode and a seed.
  */
-static inline void megpu_start_opts(Megpu *m, unsigned engines, const char *opts)
+static inline void megpu_start_opts(Megpu *m, unsigned engines,
+                                    const char *opts)
 {
     m->engines = engines;
     m->qts = qtest_initf("-machine q35 -nodefaults -m 256M "
@@ -153,7 +154,8 @@ static inline void emit_write(Stream *st, uint64_t addr, const uint32_t *d,
     }
 }
 
-static inline void emit_ts(Stream *st, uint64_t addr, uint64_t val, uint32_t flags)
+static inline void emit_ts(Stream *st, uint64_t addr, uint64_t val,
+                           uint32_t flags)
 {
     hdr(st, MEGPU_PKT_TIMESTAMP, MEGPU_PKT_TIMESTAMP_COUNT, flags);
     put64(st, addr);
@@ -310,8 +312,8 @@ static inline void eng_ack_idle(Megpu *m, unsigned n)
  * The engine must fault with exactly this record, show it in IRQ_STATUS
  * and the MSI-X PBA, then resume after FAULT_ACK.
  */
-static inline void expect_fault(Megpu *m, unsigned n, uint32_t code, uint64_t addr,
-                         uint32_t head, uint32_t info)
+static inline void expect_fault(Megpu *m, unsigned n, uint32_t code,
+                                uint64_t addr, uint32_t head, uint32_t info)
 {
     uint32_t faults;
 

@@ -22,7 +22,14 @@
 
 #define I(op, d, a, b, imm) MEGPU_INSN(MEGPU_OP_##op, d, a, b, imm)
 #define IMM                 MEGPU_ISA_IMM
-#define FLT(f)              ((union { float x; uint32_t u; }){ .x = (f) }).u
+
+static uint32_t FLT(float f)
+{
+    uint32_t u;
+
+    memcpy(&u, &f, sizeof(u));
+    return u;
+}
 
 /* Program at @prog, its argument block at @pargs with @user arguments. */
 static void put_program(Megpu *m, uint64_t prog, uint64_t pargs,
@@ -76,25 +83,44 @@ static const uint32_t alu_ops[] = {
 static uint64_t ref_alu(uint32_t op, uint64_t a, uint64_t b)
 {
     switch (op) {
-    case MEGPU_OP_ADD: return a + b;
-    case MEGPU_OP_SUB: return a - b;
-    case MEGPU_OP_MUL: return a * b;
-    case MEGPU_OP_AND: return a & b;
-    case MEGPU_OP_OR: return a | b;
-    case MEGPU_OP_XOR: return a ^ b;
-    case MEGPU_OP_SHL: return a << (b & 63);
-    case MEGPU_OP_SHR: return a >> (b & 63);
-    case MEGPU_OP_SAR: return (uint64_t)((int64_t)a >> (b & 63));
-    case MEGPU_OP_MIN: return (int64_t)a < (int64_t)b ? a : b;
-    case MEGPU_OP_MAX: return (int64_t)a > (int64_t)b ? a : b;
-    case MEGPU_OP_MINU: return a < b ? a : b;
-    case MEGPU_OP_MAXU: return a > b ? a : b;
-    case MEGPU_OP_CMPEQ: return a == b;
-    case MEGPU_OP_CMPNE: return a != b;
-    case MEGPU_OP_CMPLT: return (int64_t)a < (int64_t)b;
-    case MEGPU_OP_CMPLE: return (int64_t)a <= (int64_t)b;
-    case MEGPU_OP_CMPLTU: return a < b;
-    case MEGPU_OP_CMPLEU: return a <= b;
+    case MEGPU_OP_ADD:
+        return a + b;
+    case MEGPU_OP_SUB:
+        return a - b;
+    case MEGPU_OP_MUL:
+        return a * b;
+    case MEGPU_OP_AND:
+        return a & b;
+    case MEGPU_OP_OR:
+        return a | b;
+    case MEGPU_OP_XOR:
+        return a ^ b;
+    case MEGPU_OP_SHL:
+        return a << (b & 63);
+    case MEGPU_OP_SHR:
+        return a >> (b & 63);
+    case MEGPU_OP_SAR:
+        return (uint64_t)((int64_t)a >> (b & 63));
+    case MEGPU_OP_MIN:
+        return (int64_t)a < (int64_t)b ? a : b;
+    case MEGPU_OP_MAX:
+        return (int64_t)a > (int64_t)b ? a : b;
+    case MEGPU_OP_MINU:
+        return a < b ? a : b;
+    case MEGPU_OP_MAXU:
+        return a > b ? a : b;
+    case MEGPU_OP_CMPEQ:
+        return a == b;
+    case MEGPU_OP_CMPNE:
+        return a != b;
+    case MEGPU_OP_CMPLT:
+        return (int64_t)a < (int64_t)b;
+    case MEGPU_OP_CMPLE:
+        return (int64_t)a <= (int64_t)b;
+    case MEGPU_OP_CMPLTU:
+        return a < b;
+    case MEGPU_OP_CMPLEU:
+        return a <= b;
     }
     g_assert_not_reached();
 }
@@ -107,14 +133,22 @@ static const uint32_t f_ops[] = {
 static uint64_t ref_f(uint32_t op, float a, float b)
 {
     switch (op) {
-    case MEGPU_OP_FADD: return FLT(a + b);
-    case MEGPU_OP_FSUB: return FLT(a - b);
-    case MEGPU_OP_FMUL: return FLT(a * b);
-    case MEGPU_OP_FMIN: return FLT(a < b ? a : b);    /* no NaN here */
-    case MEGPU_OP_FMAX: return FLT(a > b ? a : b);
-    case MEGPU_OP_FCMPEQ: return a == b;
-    case MEGPU_OP_FCMPLT: return a < b;
-    case MEGPU_OP_FCMPLE: return a <= b;
+    case MEGPU_OP_FADD:
+        return FLT(a + b);
+    case MEGPU_OP_FSUB:
+        return FLT(a - b);
+    case MEGPU_OP_FMUL:
+        return FLT(a * b);
+    case MEGPU_OP_FMIN:    /* no NaN here */
+        return FLT(a < b ? a : b);
+    case MEGPU_OP_FMAX:
+        return FLT(a > b ? a : b);
+    case MEGPU_OP_FCMPEQ:
+        return a == b;
+    case MEGPU_OP_FCMPLT:
+        return a < b;
+    case MEGPU_OP_FCMPLE:
+        return a <= b;
     }
     g_assert_not_reached();
 }
@@ -527,56 +561,49 @@ static void test_faults(void)
 
     megpu_start_engines(&m, 4);
 
-#define P(...) ((const uint64_t[]){ __VA_ARGS__ }), \
-        ARRAY_SIZE(((const uint64_t[]){ __VA_ARGS__ }))
-    fault_case(&m, P(I(NOP, 0, 0, 0, 0), 0xee, end),
-               MEGPU_FAULT_BAD_OPCODE, 0, 1, 0);
-    fault_case(&m, P(I(MOV, 40, 1, 0, 0), end),
-               MEGPU_FAULT_BAD_OPERAND, 0, 0, 0);
-    fault_case(&m, P(I(ADD, 1, 2, 32, 0), end),
-               MEGPU_FAULT_BAD_OPERAND, 0, 0, 0);
-    fault_case(&m, P(I(ST32, 0, 1, IMM, 0), end),       /* no imm form */
-               MEGPU_FAULT_BAD_OPERAND, 0, 0, 0);
-    fault_case(&m, P(I(S2R, 1, 0, 0, MEGPU_SR_COUNT), end),
-               MEGPU_FAULT_BAD_OPERAND, 0, 0, 0);
-    fault_case(&m, P(I(LDARG, 1, 0, 0, MEGPU_PARGS_USER_SIZE), end),
-               MEGPU_FAULT_BAD_OPERAND, 0, 0, 0);
-    fault_case(&m, P(I(LDARG, 1, 0, 0, 4), end),
-               MEGPU_FAULT_BAD_OPERAND, 0, 0, 0);
+#define FAULT(code, addr, pc, info, ...) do { \
+        const uint64_t p_[] = { __VA_ARGS__ }; \
+        fault_case(&m, p_, ARRAY_SIZE(p_), code, addr, pc, info); \
+    } while (0)
+    FAULT(MEGPU_FAULT_BAD_OPCODE, 0, 1, 0, I(NOP, 0, 0, 0, 0), 0xee, end);
+    FAULT(MEGPU_FAULT_BAD_OPERAND, 0, 0, 0, I(MOV, 40, 1, 0, 0), end);
+    FAULT(MEGPU_FAULT_BAD_OPERAND, 0, 0, 0, I(ADD, 1, 2, 32, 0), end);
+    /* stores have no immediate form */
+    FAULT(MEGPU_FAULT_BAD_OPERAND, 0, 0, 0, I(ST32, 0, 1, IMM, 0), end);
+    FAULT(MEGPU_FAULT_BAD_OPERAND, 0, 0, 0,
+          I(S2R, 1, 0, 0, MEGPU_SR_COUNT), end);
+    FAULT(MEGPU_FAULT_BAD_OPERAND, 0, 0, 0,
+          I(LDARG, 1, 0, 0, MEGPU_PARGS_USER_SIZE), end);
+    FAULT(MEGPU_FAULT_BAD_OPERAND, 0, 0, 0, I(LDARG, 1, 0, 0, 4), end);
     /* misaligned: the fault address is the access's */
-    fault_case(&m, P(ldout, I(LD32, 2, 1, 0, 2), end),
-               MEGPU_FAULT_MISALIGNED, OUT_PA + 2, 1, 0);
-    fault_case(&m, P(ldout, I(ST64, 0, 1, 1, 4), end),
-               MEGPU_FAULT_MISALIGNED, OUT_PA + 4, 1,
-               MEGPU_FAULT_INFO_WRITE);
-    fault_case(&m, P(I(LDARG, 1, 0, 0, 8), I(ATOMADD32, 2, 1, 1, 0), end),
-               MEGPU_FAULT_MISALIGNED, OUT_PA + 2, 1,
-               MEGPU_FAULT_INFO_WRITE);
+    FAULT(MEGPU_FAULT_MISALIGNED, OUT_PA + 2, 1, 0,
+          ldout, I(LD32, 2, 1, 0, 2), end);
+    FAULT(MEGPU_FAULT_MISALIGNED, OUT_PA + 4, 1, MEGPU_FAULT_INFO_WRITE,
+          ldout, I(ST64, 0, 1, 1, 4), end);
+    FAULT(MEGPU_FAULT_MISALIGNED, OUT_PA + 2, 1, MEGPU_FAULT_INFO_WRITE,
+          I(LDARG, 1, 0, 0, 8), I(ATOMADD32, 2, 1, 1, 0), end);
     /* not RAM: BUS on the ring (MMU inside an IB, below) */
-    fault_case(&m, P(I(LI, 1, 0, 0, 0x40000000), I(LD32, 2, 1, 0, 0), end),
-               MEGPU_FAULT_BUS, NO_RAM_PA, 1, 0);
+    FAULT(MEGPU_FAULT_BUS, NO_RAM_PA, 1, 0,
+          I(LI, 1, 0, 0, 0x40000000), I(LD32, 2, 1, 0, 0), end);
     /* mask stack */
-    fault_case(&m, P(I(ENDIF, 0, 0, 0, 0), end),
-               MEGPU_FAULT_MASK_STACK, 0, 0, 0);
-    fault_case(&m, P(I(ELSE, 0, 0, 0, 0), end),
-               MEGPU_FAULT_MASK_STACK, 0, 0, 0);
+    FAULT(MEGPU_FAULT_MASK_STACK, 0, 0, 0, I(ENDIF, 0, 0, 0, 0), end);
+    FAULT(MEGPU_FAULT_MASK_STACK, 0, 0, 0, I(ELSE, 0, 0, 0, 0), end);
     for (unsigned i = 0; i < ARRAY_SIZE(deep); i++) {
         deep[i] = I(IF, 0, 0, 0, 0);
     }
     fault_case(&m, deep, ARRAY_SIZE(deep), MEGPU_FAULT_MASK_STACK, 0,
                MEGPU_WAVE_MASK_DEPTH, 0);
     /* the PC leaves the program: falling off its end, a bad target */
-    fault_case(&m, P(I(NOP, 0, 0, 0, 0)), MEGPU_FAULT_PC_RANGE, 0, 1, 0);
-    fault_case(&m, P(I(JMP, 0, 0, 0, 2), end),
-               MEGPU_FAULT_PC_RANGE, 0, 0, 0);
-    fault_case(&m, P(I(LI, 1, 0, 0, 1), I(BRANY, 0, 1, 0, 99), end),
-               MEGPU_FAULT_PC_RANGE, 0, 1, 0);
+    FAULT(MEGPU_FAULT_PC_RANGE, 0, 1, 0, I(NOP, 0, 0, 0, 0));
+    FAULT(MEGPU_FAULT_PC_RANGE, 0, 0, 0, I(JMP, 0, 0, 0, 2), end);
+    FAULT(MEGPU_FAULT_PC_RANGE, 0, 1, 0,
+          I(LI, 1, 0, 0, 1), I(BRANY, 0, 1, 0, 99), end);
     /* SYSCALL: no mailboxes yet; its operands are still checked */
-    fault_case(&m, P(MEGPU_INSN_SYSCALL(1, 7, 2, 3, 4), end),
-               MEGPU_FAULT_NO_MAILBOX, 0, 0, 0);
-    fault_case(&m, P(MEGPU_INSN_SYSCALL(1, 7, 2, 3, 99), end),
-               MEGPU_FAULT_BAD_OPERAND, 0, 0, 0);
-#undef P
+    FAULT(MEGPU_FAULT_NO_MAILBOX, 0, 0, 0,
+          MEGPU_INSN_SYSCALL(1, 7, 2, 3, 4), end);
+    FAULT(MEGPU_FAULT_BAD_OPERAND, 0, 0, 0,
+          MEGPU_INSN_SYSCALL(1, 7, 2, 3, 99), end);
+#undef FAULT
 
     /* Bad program arguments fault the DISPATCH packet itself. */
     {
