@@ -121,6 +121,7 @@ check-host: $(DEPS_STAMP)
 		bin=$(B)/host/$$(basename $$t .c); \
 		if ! $(CC) $(CFLAGS) -Itests/host -o $$bin $$t \
 			tools/lib/megpu/cs.c tools/lib/megpu/kargs.c \
+			tools/lib/megpu/asm.c \
 			tools/lib/megpu/engine.c; then \
 			fail=$$((fail + 1)); continue; \
 		fi; \

@@ -205,6 +205,14 @@ int megpu_cs_dispatch(struct megpu_cs *cs, unsigned int kernel, uint64_t args,
 			       MEGPU_PKT_DISPATCH_COUNT);
 }
 
+int megpu_cs_dispatch_program(struct megpu_cs *cs, uint64_t pargs,
+			      uint32_t grid_x, uint32_t grid_y,
+			      uint32_t group_x, uint32_t group_y)
+{
+	return megpu_cs_dispatch(cs, MEGPU_KERNEL_PROGRAM, pargs, grid_x,
+				 grid_y, group_x, group_y);
+}
+
 int megpu_cs_set_context(struct megpu_cs *cs, uint64_t pt_base,
 			 uint32_t ctx_id)
 {

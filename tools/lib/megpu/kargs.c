@@ -21,6 +21,8 @@ static const char *const kernel_names[MEGPU_KERNEL_COUNT] = {
 
 const char *megpu_kernel_name(unsigned int kernel)
 {
+	if (kernel == MEGPU_KERNEL_PROGRAM)
+		return "program";
 	return kernel < MEGPU_KERNEL_COUNT ? kernel_names[kernel] : NULL;
 }
 
@@ -31,6 +33,8 @@ int megpu_kernel_by_name(const char *name)
 	for (k = 0; k < MEGPU_KERNEL_COUNT; k++)
 		if (kernel_names[k] && !strcasecmp(name, kernel_names[k]))
 			return (int)k;
+	if (!strcasecmp(name, "program"))
+		return MEGPU_KERNEL_PROGRAM;
 	return -EINVAL;
 }
 
@@ -84,6 +88,50 @@ int megpu_kargs_write(struct megpu_bo *bo, uint64_t offset,
 	    bo->size - offset < MEGPU_KARGS_SIZE)
 		return -EINVAL;
 	megpu_kargs_pack((uint8_t *)bo->map + offset, k);
+	if (va)
+		*va = bo->va + offset;
+	return 0;
+}
+
+void megpu_pargs_pack(void *dst, const struct megpu_pargs *p)
+{
+	uint8_t *b = dst;
+	unsigned int i;
+
+	memset(b, 0, MEGPU_PARGS_SIZE);
+	put32(b + MEGPU_PARGS_PROGRAM, (uint32_t)p->program);
+	put32(b + MEGPU_PARGS_PROGRAM + 4, (uint32_t)(p->program >> 32));
+	put32(b + MEGPU_PARGS_LENGTH, p->len);
+	for (i = 0; i < MEGPU_PARGS_USER_SIZE / 8; i++) {
+		put32(b + MEGPU_PARGS_USER + 8 * i, (uint32_t)p->user[i]);
+		put32(b + MEGPU_PARGS_USER + 8 * i + 4,
+		      (uint32_t)(p->user[i] >> 32));
+	}
+}
+
+void megpu_pargs_unpack(const void *src, struct megpu_pargs *p)
+{
+	const uint8_t *b = src;
+	unsigned int i;
+
+	p->program = get32(b + MEGPU_PARGS_PROGRAM) |
+		     (uint64_t)get32(b + MEGPU_PARGS_PROGRAM + 4) << 32;
+	p->len = get32(b + MEGPU_PARGS_LENGTH);
+	for (i = 0; i < MEGPU_PARGS_USER_SIZE / 8; i++)
+		p->user[i] = get32(b + MEGPU_PARGS_USER + 8 * i) |
+			     (uint64_t)get32(b + MEGPU_PARGS_USER + 8 * i + 4)
+			     << 32;
+}
+
+int megpu_pargs_write(struct megpu_bo *bo, uint64_t offset,
+		      const struct megpu_pargs *p, uint64_t *va)
+{
+	if (!bo->map)
+		return -EINVAL;
+	if (offset % 8 || offset > bo->size ||
+	    bo->size - offset < MEGPU_PARGS_SIZE)
+		return -EINVAL;
+	megpu_pargs_pack((uint8_t *)bo->map + offset, p);
 	if (va)
 		*va = bo->va + offset;
 	return 0;

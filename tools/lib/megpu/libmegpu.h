@@ -217,6 +217,14 @@ int megpu_cs_parse_line(struct megpu_cs *cs, const char *line,
 const char *megpu_packet_name(unsigned int op);
 int megpu_packet_by_name(const char *name);
 
+/*
+ * DISPATCH of a wave program (MEGPU_KERNEL_PROGRAM): @pargs is the GPU
+ * address of its argument block, see megpu_pargs_write().
+ */
+int megpu_cs_dispatch_program(struct megpu_cs *cs, uint64_t pargs,
+			      uint32_t grid_x, uint32_t grid_y,
+			      uint32_t group_x, uint32_t group_y);
+
 /* --- Kernel arguments (kargs.c) --- */
 
 /**
@@ -231,7 +239,33 @@ struct megpu_kargs {
 	uint32_t param[3];
 };
 
-/* Kernel name ("vadd") or NULL; MEGPU_KERNEL_* for a name or -EINVAL. */
+/**
+ * struct megpu_pargs - a program DISPATCH argument block, see MEGPU_PARGS_*
+ * @program: GPU address of the first instruction (8-byte aligned)
+ * @len: instructions
+ * @user: user arguments; LDARG at byte offset 8 * i reads user[i], and
+ *	LDARG32 at 8 * i and 8 * i + 4 its low and high halves
+ */
+struct megpu_pargs {
+	uint64_t program;
+	uint32_t len;
+	uint64_t user[MEGPU_PARGS_USER_SIZE / 8];
+};
+
+/* Encode/decode MEGPU_PARGS_SIZE little-endian bytes (flags are 0). */
+void megpu_pargs_pack(void *dst, const struct megpu_pargs *p);
+void megpu_pargs_unpack(const void *src, struct megpu_pargs *p);
+/*
+ * Write @p at @offset of a mapped BO (8-byte aligned); *@va (optional)
+ * gets its GPU address for megpu_cs_dispatch_program().
+ */
+int megpu_pargs_write(struct megpu_bo *bo, uint64_t offset,
+		      const struct megpu_pargs *p, uint64_t *va);
+
+/*
+ * Kernel name ("vadd", "program") or NULL; MEGPU_KERNEL_* for a name or
+ * -EINVAL.
+ */
 const char *megpu_kernel_name(unsigned int kernel);
 int megpu_kernel_by_name(const char *name);
 
@@ -486,5 +520,49 @@ uint64_t megpu_chain_mismatches(const struct megpu_chain *c,
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 int64_t megpu_now_ns(void);
+
+/* --- Wave programs: assembler and disassembler (asm.c) --- */
+
+/**
+ * struct megpu_prog - an assembled wave program
+ * @insn: the instructions, host endian (megpu_prog_store() for memory)
+ * @len: their count
+ */
+struct megpu_prog {
+	uint64_t *insn;
+	uint32_t len;
+};
+
+/* Longest line megpu_disasm_one() writes. */
+#define MEGPU_ASM_LINE_MAX 96
+
+/*
+ * Assemble @src (syntax at the top of asm.c) into *@prog, which the
+ * caller frees with megpu_prog_fini(). Returns 0, -ENOMEM, or -EINVAL
+ * with "line N: what" in @err (optional, @errlen bytes).
+ */
+int megpu_asm(const char *src, struct megpu_prog *prog, char *err,
+	      size_t errlen);
+void megpu_prog_fini(struct megpu_prog *prog);
+/* Store the program as little-endian words (8 * len bytes) at @dst. */
+void megpu_prog_store(const struct megpu_prog *prog, void *dst);
+
+/*
+ * One instruction to one line of assembler (branch targets as indexes).
+ * A word with no mnemonic spelling becomes ".quad 0x...": -EINVAL for an
+ * unknown opcode, -EBADMSG for a known one with bad fields; either way
+ * the line assembles back to @insn.
+ */
+int megpu_disasm_one(uint64_t insn, char *buf, size_t len);
+/* Every instruction, a line each; returns how many were not valid. */
+int megpu_disasm(const uint64_t *insn, size_t n,
+		 void (*line)(void *priv, size_t pc, const char *text),
+		 void *priv);
+
+/* Mnemonic ("fadd") or NULL; opcode for a mnemonic or -EINVAL. */
+const char *megpu_op_name(unsigned int op);
+int megpu_op_by_name(const char *name);
+/* Special register name for S2R ("global_id") or NULL. */
+const char *megpu_sreg_name(unsigned int sr);
 
 #endif
