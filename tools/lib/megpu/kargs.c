@@ -93,6 +93,9 @@ int megpu_kargs_write(struct megpu_bo *bo, uint64_t offset,
 	return 0;
 }
 
+_Static_assert(sizeof(((struct megpu_pargs *)0)->user) ==
+	       MEGPU_PARGS_USER_SIZE, "pargs user size");
+
 void megpu_pargs_pack(void *dst, const struct megpu_pargs *p)
 {
 	uint8_t *b = dst;

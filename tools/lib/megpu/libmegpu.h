@@ -249,7 +249,7 @@ struct megpu_kargs {
 struct megpu_pargs {
 	uint64_t program;
 	uint32_t len;
-	uint64_t user[MEGPU_PARGS_USER_SIZE / 8];
+	uint64_t user[16];	/* MEGPU_PARGS_USER_SIZE bytes */
 };
 
 /* Encode/decode MEGPU_PARGS_SIZE little-endian bytes (flags are 0). */
