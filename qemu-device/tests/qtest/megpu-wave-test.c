@@ -877,6 +877,169 @@ static void test_two_engines_relaxed(void)
     megpu_stop_engines(&m);
 }
 
+/* ---- atomics between engines, and their negative control ---- */
+
+/*
+ * Engines 0 and 1 (two host threads) each run 4 waves whose lanes add 1
+ * to one word 200 times with ATOMADD32. With host atomics nothing is
+ * lost; with x-wave-nonatomic (read, yield, write) updates get lost,
+ * which shows the test would catch a non-atomic device.
+ */
+static uint32_t atomic_race(const char *opts)
+{
+    enum { K = 200 };
+    const uint64_t p[] = {
+        I(LDARG, 1, 0, 0, 0),
+        I(LI, 2, 0, 0, 0),
+        I(LI, 3, 0, 0, 1),
+        /* 3 */ I(ATOMADD32, 4, 1, 3, 0),
+        I(ADD, 2, 2, IMM, 1),
+        I(CMPLTU, 5, 2, IMM, K),
+        I(BRANY, 0, 5, 0, 3),
+        I(END, 0, 0, 0, 0),
+    };
+    const uint64_t user[1] = { D_PA };
+    uint32_t total;
+    Megpu m;
+
+    megpu_start_engines_opts(&m, 2, opts);
+    qtest_writel(m.qts, D_PA, 0);
+    for (unsigned e = 0; e < 2; e++) {
+        emit_program(&m, e, p, ARRAY_SIZE(p), user, 1, 64, 1, 64, 1);
+    }
+    kick(&m, 0);
+    kick(&m, 1);
+    eng_idle(&m, 0);
+    eng_idle(&m, 1);
+    total = qtest_readl(m.qts, D_PA);
+    megpu_stop_engines(&m);
+    return total;
+}
+
+static void test_atomic_race(void)
+{
+    uint32_t lost = 0;
+
+    g_assert_cmpuint(atomic_race("write-mode=strict"), ==, 2 * 64 * 200);
+    /* the control: losses are likely, not certain, in one run */
+    for (unsigned i = 0; i < 5 && !lost; i++) {
+        lost = 2 * 64 * 200 -
+               atomic_race("write-mode=strict,x-wave-nonatomic=on");
+    }
+    g_test_message("x-wave-nonatomic lost %u of %u updates", lost,
+                   2 * 64 * 200);
+    g_assert_cmpuint(lost, >, 0);
+}
+
+/* ---- fuzz: random programs never hurt QEMU ---- */
+
+static GRand *fuzz_rand;
+
+static uint32_t rnd(uint32_t n)
+{
+    return g_rand_int_range(fuzz_rand, 0, n);
+}
+
+static uint64_t fuzz_insn(unsigned len)
+{
+    static const uint8_t opcodes[] = {
+        0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x10, 0x11, 0x12,
+        0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x20,
+        0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x30, 0x31, 0x32, 0x33, 0x34,
+        0x35, 0x36, 0x37, 0x38, 0x40, 0x41, 0x42, 0x43, 0x44, 0x50, 0x51,
+        0x52, 0x53, 0x54, 0x55, 0x56, 0x60, 0x61, 0x62,
+    };
+    uint32_t op = rnd(20) ? opcodes[rnd(ARRAY_SIZE(opcodes))] : rnd(256);
+    uint32_t reg[3], imm;
+
+    for (unsigned i = 0; i < 3; i++) {
+        reg[i] = rnd(30) ? rnd(8) : rnd(256);
+    }
+    switch (rnd(5)) {
+    case 0:
+        imm = rnd(len + 1);                     /* a branch target */
+        break;
+    case 1:
+        imm = rnd(MEGPU_PARGS_USER_SIZE);       /* an argument offset */
+        break;
+    case 2:
+        imm = g_rand_int(fuzz_rand);
+        break;
+    default:
+        imm = rnd(64) * 4 - 64;                 /* a small offset */
+        break;
+    }
+    if (op == MEGPU_OP_S2R) {
+        imm = rnd(MEGPU_SR_COUNT + 2);
+    }
+    return MEGPU_INSN(op, reg[0], reg[1], rnd(4) ? reg[2] : IMM, imm);
+}
+
+/*
+ * Random programs in an IB of a context that maps only a scratch area,
+ * with a small budget. Each must end (restarting parked waves, acking
+ * faults) and the device must answer afterwards.
+ */
+static void test_fuzz(void)
+{
+    const uint64_t va_prog = 0x10000000, va_pargs = 0x11000000;
+    const uint64_t va_ib = 0x12000000, va_data = 0x20000000;
+    uint64_t user[4] = { va_data, va_data + 0x100, va_data + 0x8000, 64 };
+    unsigned faults = 0, parks = 0;
+    Megpu m;
+
+    fuzz_rand = g_rand_new_with_seed(0x3a7e0003);
+    megpu_start_engines_opts(&m, 2, "write-mode=relaxed,wave-budget=3000");
+    mmu_map(&m, va_prog, PROG_PA, 0x1000, false);
+    mmu_map(&m, va_pargs, PARGS_PA, 0x1000, false);
+    mmu_map(&m, va_ib, IB_PA, 0x1000, false);
+    mmu_map(&m, va_data, OUT_PA, 0x10000, true);
+    emit_setctx(&m.ring[0], PT_PA, 9);
+    for (unsigned iter = 0; iter < 300; iter++) {
+        unsigned len = 1 + rnd(24);
+        uint64_t p[32];
+        Stream ib = ib_stream(&m, IB_PA);
+        Stream *r = &m.ring[0];
+
+        for (unsigned i = 0; i < len; i++) {
+            p[i] = fuzz_insn(len);
+        }
+        put_program(&m, PROG_PA, PARGS_PA, p, len, user, 4);
+        qtest_writeq(m.qts, PARGS_PA + MEGPU_PARGS_PROGRAM, va_prog);
+        emit_dispatch(&ib, MEGPU_KERNEL_PROGRAM, va_pargs, 1 + rnd(80),
+                      1 + rnd(2), 1 + rnd(32), 1 + rnd(2));
+        emit_ib(r, va_ib, ib.pos / 4);
+        emit_ts(r, DATA_PA, iter, 0);
+        kick(&m, 0);
+        if (!rnd(8)) {
+            wr(&m, MEGPU_REG_WAVE_RESTART, g_rand_int(fuzz_rand));
+        }
+        for (unsigned us = 0; ; us += 200) {
+            uint32_t st = erd(&m, 0, MEGPU_ENG_STATUS);
+
+            if (st & MEGPU_ENG_STATUS_FAULTED) {
+                faults++;
+                ewr(&m, 0, MEGPU_ENG_CONTROL, MEGPU_ENG_CTRL_FAULT_ACK);
+            } else if (st & MEGPU_ENG_STATUS_WAVE_PARKED) {
+                parks++;
+                wr(&m, MEGPU_REG_WAVE_RESTART,
+                   erd(&m, 0, MEGPU_ENG_PARKED_WAVE));
+            } else if ((st & MEGPU_ENG_STATUS_IDLE) &&
+                       erd(&m, 0, MEGPU_ENG_RING_HEAD) == r->pos) {
+                break;
+            }
+            g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+            g_usleep(200);
+        }
+        g_assert_cmpuint(qtest_readq(m.qts, DATA_PA), ==, iter);
+    }
+    g_test_message("fuzz: %u faults, %u restarts", faults, parks);
+    g_assert_cmpuint(faults, >, 10);
+    g_assert_cmphex(rd(&m, MEGPU_REG_ID), ==, MEGPU_ID_MAGIC);
+    g_rand_free(fuzz_rand);
+    megpu_stop_engines(&m);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -889,5 +1052,7 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/wave/sleep-restart", test_sleep_restart);
     qtest_add_func("/megpu/wave/two-engines-relaxed",
                    test_two_engines_relaxed);
+    qtest_add_func("/megpu/wave/atomic-race", test_atomic_race);
+    qtest_add_func("/megpu/wave/fuzz", test_fuzz);
     return g_test_run();
 }

@@ -402,6 +402,28 @@ static int megpu_wave_ldst(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
     return MEGPU_RUN_NEXT;
 }
 
+/*
+ * The negative control of the atomics (property x-wave-nonatomic): the
+ * same operations as a plain read, a yield, and a write, so concurrent
+ * updates get lost and a test can show that it would notice.
+ */
+static bool megpu_wave_rmw32(MegpuExec *x, MegpuMap *m, uint32_t op,
+                             uint32_t val, uint32_t *io)
+{
+    uint32_t *p = m->host, old = le32_to_cpu(qatomic_read(p)), new = val;
+
+    if (op == MEGPU_OP_ATOMADD32) {
+        new = old + val;
+    } else if (op == MEGPU_OP_ATOMCAS32 && old != *io) {
+        new = old;
+    }
+    g_thread_yield();
+    qatomic_set(p, cpu_to_le32(new));
+    megpu_mem_unmap(x, m);
+    *io = old;
+    return true;
+}
+
 /* One 32-bit atomic on guest RAM; *io: CAS compare value in, old out. */
 static bool megpu_wave_atomic32(MegpuExec *x, uint32_t op, uint64_t addr,
                                 uint32_t val, uint32_t *io)
@@ -415,6 +437,9 @@ static bool megpu_wave_atomic32(MegpuExec *x, uint32_t op, uint64_t addr,
     }
     /* not posted: queued writes to the word land first */
     megpu_wq_order(x->e->s, m.pa, 4);
+    if (x->e->s->wave_nonatomic) {
+        return megpu_wave_rmw32(x, &m, op, val, io);
+    }
     switch (op) {
     case MEGPU_OP_ATOMADD32:
         cur = qatomic_read(p);

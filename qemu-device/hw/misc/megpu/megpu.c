@@ -306,6 +306,8 @@ static const Property megpu_properties[] = {
     DEFINE_PROP_STRING("write-mode", MegpuState, write_mode_prop),
     /* a runaway wave faults BUDGET after this many instructions */
     DEFINE_PROP_UINT32("wave-budget", MegpuState, wave_budget, 1u << 24),
+    /* test only: wave atomics become read-yield-write (a negative control) */
+    DEFINE_PROP_BOOL("x-wave-nonatomic", MegpuState, wave_nonatomic, false),
     DEFINE_PROP_UINT32("write-seed", MegpuState, write_seed, 0x5eed0004),
 };
 

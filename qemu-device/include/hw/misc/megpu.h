@@ -127,6 +127,7 @@ struct MegpuState {
     uint32_t version;           /* x-version: test a driver mismatch */
     bool drop_irqs;             /* x-drop-irqs: test a dead interrupt path */
     uint32_t wave_budget;       /* instructions per wave, 0: unlimited */
+    bool wave_nonatomic;        /* x-wave-nonatomic: test the atomics test */
 
     /* Registers */
     uint32_t scratch;
