@@ -121,6 +121,8 @@
 #define MEGPU_REG_WAVE_RESTART_ERRORS	0x0084	/* RO: ignored restarts */
 #define MEGPU_REG_WAVE_RESTARTS		0x0088	/* RO: waves restarted */
 #define MEGPU_REG_WAVE_INTERRUPTS	0x008c	/* RO: INTERRUPTs run */
+#define MEGPU_REG_SYSCALLS		0x0090	/* RO: mailbox slots filled */
+#define MEGPU_REG_SYSCALL_RETRIES	0x0094	/* RO: no FREE slot found */
 
 #define MEGPU_WRITE_MODE_STRICT		0
 #define MEGPU_WRITE_MODE_RELAXED	1
@@ -130,6 +132,7 @@
 
 #define MEGPU_MISC_IRQ_FLUSH_DONE	MEGPU_BIT(0)
 #define MEGPU_MISC_IRQ_WAVE		MEGPU_BIT(1)	/* a wave ran INTERRUPT */
+#define MEGPU_MISC_IRQ_SYSCALL		MEGPU_BIT(2)	/* mailbox slots ACTIVE */
 
 /* Entries per engine write queue: a full queue stalls the engine. */
 #define MEGPU_WRITE_QUEUE_DEPTH		64
@@ -181,6 +184,9 @@
 #define MEGPU_ENG_PARKED_WAVE		0x90	/* RO: a parked wave's id */
 #define MEGPU_ENG_WAVE_INSNS_LO		0x94	/* RO: wave instructions run */
 #define MEGPU_ENG_WAVE_INSNS_HI		0x98
+#define MEGPU_ENG_MAILBOX_LO		0x9c	/* RO: from SET_MAILBOX */
+#define MEGPU_ENG_MAILBOX_HI		0xa0
+#define MEGPU_ENG_MAILBOX_SLOTS		0xa4	/* RO: 0: no mailbox */
 
 #define MEGPU_ENG_STATUS_IDLE		MEGPU_BIT(0)	/* head == tail */
 #define MEGPU_ENG_STATUS_WAIT_SEM	MEGPU_BIT(1)	/* stalled on WAIT */
@@ -227,7 +233,7 @@
 #define MEGPU_FAULT_MASK_STACK		12	/* IF depth over/underflow */
 #define MEGPU_FAULT_PC_RANGE		13	/* PC left the program */
 #define MEGPU_FAULT_BUDGET		14	/* wave instruction budget */
-#define MEGPU_FAULT_NO_MAILBOX		15	/* SYSCALL: no mailbox yet */
+#define MEGPU_FAULT_NO_MAILBOX		15	/* SYSCALL: no SET_MAILBOX */
 
 /* FAULT_INFO: access type and where the faulting packet came from. */
 #define MEGPU_FAULT_INFO_WRITE		MEGPU_BIT(0)	/* else read */
@@ -285,6 +291,12 @@
 #define MEGPU_PKT_FLUSH			0x0a
 /* IDLE_SIGNAL: no payload. Raises the engine's IDLE interrupt. */
 #define MEGPU_PKT_IDLE_SIGNAL		0x0b
+/*
+ * SET_MAILBOX: addr(2), slots(1). Ring only. The mailbox of seed 003
+ * for this engine's later SYSCALLs: @slots MEGPU_MBOX_* slots at bus
+ * address @addr (MEGPU_MBOX_ALIGN aligned); 0 slots: none.
+ */
+#define MEGPU_PKT_SET_MAILBOX		0x0c
 
 /* Payload dwords of the fixed-size packets. */
 #define MEGPU_PKT_IB_COUNT		3
@@ -297,18 +309,19 @@
 #define MEGPU_PKT_WAIT_COUNT		4
 #define MEGPU_PKT_FLUSH_COUNT		0
 #define MEGPU_PKT_IDLE_SIGNAL_COUNT	0
+#define MEGPU_PKT_SET_MAILBOX_COUNT	3
 
 /*
  * Which engine types accept which packets (bit per opcode). NOP, IB,
- * WRITE_DATA, TIMESTAMP, SET_CONTEXT, SIGNAL, WAIT, FLUSH and
- * IDLE_SIGNAL run everywhere.
+ * WRITE_DATA, TIMESTAMP, SET_CONTEXT, SIGNAL, WAIT, FLUSH, IDLE_SIGNAL
+ * and SET_MAILBOX run everywhere.
  */
 #define MEGPU_PKTS_COMMON \
 	(MEGPU_BIT(MEGPU_PKT_NOP) | MEGPU_BIT(MEGPU_PKT_IB) | \
 	 MEGPU_BIT(MEGPU_PKT_WRITE_DATA) | MEGPU_BIT(MEGPU_PKT_TIMESTAMP) | \
 	 MEGPU_BIT(MEGPU_PKT_SET_CONTEXT) | MEGPU_BIT(MEGPU_PKT_SIGNAL) | \
 	 MEGPU_BIT(MEGPU_PKT_WAIT) | MEGPU_BIT(MEGPU_PKT_FLUSH) | \
-	 MEGPU_BIT(MEGPU_PKT_IDLE_SIGNAL))
+	 MEGPU_BIT(MEGPU_PKT_IDLE_SIGNAL) | MEGPU_BIT(MEGPU_PKT_SET_MAILBOX))
 #define MEGPU_PKTS_GFX \
 	(MEGPU_PKTS_COMMON | MEGPU_BIT(MEGPU_PKT_COPY) | \
 	 MEGPU_BIT(MEGPU_PKT_FILL) | MEGPU_BIT(MEGPU_PKT_DISPATCH))
@@ -504,6 +517,29 @@
 #define MEGPU_OP_SLEEP			0x62	/* park until WAVE_RESTART */
 /* SLEEP imm: raise MISC_IRQ_WAVE once parked (INTERRUPT + SLEEP, no race) */
 #define MEGPU_SLEEP_IRQ			MEGPU_BIT(0)
+
+/*
+ * Mailboxes (seed 003): an array of slots in memory shared by the CPU
+ * and the device, little endian. The device (SYSCALL) takes a FREE slot
+ * with a compare-and-swap FREE -> FILLING, writes N, the three
+ * arguments and the caller's wave id, then stores ACTIVE, parks the wave
+ * and raises MISC_IRQ_SYSCALL. The CPU runs the call, writes RET, stores
+ * RETURNING and writes the wave id to WAVE_RESTART; the wave then reads
+ * RET into its destination register and stores FREE.
+ */
+#define MEGPU_MBOX_STATE		0	/* u32: MEGPU_MBOX_* below */
+#define MEGPU_MBOX_OP			4	/* u32: N */
+#define MEGPU_MBOX_ARG(i)		(8 + (i) * 4)	/* u32 s0, s1, s2 */
+#define MEGPU_MBOX_CALLER		20	/* u32: wave id */
+#define MEGPU_MBOX_RET			24	/* u64: result */
+#define MEGPU_MBOX_SLOT_SIZE		32
+#define MEGPU_MBOX_ALIGN		32
+#define MEGPU_MBOX_MAX_SLOTS		1024
+
+#define MEGPU_MBOX_FREE			0
+#define MEGPU_MBOX_FILLING		1
+#define MEGPU_MBOX_ACTIVE		2
+#define MEGPU_MBOX_RETURNING		3
 
 /* Special registers for S2R (imm). */
 #define MEGPU_SR_GLOBAL_ID		0	/* y * grid_x + x */

@@ -175,6 +175,8 @@ static void build_all(struct megpu_cs *cs)
 	megpu_cs_packet(cs, MEGPU_PKT_FLUSH, 0x4, NULL, 0);
 	megpu_cs_dispatch(cs, MEGPU_KERNEL_BLUR3X3, A1, 64, 48, 32, 8);
 	megpu_cs_dispatch(cs, MEGPU_KERNEL_SEPIA, A2, 64, 48, 32, 8);
+	megpu_cs_set_mailbox(cs, A1, 64);
+	megpu_cs_dispatch_program(cs, A2, 100, 1, 64, 1);
 }
 
 static const char *const all_text[] = {
@@ -197,6 +199,8 @@ static const char *const all_text[] = {
 	"FLUSH flags=0x4",
 	"DISPATCH kernel=blur3x3 args=0x123456789abc grid=64x48 group=32x8",
 	"DISPATCH kernel=sepia args=0xfedcba98 grid=64x48 group=32x8",
+	"SET_MAILBOX addr=0x123456789abc slots=64",
+	"DISPATCH kernel=program args=0xfedcba98 grid=100x1 group=64x1",
 };
 
 #define NUM_TEXT (sizeof(all_text) / sizeof(all_text[0]))
@@ -308,7 +312,7 @@ static void decode_rejects_bad_packets(void)
 	uint32_t dw[8] = { 0 };
 	unsigned int op;
 
-	for (op = MEGPU_PKT_IDLE_SIGNAL + 1; op <= 0xff; op++) {
+	for (op = MEGPU_PKT_SET_MAILBOX + 1; op <= 0xff; op++) {
 		dw[0] = MEGPU_PKT_HEADER(op, 0, 0);
 		CHECK_EQ(megpu_cs_decode_one(dw, 8, buf, sizeof(buf)),
 			 -EINVAL);
@@ -471,9 +475,9 @@ static void names_and_engine_tables(void)
 		CHECK_EQ(megpu_kernel_by_name(megpu_kernel_name(k)), k);
 	CHECK(megpu_kernel_name(MEGPU_KERNEL_COUNT) == NULL);
 	CHECK_EQ(megpu_kernel_by_name("SAXPY"), MEGPU_KERNEL_SAXPY);
-	for (k = 0; k <= MEGPU_PKT_IDLE_SIGNAL; k++)
+	for (k = 0; k <= MEGPU_PKT_SET_MAILBOX; k++)
 		CHECK_EQ(megpu_packet_by_name(megpu_packet_name(k)), k);
-	CHECK(megpu_packet_name(MEGPU_PKT_IDLE_SIGNAL + 1) == NULL);
+	CHECK(megpu_packet_name(MEGPU_PKT_SET_MAILBOX + 1) == NULL);
 	CHECK_EQ(megpu_packet_by_name("FLUSH"), MEGPU_PKT_FLUSH);
 	CHECK_EQ(megpu_packet_by_name("idle_signal"), MEGPU_PKT_IDLE_SIGNAL);
 	CHECK_EQ(megpu_packet_by_name("BOGUS"), -EINVAL);

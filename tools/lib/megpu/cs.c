@@ -38,6 +38,8 @@ static const struct {
 	[MEGPU_PKT_FLUSH] = { "FLUSH", MEGPU_PKT_FLUSH_COUNT },
 	[MEGPU_PKT_IDLE_SIGNAL] = { "IDLE_SIGNAL",
 				    MEGPU_PKT_IDLE_SIGNAL_COUNT },
+	[MEGPU_PKT_SET_MAILBOX] = { "SET_MAILBOX",
+				    MEGPU_PKT_SET_MAILBOX_COUNT },
 };
 
 #define NUM_PACKETS (sizeof(packets) / sizeof(packets[0]))
@@ -224,6 +226,14 @@ int megpu_cs_set_context(struct megpu_cs *cs, uint64_t pt_base,
 			       MEGPU_PKT_SET_CONTEXT_COUNT);
 }
 
+int megpu_cs_set_mailbox(struct megpu_cs *cs, uint64_t addr, uint32_t slots)
+{
+	uint32_t p[MEGPU_PKT_SET_MAILBOX_COUNT] = { LO(addr), HI(addr), slots };
+
+	return megpu_cs_packet(cs, MEGPU_PKT_SET_MAILBOX, 0, p,
+			       MEGPU_PKT_SET_MAILBOX_COUNT);
+}
+
 int megpu_cs_signal(struct megpu_cs *cs, uint64_t addr, uint64_t value)
 {
 	return cs_addr_value(cs, MEGPU_PKT_SIGNAL, 0, addr, value);
@@ -371,6 +381,9 @@ int megpu_cs_decode_one(const uint32_t *dw, size_t n, char *buf, size_t len)
 		break;
 	case MEGPU_PKT_SET_CONTEXT:
 		put(&o, " pt=0x%" PRIx64 " ctx=%u", q(p), p[2]);
+		break;
+	case MEGPU_PKT_SET_MAILBOX:
+		put(&o, " addr=0x%" PRIx64 " slots=%u", q(p), p[2]);
 		break;
 	case MEGPU_PKT_SIGNAL:
 	case MEGPU_PKT_WAIT:
@@ -597,6 +610,11 @@ static int emit_parsed(struct megpu_cs *cs, int op, struct parse *ps)
 		if (ret)
 			return ret;
 		break;
+	case MEGPU_PKT_SET_MAILBOX:
+		ret = get_addr(ps, "addr", &x) ?: get_u32(ps, "slots", &a);
+		if (ret)
+			return ret;
+		break;
 	case MEGPU_PKT_SIGNAL:
 	case MEGPU_PKT_WAIT:
 		ret = get_addr(ps, "addr", &x) ?:
@@ -637,6 +655,9 @@ static int emit_parsed(struct megpu_cs *cs, int op, struct parse *ps)
 		break;
 	case MEGPU_PKT_SET_CONTEXT:
 		ret = megpu_cs_set_context(cs, x, a);
+		break;
+	case MEGPU_PKT_SET_MAILBOX:
+		ret = megpu_cs_set_mailbox(cs, x, a);
 		break;
 	default:
 		return cs_addr_value(cs, op, flags, x, y);

@@ -159,6 +159,8 @@ int megpu_cs_dispatch(struct megpu_cs *cs, unsigned int kernel, uint64_t args,
 		      uint32_t group_y);
 int megpu_cs_set_context(struct megpu_cs *cs, uint64_t pt_base,
 			 uint32_t ctx_id);
+/* SET_MAILBOX (ring only): the engine's mailbox for SYSCALL, bus address. */
+int megpu_cs_set_mailbox(struct megpu_cs *cs, uint64_t addr, uint32_t slots);
 int megpu_cs_signal(struct megpu_cs *cs, uint64_t addr, uint64_t value);
 int megpu_cs_wait(struct megpu_cs *cs, uint64_t addr, uint64_t value);
 /* FLUSH: the engine's earlier writes reach memory before its next packet. */

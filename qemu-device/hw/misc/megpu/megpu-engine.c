@@ -49,6 +49,7 @@ static const uint8_t megpu_fixed_count[] = {
     [MEGPU_PKT_WAIT] = MEGPU_PKT_WAIT_COUNT,
     [MEGPU_PKT_FLUSH] = MEGPU_PKT_FLUSH_COUNT,
     [MEGPU_PKT_IDLE_SIGNAL] = MEGPU_PKT_IDLE_SIGNAL_COUNT,
+    [MEGPU_PKT_SET_MAILBOX] = MEGPU_PKT_SET_MAILBOX_COUNT,
 };
 
 static const uint32_t megpu_type_pkts[MEGPU_ENGINE_NUM_TYPES] = {
@@ -302,6 +303,28 @@ static bool megpu_exec_set_context(MegpuExec *x, const uint32_t *p)
     return true;
 }
 
+/*
+ * SET_MAILBOX: where this engine's SYSCALLs find their slots (seed 003).
+ * Bus addresses: the mailbox is the kernel's, not a client's.
+ */
+static bool megpu_exec_set_mailbox(MegpuExec *x, const uint32_t *p)
+{
+    MegpuEngine *e = x->e;
+    uint64_t addr = pl64(p, 0);
+    uint32_t slots = pl32(p, 2);
+
+    if ((addr & (MEGPU_MBOX_ALIGN - 1)) || slots > MEGPU_MBOX_MAX_SLOTS ||
+        addr > UINT64_MAX - (uint64_t)slots * MEGPU_MBOX_SLOT_SIZE) {
+        return megpu_pkt_fault(x, MEGPU_FAULT_BAD_ARG);
+    }
+    qemu_mutex_lock(&e->lock);
+    e->mbox_base = slots ? addr : 0;
+    e->mbox_slots = slots;
+    qemu_mutex_unlock(&e->lock);
+    trace_megpu_set_mailbox(e->idx, addr, slots);
+    return true;
+}
+
 static bool megpu_exec_signal(MegpuExec *x, const uint32_t *p)
 {
     uint64_t addr = pl64(p, 0), val = pl64(p, 2);
@@ -414,7 +437,7 @@ static bool megpu_check_header(MegpuExec *x, uint32_t hdr)
 {
     uint32_t op = MEGPU_PKT_OPCODE(hdr), count = MEGPU_PKT_COUNT(hdr);
 
-    if (op > MEGPU_PKT_IDLE_SIGNAL) {
+    if (op > MEGPU_PKT_SET_MAILBOX) {
         return megpu_pkt_fault(x, MEGPU_FAULT_BAD_OPCODE);
     }
     if (!(x->e->pkt_mask & MEGPU_BIT(op))) {
@@ -423,7 +446,8 @@ static bool megpu_check_header(MegpuExec *x, uint32_t hdr)
     if (x->in_ib && op == MEGPU_PKT_IB) {
         return megpu_pkt_fault(x, MEGPU_FAULT_NESTED_IB);
     }
-    if (x->in_ib && op == MEGPU_PKT_SET_CONTEXT) {
+    if (x->in_ib && (op == MEGPU_PKT_SET_CONTEXT ||
+                     op == MEGPU_PKT_SET_MAILBOX)) {
         return megpu_pkt_fault(x, MEGPU_FAULT_PRIVILEGED);
     }
     if (op == MEGPU_PKT_WRITE_DATA ? count < 3 :
@@ -468,6 +492,8 @@ static bool megpu_exec_packet(MegpuExec *x, uint32_t hdr, const uint32_t *p)
         return megpu_exec_flush(x);
     case MEGPU_PKT_IDLE_SIGNAL:
         return megpu_exec_idle_signal(x);
+    case MEGPU_PKT_SET_MAILBOX:
+        return megpu_exec_set_mailbox(x, p);
     default:
         g_assert_not_reached();     /* megpu_check_header() */
     }
@@ -612,6 +638,8 @@ static void megpu_engine_do_reset(MegpuEngine *e)
     e->wait_value = 0;
     e->wave_fault_id = MEGPU_WAVE_ID_NONE;
     e->wave_fault_pc = 0;
+    e->mbox_base = 0;
+    e->mbox_slots = 0;
     /* queued writes of the stopped work are lost, as on hardware */
     megpu_wq_engine_drop(e);
     if (e->full_reset) {
@@ -830,6 +858,15 @@ uint32_t megpu_engine_read(MegpuEngine *e, hwaddr off)
         break;
     case MEGPU_ENG_WAVE_INSNS_HI:
         val = e->wave_insns >> 32;
+        break;
+    case MEGPU_ENG_MAILBOX_LO:
+        val = e->mbox_base;
+        break;
+    case MEGPU_ENG_MAILBOX_HI:
+        val = e->mbox_base >> 32;
+        break;
+    case MEGPU_ENG_MAILBOX_SLOTS:
+        val = e->mbox_slots;
         break;
     default:
         qemu_log_mask(LOG_GUEST_ERROR,

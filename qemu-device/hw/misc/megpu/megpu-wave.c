@@ -37,8 +37,16 @@
  *   the same lock: a restart can never slip in before the park. With
  *   flag MEGPU_SLEEP_IRQ the wave raises MISC_IRQ_WAVE only once it is
  *   parked, so the CPU's restart cannot race the sleep.
- * - SYSCALL is decoded and checked but faults NO_MAILBOX: mailboxes come
- *   with the next step.
+ * - SYSCALL follows the seed's steps 2-4 and 7 per active lane: take a
+ *   FREE slot of the engine's mailbox (SET_MAILBOX) with a host CAS,
+ *   fill it, publish ACTIVE, then park the wave and raise
+ *   MISC_IRQ_SYSCALL. When the CPU has set the slots RETURNING and
+ *   restarted the wave, the wave copies each RET into its lane's
+ *   destination and frees the slot. Lanes that find no FREE slot retry
+ *   on the wave's next turns (the seed's software loop), so far fewer
+ *   slots than work-items work. While a wave is inside a SYSCALL, a
+ *   restart is never lost: one that comes while the wave is briefly
+ *   runnable is remembered and keeps it from parking again.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -69,6 +77,7 @@ enum {
     MEGPU_RUN_END,
     MEGPU_RUN_PARK,
     MEGPU_RUN_FAULT,
+    MEGPU_RUN_SPIN,             /* SYSCALL found no FREE slot: retry */
 };
 
 typedef struct MegpuWave {
@@ -81,6 +90,12 @@ typedef struct MegpuWave {
     uint64_t insns;             /* instructions run, for the budget */
     uint64_t group_x, group_y;  /* work-group id */
     uint32_t first;             /* local linear id of lane 0 */
+    /* SYSCALL in progress; the two flags under the engine lock */
+    bool in_syscall;
+    bool restart_pending;       /* restarted while not parked */
+    uint32_t sys_wait;          /* lanes still waiting for a result */
+    uint32_t sys_held;          /* lanes holding a mailbox slot */
+    uint32_t sys_slot[MEGPU_WAVE_LANES];
     uint64_t r[MEGPU_WAVE_REGS][MEGPU_WAVE_LANES];
 } MegpuWave;
 
@@ -494,16 +509,173 @@ static int megpu_wave_jump(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
     return MEGPU_RUN_NEXT;
 }
 
+/* ---- SYSCALL (seed 003) ---- */
+
+/* Mailbox slot @slot of the engine, mapped for atomics; NULL: faulted. */
+static uint32_t *megpu_mbox_map(MegpuExec *x, uint32_t slot)
+{
+    hwaddr pa = x->e->mbox_base + (uint64_t)slot * MEGPU_MBOX_SLOT_SIZE;
+    uint32_t *p = megpu_ram_map(x->e->s, pa, MEGPU_MBOX_SLOT_SIZE, true);
+
+    if (!p) {
+        megpu_fault(x, MEGPU_FAULT_BUS, pa, true);
+    }
+    return p;
+}
+
+static void megpu_mbox_unmap(MegpuExec *x, uint32_t *p)
+{
+    megpu_ram_unmap(x->e->s, p, MEGPU_MBOX_SLOT_SIZE, true);
+}
+
+/* Lanes whose slot is RETURNING: take RET, free the slot. */
+static bool megpu_syscall_collect(MegpuExec *x, MegpuWave *w, uint32_t dst)
+{
+    for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+        uint32_t *p;
+
+        if (!(w->sys_held & (1u << l))) {
+            continue;
+        }
+        p = megpu_mbox_map(x, w->sys_slot[l]);
+        if (!p) {
+            return false;
+        }
+        /* acquire: RET was written before RETURNING */
+        if (le32_to_cpu(qatomic_load_acquire(&p[MEGPU_MBOX_STATE / 4])) ==
+            MEGPU_MBOX_RETURNING) {
+            w->r[dst][l] = ldq_le_p((uint8_t *)p + MEGPU_MBOX_RET);
+            trace_megpu_wave_syscall_return(x->e->idx, w->id, l,
+                                            w->sys_slot[l], w->r[dst][l]);
+            qatomic_store_release(&p[MEGPU_MBOX_STATE / 4],
+                                  cpu_to_le32(MEGPU_MBOX_FREE));
+            w->sys_held &= ~(1u << l);
+            w->sys_wait &= ~(1u << l);
+        }
+        megpu_mbox_unmap(x, p);
+    }
+    return true;
+}
+
+/* Lanes without a slot: claim FREE ones, fill and publish them. */
+static bool megpu_syscall_claim(MegpuExec *x, MegpuWave *w, uint64_t insn,
+                                uint32_t *published)
+{
+    uint32_t need = w->sys_wait & ~w->sys_held;
+    uint32_t src[3] = {
+        MEGPU_INSN_SRC0(insn), MEGPU_INSN_SRC1(insn),
+        MEGPU_INSN_SYSCALL_SRC2(insn),
+    };
+
+    for (uint32_t slot = 0; need && slot < x->e->mbox_slots; slot++) {
+        unsigned l = ctz32(need);
+        uint32_t *p = megpu_mbox_map(x, slot);
+
+        if (!p) {
+            return false;
+        }
+        if (qatomic_cmpxchg(&p[MEGPU_MBOX_STATE / 4],
+                            cpu_to_le32(MEGPU_MBOX_FREE),
+                            cpu_to_le32(MEGPU_MBOX_FILLING)) ==
+            cpu_to_le32(MEGPU_MBOX_FREE)) {
+            qatomic_set(&p[MEGPU_MBOX_OP / 4],
+                        cpu_to_le32(MEGPU_INSN_SYSCALL_N(insn)));
+            for (unsigned i = 0; i < 3; i++) {
+                qatomic_set(&p[MEGPU_MBOX_ARG(i) / 4],
+                            cpu_to_le32(w->r[src[i]][l]));
+            }
+            qatomic_set(&p[MEGPU_MBOX_CALLER / 4], cpu_to_le32(w->id));
+            /* release: the CPU sees the fields once it sees ACTIVE */
+            qatomic_store_release(&p[MEGPU_MBOX_STATE / 4],
+                                  cpu_to_le32(MEGPU_MBOX_ACTIVE));
+            trace_megpu_wave_syscall(x->e->idx, w->id, l, slot,
+                                     MEGPU_INSN_SYSCALL_N(insn));
+            w->sys_slot[l] = slot;
+            w->sys_held |= 1u << l;
+            need &= ~(1u << l);
+            (*published)++;
+        }
+        megpu_mbox_unmap(x, p);
+    }
+    return true;
+}
+
+/*
+ * Park @w under the engine lock, unless a restart came while it ran
+ * (only possible inside a SYSCALL): then it stays runnable.
+ */
+static bool megpu_wave_park(MegpuEngine *e, MegpuWave *w)
+{
+    bool park;
+
+    qemu_mutex_lock(&e->lock);
+    park = !w->restart_pending;
+    w->restart_pending = false;
+    if (park) {
+        w->state = MEGPU_WAVE_PARKED;
+        e->waves_parked++;
+    }
+    qemu_mutex_unlock(&e->lock);
+    return park;
+}
+
+/*
+ * SYSCALL dst, N, s0, s1, s2. Runs again (the PC stays) each time the
+ * wave gets a turn until every active lane has its result.
+ */
+static int megpu_wave_syscall(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
+                              uint64_t insn)
+{
+    MegpuEngine *e = x->e;
+    uint32_t published = 0;
+
+    if (!e->mbox_slots) {
+        return megpu_wave_fault(x, W, w, MEGPU_FAULT_NO_MAILBOX);
+    }
+    if (!w->in_syscall) {
+        qemu_mutex_lock(&e->lock);
+        w->in_syscall = true;
+        w->restart_pending = false;
+        qemu_mutex_unlock(&e->lock);
+        w->sys_wait = w->exec;
+        w->sys_held = 0;
+    }
+    if (!megpu_syscall_collect(x, w, MEGPU_INSN_DST(insn)) ||
+        !megpu_syscall_claim(x, w, insn, &published)) {
+        return MEGPU_RUN_FAULT;
+    }
+    if (published) {
+        qatomic_add(&e->s->syscalls, published);
+    }
+    if (!w->sys_wait) {
+        qemu_mutex_lock(&e->lock);
+        w->in_syscall = false;
+        qemu_mutex_unlock(&e->lock);
+        w->pc++;
+        return MEGPU_RUN_NEXT;
+    }
+    if (!w->sys_held) {
+        /* every slot is busy with other calls: try again later */
+        qatomic_inc(&e->s->syscall_retries);
+        return MEGPU_RUN_SPIN;
+    }
+    /* results come with a restart; the interrupt only after the park */
+    if (megpu_wave_park(e, w)) {
+        trace_megpu_wave_park(e->idx, w->id, w->pc);
+    }
+    if (published) {
+        megpu_misc_irq(e->s, MEGPU_MISC_IRQ_SYSCALL);
+    }
+    return MEGPU_RUN_PARK;
+}
+
 /* SLEEP: park under the engine lock, so WAVE_RESTART sees it parked. */
 static int megpu_wave_sleep(MegpuExec *x, MegpuWave *w, uint32_t flags)
 {
     MegpuEngine *e = x->e;
 
     w->pc++;
-    qemu_mutex_lock(&e->lock);
-    w->state = MEGPU_WAVE_PARKED;
-    e->waves_parked++;
-    qemu_mutex_unlock(&e->lock);
+    megpu_wave_park(e, w);
     trace_megpu_wave_park(e->idx, w->id, w->pc - 1);
     if (flags & MEGPU_SLEEP_IRQ) {
         megpu_misc_irq(e->s, MEGPU_MISC_IRQ_WAVE);
@@ -679,8 +851,7 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
             !megpu_wave_reg(x, W, w, MEGPU_INSN_SYSCALL_SRC2(insn))) {
             return MEGPU_RUN_FAULT;
         }
-        /* mailboxes are the next step of seed 003 */
-        return megpu_wave_fault(x, W, w, MEGPU_FAULT_NO_MAILBOX);
+        return megpu_wave_syscall(x, W, w, insn);
     case MEGPU_OP_INTERRUPT:
         megpu_misc_irq(x->e->s, MEGPU_MISC_IRQ_WAVE);
         qatomic_inc(&x->e->s->wave_interrupts);
@@ -726,6 +897,18 @@ static int megpu_wave_slice(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
 
 /* ---- the dispatch ---- */
 
+/* Is a wave other than @self runnable? */
+static bool megpu_waves_ready_locked(MegpuWaves *W, MegpuWave *self)
+{
+    for (unsigned slot = 0; slot < MEGPU_WAVE_SLOTS; slot++) {
+        if (&W->wave[slot] != self &&
+            W->wave[slot].state == MEGPU_WAVE_READY) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static bool megpu_waves_run(MegpuExec *x, MegpuWaves *W)
 {
     MegpuEngine *e = x->e;
@@ -770,6 +953,10 @@ static bool megpu_waves_run(MegpuExec *x, MegpuWaves *W)
         if (r == MEGPU_RUN_END) {
             w->state = MEGPU_WAVE_FREE;
             e->waves_live--;
+        }
+        if (r == MEGPU_RUN_SPIN && !megpu_waves_ready_locked(W, w)) {
+            /* no one else to run: give the CPU time to free a slot */
+            qemu_cond_timedwait(&e->cond, &e->lock, 1);
         }
         qemu_mutex_unlock(&e->lock);
         if (r == MEGPU_RUN_FAULT) {
@@ -871,6 +1058,11 @@ void megpu_wave_restart(MegpuState *s, uint32_t id)
             w->state = MEGPU_WAVE_READY;
             e->waves_parked--;
             qemu_cond_broadcast(&e->cond);
+            ok = true;
+        } else if (w && w->state == MEGPU_WAVE_READY && w->id == id &&
+                   w->in_syscall) {
+            /* it looks at its slots again before it parks */
+            w->restart_pending = true;
             ok = true;
         }
         qemu_mutex_unlock(&e->lock);

@@ -86,6 +86,8 @@ static void megpu_reset_regs(MegpuState *s)
     s->wave_restarts = 0;
     s->wave_restart_errors = 0;
     qatomic_set(&s->wave_interrupts, 0);
+    qatomic_set(&s->syscalls, 0);
+    qatomic_set(&s->syscall_retries, 0);
     qatomic_set(&s->irq_pending, 0);
 }
 
@@ -160,6 +162,12 @@ static uint64_t megpu_mmio_read(void *opaque, hwaddr addr, unsigned size)
         break;
     case MEGPU_REG_WAVE_INTERRUPTS:
         val = qatomic_read(&s->wave_interrupts);
+        break;
+    case MEGPU_REG_SYSCALLS:
+        val = qatomic_read(&s->syscalls);
+        break;
+    case MEGPU_REG_SYSCALL_RETRIES:
+        val = qatomic_read(&s->syscall_retries);
         break;
     default:
         qemu_log_mask(LOG_GUEST_ERROR,

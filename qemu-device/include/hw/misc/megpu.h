@@ -105,6 +105,8 @@ typedef struct MegpuEngine {
     uint64_t wave_insns;
     uint32_t wave_fault_id;
     uint32_t wave_fault_pc;
+    uint64_t mbox_base;         /* SET_MAILBOX (seed 003) */
+    uint32_t mbox_slots;
 
     /*
      * Posted writes, under s->wq_lock: stage-1 queue in issue order, its
@@ -136,6 +138,8 @@ struct MegpuState {
     uint32_t wave_restarts;     /* under the BQL */
     uint32_t wave_restart_errors;
     uint32_t wave_interrupts;   /* atomic: engines count */
+    uint32_t syscalls;          /* atomic: mailbox slots filled */
+    uint32_t syscall_retries;   /* atomic: SYSCALLs that found no slot */
 
     /*
      * Engine threads never take the BQL: they set a bit here and
