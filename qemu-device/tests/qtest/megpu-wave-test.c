@@ -931,6 +931,233 @@ static void test_atomic_race(void)
     g_assert_cmpuint(lost, >, 0);
 }
 
+/* ---- SYSCALL through mailboxes (seed 003) ---- */
+
+#define MBOX_PA             0x07800000ull
+
+static void emit_set_mailbox(Stream *st, uint64_t addr, uint32_t slots)
+{
+    hdr(st, MEGPU_PKT_SET_MAILBOX, MEGPU_PKT_SET_MAILBOX_COUNT, 0);
+    put64(st, addr);
+    put(st, slots);
+}
+
+static uint64_t sys_result(uint32_t op, uint32_t a0, uint32_t a1, uint32_t a2)
+{
+    return (0xdeadbeefull << 32 ^ (uint64_t)op << 24) +
+           a0 + 3ull * a1 + 5ull * a2;
+}
+
+/*
+ * The CPU's side, as the seed's interrupt handler: serve every ACTIVE
+ * slot (RET, then RETURNING), then restart each caller once.
+ */
+static unsigned serve_syscalls(Megpu *m, unsigned slots)
+{
+    uint32_t callers[MEGPU_MBOX_MAX_SLOTS];
+    unsigned n = 0;
+
+    for (unsigned i = 0; i < slots; i++) {
+        uint64_t slot = MBOX_PA + i * MEGPU_MBOX_SLOT_SIZE;
+        uint32_t caller, a[3];
+        bool seen = false;
+
+        if (qtest_readl(m->qts, slot + MEGPU_MBOX_STATE) !=
+            MEGPU_MBOX_ACTIVE) {
+            continue;
+        }
+        for (unsigned k = 0; k < 3; k++) {
+            a[k] = qtest_readl(m->qts, slot + MEGPU_MBOX_ARG(k));
+        }
+        qtest_writeq(m->qts, slot + MEGPU_MBOX_RET,
+                     sys_result(qtest_readl(m->qts, slot + MEGPU_MBOX_OP),
+                                a[0], a[1], a[2]));
+        qtest_writel(m->qts, slot + MEGPU_MBOX_STATE, MEGPU_MBOX_RETURNING);
+        caller = qtest_readl(m->qts, slot + MEGPU_MBOX_CALLER);
+        for (unsigned k = 0; k < n; k++) {
+            seen |= callers[k] == caller;
+        }
+        if (!seen) {
+            callers[n++] = caller;
+        }
+    }
+    for (unsigned k = 0; k < n; k++) {
+        wr(m, MEGPU_REG_WAVE_RESTART, callers[k]);
+    }
+    return n;
+}
+
+/* Serve calls until engines @mask are idle. */
+static void serve_until_idle(Megpu *m, uint32_t mask, unsigned slots)
+{
+    for (unsigned us = 0; ; us += 100) {
+        bool idle = true;
+
+        serve_syscalls(m, slots);
+        for (unsigned e = 0; e < m->engines; e++) {
+            if ((mask & (1u << e)) &&
+                !(erd(m, e, MEGPU_ENG_STATUS) & MEGPU_ENG_STATUS_IDLE)) {
+                idle = false;
+            }
+        }
+        if (idle) {
+            break;
+        }
+        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+        g_usleep(100);
+    }
+}
+
+/* lanes: syscall r4, 42, lane, lane + 100, 7; out[global id] = r4 */
+static const uint64_t sys_prog[] = {
+    I(S2R, 1, 0, 0, MEGPU_SR_LANE_ID),
+    I(ADD, 2, 1, IMM, 100),
+    I(LI, 3, 0, 0, 7),
+    MEGPU_INSN_SYSCALL(4, 42, 1, 2, 3),
+    I(LDARG, 5, 0, 0, 0),
+    I(S2R, 6, 0, 0, MEGPU_SR_GLOBAL_ID),
+    I(SHL, 6, 6, IMM, 3),
+    I(ADD, 5, 5, 6, 0),
+    I(ST64, 0, 5, 4, 0),
+    I(END, 0, 0, 0, 0),
+};
+
+static void test_syscall(void)
+{
+    const uint64_t user[1] = { OUT_PA };
+    Stream *r;
+    uint32_t id, at;
+    Megpu m;
+
+    megpu_start_engines(&m, 4);
+    r = &m.ring[0];
+    qtest_memset(m.qts, MBOX_PA, 0, 64 * MEGPU_MBOX_SLOT_SIZE);
+    qtest_memset(m.qts, OUT_PA, 0, 0x1000);
+
+    /* SET_MAILBOX: checked, ring only, shown in the registers */
+    at = r->pos;
+    emit_set_mailbox(r, MBOX_PA + 8, 4);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_BAD_ARG, RING_PA(0) + at, at, 0);
+    at = r->pos;
+    emit_set_mailbox(r, MBOX_PA, MEGPU_MBOX_MAX_SLOTS + 1);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_BAD_ARG, RING_PA(0) + at, at, 0);
+    {
+        Stream ib = ib_stream(&m, IB_PA);
+
+        mmu_map(&m, 0x50000000, IB_PA, 0x1000, false);
+        emit_set_mailbox(&ib, MBOX_PA, 4);
+        emit_setctx(r, PT_PA, 1);
+        at = r->pos;
+        emit_ib(r, 0x50000000, ib.pos / 4);
+        kick(&m, 0);
+        expect_fault(&m, 0, MEGPU_FAULT_PRIVILEGED, 0x50000000, at,
+                     MEGPU_FAULT_INFO_IN_IB);
+    }
+    emit_set_mailbox(r, MBOX_PA, 4);
+    kick(&m, 0);
+    eng_idle(&m, 0);
+    g_assert_cmphex(erd64(&m, 0, MEGPU_ENG_MAILBOX_LO), ==, MBOX_PA);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_MAILBOX_SLOTS), ==, 4);
+
+    /* 13 lanes, 4 slots: the first four lanes' calls, then park */
+    emit_program(&m, 0, sys_prog, ARRAY_SIZE(sys_prog), user, 1,
+                 13, 1, 16, 1);
+    kick(&m, 0);
+    eng_poll(&m, 0, MEGPU_ENG_STATUS_WAVE_PARKED);
+    id = erd(&m, 0, MEGPU_ENG_PARKED_WAVE);
+    msix_poll_pending(&m, MEGPU_VEC_MISC);
+    g_assert_cmphex(rd(&m, MEGPU_REG_MISC_IRQ_STATUS), ==,
+                    MEGPU_MISC_IRQ_SYSCALL);
+    wr(&m, MEGPU_REG_MISC_IRQ_STATUS, MEGPU_MISC_IRQ_SYSCALL);
+    msix_clear_pending(&m, MEGPU_VEC_MISC);
+    for (unsigned i = 0; i < 4; i++) {
+        uint64_t slot = MBOX_PA + i * MEGPU_MBOX_SLOT_SIZE;
+
+        g_assert_cmpuint(qtest_readl(m.qts, slot + MEGPU_MBOX_STATE), ==,
+                         MEGPU_MBOX_ACTIVE);
+        g_assert_cmpuint(qtest_readl(m.qts, slot + MEGPU_MBOX_OP), ==, 42);
+        g_assert_cmpuint(qtest_readl(m.qts, slot + MEGPU_MBOX_ARG(0)), ==, i);
+        g_assert_cmpuint(qtest_readl(m.qts, slot + MEGPU_MBOX_ARG(1)), ==,
+                         i + 100);
+        g_assert_cmpuint(qtest_readl(m.qts, slot + MEGPU_MBOX_ARG(2)), ==, 7);
+        g_assert_cmphex(qtest_readl(m.qts, slot + MEGPU_MBOX_CALLER), ==, id);
+    }
+    g_assert_cmpuint(rd(&m, MEGPU_REG_SYSCALLS), ==, 4);
+    /* the other engines go on meanwhile */
+    emit_ts(&m.ring[1], OUT_PA + 0x800, 0x77, 0);
+    kick(&m, 1);
+    eng_idle(&m, 1);
+    g_assert_cmpuint(qtest_readq(m.qts, OUT_PA + 0x800), ==, 0x77);
+    /* a restart before the answer only makes the wave look again */
+    wr(&m, MEGPU_REG_WAVE_RESTART, id);
+    eng_poll(&m, 0, MEGPU_ENG_STATUS_WAVE_PARKED);
+
+    serve_until_idle(&m, 1, 4);
+    for (unsigned l = 0; l < 16; l++) {
+        g_assert_cmphex(qtest_readq(m.qts, OUT_PA + l * 8), ==,
+                        l < 13 ? sys_result(42, l, l + 100, 7) : 0);
+    }
+    for (unsigned i = 0; i < 4; i++) {
+        g_assert_cmpuint(qtest_readl(m.qts, MBOX_PA + i * 32), ==,
+                         MEGPU_MBOX_FREE);
+    }
+    g_assert_cmpuint(rd(&m, MEGPU_REG_SYSCALLS), ==, 13);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_WAVE_RESTART_ERRORS), ==, 0);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_WAVE_RESTARTS), >=, 4);
+
+    /* an engine reset forgets the mailbox */
+    eng_reset(&m, 0);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_MAILBOX_SLOTS), ==, 0);
+    /* a mailbox that is not RAM faults the SYSCALL on its slot */
+    emit_set_mailbox(&m.ring[0], NO_RAM_PA, 4);
+    at = emit_program(&m, 0, sys_prog, ARRAY_SIZE(sys_prog), user, 1,
+                      1, 1, 1, 1);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_BUS, NO_RAM_PA, at,
+                 MEGPU_FAULT_INFO_WAVE | MEGPU_FAULT_INFO_WRITE);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_WAVE_FAULT_PC), ==, 3);
+    eng_idle(&m, 0);
+    megpu_stop_engines(&m);
+}
+
+/*
+ * Two engines, six waves, 80 callers, one mailbox of 4 slots: waves
+ * retry while no slot is FREE, every call is answered once, no slot is
+ * lost, and no restart is refused.
+ */
+static void test_syscall_contention(void)
+{
+    const uint64_t u0[1] = { OUT_PA }, u1[1] = { OUT_PA + 0x400 };
+    Megpu m;
+
+    megpu_start_engines(&m, 2);
+    qtest_memset(m.qts, MBOX_PA, 0, 4 * MEGPU_MBOX_SLOT_SIZE);
+    qtest_memset(m.qts, OUT_PA, 0, 0x1000);
+    for (unsigned e = 0; e < 2; e++) {
+        emit_set_mailbox(&m.ring[e], MBOX_PA, 4);
+        emit_program(&m, e, sys_prog, ARRAY_SIZE(sys_prog),
+                     e ? u1 : u0, 1, 40, 1, 16, 1);
+    }
+    kick(&m, 0);
+    kick(&m, 1);
+    serve_until_idle(&m, 3, 4);
+    for (unsigned e = 0; e < 2; e++) {
+        for (unsigned i = 0; i < 40; i++) {
+            g_assert_cmphex(qtest_readq(m.qts, OUT_PA + e * 0x400 + i * 8),
+                            ==, sys_result(42, i % 16, i % 16 + 100, 7));
+        }
+    }
+    for (unsigned i = 0; i < 4; i++) {
+        g_assert_cmpuint(qtest_readl(m.qts, MBOX_PA + i * 32), ==,
+                         MEGPU_MBOX_FREE);
+    }
+    g_assert_cmpuint(rd(&m, MEGPU_REG_SYSCALLS), ==, 80);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_SYSCALL_RETRIES), >, 0);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_WAVE_RESTART_ERRORS), ==, 0);
+    megpu_stop_engines(&m);
+}
 /* ---- fuzz: random programs never hurt QEMU ---- */
 
 static GRand *fuzz_rand;
@@ -949,11 +1176,11 @@ static uint64_t fuzz_insn(unsigned len)
         0x35, 0x36, 0x37, 0x38, 0x40, 0x41, 0x42, 0x43, 0x44, 0x50, 0x51,
         0x52, 0x53, 0x54, 0x55, 0x56, 0x60, 0x61, 0x62,
     };
-    uint32_t op = rnd(20) ? opcodes[rnd(ARRAY_SIZE(opcodes))] : rnd(256);
+    uint32_t op = rnd(50) ? opcodes[rnd(ARRAY_SIZE(opcodes))] : rnd(256);
     uint32_t reg[3], imm;
 
     for (unsigned i = 0; i < 3; i++) {
-        reg[i] = rnd(30) ? rnd(8) : rnd(256);
+        reg[i] = rnd(200) ? rnd(8) : rnd(256);
     }
     switch (rnd(5)) {
     case 0:
@@ -977,15 +1204,16 @@ static uint64_t fuzz_insn(unsigned len)
 
 /*
  * Random programs in an IB of a context that maps only a scratch area,
- * with a small budget. Each must end (restarting parked waves, acking
- * faults) and the device must answer afterwards.
+ * with a small budget and a mailbox. Each must end (serving SYSCALLs,
+ * restarting parked waves, acking faults) and the device must answer
+ * afterwards.
  */
 static void test_fuzz(void)
 {
     const uint64_t va_prog = 0x10000000, va_pargs = 0x11000000;
     const uint64_t va_ib = 0x12000000, va_data = 0x20000000;
     uint64_t user[4] = { va_data, va_data + 0x100, va_data + 0x8000, 64 };
-    unsigned faults = 0, parks = 0;
+    unsigned faults = 0, parks = 0, calls = 0;
     Megpu m;
 
     fuzz_rand = g_rand_new_with_seed(0x3a7e0003);
@@ -994,6 +1222,8 @@ static void test_fuzz(void)
     mmu_map(&m, va_pargs, PARGS_PA, 0x1000, false);
     mmu_map(&m, va_ib, IB_PA, 0x1000, false);
     mmu_map(&m, va_data, OUT_PA, 0x10000, true);
+    qtest_memset(m.qts, MBOX_PA, 0, 8 * MEGPU_MBOX_SLOT_SIZE);
+    emit_set_mailbox(&m.ring[0], MBOX_PA, 8);
     emit_setctx(&m.ring[0], PT_PA, 9);
     for (unsigned iter = 0; iter < 300; iter++) {
         unsigned len = 1 + rnd(24);
@@ -1015,7 +1245,10 @@ static void test_fuzz(void)
             wr(&m, MEGPU_REG_WAVE_RESTART, g_rand_int(fuzz_rand));
         }
         for (unsigned us = 0; ; us += 200) {
-            uint32_t st = erd(&m, 0, MEGPU_ENG_STATUS);
+            uint32_t st;
+
+            calls += serve_syscalls(&m, 8);
+            st = erd(&m, 0, MEGPU_ENG_STATUS);
 
             if (st & MEGPU_ENG_STATUS_FAULTED) {
                 faults++;
@@ -1033,7 +1266,8 @@ static void test_fuzz(void)
         }
         g_assert_cmpuint(qtest_readq(m.qts, DATA_PA), ==, iter);
     }
-    g_test_message("fuzz: %u faults, %u restarts", faults, parks);
+    g_test_message("fuzz: %u faults, %u restarts, %u callers served",
+                   faults, parks, calls);
     g_assert_cmpuint(faults, >, 10);
     g_assert_cmphex(rd(&m, MEGPU_REG_ID), ==, MEGPU_ID_MAGIC);
     g_rand_free(fuzz_rand);
@@ -1053,6 +1287,9 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/wave/two-engines-relaxed",
                    test_two_engines_relaxed);
     qtest_add_func("/megpu/wave/atomic-race", test_atomic_race);
+    qtest_add_func("/megpu/wave/syscall", test_syscall);
+    qtest_add_func("/megpu/wave/syscall-contention",
+                   test_syscall_contention);
     qtest_add_func("/megpu/wave/fuzz", test_fuzz);
     return g_test_run();
 }
