@@ -307,7 +307,10 @@ static char *read_file(const char *path)
 	return buf;
 }
 
-/* The .s programs assemble to the encodings the device qtest runs. */
+/*
+ * The .s programs assemble, VADD and CHECKSUM to the encodings the
+ * device qtest runs.
+ */
 static void programs(void)
 {
 	static const uint64_t vadd[] = {
@@ -350,13 +353,14 @@ static void programs(void)
 	} progs[] = {
 		{ "tools/megpu/programs/vadd.s", vadd, 17 },
 		{ "tools/megpu/programs/checksum.s", checksum, 12 },
+		{ "tools/megpu/programs/syscall.s", NULL, 14 },
 	};
 	struct megpu_prog prog;
 	char err[128] = "";
 	unsigned int i, j;
 	uint8_t bytes[8 * 17];
 
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
 		char *src = read_file(progs[i].path);
 
 		CHECK(src != NULL);
@@ -366,7 +370,8 @@ static void programs(void)
 		if (err[0])
 			printf("#   %s: %s\n", progs[i].path, err);
 		CHECK_EQ(prog.len, progs[i].len);
-		for (j = 0; j < prog.len && j < progs[i].len; j++)
+		for (j = 0; progs[i].insn && j < prog.len && j < progs[i].len;
+		     j++)
 			CHECK_EQ(prog.insn[j], progs[i].insn[j]);
 		if (i == 0 && prog.len == 17) {
 			megpu_prog_store(&prog, bytes);

@@ -18,6 +18,7 @@ static const struct command {
 	  "           engines (seed FIG. 5), checked, written as a PPM" },
 	{ "bench", cmd_bench, "latency, throughput, bandwidth, semaphore and\n"
 	  "           flush tables ('bench flush': flushes only)" },
+	{ "asm", cmd_asm, "assemble (or -d: disassemble) a wave ISA program" },
 };
 
 static void usage(FILE *out)

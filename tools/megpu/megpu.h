@@ -14,6 +14,8 @@ int cmd_demo(int argc, char **argv);
 /* "megpu demo blur-sepia": argv[0] is "blur-sepia" */
 int cmd_demo_blur_sepia(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+/* asmcmd.c: assemble or disassemble wave ISA programs, no GPU needed */
+int cmd_asm(int argc, char **argv);
 
 /* common.c */
 
