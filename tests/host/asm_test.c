@@ -353,7 +353,7 @@ static void programs(void)
 	} progs[] = {
 		{ "tools/megpu/programs/vadd.s", vadd, 17 },
 		{ "tools/megpu/programs/checksum.s", checksum, 12 },
-		{ "tools/megpu/programs/syscall.s", NULL, 14 },
+		{ "tools/megpu/programs/syscall.s", NULL, 13 },
 	};
 	struct megpu_prog prog;
 	char err[128] = "";
