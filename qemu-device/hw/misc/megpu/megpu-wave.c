@@ -648,8 +648,10 @@ static int megpu_wave_syscall(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
         qatomic_add(&e->s->syscalls, published);
     }
     if (!w->sys_wait) {
+        /* a restart that came meanwhile was for this call: forget it */
         qemu_mutex_lock(&e->lock);
         w->in_syscall = false;
+        w->restart_pending = false;
         qemu_mutex_unlock(&e->lock);
         w->pc++;
         return MEGPU_RUN_NEXT;
