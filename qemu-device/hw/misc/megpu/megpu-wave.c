@@ -1,5 +1,5 @@
 /*
- * megpu: programmable waves (the foundation of seed 003)
+ * megpu: programmable waves and their GPU-to-CPU calls (seed 003)
  *
  * DOC: wave interpreter
  *
