@@ -103,8 +103,15 @@ struct drm_megpu_get_param {
  * the file that creates it, and of every file that later gets a handle to
  * it (through PRIME).
  *
+ * Its pages stay pinned until the BO is freed, so they are charged: to the
+ * file that creates it, up to the module parameter client_pinned_mb
+ * (default a quarter of RAM), and to all megpu BOs together, up to
+ * pinned_mb (default half of RAM). The charge stays with the BO until it
+ * is freed, also when it outlives the file (PRIME).
+ *
  * Errors: -EINVAL for a zero size, a size above 1 GiB, unknown @flags or a
- * non-zero @pad; -ENOMEM when memory or GPU address space runs out.
+ * non-zero @pad; -ENOSPC when the BO would exceed either pinning limit;
+ * -ENOMEM when memory or GPU address space runs out.
  */
 struct drm_megpu_gem_create {
 	/** @size: in, bytes; rounded up to the page size. */
@@ -254,6 +261,13 @@ struct drm_megpu_sync {
  * a failed job's BO runs. The error is the fence's status, visible e.g.
  * through a sync_file exported from @out_sync.
  *
+ * A hang bans the file (as amdgpu, i915 and xe ban a guilty context):
+ * once a job of this file timed out, its jobs not yet run on that engine
+ * complete with -ECANCELED without running, and every later SUBMIT on the
+ * file fails with -EIO; open the device again to get a new file. Closing
+ * a file cancels its jobs that have not reached an engine (their fences
+ * complete with -ESRCH); jobs already on an engine run to their end.
+ *
  * Memory model. The GPU's writes may reach memory late and out of order
  * (the device's relaxed write mode). A job's completed fence (out-sync,
  * GEM_WAIT, implicit sync) means all its writes are in memory, visible to
@@ -272,7 +286,8 @@ struct drm_megpu_sync {
  * MEGPU_IB_MAX_DWORDS dwords or outside every listed BO, more than
  * DRM_MEGPU_MAX_BOS BOs or DRM_MEGPU_MAX_SYNCS in-syncs, a BO listed twice
  * or with no or unknown flags; -ENOENT for an unknown BO or syncobj handle
- * or a missing timeline point; -EFAULT for unreadable arrays.
+ * or a missing timeline point; -EFAULT for unreadable arrays; -EIO on a
+ * file banned after a hang.
  */
 struct drm_megpu_submit {
 	/** @engine: in, engine index, below DRM_MEGPU_PARAM_ENGINE_COUNT. */

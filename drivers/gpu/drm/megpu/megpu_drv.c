@@ -153,9 +153,14 @@ static void megpu_postclose(struct drm_device *drm, struct drm_file *file)
 	struct megpu_file *mfile = file->driver_priv;
 	unsigned int i;
 
-	/* waits for queued jobs, or kills them if the process is dying */
+	/*
+	 * Jobs that have not reached an engine are cancelled now (no
+	 * drm_sched_entity_flush(), which would wait for them to run); the
+	 * ones in a ring run to their end, or time out once: a hang bans
+	 * the file, which cancels the rest.
+	 */
 	for (i = 0; i < mfile->mdev->num_engines; i++)
-		drm_sched_entity_destroy(&mfile->entity[i]);
+		drm_sched_entity_fini(&mfile->entity[i]);
 	megpu_vm_put(mfile->vm);
 	megpu_file_put(mfile);
 }
@@ -190,7 +195,7 @@ static const struct drm_driver megpu_drm_driver = {
 	.show_fdinfo = megpu_show_fdinfo,
 	.debugfs_init = megpu_debugfs_minor_init,
 	.gem_create_object = megpu_gem_create_object,
-	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
+	.gem_prime_import_sg_table = megpu_gem_prime_import_sg_table,
 	.ioctls = megpu_ioctls,
 	.num_ioctls = ARRAY_SIZE(megpu_ioctls),
 	.fops = &megpu_fops,
@@ -336,6 +341,7 @@ static void megpu_remove(struct pci_dev *pdev)
 	struct megpu_device *mdev = pci_get_drvdata(pdev);
 
 	drm_dev_unplug(&mdev->drm);
+	megpu_flush_unplug(mdev);
 	megpu_write(mdev, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
 	megpu_irq_fini(mdev);
 	megpu_sched_fail_all(mdev, -ENODEV);

@@ -20,6 +20,8 @@
 #include "megpu_sem_plan.h"
 
 struct megpu_device;
+struct dma_buf_attachment;
+struct sg_table;
 
 /* Ring frames are at most this long; the ring holds RING_SIZE / this. */
 #define MEGPU_RING_SIZE		SZ_64K
@@ -255,11 +257,14 @@ struct megpu_device {
  * @pt_dma: their bus addresses
  * @mm_lock: protects @mm
  * @mm: allocator of virtual addresses, in pages
+ * @jobs_in_ring: jobs of this address space in a ring and not yet
+ *	signalled, whose queued writes may still land (see megpu_vm_unmap())
  */
 struct megpu_vm {
 	struct kref refcount;
 	struct megpu_device *mdev;
 	u32 ctx_id;
+	atomic_t jobs_in_ring;
 
 	struct mutex lock;		/* page tables */
 	u64 *pd;
@@ -280,9 +285,12 @@ struct megpu_vm {
  * @res: its resource object (under the device's sem_lock)
  * @id: number shown in debugfs
  * @dev_node: in the device's BO list
+ * @owner: the file its pinned pages are charged to (referenced), or NULL
+ *	for an imported BO
  */
 struct megpu_bo {
 	struct drm_gem_shmem_object base;
+	struct megpu_file *owner;
 	bool read_only;
 	struct mutex mappings_lock;	/* mappings */
 	struct list_head mappings;
@@ -316,6 +324,9 @@ struct megpu_mapping {
  * @vm: the file's GPU address space
  * @entity: scheduler entity per engine
  * @busy_ns: engine time used by this file's jobs, per engine
+ * @pinned_bytes: pinned memory of the BOs it created (client_pinned_mb)
+ * @banned: a job of this file hung: its jobs not yet run on that engine
+ *	are cancelled and SUBMIT fails with -EIO
  */
 struct megpu_file {
 	struct kref refcount;
@@ -323,6 +334,8 @@ struct megpu_file {
 	struct megpu_vm *vm;
 	struct drm_sched_entity entity[MEGPU_MAX_ENGINES];
 	atomic64_t busy_ns[MEGPU_MAX_ENGINES];
+	atomic64_t pinned_bytes;
+	bool banned;
 };
 
 /**
@@ -431,12 +444,17 @@ struct megpu_vm *megpu_vm_create(struct megpu_device *mdev);
 struct megpu_vm *megpu_vm_get(struct megpu_vm *vm);
 void megpu_vm_put(struct megpu_vm *vm);
 int megpu_vm_map(struct megpu_mapping *mapping);
-void megpu_vm_unmap(struct megpu_mapping *mapping);
+int megpu_vm_unmap(struct megpu_mapping *mapping);
 void megpu_mmu_invalidate(struct megpu_device *mdev);
 
 /* megpu_gem.c */
 struct drm_gem_object *megpu_gem_create_object(struct drm_device *drm,
 					       size_t size);
+struct drm_gem_object *
+megpu_gem_prime_import_sg_table(struct drm_device *drm,
+				struct dma_buf_attachment *attach,
+				struct sg_table *sgt);
+u64 megpu_gem_pinned_bytes(void);
 struct megpu_mapping *megpu_gem_mapping_get(struct megpu_bo *bo,
 					    struct megpu_vm *vm);
 void megpu_gem_mapping_put(struct megpu_mapping *mapping);
@@ -491,7 +509,8 @@ int megpu_ioctl_flush(struct drm_device *drm, void *data,
 		      struct drm_file *file);
 void megpu_flush_debugfs_init(struct megpu_device *mdev);
 void megpu_flush_debugfs_minor_init(struct drm_minor *minor);
-void megpu_flush_before_unmap(struct megpu_device *mdev);
+int megpu_flush_unmapped(struct megpu_vm *vm);
+void megpu_flush_unplug(struct megpu_device *mdev);
 void megpu_flush_mark_dirty(struct megpu_device *mdev);
 
 /* megpu_submit.c */

@@ -115,31 +115,50 @@ void megpu_flush_irq(struct megpu_device *mdev)
 
 /*
  * Start a host flush and wait for the device to acknowledge it; the wait
- * is interruptible only for userspace's ioctl.
+ * is interruptible only for userspace's ioctl. An unplugged device
+ * acknowledges nothing: -ENODEV at once, also for flushes already
+ * waiting (megpu_flush_unplug()).
  */
 static int megpu_flush_wait(struct megpu_device *mdev, u64 *seqno,
 			    bool interruptible)
 {
 	unsigned long timeout = msecs_to_jiffies(MEGPU_FLUSH_TIMEOUT_MS);
-	u64 target = megpu_flush_start(mdev);
+	struct drm_device *drm = &mdev->drm;
+	u64 target;
 	long ret;
+	int idx;
+
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
+	target = megpu_flush_start(mdev);
+	drm_dev_exit(idx);
 
 	if (interruptible)
 		ret = wait_event_interruptible_timeout(mdev->flush_wq,
-						       megpu_flush_reached(mdev, target),
+						       megpu_flush_reached(mdev, target) ||
+						       drm_dev_is_unplugged(drm),
 						       timeout);
 	else
 		ret = wait_event_timeout(mdev->flush_wq,
-					 megpu_flush_reached(mdev, target),
+					 megpu_flush_reached(mdev, target) ||
+					 drm_dev_is_unplugged(drm),
 					 timeout);
 	if (ret < 0)
 		return ret;
-	if (!ret) {
-		drm_err(&mdev->drm, "flush %llu not acknowledged\n", target);
+	if (!megpu_flush_reached(mdev, target)) {
+		if (drm_dev_is_unplugged(drm))
+			return -ENODEV;
+		drm_err(drm, "flush %llu not acknowledged\n", target);
 		return -ETIMEDOUT;
 	}
 	*seqno = target;
 	return 0;
+}
+
+/* The device is gone: wake the flushes waiting for it. */
+void megpu_flush_unplug(struct megpu_device *mdev)
+{
+	wake_up_all(&mdev->flush_wq);
 }
 
 int megpu_flush_sync(struct megpu_device *mdev, u64 *seqno)
@@ -232,26 +251,30 @@ void megpu_flush_debugfs_minor_init(struct drm_minor *minor)
 
 /*
  * Queued writes carry bus addresses, which an MMU invalidation does not
- * stop: before pages a NO_FLUSH job may have written are unmapped (and
- * then freed), a flush started after that job completed must be done.
- * (A job that timed out lost its queued writes in the engine reset; every
- * other job flushed its own.)
+ * stop. Called after pages left @vm's page tables and the TLB was
+ * invalidated (so no new write can be queued for them), before they are
+ * freed: if a job of @vm is still in a ring, or a job that did not flush
+ * its writes has completed since the last flush, drain every queued write
+ * with a host flush. A job that timed out lost its queued writes in the
+ * engine reset. Returns 0, or an error when the device did not drain:
+ * then the pages must not be freed.
  */
-void megpu_flush_before_unmap(struct megpu_device *mdev)
+int megpu_flush_unmapped(struct megpu_vm *vm)
 {
+	struct megpu_device *mdev = vm->mdev;
 	unsigned long flags;
 	bool clean;
 	u64 seqno;
-	int idx;
+	int ret;
 
 	spin_lock_irqsave(&mdev->flush_lock, flags);
 	clean = mdev->clean_gen >= atomic64_read(&mdev->dirty_gen);
 	spin_unlock_irqrestore(&mdev->flush_lock, flags);
+	if (clean && !atomic_read(&vm->jobs_in_ring))
+		return 0;
+	ret = megpu_flush_wait(mdev, &seqno, false);
 	/* an unplugged device was reset: its queued writes were dropped */
-	if (clean || !drm_dev_enter(&mdev->drm, &idx))
-		return;
-	megpu_flush_wait(mdev, &seqno, false);
-	drm_dev_exit(idx);
+	return ret == -ENODEV ? 0 : ret;
 }
 
 /* A job that did not flush its writes has completed. */

@@ -1,16 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
 /*
- * Buffer objects: shmem-backed GEM objects, mapped into the GPU address
- * space of every file holding a handle to them (as panfrost does). A
- * mapping is shared by the handle and by the jobs using it, so closing a
- * handle while a job runs keeps the pages mapped until the job is done.
+ * DOC: Buffer objects
+ *
+ * Shmem-backed GEM objects, mapped into the GPU address space of every
+ * file holding a handle to them (as panfrost does). A mapping is shared
+ * by the handle and by the jobs using it, so closing a handle while a job
+ * runs keeps the pages mapped until the job is done.
+ *
+ * A BO's pages are pinned from its creation to its end, since the GPU
+ * may reach them through the page tables at any time. Pinned memory
+ * cannot be reclaimed, so it is charged: to the file that created the BO
+ * (client_pinned_mb) and to all megpu devices together (pinned_mb). A
+ * create beyond either limit fails with -ENOSPC, and the guest keeps the
+ * memory it needs to stay healthy. Imported BOs are the exporter's charge.
  */
 
 #include <linux/dma-resv.h>
+#include <linux/mm.h>
+#include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
+#include <drm/drm_prime.h>
+#include <drm/drm_print.h>
 #include <drm/drm_utils.h>
 #include <drm/megpu_drm.h>
 
@@ -19,12 +32,62 @@
 /* Largest BO; keeps a single client from exhausting guest memory. */
 #define MEGPU_BO_MAX_SIZE	SZ_1G
 
+static unsigned int megpu_pinned_mb;
+module_param_named(pinned_mb, megpu_pinned_mb, uint, 0644);
+MODULE_PARM_DESC(pinned_mb,
+		 "memory all megpu BOs together may pin, MiB (default 0: half of RAM)");
+
+static unsigned int megpu_client_pinned_mb;
+module_param_named(client_pinned_mb, megpu_client_pinned_mb, uint, 0644);
+MODULE_PARM_DESC(client_pinned_mb,
+		 "memory the BOs one file creates may pin, MiB (default 0: a quarter of RAM)");
+
+static atomic64_t megpu_pinned_bytes = ATOMIC64_INIT(0);
+
+static u64 megpu_limit(unsigned int mb, unsigned int ram_shift)
+{
+	return mb ? (u64)mb << 20 : (totalram_pages() << PAGE_SHIFT) >> ram_shift;
+}
+
+/* Charge @size pinned bytes to @mfile and to the driver, or -ENOSPC. */
+static int megpu_pin_charge(struct megpu_file *mfile, u64 size)
+{
+	if (atomic64_add_return(size, &megpu_pinned_bytes) >
+	    megpu_limit(READ_ONCE(megpu_pinned_mb), 1)) {
+		atomic64_sub(size, &megpu_pinned_bytes);
+		return -ENOSPC;
+	}
+	if (atomic64_add_return(size, &mfile->pinned_bytes) >
+	    megpu_limit(READ_ONCE(megpu_client_pinned_mb), 2)) {
+		atomic64_sub(size, &mfile->pinned_bytes);
+		atomic64_sub(size, &megpu_pinned_bytes);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+static void megpu_pin_uncharge(struct megpu_file *mfile, u64 size)
+{
+	atomic64_sub(size, &mfile->pinned_bytes);
+	atomic64_sub(size, &megpu_pinned_bytes);
+}
+
+/* Pinned bytes charged to all megpu BOs (debugfs). */
+u64 megpu_gem_pinned_bytes(void)
+{
+	return atomic64_read(&megpu_pinned_bytes);
+}
+
 static void megpu_gem_free(struct drm_gem_object *obj)
 {
 	struct megpu_bo *bo = to_megpu_bo(obj);
 	struct megpu_device *mdev = to_megpu(obj->dev);
 
 	WARN_ON(!list_empty(&bo->mappings));
+	if (bo->owner) {
+		megpu_pin_uncharge(bo->owner, obj->size);
+		megpu_file_put(bo->owner);
+	}
 	megpu_sem_bo_del(mdev, bo);
 	mutex_destroy(&bo->mappings_lock);
 	drm_gem_shmem_free(&bo->base);
@@ -36,13 +99,22 @@ static void megpu_mapping_release(struct kref *kref)
 	struct megpu_mapping *mapping =
 		container_of(kref, struct megpu_mapping, refcount);
 	struct megpu_vm *vm = mapping->vm;
+	bool drained = !megpu_vm_unmap(mapping);
 
-	megpu_vm_unmap(mapping);
 	spin_lock(&vm->mm_lock);
 	if (drm_mm_node_allocated(&mapping->mmnode))
 		drm_mm_remove_node(&mapping->mmnode);
 	spin_unlock(&vm->mm_lock);
-	drm_gem_object_put(&mapping->bo->base.base);
+	/*
+	 * The device may still write these pages: better lose them than
+	 * hand them to somebody else.
+	 */
+	if (drained)
+		drm_gem_object_put(&mapping->bo->base.base);
+	else
+		drm_err(&vm->mdev->drm,
+			"writes not drained: keeping a BO's %zu bytes\n",
+			mapping->bo->base.base.size);
 	megpu_vm_put(vm);
 	kfree(mapping);
 }
@@ -162,9 +234,31 @@ struct drm_gem_object *megpu_gem_create_object(struct drm_device *drm,
 	INIT_LIST_HEAD(&bo->mappings);
 	bo->base.base.funcs = &megpu_gem_funcs;
 	bo->base.map_wc = false;
-	megpu_sem_bo_add(to_megpu(drm), bo);
-	atomic_inc(&to_megpu(drm)->live_bos);
 	return &bo->base.base;
+}
+
+/*
+ * A BO is known to the device (resource objects, counters) only once its
+ * creation succeeded: a failing drm_gem_shmem_create() frees the object
+ * with kfree(), without calling megpu_gem_free().
+ */
+static void megpu_gem_register(struct megpu_device *mdev, struct megpu_bo *bo)
+{
+	megpu_sem_bo_add(mdev, bo);
+	atomic_inc(&mdev->live_bos);
+}
+
+struct drm_gem_object *
+megpu_gem_prime_import_sg_table(struct drm_device *drm,
+				struct dma_buf_attachment *attach,
+				struct sg_table *sgt)
+{
+	struct drm_gem_object *obj;
+
+	obj = drm_gem_shmem_prime_import_sg_table(drm, attach, sgt);
+	if (!IS_ERR(obj))
+		megpu_gem_register(to_megpu(drm), to_megpu_bo(obj));
+	return obj;
 }
 
 /* Look up @handle and its mapping in the file's address space. */
@@ -191,20 +285,30 @@ int megpu_ioctl_gem_create(struct drm_device *drm, void *data,
 			   struct drm_file *file)
 {
 	struct drm_megpu_gem_create *args = data;
+	struct megpu_file *mfile = file->driver_priv;
 	struct drm_gem_shmem_object *shmem;
 	struct megpu_mapping *mapping;
 	struct drm_gem_object *obj;
+	struct megpu_bo *bo;
 	int ret;
 
 	if (!args->size || args->size > MEGPU_BO_MAX_SIZE || args->pad ||
 	    (args->flags & ~DRM_MEGPU_GEM_CREATE_FLAGS))
 		return -EINVAL;
 
+	ret = megpu_pin_charge(mfile, PAGE_ALIGN(args->size));
+	if (ret)
+		return ret;
 	shmem = drm_gem_shmem_create(drm, PAGE_ALIGN(args->size));
-	if (IS_ERR(shmem))
+	if (IS_ERR(shmem)) {
+		megpu_pin_uncharge(mfile, PAGE_ALIGN(args->size));
 		return PTR_ERR(shmem);
-	to_megpu_bo(&shmem->base)->read_only =
-		args->flags & DRM_MEGPU_GEM_CREATE_READ_ONLY;
+	}
+	bo = to_megpu_bo(&shmem->base);
+	bo->read_only = args->flags & DRM_MEGPU_GEM_CREATE_READ_ONLY;
+	/* the charge goes with the BO, which may outlive the file */
+	bo->owner = megpu_file_get(mfile);
+	megpu_gem_register(to_megpu(drm), bo);
 
 	/* maps the BO into the file's address space, see megpu_gem_open() */
 	ret = drm_gem_handle_create(file, &shmem->base, &args->handle);

@@ -187,17 +187,22 @@ int megpu_vm_map(struct megpu_mapping *mapping)
 	return 0;
 }
 
-void megpu_vm_unmap(struct megpu_mapping *mapping)
+/*
+ * Take a BO's pages out of the address space. The pages may be freed
+ * only when this returns 0: entries cleared, TLB invalidated, and every
+ * write the device had queued for them landed (megpu_flush_unmapped()).
+ */
+int megpu_vm_unmap(struct megpu_mapping *mapping)
 {
 	struct megpu_vm *vm = mapping->vm;
 
 	if (!mapping->mapped)
-		return;
-	megpu_flush_before_unmap(vm->mdev);
+		return 0;
 	mutex_lock(&vm->lock);
 	megpu_vm_clear(vm, megpu_mapping_va(mapping),
 		       mapping->bo->base.base.size);
 	mapping->mapped = false;
 	mutex_unlock(&vm->lock);
 	megpu_mmu_invalidate(vm->mdev);
+	return megpu_flush_unmapped(vm);
 }

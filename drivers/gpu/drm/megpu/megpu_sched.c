@@ -192,6 +192,8 @@ void megpu_job_signal(struct megpu_job *job)
 	trace_megpu_job_done(job->engine->index, job->seqno, job->error);
 	if (job->error && !job->hw_fence->error)
 		dma_fence_set_error(job->hw_fence, job->error);
+	/* after the dirty mark: an unmap sees the one or the other */
+	atomic_dec(&job->vm->jobs_in_ring);
 	dma_fence_signal(job->hw_fence);
 }
 
@@ -343,7 +345,7 @@ static struct dma_fence *megpu_run_job(struct drm_sched_job *sched_job)
 	/* the entity was killed, or the job already failed */
 	if (unlikely(job->base.s_fence->finished.error))
 		return NULL;
-	if (megpu_job_inherits_failure(job))
+	if (megpu_job_inherits_failure(job) || READ_ONCE(job->file->banned))
 		return ERR_PTR(-ECANCELED);
 	if (!drm_dev_enter(&eng->mdev->drm, &idx))
 		return ERR_PTR(-ENODEV);
@@ -373,6 +375,7 @@ static struct dma_fence *megpu_run_job(struct drm_sched_job *sched_job)
 	 * before the doorbell: a producer that fails meanwhile either finds
 	 * this job in the list or is seen failed here.
 	 */
+	atomic_inc(&job->vm->jobs_in_ring);
 	megpu_ring_emit_job(eng, job);
 	spin_lock_irqsave(&eng->job_lock, flags);
 	list_add_tail(&job->active_node, &eng->active);
@@ -407,19 +410,48 @@ static void megpu_sched_reattach(struct megpu_engine *eng)
  * Is the engine stalled on a frame's WAIT, for a job of another engine?
  * Then the time ran out waiting, not running: the producer is the one to
  * blame, and its own engine's timeout will fail it and signal its
- * semaphore. A WAIT inside an IB, on a BO, is the job's own doing.
+ * semaphore. The ring position tells: HEAD stays on the packet being
+ * executed, and the only ring packet that executes a client's WAIT is its
+ * IB packet. The address waited on proves nothing, since a client may map
+ * a BO at any address, the semaphore pool's included.
  */
 static bool megpu_engine_waits_for_producer(struct megpu_engine *eng)
 {
-	struct megpu_device *mdev = eng->mdev;
-	u64 addr;
+	struct megpu_job *job;
+	unsigned long flags;
+	bool in_ib = false;
+	u32 head;
 
 	if (!(megpu_eng_read(eng, MEGPU_ENG_STATUS) & MEGPU_ENG_STATUS_WAIT_SEM))
 		return false;
-	addr = megpu_eng_read(eng, MEGPU_ENG_WAIT_ADDR_LO) |
-	       (u64)megpu_eng_read(eng, MEGPU_ENG_WAIT_ADDR_HI) << 32;
-	return addr >= mdev->sem_dma &&
-	       addr < mdev->sem_dma + MEGPU_SEM_COUNT * sizeof(u64);
+	head = megpu_eng_read(eng, MEGPU_ENG_RING_HEAD);
+	spin_lock_irqsave(&eng->job_lock, flags);
+	list_for_each_entry(job, &eng->active, active_node)
+		if (job->ib_ring_off == head)
+			in_ib = true;
+	spin_unlock_irqrestore(&eng->job_lock, flags);
+	return !in_ib;
+}
+
+/*
+ * After a reset, before the active jobs go back into the emptied ring:
+ * those of banned files are cancelled, their IBs emitted as NOPs.
+ */
+static void megpu_cancel_banned(struct megpu_engine *eng)
+{
+	struct megpu_job *job;
+	unsigned long flags;
+
+	spin_lock_irqsave(&eng->job_lock, flags);
+	list_for_each_entry(job, &eng->active, active_node) {
+		if (job->cancelled || !READ_ONCE(job->file->banned))
+			continue;
+		job->cancelled = true;
+		if (!job->error)
+			job->error = -ECANCELED;
+		dma_fence_set_error(job->hw_fence, job->error);
+	}
+	spin_unlock_irqrestore(&eng->job_lock, flags);
 }
 
 static enum drm_gpu_sched_stat megpu_timedout_job(struct drm_sched_job *bad)
@@ -475,6 +507,9 @@ static enum drm_gpu_sched_stat megpu_timedout_job(struct drm_sched_job *bad)
 		trace_megpu_job_timeout(eng->index, guilty->seqno);
 		guilty->error = -ETIMEDOUT;
 		dma_fence_set_error(guilty->hw_fence, -ETIMEDOUT);
+		/* its file's other jobs must not hang the engine in turn */
+		WRITE_ONCE(guilty->file->banned, true);
+		megpu_cancel_banned(eng);
 		megpu_cancel_consumers(eng->mdev);
 		megpu_job_account(eng, guilty, local_clock());
 		megpu_job_signal(guilty);

@@ -55,7 +55,6 @@ static int megpu_submit_lookup_bos(struct drm_file *file,
 				   struct drm_gem_object **objs,
 				   const struct drm_megpu_bo_ref *refs)
 {
-	u64 ib_end = args->ib_va + args->ib_size;
 	bool ib_found = false;
 	unsigned int i, j;
 
@@ -79,8 +78,10 @@ static int megpu_submit_lookup_bos(struct drm_file *file,
 		job->bo_flags[job->bo_count] = refs[i].flags;
 		job->mappings[job->bo_count++] = mapping;
 
+		/* no "ib_va + ib_size": it can wrap */
 		va = megpu_mapping_va(mapping);
-		if (args->ib_va >= va && ib_end <= va + objs[i]->size)
+		if (args->ib_va >= va && args->ib_size <= objs[i]->size &&
+		    args->ib_va - va <= objs[i]->size - args->ib_size)
 			ib_found = true;
 	}
 	return ib_found ? 0 : -EINVAL;
@@ -253,6 +254,9 @@ int megpu_ioctl_submit(struct drm_device *drm, void *data,
 	ret = megpu_submit_check_args(mdev, args);
 	if (ret)
 		return ret;
+	/* a job of this file hung: it must open the device again */
+	if (READ_ONCE(mfile->banned))
+		return -EIO;
 
 	refs = kvmalloc_array(args->bo_count, sizeof(*refs), GFP_KERNEL);
 	objs = kvcalloc(args->bo_count, sizeof(*objs), GFP_KERNEL);

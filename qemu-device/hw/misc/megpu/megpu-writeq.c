@@ -253,6 +253,8 @@ static int64_t megpu_mc_step_locked(MegpuState *s, int64_t now,
 {
     int64_t next = INT64_MAX;
     MegpuWrite *w, *tmp;
+    /* x-hold-writes: stage 1 moves only for a host flush (tests) */
+    bool hold = s->hold_writes && !s->flushes->len;
 
     /* pushing out older writes only removes entries before @w */
     QTAILQ_FOREACH_SAFE(w, &s->mc_queue, link, tmp) {
@@ -267,6 +269,9 @@ static int64_t megpu_mc_step_locked(MegpuState *s, int64_t now,
         MegpuEngine *e = &s->engines[n];
 
         QTAILQ_FOREACH_SAFE(w, &e->wq, link, tmp) {
+            if (hold) {
+                break;
+            }
             if (w->due > now) {
                 next = MIN(next, w->due);
                 continue;
@@ -566,6 +571,10 @@ static void megpu_flush_start(MegpuState *s)
     s->flush_status |= MEGPU_FLUSH_STATUS_BUSY;
     /* with nothing older queued, this completes it at once */
     megpu_flush_check_locked(s);
+    if (s->hold_writes) {
+        /* held entries may be due already: move them now */
+        megpu_mc_kick_locked(s, 0);
+    }
     qemu_mutex_unlock(&s->wq_lock);
 }
 

@@ -307,6 +307,7 @@ static const Property megpu_properties[] = {
                        MEGPU_HW_VERSION(MEGPU_HW_VERSION_MAJOR,
                                         MEGPU_HW_VERSION_MINOR)),
     DEFINE_PROP_BOOL("x-drop-irqs", MegpuState, drop_irqs, false),
+    DEFINE_PROP_BOOL("x-hold-writes", MegpuState, hold_writes, false),
     /*
      * Relaxed by default: it is the seed's hardware, and it makes every
      * job exercise the driver's flushes. Strict is there to compare.

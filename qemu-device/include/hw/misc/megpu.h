@@ -128,6 +128,8 @@ struct MegpuState {
     uint32_t num_engines;
     uint32_t version;           /* x-version: test a driver mismatch */
     bool drop_irqs;             /* x-drop-irqs: test a dead interrupt path */
+    bool hold_writes;           /* x-hold-writes: posted writes wait for a
+                                   host flush, so queues fill for sure */
     uint32_t wave_budget;       /* instructions per wave, 0: unlimited */
     bool wave_nonatomic;        /* x-wave-nonatomic: test the atomics test */
 

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -132,6 +133,80 @@ TEST_F(unplug, with_open_file_and_job)
 	EXPECT_EQ(0, mt_probe_engine(&t, 0, gate, 0, 0x600d));
 	megpu_bo_free(gate);
 	mt_close(&t);
+}
+
+/* A thread issuing FLUSH ioctls until the device is gone. */
+struct flusher {
+	struct mt *t;
+	pthread_t thread;
+	int bad;		/* a result other than 0 and -ENODEV */
+	int64_t max_ns;		/* the longest FLUSH */
+	int calls;
+};
+
+static void *flush_loop(void *arg)
+{
+	struct flusher *f = arg;
+	int64_t start, took;
+	int ret;
+
+	do {
+		start = megpu_now_ns();
+		ret = mt_flush_ioctl(f->t, 0, 0, NULL);
+		took = megpu_now_ns() - start;
+		if (took > f->max_ns)
+			f->max_ns = took;
+		f->calls++;
+		if (ret && ret != -ENODEV)
+			f->bad = ret;
+	} while (!ret);
+	return NULL;
+}
+
+/*
+ * FLUSH ioctls in flight while the device is unbound end with -ENODEV at
+ * once, not with a flush timeout (1 s) on a device that is gone.
+ */
+TEST_F(unplug, flushes_in_flight)
+{
+	struct megpu_bo *bo;
+	struct flusher f[2];
+	struct megpu_cs cs;
+	struct mt_job j;
+	struct mt t;
+	int i, e;
+
+	ASSERT_EQ(0, mt_open(&t));
+	e = mt_engine_for(&t, MEGPU_PKT_FILL, -1);
+	if (!mt_has_flush(&t) || e < 0)
+		SKIP(return, "the device has no flush or no FILL");
+	/* posted writes all along, so that each flush has work to wait for */
+	ASSERT_EQ(0, megpu_bo_new(&t.gpu, 4 << 20, 0, &bo));
+	megpu_cs_init(&cs);
+	for (i = 0; i < 256; i++)
+		megpu_cs_fill(&cs, bo->va, 4 << 20, i);
+	ASSERT_EQ(0, mt_submit(&t.gpu, &j, e, &cs, &bo, 1,
+			       DRM_MEGPU_SUBMIT_NO_FLUSH));
+	megpu_cs_fini(&cs);
+	for (i = 0; i < 2; i++) {
+		f[i] = (struct flusher){ .t = &t };
+		ASSERT_EQ(0, pthread_create(&f[i].thread, NULL, flush_loop,
+					    &f[i]));
+	}
+	usleep(20000);
+	ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/unbind", self->addr));
+	for (i = 0; i < 2; i++) {
+		pthread_join(f[i].thread, NULL);
+		EXPECT_EQ(0, f[i].bad);
+		EXPECT_LT(f[i].max_ns, 500000000ll)
+			TH_LOG("flusher %d: a FLUSH took %lld ms (%d calls)",
+			       i, (long long)(f[i].max_ns / 1000000),
+			       f[i].calls);
+	}
+	mt_job_free(&j);
+	megpu_bo_free(bo);
+	mt_close(&t);
+	ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/bind", self->addr));
 }
 
 /* Unbind and bind again with nothing open, a few times. */

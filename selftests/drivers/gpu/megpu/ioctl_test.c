@@ -201,6 +201,16 @@ TEST_F(ioc, submit_ib_outside_listed_bos)
 		self->s.ib_va = 0;
 		EXPECT_EQ(EINVAL, SUBMIT(self));
 	}
+	/* ib_va + ib_size wraps to a small number: still outside */
+	self->s.ib_va = 0xfffffffffffffffcull;
+	self->s.ib_size = 8;
+	EXPECT_EQ(EINVAL, SUBMIT(self));
+	self->s.ib_va = 0xfffffffffffff000ull;
+	self->s.ib_size = 0x2000;
+	EXPECT_EQ(EINVAL, SUBMIT(self));
+	self->s.ib_va = ~0ull - self->ib->size + 4;
+	self->s.ib_size = self->ib->size;
+	EXPECT_EQ(EINVAL, SUBMIT(self));
 }
 
 TEST_F(ioc, submit_too_many)

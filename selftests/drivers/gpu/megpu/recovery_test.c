@@ -2,8 +2,10 @@
 /*
  * Recovery: a job that never completes times out with -ETIMEDOUT in about
  * DRM_MEGPU_PARAM_JOB_TIMEOUT_MS, its engine is reset and runs the next
- * job, and the other engines keep working meanwhile; a faulting job ends
- * with -EFAULT, the rest of its IB does not run, and the next job works.
+ * job, and the other engines keep working meanwhile; the hung job's file
+ * is banned, so N hung jobs of a client cost one timeout, not N; a
+ * faulting job ends with -EFAULT, the rest of its IB does not run, and
+ * the next job works.
  */
 
 #include <stdint.h>
@@ -16,27 +18,37 @@
 
 MT_FIXTURE(gpu)
 
-/* Hang @engine; check the others meanwhile and the engine afterwards. */
+/*
+ * Hang @engine from a client of its own; check the others meanwhile and
+ * the engine afterwards. The hung client is banned: its job queued behind
+ * is cancelled and its next submit fails; another client's job queued
+ * behind runs after the reset.
+ */
 static void hang_one(struct __test_metadata *_metadata, struct mt *t,
 		     unsigned int engine)
 {
-	struct megpu_bo *never, *probe, *queued_bo;
-	struct mt_job hung, queued;
+	struct megpu_bo *never, *probe, *queued_bo, *innocent_bo;
+	struct mt_job hung, queued, innocent;
 	struct megpu_cs cs;
 	int64_t took_ms;
+	struct mt c;
 	unsigned int e;
 
-	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &never));
+	ASSERT_EQ(0, mt_open_client(t, &c));
+	ASSERT_EQ(0, mt_bo(&c.gpu, 4096, 0, &never));
+	ASSERT_EQ(0, mt_bo(&c.gpu, 4096, 0, &queued_bo));
 	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &probe));
-	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &queued_bo));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &innocent_bo));
 	megpu_cs_init(&cs);
 	megpu_cs_wait(&cs, never->va, 1);	/* nobody ever signals it */
 	megpu_cs_write32(&cs, never->va + 64, 1);
-	ASSERT_EQ(0, mt_submit(&t->gpu, &hung, engine, &cs, &never, 1, 0));
+	ASSERT_EQ(0, mt_submit(&c.gpu, &hung, engine, &cs, &never, 1, 0));
 	megpu_cs_fini(&cs);
 	/* Queued behind the hung job on the same engine, independent. */
-	ASSERT_EQ(0, mt_write_job(t, &queued, engine, queued_bo, 0, 0x9e, NULL,
-				  NULL, 0, 0));
+	ASSERT_EQ(0, mt_write_job(&c, &queued, engine, queued_bo, 0, 0x9e,
+				  NULL, NULL, 0, 0));
+	ASSERT_EQ(0, mt_write_job(t, &innocent, engine, innocent_bo, 0, 0x1c,
+				  NULL, NULL, 0, 0));
 
 	/* The other engines work while this one hangs. */
 	for (e = 0; e < t->engines; e++) {
@@ -45,9 +57,9 @@ static void hang_one(struct __test_metadata *_metadata, struct mt *t,
 		EXPECT_EQ(0, mt_probe_engine(t, e, probe, 4 * e, 0x100 + e))
 			TH_LOG("engine %u while engine %u hangs", e, engine);
 	}
-	EXPECT_TRUE(mt_pending(&t->gpu, hung.sync, 0));
+	EXPECT_TRUE(mt_pending(&c.gpu, hung.sync, 0));
 
-	EXPECT_EQ(0, megpu_syncobj_wait(&t->gpu, hung.sync, 0,
+	EXPECT_EQ(0, megpu_syncobj_wait(&c.gpu, hung.sync, 0,
 					(int64_t)(t->timeout_ms + SLACK_MS) *
 					1000000))
 		TH_LOG("engine %u: hung job not stopped in %llu + %u ms",
@@ -57,14 +69,22 @@ static void hang_one(struct __test_metadata *_metadata, struct mt *t,
 	EXPECT_LE((int64_t)t->timeout_ms * 9 / 10, took_ms);
 	EXPECT_EQ(0, mt_u32(never)[16]);
 
-	/* Innocent jobs behind it run after the reset, and new ones too. */
-	EXPECT_EQ(0, mt_job_finish(&queued, mt_job_ns(t)));
-	EXPECT_EQ(0x9e, mt_u32(queued_bo)[0]);
+	/* The hung client's next job is cancelled, and it is banned. */
+	EXPECT_EQ(-ECANCELED, mt_job_finish(&queued, mt_job_ns(t)));
+	EXPECT_EQ(0, mt_u32(queued_bo)[0]);
+	EXPECT_EQ(-EIO, mt_write_job(&c, &queued, engine, queued_bo, 0, 1,
+				     NULL, NULL, 0, 0));
+
+	/* Another client's jobs behind it run after the reset, new ones too. */
+	EXPECT_EQ(0, mt_job_finish(&innocent, mt_job_ns(t)));
+	EXPECT_EQ(0x1c, mt_u32(innocent_bo)[0]);
 	EXPECT_EQ(0, mt_probe_engine(t, engine, probe, 1024, 0x600d))
 		TH_LOG("engine %u after its reset", engine);
+	megpu_bo_free(innocent_bo);
 	megpu_bo_free(queued_bo);
 	megpu_bo_free(probe);
 	megpu_bo_free(never);
+	mt_close(&c);
 }
 
 TEST_F_TIMEOUT(gpu, hang_times_out_and_engine_recovers, 150)
@@ -130,6 +150,149 @@ TEST_F(gpu, other_client_unaffected_by_fault)
 	megpu_bo_free(theirs);
 	megpu_bo_free(bo);
 	mt_close(&other);
+}
+
+/* A semaphore of the driver's pool: the address a frame SIGNALs. */
+static uint64_t pool_address(struct __test_metadata *_metadata, struct mt *t)
+{
+	struct megpu_bo *probe;
+	uint64_t addr = 0;
+	char *rings, *p;
+
+	if (mt_bo(&t->gpu, 4096, 0, &probe))
+		return 0;
+	EXPECT_EQ(0, mt_probe_engine(t, 0, probe, 0, 1));
+	megpu_bo_free(probe);
+	rings = mt_debugfs(t, "rings");
+	if (!rings)
+		return 0;
+	p = strstr(rings, "SIGNAL addr=");
+	if (p)
+		addr = strtoull(p + strlen("SIGNAL addr="), NULL, 0);
+	free(rings);
+	return addr;
+}
+
+#define POOL_BO_MAX (128u << 20)
+
+/*
+ * A client maps a BO over the GPU address equal to the bus address of
+ * the driver's semaphore pool and WAITs there in its IB. That is its own
+ * WAIT, not a frame's waiting for another engine: it times out like any
+ * hang (the driver tells the two apart by the ring position, not by the
+ * address).
+ */
+TEST_F_TIMEOUT(gpu, ib_wait_on_pool_address_times_out, 120)
+{
+	struct megpu_bo *big;
+	struct megpu_cs cs;
+	struct mt_job j;
+	uint64_t pool;
+	struct mt c;
+
+	pool = pool_address(_metadata, &self->t);
+	if (!pool)
+		SKIP(return, "no debugfs \"rings\" with a SIGNAL");
+	if (pool + 8 > POOL_BO_MAX)
+		SKIP(return, "pool at 0x%llx: beyond a %u MiB BO",
+		     (unsigned long long)pool, POOL_BO_MAX >> 20);
+	ASSERT_EQ(0, mt_open_client(&self->t, &c));
+	/* a new file's first BO starts at the first page */
+	ASSERT_EQ(0, megpu_bo_new(&c.gpu, pool + 4096, 0, &big));
+	ASSERT_LE(big->va, pool);
+	ASSERT_GT(big->va + big->size, pool + 8);
+	megpu_cs_init(&cs);
+	megpu_cs_wait(&cs, pool, 1);	/* the BO's zeroed page: never 1 */
+	ASSERT_EQ(0, mt_submit(&c.gpu, &j, 0, &cs, &big, 1, 0));
+	megpu_cs_fini(&cs);
+	EXPECT_EQ(-ETIMEDOUT, mt_job_finish(&j, (int64_t)(self->t.timeout_ms +
+						SLACK_MS) * 1000000))
+		TH_LOG("an IB's WAIT at 0x%llx was taken for a frame's",
+		       (unsigned long long)pool);
+	megpu_bo_free(big);
+	mt_close(&c);
+}
+
+#define HUNG_JOBS 6
+
+/*
+ * A client queues HUNG_JOBS jobs that hang on engine 0, then exits (or
+ * stays). Another client's job queued behind them completes within about
+ * one timeout, not HUNG_JOBS of them: the hang bans the hung client.
+ */
+FIXTURE(hung_client) {
+	struct mt t;
+};
+
+FIXTURE_VARIANT(hung_client) {
+	bool exits;
+};
+
+FIXTURE_VARIANT_ADD(hung_client, exits) { .exits = true };
+FIXTURE_VARIANT_ADD(hung_client, stays) { .exits = false };
+
+FIXTURE_SETUP(hung_client)
+{
+	ASSERT_EQ(0, mt_open(&self->t));
+}
+
+FIXTURE_TEARDOWN(hung_client)
+{
+	mt_close(&self->t);
+}
+
+TEST_F_TIMEOUT(hung_client, costs_one_timeout, 120)
+{
+	struct mt_job hung[HUNG_JOBS], mine;
+	struct megpu_bo *never, *bo;
+	struct mt *t = &self->t;
+	struct megpu_cs cs;
+	int64_t took_ms;
+	struct mt c;
+	int i;
+
+	ASSERT_EQ(0, mt_open_client(t, &c));
+	ASSERT_EQ(0, mt_bo(&c.gpu, 4096, 0, &never));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &bo));
+	megpu_cs_init(&cs);
+	megpu_cs_wait(&cs, never->va, 1);	/* nobody ever signals it */
+	for (i = 0; i < HUNG_JOBS; i++)
+		ASSERT_EQ(0, mt_submit(&c.gpu, &hung[i], 0, &cs, &never, 1,
+				       DRM_MEGPU_SUBMIT_NO_IMPLICIT));
+	megpu_cs_fini(&cs);
+	ASSERT_EQ(0, mt_write_job(t, &mine, 0, bo, 0, 0x600d, NULL, NULL, 0,
+				  0));
+	if (variant->exits) {
+		for (i = 0; i < HUNG_JOBS; i++)
+			mt_job_free(&hung[i]);
+		megpu_bo_free(never);
+		mt_close(&c);
+	}
+
+	EXPECT_EQ(0, mt_job_finish(&mine, mt_job_ns(t)));
+	took_ms = (megpu_now_ns() - mine.submitted) / 1000000;
+	EXPECT_EQ(0x600d, mt_u32(bo)[0]);
+	EXPECT_GT((int64_t)(2 * t->timeout_ms + SLACK_MS), took_ms)
+		TH_LOG("%d hung jobs held another client for %lld ms (timeout %llu ms)",
+		       HUNG_JOBS, (long long)took_ms,
+		       (unsigned long long)t->timeout_ms);
+	if (!variant->exits) {
+		/* one timed out, the others were cancelled without running */
+		int timedout = 0, cancelled = 0, ret;
+
+		for (i = 0; i < HUNG_JOBS; i++) {
+			ret = mt_job_finish(&hung[i], mt_job_ns(t));
+			timedout += ret == -ETIMEDOUT;
+			cancelled += ret == -ECANCELED;
+		}
+		EXPECT_EQ(1, timedout);
+		EXPECT_EQ(HUNG_JOBS - 1, cancelled);
+		EXPECT_EQ(-EIO, mt_write_job(&c, &hung[0], 0, never, 0, 1,
+					     NULL, NULL, 0, 0));
+		megpu_bo_free(never);
+		mt_close(&c);
+	}
+	megpu_bo_free(bo);
 }
 
 TEST_HARNESS_MAIN

@@ -784,6 +784,7 @@ static void hung_producer(struct __test_metadata *_metadata, struct mt *t,
 	struct megpu_cs cs;
 	struct mt_job p, c;
 	int ea = 0, eb;
+	struct mt o;
 
 	NEED_DEBUGFS(t);
 	MT_NEED_ENGINES(t, 2);
@@ -791,7 +792,6 @@ static void hung_producer(struct __test_metadata *_metadata, struct mt *t,
 	ASSERT_EQ(0, mt_param_set("gpu_semaphores", true));
 	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &never));
 	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &out));
-	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &probe));
 
 	megpu_cs_init(&cs);
 	mt_gate_hold(&cs, never);	/* never opened */
@@ -820,13 +820,17 @@ static void hung_producer(struct __test_metadata *_metadata, struct mt *t,
 	EXPECT_EQ(0, mt_u32(out)[0]) TH_LOG("the cancelled consumer ran");
 	EXPECT_EQ(0, mt_u32(never)[16]);
 
-	EXPECT_EQ(0, mt_probe_engine(t, eb, probe, 0, 0x600d))
+	/* the hang banned this client: probe from another one */
+	ASSERT_EQ(0, mt_open_client(t, &o));
+	ASSERT_EQ(0, mt_bo(&o.gpu, 4096, 0, &probe));
+	EXPECT_EQ(0, mt_probe_engine(&o, eb, probe, 0, 0x600d))
 		TH_LOG("consumer's engine after the cancel");
-	EXPECT_EQ(0, mt_probe_engine(t, ea, probe, 4, 0x600e))
+	EXPECT_EQ(0, mt_probe_engine(&o, ea, probe, 4, 0x600e))
 		TH_LOG("producer's engine after its reset");
 	mt_job_free(&p);
 	mt_job_free(&c);
 	megpu_bo_free(probe);
+	mt_close(&o);
 	megpu_bo_free(out);
 	megpu_bo_free(never);
 }

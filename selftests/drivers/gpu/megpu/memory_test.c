@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * GPU memory and the rest of the guest:
+ *
+ * - no GPU write reaches a page after it left a GPU address space. A job
+ *   keeps filling a BO it did not list while its client closes the BO (or
+ *   the whole file); pages another client allocates right after must not
+ *   receive a single one of those writes, in either write mode;
+ * - pinned memory is limited: an unprivileged client creating BOs in a
+ *   loop ends with a clean -ENOSPC, and the guest keeps working.
+ */
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "megpu_test.h"
+
+#define PATTERN 0xfa11ed00u
+#define X_BYTES (256 << 10)
+#define FILLS 400		/* each fills all of X: ~100 MiB of writes */
+#define FILL_DELAY_US 200	/* and waits first: the job runs >= 80 ms */
+#define FRESH_BOS 64		/* the other client's: 16 MiB */
+#define ROUNDS 3
+
+FIXTURE(freed) {
+	struct mt t;
+	char old_mode[16];
+};
+
+FIXTURE_VARIANT(freed) {
+	const char *mode;	/* debugfs write_mode */
+	bool close_fd;		/* close the file instead of the BO */
+};
+
+FIXTURE_VARIANT_ADD(freed, relaxed_gem_close) { .mode = "relaxed" };
+FIXTURE_VARIANT_ADD(freed, relaxed_close_fd) { "relaxed", true };
+FIXTURE_VARIANT_ADD(freed, strict_gem_close) { .mode = "strict" };
+FIXTURE_VARIANT_ADD(freed, strict_close_fd) { "strict", true };
+
+static int set_write_mode(struct mt *t, const char *mode)
+{
+	char path[256];
+	int ret = megpu_debugfs_path(&t->gpu, "write_mode", path,
+				     sizeof(path));
+
+	return ret ?: mt_write_file(path, mode);
+}
+
+FIXTURE_SETUP(freed)
+{
+	char *old;
+
+	ASSERT_EQ(0, mt_open(&self->t));
+	if (mt_engine_for(&self->t, MEGPU_PKT_FILL, -1) < 0)
+		SKIP(return, "no engine accepts FILL");
+	old = mt_debugfs(&self->t, "write_mode");
+	ASSERT_NE(NULL, old);
+	snprintf(self->old_mode, sizeof(self->old_mode), "%s", old);
+	free(old);
+	ASSERT_EQ(0, set_write_mode(&self->t, variant->mode));
+}
+
+FIXTURE_TEARDOWN(freed)
+{
+	if (self->old_mode[0])
+		set_write_mode(&self->t, self->old_mode);
+	mt_close(&self->t);
+}
+
+/* Words equal to PATTERN in the pages of @bos. */
+static unsigned long count_pattern(struct megpu_bo **bos, unsigned int n)
+{
+	unsigned long hits = 0;
+	unsigned int i;
+	size_t w;
+
+	for (i = 0; i < n; i++)
+		for (w = 0; w < bos[i]->size / 4; w++)
+			hits += mt_u32(bos[i])[w] == PATTERN;
+	return hits;
+}
+
+TEST_F(freed, gpu_writes_never_reach_freed_pages)
+{
+	int e = mt_engine_for(&self->t, MEGPU_PKT_FILL, -1);
+	struct megpu_bo *fresh[FRESH_BOS], *probe;
+	unsigned long hits = 0;
+	unsigned int round, i;
+
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &probe));
+	for (round = 0; round < ROUNDS; round++) {
+		struct megpu_bo *x;
+		struct megpu_cs cs;
+		struct mt_job j;
+		struct mt a;
+		bool running;
+
+		/* A: a job filling X, which the job does not list */
+		ASSERT_EQ(0, mt_open_client(&self->t, &a));
+		ASSERT_EQ(0, megpu_bo_new(&a.gpu, X_BYTES, 0, &x));
+		megpu_cs_init(&cs);
+		for (i = 0; i < FILLS; i++)
+			ASSERT_EQ(0, megpu_cs_fill(&cs, x->va, X_BYTES, PATTERN));
+		ASSERT_EQ(0, mt_delay_us(&self->t, e, FILL_DELAY_US));
+		ASSERT_EQ(0, mt_submit(&a.gpu, &j, e, &cs, NULL, 0,
+				       DRM_MEGPU_SUBMIT_NO_IMPLICIT));
+		megpu_cs_fini(&cs);
+		usleep(15000);
+		running = mt_pending(&a.gpu, j.sync, 0);
+		ASSERT_EQ(0, mt_delay_us(&self->t, e, 0));
+
+		/* X leaves A's address space while the job writes it */
+		mt_job_free(&j);
+		megpu_bo_free(x);
+		if (variant->close_fd)
+			mt_close(&a);
+
+		/* B: fresh pages, which may be X's pages */
+		for (i = 0; i < FRESH_BOS; i++) {
+			ASSERT_EQ(0, megpu_bo_new(&self->t.gpu, X_BYTES, 0,
+						  &fresh[i]));
+			ASSERT_EQ(0, megpu_bo_map(fresh[i]));
+		}
+		/* A's job is done once a later job on its engine is */
+		EXPECT_EQ(0, mt_probe_engine(&self->t, e, probe, 0, round));
+		EXPECT_EQ(0, megpu_flush(&self->t.gpu, NULL));
+		hits += count_pattern(fresh, FRESH_BOS);
+		for (i = 0; i < FRESH_BOS; i++)
+			megpu_bo_free(fresh[i]);
+		if (!variant->close_fd)
+			mt_close(&a);
+		/* the premise: X was closed under a running job */
+		EXPECT_TRUE(running)
+			TH_LOG("round %u: the job ended within 15 ms", round);
+	}
+	megpu_bo_free(probe);
+	EXPECT_EQ(0, hits)
+		TH_LOG("%lu words of a freed BO's GPU writes in fresh pages",
+		       hits);
+}
+
+MT_FIXTURE(pin)
+
+#define PIN_BO (32 << 20)
+#define PIN_MAX_BOS 256		/* 8 GiB: more than any guest has */
+
+/*
+ * As uid 65534 on the render node: GEM_CREATE 32 MiB until it fails. It
+ * must fail with -ENOSPC (the pinning limit), not run the guest out of
+ * memory; then the guest still allocates memory, and the GPU still runs.
+ * The child reports how far it got through a pipe.
+ */
+TEST_F(pin, unprivileged_loop_ends_at_the_limit)
+{
+	struct megpu_bo *bo;
+	long got[2] = { 0, 0 };
+	int pfd[2], status;
+	pid_t pid;
+	char *mem;
+
+	ASSERT_EQ(0, pipe(pfd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct megpu_bo *bos[PIN_MAX_BOS];
+		long n = 0, err = 0;
+		struct mt c;
+
+		close(pfd[0]);
+		if (mt_open_client(&self->t, &c) || setgid(65534) ||
+		    setuid(65534))
+			_exit(2);
+		while (n < PIN_MAX_BOS) {
+			err = megpu_bo_new(&c.gpu, PIN_BO, 0, &bos[n]);
+			if (err)
+				break;
+			n++;
+		}
+		got[0] = n;
+		got[1] = err;
+		if (write(pfd[1], got, sizeof(got)) != sizeof(got))
+			_exit(3);
+		/* hold them while the parent checks the guest */
+		pause();
+		_exit(0);
+	}
+	close(pfd[1]);
+	ASSERT_EQ((ssize_t)sizeof(got), read(pfd[0], got, sizeof(got)));
+	close(pfd[0]);
+	TH_LOG("%ld BOs of 32 MiB, then %ld", got[0], got[1]);
+	EXPECT_EQ(-ENOSPC, got[1]);
+	EXPECT_LT(0, got[0]);
+
+	/* with the child's BOs still pinned, the guest works */
+	mem = mmap(NULL, 64 << 20, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	EXPECT_NE(MAP_FAILED, mem);
+	if (mem != MAP_FAILED) {
+		memset(mem, 1, 64 << 20);
+		munmap(mem, 64 << 20);
+	}
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
+	EXPECT_EQ(0, mt_probe_engine(&self->t, 0, bo, 0, 0x600d));
+	megpu_bo_free(bo);
+
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	/* the child's charge went with its BOs */
+	ASSERT_EQ(0, megpu_bo_new(&self->t.gpu, PIN_BO, 0, &bo));
+	megpu_bo_free(bo);
+}
+
+/* A limit below one BO's size: that create fails, smaller ones work. */
+TEST_F(pin, client_limit_is_a_module_parameter)
+{
+	struct megpu_bo *a, *b;
+	char *old;
+
+	old = mt_slurp(MT_PARAM_DIR "client_pinned_mb");
+	ASSERT_NE(NULL, old);
+	ASSERT_EQ(0, mt_write_file(MT_PARAM_DIR "client_pinned_mb", "3"));
+	EXPECT_EQ(0, megpu_bo_new(&self->t.gpu, 2 << 20, 0, &a));
+	EXPECT_EQ(-ENOSPC, megpu_bo_new(&self->t.gpu, 2 << 20, 0, &b));
+	megpu_bo_free(a);
+	/* freeing gave the charge back */
+	EXPECT_EQ(0, megpu_bo_new(&self->t.gpu, 2 << 20, 0, &b));
+	megpu_bo_free(b);
+	mt_write_file(MT_PARAM_DIR "client_pinned_mb", old);
+	free(old);
+}
+
+TEST_HARNESS_MAIN
