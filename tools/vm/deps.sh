@@ -58,6 +58,20 @@ SRC
 	elif [ -z "$(apt-cache madison linux-source-6.12 2>/dev/null)" ]; then
 		$SUDO apt-get update -qq
 	fi
+	# The 6.12 kernel builds are in bookworm-security: a minimal root
+	# (debootstrap) has only bookworm itself.
+	f=/etc/apt/sources.list.d/megpu-security.sources
+	if [ ! -f "$f" ] && ! apt-cache policy | grep -q 'n=bookworm-security'; then
+		log "adding bookworm-security packages ($f)"
+		$SUDO tee "$f" >/dev/null <<'SRC'
+Types: deb
+URIs: http://deb.debian.org/debian-security
+Suites: bookworm-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+		$SUDO apt-get update -qq
+	fi
 }
 
 HOST_PKGS="build-essential bc bison flex ninja-build pkgconf libglib2.0-dev

@@ -18,6 +18,8 @@ extern "C" {
 #define DRM_MEGPU_GEM_WAIT		0x04
 #define DRM_MEGPU_SUBMIT		0x05
 #define DRM_MEGPU_FLUSH			0x06
+#define DRM_MEGPU_SYSCALL_WAIT		0x07
+#define DRM_MEGPU_SYSCALL_RETURN	0x08
 
 #define DRM_IOCTL_MEGPU_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_MEGPU_GET_PARAM, \
@@ -40,6 +42,12 @@ extern "C" {
 #define DRM_IOCTL_MEGPU_FLUSH \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_MEGPU_FLUSH, \
 		 struct drm_megpu_flush)
+#define DRM_IOCTL_MEGPU_SYSCALL_WAIT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_MEGPU_SYSCALL_WAIT, \
+		 struct drm_megpu_syscall_wait)
+#define DRM_IOCTL_MEGPU_SYSCALL_RETURN \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_MEGPU_SYSCALL_RETURN, \
+		struct drm_megpu_syscall_return)
 
 /**
  * enum drm_megpu_param - parameters for &struct drm_megpu_get_param
@@ -71,6 +79,12 @@ enum drm_megpu_param {
 	 * engine is reset.
 	 */
 	DRM_MEGPU_PARAM_JOB_TIMEOUT_MS = 6,
+	/**
+	 * @DRM_MEGPU_PARAM_MAILBOX_SLOTS: slots of the file's mailbox for
+	 * GPU-to-CPU calls (SYSCALL instructions of wave programs); 0 when
+	 * the device runs no wave programs.
+	 */
+	DRM_MEGPU_PARAM_MAILBOX_SLOTS = 7,
 };
 
 /**
@@ -331,6 +345,92 @@ struct drm_megpu_flush {
 	__u32 flags;
 	/** @pad: must be zero. */
 	__u32 pad;
+};
+
+/**
+ * DOC: GPU-to-CPU system calls (seed 003)
+ *
+ * A wave program's ``syscall dst, N, s0, s1, s2`` puts the call in a slot
+ * of a mailbox the driver gives each file (DRM_MEGPU_PARAM_MAILBOX_SLOTS
+ * slots, far fewer than work-items: callers wait for a free slot), parks
+ * the wave and interrupts. The driver's interrupt handler scans every
+ * ACTIVE slot: calls with N below DRM_MEGPU_SYSCALL_USER it answers
+ * itself; the others it hands to the file's service, any thread of the
+ * client blocked in DRM_IOCTL_MEGPU_SYSCALL_WAIT, which answers each with
+ * DRM_IOCTL_MEGPU_SYSCALL_RETURN. A blocking ioctl rather than a DRM
+ * event: a service thread sleeps in it without owning the file's event
+ * stream, and gets several calls per wakeup. Only the file whose job
+ * made a call sees and answers it.
+ *
+ * The answer restarts the caller's wave with the 64-bit result in dst.
+ * Unanswered calls are covered by the job timeout. When the file is
+ * closed, its calls are answered with -EPIPE (as a 64-bit two's
+ * complement), so no wave of it waits for a service that is gone.
+ */
+
+/** @DRM_MEGPU_SYSCALL_ECHO: in the kernel: s0 | (u64)s1 << 32. */
+#define DRM_MEGPU_SYSCALL_ECHO		1
+/** @DRM_MEGPU_SYSCALL_ADD: in the kernel: (u64)s0 + s1 + s2. */
+#define DRM_MEGPU_SYSCALL_ADD		2
+/*
+ * DRM_MEGPU_SYSCALL_USER: N from here up goes to the file's service;
+ * a kernel N the driver does not know returns -ENOSYS.
+ */
+#define DRM_MEGPU_SYSCALL_USER		0x100
+
+/**
+ * struct drm_megpu_syscall - one call handed to the service
+ */
+struct drm_megpu_syscall {
+	/** @slot: the mailbox slot: answer with it. */
+	__u32 slot;
+	/** @op: N, at least DRM_MEGPU_SYSCALL_USER. */
+	__u32 op;
+	/** @args: s0, s1, s2. */
+	__u32 args[3];
+	/** @caller: the calling wave's id (MEGPU_WAVE_ID()). */
+	__u32 caller;
+};
+
+/**
+ * struct drm_megpu_syscall_wait - wait for calls to serve
+ *
+ * Blocks until at least one call of this file's jobs waits for the
+ * service, or until @timeout_ns, and copies up to @count of them to
+ * @calls. Each call is handed out once.
+ *
+ * Errors: -EINVAL for a zero @count, non-zero @flags or @pad; -EOPNOTSUPP
+ * when the device runs no wave programs; -ETIME when no call came before
+ * @timeout_ns; -EFAULT for an unwritable @calls; -ERESTARTSYS on a
+ * signal.
+ */
+struct drm_megpu_syscall_wait {
+	/** @calls: in, pointer to @count struct drm_megpu_syscall. */
+	__u64 calls;
+	/** @timeout_ns: in, absolute CLOCK_MONOTONIC time (0: poll). */
+	__s64 timeout_ns;
+	/** @count: in, room in @calls; out, calls written. */
+	__u32 count;
+	/** @flags: must be zero. */
+	__u32 flags;
+};
+
+/**
+ * struct drm_megpu_syscall_return - answer a call
+ *
+ * Writes @ret as the call's result and restarts the caller's wave.
+ *
+ * Errors: -EINVAL for a @slot out of range or a non-zero @pad; -ENOENT
+ * when the slot holds no call of @caller handed to this file's service
+ * (answered already, or never handed out); -ENODEV after an unplug.
+ */
+struct drm_megpu_syscall_return {
+	/** @ret: in, the 64-bit result. */
+	__u64 ret;
+	/** @slot: in, &drm_megpu_syscall.slot. */
+	__u32 slot;
+	/** @caller: in, &drm_megpu_syscall.caller. */
+	__u32 caller;
 };
 
 #if defined(__cplusplus)
