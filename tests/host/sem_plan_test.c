@@ -31,7 +31,7 @@ static struct megpu_resource written_by(struct megpu_sem_ref r)
 	struct megpu_resource res;
 
 	memset(&res, 0, sizeof(res));
-	res.write = r;
+	res.write[r.engine] = r;
 	return res;
 }
 
@@ -39,16 +39,14 @@ static struct megpu_resource written_by(struct megpu_sem_ref r)
  * The seed's worked example: current X=212, Y=87, Z=75, next on Z is 88;
  * A=(X,213), D=(X,218), E=(Y,90); an operation on Z uses A, D and E.
  * The bucket keeps D for X (218 > 213) and E for Y: WAIT X@218, WAIT
- * Y@90; A, D and E become (sem 4, Z, 88); C is untouched.
+ * Y@90; A, D and E become (sem 4, Z, 88).
  */
 static void worked_example(void)
 {
 	u64 cur[MEGPU_MAX_ENGINES] = { [X] = 212, [Y] = 87, [Z] = 75 };
 	struct megpu_resource a = written_by(ref(1, X, 213));
-	struct megpu_resource c = written_by(ref(5, Y, 80));
 	struct megpu_resource d = written_by(ref(2, X, 218));
 	struct megpu_resource e = written_by(ref(3, Y, 90));
-	struct megpu_resource c_before = c;
 	struct megpu_sem_ref own = ref(4, Z, 88);
 	struct megpu_bucket b = { 0 };
 
@@ -62,10 +60,13 @@ static void worked_example(void)
 	CHECK_EQ(b.mask, (1u << X) | (1u << Y));
 	CHECK(ref_eq(b.wait[X], ref(2, X, 218)));
 	CHECK(ref_eq(b.wait[Y], ref(3, Y, 90)));
-	CHECK(ref_eq(a.write, own));
-	CHECK(ref_eq(d.write, own));
-	CHECK(ref_eq(e.write, own));
-	CHECK(!memcmp(&c, &c_before, sizeof(c)));
+	/* each now stands for the operation alone */
+	CHECK(ref_eq(a.write[Z], own));
+	CHECK(ref_eq(d.write[Z], own));
+	CHECK(ref_eq(e.write[Z], own));
+	CHECK_EQ(a.write[X].sem, 0);
+	CHECK_EQ(d.write[X].sem, 0);
+	CHECK_EQ(e.write[Y].sem, 0);
 }
 
 /* The order the resources come in does not change the bucket. */
@@ -111,7 +112,7 @@ static void skip_rules(void)
 	CHECK(ref_eq(b.wait[Y], ref(4, Y, 21)));
 	/* the blank resource was used now: a reader on Z */
 	CHECK(ref_eq(blank.read[Z], own));
-	CHECK_EQ(blank.write.sem, 0);
+	CHECK_EQ(blank.write[Z].sem, 0);
 }
 
 /* Two BOs last used on one engine: one wait, on the larger timestamp. */
@@ -157,7 +158,8 @@ static void readers_and_writers(void)
 	memset(&b, 0, sizeof(b));
 	megpu_plan_resource(&b, &res, true, &w_w, cur);
 	CHECK_EQ(b.mask, (1u << X) | (1u << Y) | (1u << Z));
-	CHECK(ref_eq(res.write, w_w));
+	CHECK(ref_eq(res.write[W], w_w));
+	CHECK_EQ(res.write[X].sem, 0);
 	CHECK_EQ(res.read[Y].sem, 0);
 	CHECK_EQ(res.read[Z].sem, 0);
 
@@ -184,6 +186,41 @@ static void bucket_starts_empty(void)
 	CHECK_EQ(b.mask, 0);
 }
 
+/*
+ * A writer without implicit sync waits for nothing and must not make the
+ * resource forget what it did not wait for: after W1 (X), W2 without
+ * implicit sync (Y) and reader R on Z, R waits for both writers; a later
+ * implicit writer waits for W1, W2 and R, then stands for all of them.
+ */
+static void no_implicit_writer_keeps_history(void)
+{
+	u64 cur[MEGPU_MAX_ENGINES] = { 0 };
+	struct megpu_resource res = written_by(ref(1, X, 5));
+	struct megpu_sem_ref w2 = ref(2, Y, 3), r = ref(3, Z, 4);
+	struct megpu_sem_ref w3 = ref(4, W, 9);
+	struct megpu_bucket b = { 0 };
+
+	megpu_plan_resource(NULL, &res, true, &w2, cur);
+	CHECK(ref_eq(res.write[X], ref(1, X, 5)));
+	CHECK(ref_eq(res.write[Y], w2));
+
+	megpu_plan_resource(&b, &res, false, &r, cur);
+	CHECK_EQ(b.mask, (1u << X) | (1u << Y));
+	CHECK_EQ(b.wait[X].ts, 5);
+	CHECK_EQ(b.wait[Y].ts, 3);
+
+	memset(&b, 0, sizeof(b));
+	megpu_plan_resource(&b, &res, true, &w3, cur);
+	CHECK_EQ(b.mask, (1u << X) | (1u << Y) | (1u << Z));
+	CHECK(ref_eq(res.write[W], w3));
+	CHECK_EQ(res.write[X].sem | res.write[Y].sem | res.read[Z].sem, 0);
+
+	/* a reader without implicit sync is remembered, waits for nothing */
+	memset(&b, 0, sizeof(b));
+	megpu_plan_resource(NULL, &res, false, &r, cur);
+	CHECK(ref_eq(res.read[Z], r));
+}
+
 int main(void)
 {
 	TEST_RUN(worked_example);
@@ -192,5 +229,6 @@ int main(void)
 	TEST_RUN(one_entry_per_engine);
 	TEST_RUN(readers_and_writers);
 	TEST_RUN(bucket_starts_empty);
+	TEST_RUN(no_implicit_writer_keeps_history);
 	return tap_done();
 }

@@ -128,7 +128,7 @@ int megpu_sem_plan_job(struct megpu_job *job)
 {
 	struct megpu_engine *eng = job->engine;
 	struct megpu_device *mdev = eng->mdev;
-	struct megpu_bucket bucket = { 0 }, ignored = { 0 };
+	struct megpu_bucket bucket = { 0 };
 	u64 cur[MEGPU_MAX_ENGINES] = { 0 };
 	struct megpu_frame *frame = &job->frame;
 	struct megpu_sem_ref own;
@@ -154,7 +154,7 @@ int megpu_sem_plan_job(struct megpu_job *job)
 			megpu_bucket_add(&bucket, &job->dep_bucket.wait[i],
 					 eng->index, cur);
 	for (i = 0; i < job->bo_count; i++)
-		megpu_plan_resource(job->implicit ? &bucket : &ignored,
+		megpu_plan_resource(job->implicit ? &bucket : NULL,
 				    &job->mappings[i]->bo->res,
 				    job->bo_flags[i] & DRM_MEGPU_BO_WRITE,
 				    &own, cur);
@@ -267,14 +267,19 @@ static int megpu_resources_show(struct seq_file *m, void *data)
 	mutex_lock(&mdev->sem_lock);
 	list_for_each_entry(bo, &mdev->bos, dev_node) {
 		struct megpu_resource *res = &bo->res;
-		bool blank = !res->write.sem;
+		bool blank = true;
 
-		seq_printf(m, "bo%u size %zu write ", bo->id,
+		seq_printf(m, "bo%u size %zu write", bo->id,
 			   bo->base.base.size);
-		if (res->write.sem)
-			print_ref(m, mdev, &res->write);
-		else
-			seq_puts(m, "-");
+		for (i = 0; i < MEGPU_MAX_ENGINES; i++) {
+			if (!res->write[i].sem)
+				continue;
+			blank = false;
+			seq_puts(m, " ");
+			print_ref(m, mdev, &res->write[i]);
+		}
+		if (blank)
+			seq_puts(m, " -");
 		seq_puts(m, " reads");
 		for (i = 0; i < MEGPU_MAX_ENGINES; i++) {
 			if (!res->read[i].sem)

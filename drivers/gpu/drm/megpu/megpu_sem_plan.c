@@ -25,8 +25,9 @@ void megpu_bucket_add(struct megpu_bucket *bucket,
 
 /*
  * One resource of a job that runs on own->engine with semaphore @own:
- * add what it must wait for, then make the resource object point at the
- * job (step 9).
+ * add what it must wait for to @bucket (NULL: a job without implicit
+ * sync, which waits for nothing), then make the resource object point at
+ * the job (step 9).
  */
 void megpu_plan_resource(struct megpu_bucket *bucket,
 			 struct megpu_resource *res, bool write,
@@ -35,14 +36,19 @@ void megpu_plan_resource(struct megpu_bucket *bucket,
 {
 	u32 e = own->engine, i;
 
-	megpu_bucket_add(bucket, &res->write, e, current_ts);
+	for (i = 0; bucket && i < MEGPU_MAX_ENGINES; i++) {
+		megpu_bucket_add(bucket, &res->write[i], e, current_ts);
+		if (write)
+			megpu_bucket_add(bucket, &res->read[i], e, current_ts);
+	}
 	if (!write) {
 		res->read[e] = *own;
 		return;
 	}
-	for (i = 0; i < MEGPU_MAX_ENGINES; i++) {
-		megpu_bucket_add(bucket, &res->read[i], e, current_ts);
+	/* it waited for every earlier user: waiting for it is enough */
+	for (i = 0; bucket && i < MEGPU_MAX_ENGINES; i++) {
+		res->write[i].sem = 0;
 		res->read[i].sem = 0;
 	}
-	res->write = *own;
+	res->write[e] = *own;
 }

@@ -10,6 +10,12 @@
  * a writer waits for the last writer and for the last reader on every
  * other engine. Waits on the job's own engine are never needed: the ring
  * runs its frames in order.
+ *
+ * A job without implicit sync (DRM_MEGPU_SUBMIT_NO_IMPLICIT) waits for
+ * nothing, so it must not make the resource object forget the users it
+ * did not wait for: the object keeps the last writer of each engine (the
+ * seed's one entry per engine, largest timestamp), and only a writer that
+ * waited for all of them replaces them all.
  */
 #ifndef MEGPU_SEM_PLAN_H
 #define MEGPU_SEM_PLAN_H
@@ -35,11 +41,12 @@ struct megpu_sem_ref {
 
 /**
  * struct megpu_resource - the resource object of one BO
- * @write: the last job that wrote it
- * @read: per engine, the last job that read it since that write
+ * @write: per engine, the last job that wrote it (one engine's only,
+ *	unless writers without implicit sync came after that one)
+ * @read: per engine, the last job that read it since those writes
  */
 struct megpu_resource {
-	struct megpu_sem_ref write;
+	struct megpu_sem_ref write[MEGPU_MAX_ENGINES];
 	struct megpu_sem_ref read[MEGPU_MAX_ENGINES];
 };
 

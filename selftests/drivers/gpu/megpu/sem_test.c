@@ -835,6 +835,55 @@ static void hung_producer(struct __test_metadata *_metadata, struct mt *t,
 	megpu_bo_free(never);
 }
 
+/*
+ * Implicit sync after a writer without it: W1 (engine A, held by a gate)
+ * writes x[0], W2 with NO_IMPLICIT (engine B) writes x[1], then R with
+ * implicit sync (engine C) copies x[0..1]. R must wait for both writers,
+ * though W2 did not wait for W1: it sees 0x11 and 0x22.
+ */
+TEST_F(sem, no_implicit_writer_keeps_earlier_writer)
+{
+	struct megpu_bo *x, *out, *gate;
+	struct mt *t = &self->t;
+	struct mt_job w1, w2, r;
+	struct megpu_cs cs;
+	int ea = 0, eb = 1, ec;
+
+	MT_NEED_ENGINES(t, 3);
+	ec = mt_engine_for(t, MEGPU_PKT_COPY, ea);
+	if (ec == eb || ec < 0)
+		ec = 2;
+	ASSERT_EQ(0, mt_param_set("gpu_semaphores", true));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &x));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &out));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &gate));
+	ASSERT_EQ(0, mt_write_job(t, &w1, ea, x, 0, 0x11, gate, NULL, 0, 0));
+	ASSERT_EQ(0, mt_write_job(t, &w2, eb, x, 4, 0x22, NULL, NULL, 0,
+				  DRM_MEGPU_SUBMIT_NO_IMPLICIT));
+	EXPECT_EQ(0, mt_job_finish(&w2, mt_job_ns(t)));
+
+	ASSERT_EQ(0, mt_job_prepare(&t->gpu, &r, ec, NULL, 0, 0));
+	ASSERT_EQ(0, megpu_job_add_bo(&r.job, x, DRM_MEGPU_BO_READ));
+	ASSERT_EQ(0, megpu_job_add_bo(&r.job, out, DRM_MEGPU_BO_WRITE));
+	megpu_cs_init(&cs);
+	ASSERT_EQ(0, mt_cs_copy_any(t, ec, &cs, x->va, out->va, 2, out,
+				    out->size / 2));
+	ASSERT_EQ(0, mt_job_start(&r, &cs));
+	megpu_cs_fini(&cs);
+
+	/* R must still be waiting: for W1 */
+	usleep(100000);
+	EXPECT_TRUE(mt_pending(&t->gpu, r.sync, 0));
+	mt_gate_open(gate);
+	EXPECT_EQ(0, mt_job_finish(&w1, mt_job_ns(t)));
+	EXPECT_EQ(0, mt_job_finish(&r, mt_job_ns(t)));
+	EXPECT_EQ(0x11, mt_u32(out)[0]);
+	EXPECT_EQ(0x22, mt_u32(out)[1]);
+	megpu_bo_free(gate);
+	megpu_bo_free(out);
+	megpu_bo_free(x);
+}
+
 /* The consumer is put in its ring right after the producer. */
 TEST_F_TIMEOUT(sem, hung_producer_cancels_gpu_consumer, 120)
 {
