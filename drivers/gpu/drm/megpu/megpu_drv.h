@@ -21,6 +21,7 @@
 
 struct megpu_device;
 struct dma_buf_attachment;
+struct megpu_fence;
 struct sg_table;
 
 /* Ring frames are at most this long; the ring holds RING_SIZE / this. */
@@ -183,6 +184,8 @@ struct megpu_engine {
  * @sem_cpu: the pool's semaphore memory, one 64-bit slot per object
  * @sem_dma: its bus address
  * @sem_cursor: where the search for a free object starts
+ * @sem_pool_waits: jobs that found the pool in use and waited
+ * @sem_limit: objects of the pool to use, 0: all (debugfs, tests)
  * @flush_lock: protects the host-flush state
  * @flush_wq: waiters for a flush acknowledgment
  * @flush_jobs: jobs done by their engine, waiting for their host flush
@@ -229,6 +232,8 @@ struct megpu_device {
 	u64 *sem_cpu;
 	dma_addr_t sem_dma;
 	u32 sem_cursor;
+	u64 sem_pool_waits;
+	u32 sem_limit;
 
 	spinlock_t flush_lock;		/* flush_jobs, flush_started */
 	wait_queue_head_t flush_wq;
@@ -414,6 +419,8 @@ struct megpu_file {
  * @start_ns: when it was put in the ring
  * @ib_ring_off: ring offset of its IB packet (under the engine's job_lock)
  * @cancelled: a producer failed: its IB is replaced by a NOP
+ * @fence_mem: the hardware fence, allocated at submit, until run_job
+ * @reserved_sem: the semaphore object prepare_job reserved for it
  */
 struct megpu_job {
 	struct drm_sched_job base;
@@ -442,6 +449,8 @@ struct megpu_job {
 	u64 start_ns;
 	u32 ib_ring_off;
 	bool cancelled;
+	struct megpu_fence *fence_mem;
+	u32 reserved_sem;
 };
 
 static inline struct megpu_device *to_megpu(struct drm_device *drm)
@@ -533,11 +542,15 @@ bool megpu_sched_fence_is_ours(struct megpu_device *mdev,
 			       struct dma_fence *fence,
 			       struct drm_gpu_scheduler **sched);
 struct dma_fence *megpu_sched_hw_fence(struct dma_fence *finished);
+int megpu_job_alloc_fence(struct megpu_job *job);
+struct dma_fence *megpu_sched_oldest_fence(struct megpu_device *mdev);
 
 /* megpu_sem.c */
 int megpu_sem_init(struct megpu_device *mdev);
 void megpu_sem_fini(struct megpu_device *mdev);
-int megpu_sem_plan_job(struct megpu_job *job);
+struct dma_fence *megpu_sem_reserve(struct megpu_job *job);
+void megpu_sem_unreserve(struct megpu_job *job);
+void megpu_sem_plan_job(struct megpu_job *job);
 void megpu_sem_force_signal(struct megpu_job *job);
 void megpu_sem_bo_add(struct megpu_device *mdev, struct megpu_bo *bo);
 void megpu_sem_bo_del(struct megpu_device *mdev, struct megpu_bo *bo);

@@ -41,18 +41,54 @@ static const struct dma_fence_ops megpu_fence_ops = {
 	.get_timeline_name = megpu_fence_timeline_name,
 };
 
-static struct dma_fence *megpu_fence_create(struct megpu_engine *eng,
-					    u64 seqno)
+/*
+ * The hardware fence is allocated at submit: nothing a fence's completion
+ * depends on (run_job) may allocate memory.
+ */
+int megpu_job_alloc_fence(struct megpu_job *job)
 {
-	struct megpu_fence *fence;
+	job->fence_mem = kzalloc(sizeof(*job->fence_mem), GFP_KERNEL);
+	return job->fence_mem ? 0 : -ENOMEM;
+}
 
-	fence = kzalloc(sizeof(*fence), GFP_KERNEL);
-	if (!fence)
-		return ERR_PTR(-ENOMEM);
+static struct dma_fence *megpu_fence_init(struct megpu_job *job, u64 seqno)
+{
+	struct megpu_fence *fence = job->fence_mem;
+	struct megpu_engine *eng = job->engine;
+
+	job->fence_mem = NULL;
 	fence->engine = eng;
 	dma_fence_init(&fence->base, &megpu_fence_ops, &eng->fence_lock,
 		       eng->fence_context, seqno);
 	return &fence->base;
+}
+
+/*
+ * The hardware fence of the oldest job in a ring, referenced, or NULL:
+ * what to wait for when the semaphore pool is in use.
+ */
+struct dma_fence *megpu_sched_oldest_fence(struct megpu_device *mdev)
+{
+	struct dma_fence *fence = NULL;
+	struct megpu_job *job;
+	unsigned long flags;
+	u64 oldest = U64_MAX;
+	unsigned int i;
+
+	for (i = 0; i < mdev->num_engines; i++) {
+		struct megpu_engine *eng = &mdev->engines[i];
+
+		spin_lock_irqsave(&eng->job_lock, flags);
+		job = list_first_entry_or_null(&eng->active, struct megpu_job,
+					       active_node);
+		if (job && job->start_ns < oldest) {
+			dma_fence_put(fence);
+			fence = dma_fence_get(job->hw_fence);
+			oldest = job->start_ns;
+		}
+		spin_unlock_irqrestore(&eng->job_lock, flags);
+	}
+	return fence;
 }
 
 /* Is @fence a scheduler fence of one of this GPU's engines? Which one? */
@@ -284,6 +320,8 @@ static void megpu_engine_fault(struct megpu_engine *eng)
 /* Engine interrupt, in the IRQ thread: @status was read and cleared. */
 void megpu_engine_irq(struct megpu_engine *eng, u32 status)
 {
+	bool cookie = dma_fence_begin_signalling();
+
 	/*
 	 * Idle says nothing about visibility; it ends host-flushed jobs'
 	 * frames, whose timestamps raise no interrupt: retire below.
@@ -293,6 +331,7 @@ void megpu_engine_irq(struct megpu_engine *eng, u32 status)
 	if (status & MEGPU_ENG_IRQ_FAULT)
 		megpu_engine_fault(eng);
 	megpu_engine_retire(eng);
+	dma_fence_end_signalling(cookie);
 }
 
 /*
@@ -328,7 +367,8 @@ static struct dma_fence *megpu_prepare_job(struct drm_sched_job *sched_job,
 				 never_expired);
 		dma_fence_put(hw);
 	}
-	return NULL;
+	/* last: only a job about to run holds a reservation */
+	return megpu_sem_reserve(job);
 }
 
 static struct dma_fence *megpu_run_job(struct drm_sched_job *sched_job)
@@ -337,9 +377,7 @@ static struct dma_fence *megpu_run_job(struct drm_sched_job *sched_job)
 	struct megpu_engine *eng = job->engine;
 	struct dma_fence *fence;
 	unsigned long flags;
-
-	int ret;
-
+	bool cookie;
 	int idx;
 
 	/* the entity was killed, or the job already failed */
@@ -350,21 +388,16 @@ static struct dma_fence *megpu_run_job(struct drm_sched_job *sched_job)
 	if (!drm_dev_enter(&eng->mdev->drm, &idx))
 		return ERR_PTR(-ENODEV);
 
+	/* megpu_sem_reserve() found the pool in use and no job to wait for */
+	if (WARN_ON_ONCE(!job->reserved_sem)) {
+		drm_dev_exit(idx);
+		return ERR_PTR(-EBUSY);
+	}
+	cookie = dma_fence_begin_signalling();
 	mutex_lock(&eng->ring_lock);
-	fence = megpu_fence_create(eng, eng->emitted + 1);
-	if (IS_ERR(fence)) {
-		mutex_unlock(&eng->ring_lock);
-		drm_dev_exit(idx);
-		return fence;
-	}
 	job->seqno = eng->emitted + 1;
-	ret = megpu_sem_plan_job(job);
-	if (ret) {
-		mutex_unlock(&eng->ring_lock);
-		drm_dev_exit(idx);
-		dma_fence_put(fence);
-		return ERR_PTR(ret);
-	}
+	fence = megpu_fence_init(job, job->seqno);
+	megpu_sem_plan_job(job);
 	eng->emitted++;
 	container_of(fence, struct megpu_fence, base)->sem = job->frame.own.sem;
 	job->hw_fence = fence;
@@ -383,6 +416,7 @@ static struct dma_fence *megpu_run_job(struct drm_sched_job *sched_job)
 	spin_unlock_irqrestore(&eng->job_lock, flags);
 	megpu_ring_kick(eng);
 	mutex_unlock(&eng->ring_lock);
+	dma_fence_end_signalling(cookie);
 	drm_dev_exit(idx);
 
 	trace_megpu_job_run(eng->index, job->seqno, job->vm->ctx_id);
@@ -460,7 +494,7 @@ static enum drm_gpu_sched_stat megpu_timedout_job(struct drm_sched_job *bad)
 	struct megpu_engine *eng = job->engine;
 	struct megpu_job *guilty, *iter;
 	unsigned long flags;
-
+	bool cookie;
 	int idx;
 
 	drm_sched_stop(&eng->sched, bad);
@@ -471,6 +505,8 @@ static enum drm_gpu_sched_stat megpu_timedout_job(struct drm_sched_job *bad)
 		drm_sched_start(&eng->sched);
 		return DRM_GPU_SCHED_STAT_ENODEV;
 	}
+	/* the reset and what it signals: no allocation from here on */
+	cookie = dma_fence_begin_signalling();
 	mutex_lock(&eng->ring_lock);
 
 	/* anything that completed before the reset is not guilty */
@@ -487,6 +523,7 @@ static enum drm_gpu_sched_stat megpu_timedout_job(struct drm_sched_job *bad)
 	}
 	if (megpu_engine_hw_reset(eng)) {
 		mutex_unlock(&eng->ring_lock);
+		dma_fence_end_signalling(cookie);
 		drm_dev_exit(idx);
 		drm_sched_start(&eng->sched);
 		return DRM_GPU_SCHED_STAT_ENODEV;
@@ -527,6 +564,7 @@ static enum drm_gpu_sched_stat megpu_timedout_job(struct drm_sched_job *bad)
 	mutex_unlock(&eng->ring_lock);
 
 restart:
+	dma_fence_end_signalling(cookie);
 	drm_dev_exit(idx);
 	drm_sched_start(&eng->sched);
 	return DRM_GPU_SCHED_STAT_NOMINAL;
@@ -558,6 +596,8 @@ void megpu_job_put(struct megpu_job *job)
 	for (i = 0; i < job->bo_count; i++)
 		megpu_gem_mapping_put(job->mappings[i]);
 	kvfree(job->mappings);
+	megpu_sem_unreserve(job);
+	kfree(job->fence_mem);
 	dma_fence_put(job->hw_fence);
 	dma_fence_put(job->done_fence);
 	megpu_vm_put(job->vm);

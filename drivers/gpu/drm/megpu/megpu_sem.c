@@ -103,46 +103,91 @@ static bool megpu_sem_free(struct megpu_device *mdev, u32 sem, const u64 *cur)
 	return true;
 }
 
-/* A free semaphore object, or 0 when the whole pool is in use. */
+/*
+ * A free semaphore object, or 0 when the whole pool is in use. debugfs
+ * sem_pool_limit (tests) makes the pool smaller, so that it fills.
+ */
 static u32 megpu_sem_alloc(struct megpu_device *mdev, const u64 *cur)
 {
-	u32 sem = mdev->sem_cursor, n;
+	u32 size = READ_ONCE(mdev->sem_limit), sem, n;
 
-	for (n = 1; n < MEGPU_SEM_COUNT; n++) {
+	if (!size || size > MEGPU_SEM_COUNT - 1)
+		size = MEGPU_SEM_COUNT - 1;
+	sem = mdev->sem_cursor > size ? 1 : mdev->sem_cursor;
+	for (n = 0; n < size; n++) {
 		if (megpu_sem_free(mdev, sem, cur)) {
-			mdev->sem_cursor = sem % (MEGPU_SEM_COUNT - 1) + 1;
+			mdev->sem_cursor = sem % size + 1;
 			return sem;
 		}
-		sem = sem % (MEGPU_SEM_COUNT - 1) + 1;
+		sem = sem % size + 1;
 	}
 	return 0;
 }
 
 /*
- * The seed's flow chart for one job, in run_job: tag a free semaphore
- * object (engine, next timestamp), fill the wait bucket from the job's
- * resources and GPU-side in-syncs, update the resource objects, and
- * record the frame's waits and signal in job->frame.
+ * Before run_job (prepare_job): reserve the job's semaphore object, so
+ * that run_job, on the fence-signalling path, never finds the pool empty.
+ * A reserved object is tagged with a timestamp no engine reaches. With
+ * the pool in use, returns a fence to wait for (the oldest job in a
+ * ring: its completion frees objects), else NULL.
  */
-int megpu_sem_plan_job(struct megpu_job *job)
+struct dma_fence *megpu_sem_reserve(struct megpu_job *job)
+{
+	struct megpu_device *mdev = job->engine->mdev;
+	u64 cur[MEGPU_MAX_ENGINES] = { 0 };
+	u32 sem;
+
+	if (job->reserved_sem)
+		return NULL;
+	mutex_lock(&mdev->sem_lock);
+	megpu_current_ts(mdev, cur);
+	sem = megpu_sem_alloc(mdev, cur);
+	if (sem) {
+		memset(&mdev->sems[sem], 0, sizeof(mdev->sems[sem]));
+		mdev->sems[sem].tag = (struct megpu_sem_ref){
+			sem, job->engine->index, U64_MAX,
+		};
+		job->reserved_sem = sem;
+	}
+	if (!sem)
+		mdev->sem_pool_waits++;
+	mutex_unlock(&mdev->sem_lock);
+	return sem ? NULL : megpu_sched_oldest_fence(mdev);
+}
+
+/* A job that never ran gives its reservation back. */
+void megpu_sem_unreserve(struct megpu_job *job)
+{
+	struct megpu_device *mdev = job->engine->mdev;
+
+	if (!job->reserved_sem || job->frame.own.sem)
+		return;
+	mutex_lock(&mdev->sem_lock);
+	memset(&mdev->sems[job->reserved_sem], 0,
+	       sizeof(mdev->sems[job->reserved_sem]));
+	mutex_unlock(&mdev->sem_lock);
+	job->reserved_sem = 0;
+}
+
+/*
+ * The seed's flow chart for one job, in run_job: tag its semaphore object
+ * (engine, next timestamp), fill the wait bucket from the job's resources
+ * and GPU-side in-syncs, update the resource objects, and record the
+ * frame's waits and signal in job->frame.
+ */
+void megpu_sem_plan_job(struct megpu_job *job)
 {
 	struct megpu_engine *eng = job->engine;
 	struct megpu_device *mdev = eng->mdev;
 	struct megpu_bucket bucket = { 0 };
 	u64 cur[MEGPU_MAX_ENGINES] = { 0 };
 	struct megpu_frame *frame = &job->frame;
+	u32 sem = job->reserved_sem;
 	struct megpu_sem_ref own;
 	unsigned int i;
-	u32 sem;
 
 	mutex_lock(&mdev->sem_lock);
 	megpu_current_ts(mdev, cur);
-	sem = megpu_sem_alloc(mdev, cur);
-	if (!sem) {
-		mutex_unlock(&mdev->sem_lock);
-		drm_err(&mdev->drm, "%s: semaphore pool exhausted\n", eng->name);
-		return -EBUSY;
-	}
 	own = (struct megpu_sem_ref){ sem, eng->index, job->seqno };
 	memset(&mdev->sems[sem], 0, sizeof(mdev->sems[sem]));
 	mdev->sems[sem].tag = own;
@@ -173,7 +218,6 @@ int megpu_sem_plan_job(struct megpu_job *job)
 		frame->waits[frame->nwaits++] = *w;
 	}
 	mutex_unlock(&mdev->sem_lock);
-	return 0;
 }
 
 /*
@@ -238,6 +282,7 @@ static int megpu_semaphores_show(struct seq_file *m, void *data)
 		if (!megpu_sem_free(mdev, sem, cur))
 			busy++;
 	seq_printf(m, "pool %u busy %u\n", MEGPU_SEM_COUNT - 1, busy);
+	seq_printf(m, "pool_waits %llu\n", mdev->sem_pool_waits);
 	for (sem = 1; sem < MEGPU_SEM_COUNT; sem++) {
 		struct megpu_sem_obj *obj = &mdev->sems[sem];
 
@@ -379,5 +424,7 @@ void megpu_debugfs_minor_init(struct drm_minor *minor)
 {
 	debugfs_create_file("delay_us", 0644, minor->debugfs_root,
 			    to_megpu(minor->dev), &megpu_delay_fops);
+	debugfs_create_u32("sem_pool_limit", 0644, minor->debugfs_root,
+			   &to_megpu(minor->dev)->sem_limit);
 	megpu_flush_debugfs_minor_init(minor);
 }

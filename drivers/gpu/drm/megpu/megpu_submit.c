@@ -220,7 +220,8 @@ static struct megpu_job *megpu_job_alloc(struct megpu_file *mfile, u32 count)
 		return NULL;
 	job->mappings = kvcalloc(count, sizeof(*job->mappings), GFP_KERNEL);
 	job->bo_flags = kvcalloc(count, sizeof(*job->bo_flags), GFP_KERNEL);
-	if (!job->mappings || !job->bo_flags) {
+	if (!job->mappings || !job->bo_flags || megpu_job_alloc_fence(job)) {
+		kfree(job->fence_mem);
 		kvfree(job->mappings);
 		kvfree(job->bo_flags);
 		kfree(job);

@@ -884,6 +884,61 @@ TEST_F(sem, no_implicit_writer_keeps_earlier_writer)
 	megpu_bo_free(x);
 }
 
+/* debugfs "semaphores": pool_waits, or -1. */
+static long long pool_waits(struct mt *t)
+{
+	char *text = mt_debugfs(t, "semaphores"), *p;
+	long long v = -1;
+
+	p = text ? strstr(text, "pool_waits ") : NULL;
+	if (p)
+		v = strtoll(p + strlen("pool_waits "), NULL, 0);
+	free(text);
+	return v;
+}
+
+#define POOL_JOBS 24
+
+/*
+ * A semaphore pool of 4 objects (debugfs sem_pool_limit) and jobs that
+ * hold theirs behind a gate: the jobs that find the pool in use wait for
+ * a job to complete, and then run; none fails.
+ */
+TEST_F(sem, full_pool_makes_jobs_wait)
+{
+	struct mt_job j[POOL_JOBS];
+	struct megpu_bo *gate, *bo;
+	struct mt *t = &self->t;
+	char path[256];
+	long long waits0;
+	int i;
+
+	NEED_DEBUGFS(t);
+	MT_NEED_ENGINES(t, 2);
+	ASSERT_EQ(0, megpu_debugfs_path(&t->gpu, "sem_pool_limit", path,
+					sizeof(path)));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &gate));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &bo));
+	waits0 = pool_waits(t);
+	ASSERT_LE(0, waits0);
+	ASSERT_EQ(0, mt_write_file(path, "4"));
+	for (i = 0; i < POOL_JOBS; i++)
+		ASSERT_EQ(0, mt_write_job(t, &j[i], i % 2, bo, 4 * i, 100 + i,
+					  i % 2 ? NULL : gate, NULL, 0,
+					  DRM_MEGPU_SUBMIT_NO_IMPLICIT));
+	usleep(100000);
+	mt_gate_open(gate);
+	for (i = 0; i < POOL_JOBS; i++)
+		EXPECT_EQ(0, mt_job_finish(&j[i], mt_job_ns(t)))
+			TH_LOG("job %d", i);
+	for (i = 0; i < POOL_JOBS; i++)
+		EXPECT_EQ(100 + i, mt_u32(bo)[i]);
+	EXPECT_LT(waits0, pool_waits(t));
+	mt_write_file(path, "0");
+	megpu_bo_free(bo);
+	megpu_bo_free(gate);
+}
+
 /* The consumer is put in its ring right after the producer. */
 TEST_F_TIMEOUT(sem, hung_producer_cancels_gpu_consumer, 120)
 {
