@@ -374,7 +374,7 @@ struct drm_megpu_flush {
 #define DRM_MEGPU_SYSCALL_ADD		2
 /*
  * DRM_MEGPU_SYSCALL_USER: N from here up goes to the file's service;
- * a kernel N the driver does not know returns -ENOSYS.
+ * a kernel N the driver does not know returns -EOPNOTSUPP.
  */
 #define DRM_MEGPU_SYSCALL_USER		0x100
 
@@ -399,7 +399,7 @@ struct drm_megpu_syscall {
  * service, or until @timeout_ns, and copies up to @count of them to
  * @calls. Each call is handed out once.
  *
- * Errors: -EINVAL for a zero @count, non-zero @flags or @pad; -EOPNOTSUPP
+ * Errors: -EINVAL for a zero @count or non-zero @flags; -EOPNOTSUPP
  * when the device runs no wave programs; -ETIME when no call came before
  * @timeout_ns; -EFAULT for an unwritable @calls; -ERESTARTSYS on a
  * signal.
@@ -420,7 +420,7 @@ struct drm_megpu_syscall_wait {
  *
  * Writes @ret as the call's result and restarts the caller's wave.
  *
- * Errors: -EINVAL for a @slot out of range or a non-zero @pad; -ENOENT
+ * Errors: -EINVAL for a @slot out of range; -ENOENT
  * when the slot holds no call of @caller handed to this file's service
  * (answered already, or never handed out); -ENODEV after an unplug.
  */

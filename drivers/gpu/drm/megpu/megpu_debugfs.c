@@ -86,6 +86,11 @@ static void megpu_ring_decode(struct seq_file *m, struct megpu_engine *eng)
 				   ring_qword(eng->ring, dw + 1),
 				   eng->ring[(dw + 3) & mask]);
 			break;
+		case MEGPU_PKT_SET_MAILBOX:
+			seq_printf(m, "SET_MAILBOX addr=0x%llx slots=%u\n",
+				   ring_qword(eng->ring, dw + 1),
+				   eng->ring[(dw + 3) & mask]);
+			break;
 		case MEGPU_PKT_IB:
 			seq_printf(m, "IB va=0x%llx dwords=%u\n",
 				   ring_qword(eng->ring, dw + 1),

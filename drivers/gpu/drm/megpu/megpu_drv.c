@@ -70,6 +70,9 @@ static int megpu_ioctl_get_param(struct drm_device *drm, void *data,
 	case DRM_MEGPU_PARAM_JOB_TIMEOUT_MS:
 		args->value = megpu_job_timeout_ms;
 		break;
+	case DRM_MEGPU_PARAM_MAILBOX_SLOTS:
+		args->value = megpu_syscall_slots(mdev);
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -90,6 +93,10 @@ static const struct drm_ioctl_desc megpu_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(MEGPU_SUBMIT, megpu_ioctl_submit,
 			  DRM_RENDER_ALLOW | DRM_AUTH),
 	DRM_IOCTL_DEF_DRV(MEGPU_FLUSH, megpu_ioctl_flush, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(MEGPU_SYSCALL_WAIT, megpu_ioctl_syscall_wait,
+			  DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(MEGPU_SYSCALL_RETURN, megpu_ioctl_syscall_return,
+			  DRM_RENDER_ALLOW),
 };
 
 struct megpu_file *megpu_file_get(struct megpu_file *mfile)
@@ -100,7 +107,12 @@ struct megpu_file *megpu_file_get(struct megpu_file *mfile)
 
 static void megpu_file_release(struct kref *kref)
 {
-	kfree(container_of(kref, struct megpu_file, refcount));
+	struct megpu_file *mfile = container_of(kref, struct megpu_file,
+						refcount);
+
+	/* no job of the file is left to write its mailbox */
+	megpu_syscall_file_fini(mfile);
+	kfree(mfile);
 }
 
 void megpu_file_put(struct megpu_file *mfile)
@@ -126,6 +138,9 @@ static int megpu_open(struct drm_device *drm, struct drm_file *file)
 		ret = PTR_ERR(mfile->vm);
 		goto err_free;
 	}
+	ret = megpu_syscall_file_init(mfile);
+	if (ret)
+		goto err_vm;
 
 	for (i = 0; i < mdev->num_engines; i++) {
 		struct drm_gpu_scheduler *sched = &mdev->engines[i].sched;
@@ -142,6 +157,8 @@ static int megpu_open(struct drm_device *drm, struct drm_file *file)
 err_entities:
 	while (i--)
 		drm_sched_entity_destroy(&mfile->entity[i]);
+	megpu_syscall_file_fini(mfile);
+err_vm:
 	megpu_vm_put(mfile->vm);
 err_free:
 	kfree(mfile);
@@ -153,6 +170,8 @@ static void megpu_postclose(struct drm_device *drm, struct drm_file *file)
 	struct megpu_file *mfile = file->driver_priv;
 	unsigned int i;
 
+	/* no service any more: its waves get -EPIPE instead of waiting */
+	megpu_syscall_file_close(mfile);
 	/*
 	 * Jobs that have not reached an engine are cancelled now (no
 	 * drm_sched_entity_flush(), which would wait for them to run); the
@@ -284,6 +303,7 @@ static int megpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	mutex_init(&mdev->mmu_lock);
 	xa_init_flags(&mdev->ctxs, XA_FLAGS_ALLOC1);
 	megpu_flush_init(mdev);
+	megpu_syscall_init(mdev);
 
 	ret = megpu_check_hw(mdev);
 	if (ret)
@@ -314,6 +334,7 @@ static int megpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	megpu_irq_enable_engines(mdev);
 
 	megpu_debugfs_init(mdev);
+	megpu_syscall_debugfs_init(mdev);
 	ret = drm_dev_register(&mdev->drm, 0);
 	if (ret)
 		goto err_irq;

@@ -195,6 +195,10 @@ struct megpu_engine {
  * @bos_lock: protects @bos
  * @bos: every BO, for the resource-object dump
  * @next_bo_id: id of the next BO (debugfs)
+ * @syscall_lock: protects @mailboxes, the mailboxes' service state
+ *	and @sc
+ * @mailboxes: the files' mailboxes, which the syscall interrupt scans
+ * @sc: GPU-to-CPU call counters (debugfs "syscalls")
  * @live_bos: BOs alive (debugfs, leak checks)
  * @live_jobs: jobs alive
  * @live_vms: GPU address spaces alive
@@ -239,6 +243,20 @@ struct megpu_device {
 	struct mutex bos_lock;		/* bos */
 	struct list_head bos;
 	u32 next_bo_id;
+
+	struct mutex syscall_lock;	/* mailboxes, sc */
+	struct list_head mailboxes;
+	struct {
+		u64 irqs;
+		u64 calls;
+		u64 kernel_ops;
+		u64 user_ops;
+		u64 unknown_ops;
+		u64 orphans;
+		u64 bad_returns;
+		u64 restarts;
+		u64 reclaimed;
+	} sc;
 
 	atomic_t live_bos;
 	atomic_t live_jobs;
@@ -318,6 +336,32 @@ struct megpu_mapping {
 };
 
 /**
+ * struct megpu_mailbox - a file's mailbox for GPU-to-CPU calls (seed 003)
+ * @cpu: the slots (coherent DMA memory), NULL without waves
+ * @dma: their bus address, for SET_MAILBOX
+ * @slots: number of slots
+ * @ctx: the file's GPU context (debugfs)
+ * @closed: the file is closed: calls are answered -EPIPE
+ * @pending: ACTIVE slots for the service, not yet fetched by it
+ * @fetched: slots the service fetched and has not answered
+ * @wq: the service's SYSCALL_WAIT
+ * @node: in the device's mailbox list
+ *
+ * Everything but @cpu's contents, @wq and @node is under syscall_lock.
+ */
+struct megpu_mailbox {
+	void *cpu;
+	dma_addr_t dma;
+	u32 slots;
+	u32 ctx;
+	bool closed;
+	unsigned long *pending;
+	unsigned long *fetched;
+	wait_queue_head_t wq;
+	struct list_head node;
+};
+
+/**
  * struct megpu_file - per open file state
  * @refcount: held by the drm_file and by jobs (for busy time)
  * @mdev: the device
@@ -327,6 +371,7 @@ struct megpu_mapping {
  * @pinned_bytes: pinned memory of the BOs it created (client_pinned_mb)
  * @banned: a job of this file hung: its jobs not yet run on that engine
  *	are cancelled and SUBMIT fails with -EIO
+ * @mbox: its mailbox, alive as long as the file's jobs
  */
 struct megpu_file {
 	struct kref refcount;
@@ -336,6 +381,7 @@ struct megpu_file {
 	atomic64_t busy_ns[MEGPU_MAX_ENGINES];
 	atomic64_t pinned_bytes;
 	bool banned;
+	struct megpu_mailbox mbox;
 };
 
 /**
@@ -512,6 +558,20 @@ void megpu_flush_debugfs_minor_init(struct drm_minor *minor);
 int megpu_flush_unmapped(struct megpu_vm *vm);
 void megpu_flush_unplug(struct megpu_device *mdev);
 void megpu_flush_mark_dirty(struct megpu_device *mdev);
+
+/* megpu_syscall.c */
+void megpu_syscall_init(struct megpu_device *mdev);
+void megpu_syscall_debugfs_init(struct megpu_device *mdev);
+u32 megpu_syscall_slots(struct megpu_device *mdev);
+int megpu_syscall_file_init(struct megpu_file *mfile);
+void megpu_syscall_file_close(struct megpu_file *mfile);
+void megpu_syscall_file_fini(struct megpu_file *mfile);
+void megpu_syscall_irq(struct megpu_device *mdev);
+void megpu_syscall_engine_reset(struct megpu_engine *eng);
+int megpu_ioctl_syscall_wait(struct drm_device *drm, void *data,
+			     struct drm_file *file);
+int megpu_ioctl_syscall_return(struct drm_device *drm, void *data,
+			       struct drm_file *file);
 
 /* megpu_submit.c */
 int megpu_ioctl_submit(struct drm_device *drm, void *data,

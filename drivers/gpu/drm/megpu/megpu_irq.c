@@ -55,10 +55,14 @@ static irqreturn_t megpu_irq_thread(int irq, void *arg)
 	struct megpu_vector *vec = arg;
 	u32 status = atomic_xchg(&vec->pending, 0);
 
-	if (vec->engine)
+	if (vec->engine) {
 		megpu_engine_irq(vec->engine, status);
-	else if (status & MEGPU_MISC_IRQ_FLUSH_DONE)
+		return IRQ_HANDLED;
+	}
+	if (status & MEGPU_MISC_IRQ_FLUSH_DONE)
 		megpu_flush_irq(vec->mdev);
+	if (status & MEGPU_MISC_IRQ_SYSCALL)
+		megpu_syscall_irq(vec->mdev);
 	return IRQ_HANDLED;
 }
 

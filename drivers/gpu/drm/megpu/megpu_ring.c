@@ -3,8 +3,8 @@
 /*
  * Engine rings and the ring-frame builder. A job's frame is
  *
- *	WAIT(sem, ts)* SET_CONTEXT(pd, ctx) IB(ib) [FLUSH] SIGNAL(own sem, seqno)
- *	TIMESTAMP(seqno, irq)
+ *	WAIT(sem, ts)* SET_CONTEXT(pd, ctx) [SET_MAILBOX(mbox, slots)] IB(ib)
+ *	[FLUSH] SIGNAL(own sem, seqno) TIMESTAMP(seqno, irq)
  *
  * or, for a job with the host-driven flush handshake,
  *
@@ -66,6 +66,13 @@ void megpu_ring_emit_job(struct megpu_engine *eng, struct megpu_job *job)
 				       MEGPU_PKT_SET_CONTEXT_COUNT, 0));
 	ring_put64(eng, job->vm->pd_dma);
 	ring_put(eng, job->vm->ctx_id);
+	/* the engine keeps a mailbox across jobs: always this file's */
+	if (eng->mdev->caps & MEGPU_CAP_WAVES) {
+		ring_put(eng, MEGPU_PKT_HEADER(MEGPU_PKT_SET_MAILBOX,
+					       MEGPU_PKT_SET_MAILBOX_COUNT, 0));
+		ring_put64(eng, job->file->mbox.dma);
+		ring_put(eng, job->file->mbox.slots);
+	}
 
 	job->ib_ring_off = eng->tail;
 	ring_put(eng, MEGPU_PKT_HEADER(job->cancelled ? MEGPU_PKT_NOP :

@@ -492,6 +492,7 @@ static enum drm_gpu_sched_stat megpu_timedout_job(struct drm_sched_job *bad)
 		return DRM_GPU_SCHED_STAT_ENODEV;
 	}
 	eng->reset_count++;
+	megpu_syscall_engine_reset(eng);
 	megpu_engine_retire(eng);
 
 	spin_lock_irqsave(&eng->job_lock, flags);

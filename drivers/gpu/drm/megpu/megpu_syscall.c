@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Copyright 2026 The megpu authors */
+/*
+ * DOC: GPU-to-CPU system calls (seed 003)
+ *
+ * A wave's SYSCALL takes a FREE slot of its engine's mailbox, fills it,
+ * marks it ACTIVE, parks and interrupts (MISC_IRQ_SYSCALL). Here the CPU
+ * side of the seed's FIG. 3: the interrupt thread scans every ACTIVE slot
+ * of every mailbox (one interrupt may serve many calls), answers the
+ * calls it runs itself (ECHO, ADD), hands the others to the service of
+ * the file they belong to (DRM_IOCTL_MEGPU_SYSCALL_WAIT), and for each
+ * answer writes the result, stores RETURNING and restarts the caller's
+ * wave through WAVE_RESTART, once per wave per scan.
+ *
+ * Mailboxes are per file, not per device: each frame points its engine at
+ * its file's mailbox (SET_MAILBOX), so a client only ever sees, and can
+ * only answer, its own calls, and a closed client's calls are answered
+ * (-EPIPE) without looking at anybody else's. A mailbox lives as long as
+ * its file's jobs (the file's reference count): the device may write it
+ * until the last of them is done. An engine reset drops its waves; their
+ * slots are reclaimed here, so no slot leaks.
+ */
+
+#include <linux/dma-mapping.h>
+#include <linux/moduleparam.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <drm/drm_debugfs.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_print.h>
+#include <drm/drm_utils.h>
+#include <drm/megpu_drm.h>
+
+#include "megpu_drv.h"
+
+static unsigned int megpu_mailbox_slots = 8;
+module_param_named(mailbox_slots, megpu_mailbox_slots, uint, 0444);
+MODULE_PARM_DESC(mailbox_slots,
+		 "slots of each file's mailbox for GPU-to-CPU calls (default 8)");
+
+/* The most restarts one scan collects before it writes them. */
+#define MEGPU_RESTART_BATCH	64
+
+static bool megpu_has_waves(struct megpu_device *mdev)
+{
+	return mdev->caps & MEGPU_CAP_WAVES;
+}
+
+u32 megpu_syscall_slots(struct megpu_device *mdev)
+{
+	if (!megpu_has_waves(mdev))
+		return 0;
+	return clamp(megpu_mailbox_slots, 1u, (u32)MEGPU_MBOX_MAX_SLOTS);
+}
+
+static __le32 *slot_word(struct megpu_mailbox *mbox, u32 slot, u32 off)
+{
+	return mbox->cpu + slot * MEGPU_MBOX_SLOT_SIZE + off;
+}
+
+static u32 slot_state(struct megpu_mailbox *mbox, u32 slot)
+{
+	return le32_to_cpu(READ_ONCE(*slot_word(mbox, slot, MEGPU_MBOX_STATE)));
+}
+
+static u32 slot_u32(struct megpu_mailbox *mbox, u32 slot, u32 off)
+{
+	return le32_to_cpu(READ_ONCE(*slot_word(mbox, slot, off)));
+}
+
+static void slot_set_state(struct megpu_mailbox *mbox, u32 slot, u32 state)
+{
+	WRITE_ONCE(*slot_word(mbox, slot, MEGPU_MBOX_STATE),
+		   cpu_to_le32(state));
+}
+
+int megpu_syscall_file_init(struct megpu_file *mfile)
+{
+	struct megpu_device *mdev = mfile->mdev;
+	struct megpu_mailbox *mbox = &mfile->mbox;
+	u32 slots = megpu_syscall_slots(mdev);
+
+	init_waitqueue_head(&mbox->wq);
+	INIT_LIST_HEAD(&mbox->node);
+	mbox->ctx = mfile->vm->ctx_id;
+	if (!slots)
+		return 0;
+	mbox->pending = bitmap_zalloc(slots, GFP_KERNEL);
+	mbox->fetched = bitmap_zalloc(slots, GFP_KERNEL);
+	/* zeroed: every slot FREE */
+	mbox->cpu = dma_alloc_coherent(mdev->drm.dev,
+				       slots * MEGPU_MBOX_SLOT_SIZE,
+				       &mbox->dma, GFP_KERNEL);
+	if (!mbox->pending || !mbox->fetched || !mbox->cpu) {
+		megpu_syscall_file_fini(mfile);
+		return -ENOMEM;
+	}
+	mbox->slots = slots;
+	mutex_lock(&mdev->syscall_lock);
+	list_add_tail(&mbox->node, &mdev->mailboxes);
+	mutex_unlock(&mdev->syscall_lock);
+	return 0;
+}
+
+/* The file's last job is done: the device writes its mailbox no more. */
+void megpu_syscall_file_fini(struct megpu_file *mfile)
+{
+	struct megpu_device *mdev = mfile->mdev;
+	struct megpu_mailbox *mbox = &mfile->mbox;
+
+	mutex_lock(&mdev->syscall_lock);
+	list_del_init(&mbox->node);
+	mutex_unlock(&mdev->syscall_lock);
+	if (mbox->cpu)
+		dma_free_coherent(mdev->drm.dev,
+				  mbox->slots * MEGPU_MBOX_SLOT_SIZE,
+				  mbox->cpu, mbox->dma);
+	bitmap_free(mbox->pending);
+	bitmap_free(mbox->fetched);
+	mbox->cpu = NULL;
+}
+
+/* Restarts collected by one scan, each wave once. */
+struct megpu_restarts {
+	u32 n;
+	u32 ids[MEGPU_RESTART_BATCH];
+};
+
+static void megpu_restart_flush(struct megpu_device *mdev,
+				struct megpu_restarts *r)
+{
+	int idx;
+	u32 i;
+
+	if (r->n && drm_dev_enter(&mdev->drm, &idx)) {
+		for (i = 0; i < r->n; i++)
+			megpu_write(mdev, MEGPU_REG_WAVE_RESTART, r->ids[i]);
+		drm_dev_exit(idx);
+	}
+	mdev->sc.restarts += r->n;
+	r->n = 0;
+}
+
+static void megpu_restart_add(struct megpu_device *mdev,
+			      struct megpu_restarts *r, u32 id)
+{
+	u32 i;
+
+	for (i = 0; i < r->n; i++)
+		if (r->ids[i] == id)
+			return;
+	if (r->n == MEGPU_RESTART_BATCH)
+		megpu_restart_flush(mdev, r);
+	r->ids[r->n++] = id;
+}
+
+/*
+ * Answer an ACTIVE slot: the result, then RETURNING (the wave reads the
+ * result once it sees RETURNING), then the restart. Called with
+ * syscall_lock held.
+ */
+static void megpu_slot_answer(struct megpu_device *mdev,
+			      struct megpu_mailbox *mbox, u32 slot, u64 ret,
+			      struct megpu_restarts *r)
+{
+	u32 caller = slot_u32(mbox, slot, MEGPU_MBOX_CALLER);
+	__le64 *res = (__le64 *)slot_word(mbox, slot, MEGPU_MBOX_RET);
+
+	lockdep_assert_held(&mdev->syscall_lock);
+	WRITE_ONCE(*res, cpu_to_le64(ret));
+	dma_wmb();
+	slot_set_state(mbox, slot, MEGPU_MBOX_RETURNING);
+	clear_bit(slot, mbox->pending);
+	clear_bit(slot, mbox->fetched);
+	megpu_restart_add(mdev, r, caller);
+}
+
+/* The calls the kernel runs itself. */
+static u64 megpu_syscall_kernel_op(struct megpu_device *mdev, u32 op,
+				   const u32 arg[3])
+{
+	switch (op) {
+	case DRM_MEGPU_SYSCALL_ECHO:
+		return arg[0] | (u64)arg[1] << 32;
+	case DRM_MEGPU_SYSCALL_ADD:
+		return (u64)arg[0] + arg[1] + arg[2];
+	default:
+		mdev->sc.unknown_ops++;
+		return (u64)-EOPNOTSUPP;
+	}
+}
+
+/* Scan one mailbox; syscall_lock held. */
+static void megpu_mailbox_scan(struct megpu_device *mdev,
+			       struct megpu_mailbox *mbox,
+			       struct megpu_restarts *r)
+{
+	bool wake = false;
+	u32 slot, op, arg[3];
+
+	for (slot = 0; slot < mbox->slots; slot++) {
+		if (slot_state(mbox, slot) != MEGPU_MBOX_ACTIVE)
+			continue;
+		if (test_bit(slot, mbox->pending) ||
+		    test_bit(slot, mbox->fetched))
+			continue;	/* with the service already */
+		/* the slot's contents were written before ACTIVE */
+		dma_rmb();
+		op = slot_u32(mbox, slot, MEGPU_MBOX_OP);
+		arg[0] = slot_u32(mbox, slot, MEGPU_MBOX_ARG(0));
+		arg[1] = slot_u32(mbox, slot, MEGPU_MBOX_ARG(1));
+		arg[2] = slot_u32(mbox, slot, MEGPU_MBOX_ARG(2));
+		mdev->sc.calls++;
+		if (mbox->closed) {
+			mdev->sc.orphans++;
+			megpu_slot_answer(mdev, mbox, slot, (u64)-EPIPE, r);
+		} else if (op < DRM_MEGPU_SYSCALL_USER) {
+			mdev->sc.kernel_ops++;
+			megpu_slot_answer(mdev, mbox, slot,
+					  megpu_syscall_kernel_op(mdev, op, arg),
+					  r);
+		} else {
+			set_bit(slot, mbox->pending);
+			wake = true;
+		}
+	}
+	if (wake)
+		wake_up_all(&mbox->wq);
+}
+
+/* MISC_IRQ_SYSCALL, in the interrupt thread: serve every ACTIVE slot. */
+void megpu_syscall_irq(struct megpu_device *mdev)
+{
+	struct megpu_mailbox *mbox;
+	struct megpu_restarts r;
+
+	r.n = 0;
+	mutex_lock(&mdev->syscall_lock);
+	mdev->sc.irqs++;
+	list_for_each_entry(mbox, &mdev->mailboxes, node)
+		megpu_mailbox_scan(mdev, mbox, &r);
+	megpu_restart_flush(mdev, &r);
+	mutex_unlock(&mdev->syscall_lock);
+}
+
+/*
+ * The file is closed: answer its calls now and from now on with -EPIPE,
+ * so that none of its waves waits for a service that is gone.
+ */
+void megpu_syscall_file_close(struct megpu_file *mfile)
+{
+	struct megpu_device *mdev = mfile->mdev;
+	struct megpu_mailbox *mbox = &mfile->mbox;
+	struct megpu_restarts r;
+	u32 slot;
+
+	if (!mbox->cpu)
+		return;
+	r.n = 0;
+	mutex_lock(&mdev->syscall_lock);
+	mbox->closed = true;
+	for (slot = 0; slot < mbox->slots; slot++) {
+		if (slot_state(mbox, slot) != MEGPU_MBOX_ACTIVE)
+			continue;
+		mdev->sc.orphans++;
+		megpu_slot_answer(mdev, mbox, slot, (u64)-EPIPE, &r);
+	}
+	megpu_restart_flush(mdev, &r);
+	mutex_unlock(&mdev->syscall_lock);
+	wake_up_all(&mbox->wq);
+}
+
+/*
+ * @eng was reset: its waves are gone. Their slots, in whatever state the
+ * reset left them, are FREE again, and the service forgets them.
+ */
+void megpu_syscall_engine_reset(struct megpu_engine *eng)
+{
+	struct megpu_device *mdev = eng->mdev;
+	struct megpu_mailbox *mbox;
+	u32 slot;
+
+	if (!megpu_has_waves(mdev))
+		return;
+	mutex_lock(&mdev->syscall_lock);
+	list_for_each_entry(mbox, &mdev->mailboxes, node) {
+		for (slot = 0; slot < mbox->slots; slot++) {
+			if (slot_state(mbox, slot) == MEGPU_MBOX_FREE ||
+			    MEGPU_WAVE_ID_ENGINE(slot_u32(mbox, slot,
+							  MEGPU_MBOX_CALLER)) !=
+			    eng->index)
+				continue;
+			clear_bit(slot, mbox->pending);
+			clear_bit(slot, mbox->fetched);
+			slot_set_state(mbox, slot, MEGPU_MBOX_FREE);
+			mdev->sc.reclaimed++;
+		}
+	}
+	mutex_unlock(&mdev->syscall_lock);
+}
+
+static bool megpu_mailbox_has_pending(struct megpu_mailbox *mbox)
+{
+	return find_first_bit(mbox->pending, mbox->slots) < mbox->slots;
+}
+
+int megpu_ioctl_syscall_wait(struct drm_device *drm, void *data,
+			     struct drm_file *file)
+{
+	struct megpu_device *mdev = to_megpu(drm);
+	struct megpu_file *mfile = file->driver_priv;
+	struct megpu_mailbox *mbox = &mfile->mbox;
+	struct drm_megpu_syscall_wait *args = data;
+	struct drm_megpu_syscall __user *user = u64_to_user_ptr(args->calls);
+	unsigned long timeout = drm_timeout_abs_to_jiffies(args->timeout_ns);
+	struct drm_megpu_syscall call;
+	u32 slot, n = 0;
+	long ret;
+
+	if (!args->count || args->flags)
+		return -EINVAL;
+	if (!mbox->cpu)
+		return -EOPNOTSUPP;
+
+	ret = wait_event_interruptible_timeout(mbox->wq,
+					       megpu_mailbox_has_pending(mbox),
+					       timeout);
+	if (ret < 0)
+		return ret;
+
+	mutex_lock(&mdev->syscall_lock);
+	for_each_set_bit(slot, mbox->pending, mbox->slots) {
+		if (n == args->count)
+			break;
+		call.slot = slot;
+		call.op = slot_u32(mbox, slot, MEGPU_MBOX_OP);
+		call.args[0] = slot_u32(mbox, slot, MEGPU_MBOX_ARG(0));
+		call.args[1] = slot_u32(mbox, slot, MEGPU_MBOX_ARG(1));
+		call.args[2] = slot_u32(mbox, slot, MEGPU_MBOX_ARG(2));
+		call.caller = slot_u32(mbox, slot, MEGPU_MBOX_CALLER);
+		/* a call stays pending unless it reached userspace */
+		if (copy_to_user(&user[n], &call, sizeof(call)))
+			break;
+		clear_bit(slot, mbox->pending);
+		set_bit(slot, mbox->fetched);
+		n++;
+	}
+	mdev->sc.user_ops += n;
+	mutex_unlock(&mdev->syscall_lock);
+	if (!n)
+		return slot < mbox->slots && n < args->count ? -EFAULT : -ETIME;
+	args->count = n;
+	return 0;
+}
+
+int megpu_ioctl_syscall_return(struct drm_device *drm, void *data,
+			       struct drm_file *file)
+{
+	struct megpu_device *mdev = to_megpu(drm);
+	struct megpu_file *mfile = file->driver_priv;
+	struct megpu_mailbox *mbox = &mfile->mbox;
+	struct drm_megpu_syscall_return *args = data;
+	struct megpu_restarts r;
+	int ret = 0;
+
+	if (!mbox->cpu)
+		return -EOPNOTSUPP;
+	if (args->slot >= mbox->slots)
+		return -EINVAL;
+	r.n = 0;
+	mutex_lock(&mdev->syscall_lock);
+	if (!test_bit(args->slot, mbox->fetched) ||
+	    slot_state(mbox, args->slot) != MEGPU_MBOX_ACTIVE ||
+	    slot_u32(mbox, args->slot, MEGPU_MBOX_CALLER) != args->caller) {
+		mdev->sc.bad_returns++;
+		ret = -ENOENT;
+	} else {
+		megpu_slot_answer(mdev, mbox, args->slot, args->ret, &r);
+		megpu_restart_flush(mdev, &r);
+	}
+	mutex_unlock(&mdev->syscall_lock);
+	return ret;
+}
+
+static int megpu_syscalls_show(struct seq_file *m, void *data)
+{
+	struct drm_debugfs_entry *entry = m->private;
+	struct megpu_device *mdev = to_megpu(entry->dev);
+	struct megpu_mailbox *mbox;
+	unsigned int i;
+	u32 slot;
+	int idx;
+
+	if (!megpu_has_waves(mdev)) {
+		seq_puts(m, "no waves\n");
+		return 0;
+	}
+	if (drm_dev_enter(&mdev->drm, &idx)) {
+		seq_printf(m, "syscalls %u\n",
+			   megpu_read(mdev, MEGPU_REG_SYSCALLS));
+		seq_printf(m, "retry_spins %u\n",
+			   megpu_read(mdev, MEGPU_REG_SYSCALL_RETRIES));
+		seq_printf(m, "wave_restarts %u\n",
+			   megpu_read(mdev, MEGPU_REG_WAVE_RESTARTS));
+		seq_printf(m, "restart_errors %u\n",
+			   megpu_read(mdev, MEGPU_REG_WAVE_RESTART_ERRORS));
+		seq_printf(m, "wave_interrupts %u\n",
+			   megpu_read(mdev, MEGPU_REG_WAVE_INTERRUPTS));
+		for (i = 0; i < mdev->num_engines; i++) {
+			struct megpu_engine *eng = &mdev->engines[i];
+
+			seq_printf(m, "%s waves %u parked %u parked_wave 0x%x\n",
+				   eng->name,
+				   megpu_eng_read(eng, MEGPU_ENG_WAVES_LIVE),
+				   megpu_eng_read(eng, MEGPU_ENG_WAVES_PARKED),
+				   megpu_eng_read(eng, MEGPU_ENG_PARKED_WAVE));
+		}
+		drm_dev_exit(idx);
+	}
+	mutex_lock(&mdev->syscall_lock);
+	seq_printf(m, "irqs %llu\n", mdev->sc.irqs);
+	seq_printf(m, "calls %llu\n", mdev->sc.calls);
+	seq_printf(m, "kernel_ops %llu\n", mdev->sc.kernel_ops);
+	seq_printf(m, "user_ops %llu\n", mdev->sc.user_ops);
+	seq_printf(m, "unknown_ops %llu\n", mdev->sc.unknown_ops);
+	seq_printf(m, "orphans %llu\n", mdev->sc.orphans);
+	seq_printf(m, "bad_returns %llu\n", mdev->sc.bad_returns);
+	seq_printf(m, "restarts %llu\n", mdev->sc.restarts);
+	seq_printf(m, "reclaimed %llu\n", mdev->sc.reclaimed);
+	list_for_each_entry(mbox, &mdev->mailboxes, node) {
+		seq_printf(m, "mailbox ctx %u slots %u%s:",
+			   mbox->ctx, mbox->slots,
+			   mbox->closed ? " closed" : "");
+		for (slot = 0; slot < mbox->slots; slot++)
+			seq_printf(m, " %u", slot_state(mbox, slot));
+		seq_puts(m, "\n");
+	}
+	mutex_unlock(&mdev->syscall_lock);
+	return 0;
+}
+
+void megpu_syscall_init(struct megpu_device *mdev)
+{
+	mutex_init(&mdev->syscall_lock);
+	INIT_LIST_HEAD(&mdev->mailboxes);
+}
+
+void megpu_syscall_debugfs_init(struct megpu_device *mdev)
+{
+	drm_debugfs_add_file(&mdev->drm, "syscalls", megpu_syscalls_show, NULL);
+}

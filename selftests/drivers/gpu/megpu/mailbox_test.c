@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The driver's side of GPU-to-CPU calls (seed 003): every work-item of a
+ * wave program calls the CPU through the file's mailbox. Calls the kernel
+ * runs itself come back right; a client that closes with waves parked on
+ * its service gets them answered -EPIPE; a job whose calls are never
+ * answered times out, and its slots are free again.
+ */
+
+#include <poll.h>
+#include <stdint.h>
+
+#include "kselftest_harness.h"
+#include "megpu_test.h"
+
+/* out[i] = syscall(N, i, arg1, arg2) for i < n; user[0] out, user[1] n. */
+static const char caller_src[] =
+	"	s2r	r1, global_id\n"
+	"	ldarg32	r2, 8\n"
+	"	cmpltu	r3, r1, r2\n"
+	"	if	r3\n"
+	"	li	r5, %u\n"
+	"	li	r6, %u\n"
+	"	syscall	r4, %u, r1, r5, r6\n"
+	"	ldarg	r7, 0\n"
+	"	shl	r8, r1, 3\n"
+	"	add	r7, r7, r8\n"
+	"	st64	[r7], r4\n"
+	"	endif\n"
+	"	end\n";
+
+struct caller {
+	struct megpu_bo *code, *out;
+	struct mt_job j;
+};
+
+/* An engine that runs wave programs (gfx, compute), or -1. */
+static int mb_engine(struct mt *t)
+{
+	uint64_t feat = 0;
+	unsigned int e;
+
+	if (megpu_get_param(&t->gpu, DRM_MEGPU_PARAM_FEATURES, &feat) ||
+	    !(feat & MEGPU_CAP_WAVES))
+		return -1;
+	for (e = 0; e < t->engines; e++)
+		if (mt_type(t, e) == MEGPU_ENGINE_GFX ||
+		    mt_type(t, e) == MEGPU_ENGINE_COMPUTE)
+			return e;
+	return -1;
+}
+
+static int sync_file_wait(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int n = poll(&p, 1, ms);
+
+	return n == 1 ? 0 : n == 0 ? -ETIME : -errno;
+}
+
+/* Start @n work-items each calling op @op with (i, a1, a2). */
+static int caller_start(struct mt *t, struct caller *c, unsigned int engine,
+			unsigned int n, uint32_t op, uint32_t a1, uint32_t a2)
+{
+	struct megpu_pargs pa = { 0 };
+	struct megpu_prog prog;
+	struct megpu_bo *bos[2];
+	char src[1024], err[128];
+	struct megpu_cs cs;
+	uint64_t pva;
+	int ret;
+
+	snprintf(src, sizeof(src), caller_src, a1, a2, op);
+	ret = megpu_asm(src, &prog, err, sizeof(err));
+	if (ret)
+		return ret;
+	ret = mt_bo(&t->gpu, 4096 + prog.len * 8, 0, &c->code);
+	if (ret)
+		goto out;
+	ret = mt_bo(&t->gpu, n * 8, 0, &c->out);
+	if (ret)
+		goto out;
+	memset(c->out->map, 0xee, n * 8);
+	megpu_prog_store(&prog, (uint8_t *)c->code->map + 4096);
+	pa.program = c->code->va + 4096;
+	pa.len = prog.len;
+	pa.user[0] = c->out->va;
+	pa.user[1] = n;
+	ret = megpu_pargs_write(c->code, 0, &pa, &pva);
+	if (ret)
+		goto out;
+	megpu_cs_init(&cs);
+	megpu_cs_dispatch_program(&cs, pva, n, 1, 64, 1);
+	bos[0] = c->code;
+	bos[1] = c->out;
+	ret = mt_submit(&t->gpu, &c->j, engine, &cs, bos, 2, 0);
+	megpu_cs_fini(&cs);
+out:
+	megpu_prog_fini(&prog);
+	return ret;
+}
+
+static void caller_free(struct caller *c)
+{
+	megpu_bo_free(c->out);
+	megpu_bo_free(c->code);
+}
+
+/* A number from debugfs "syscalls" ("key value" lines), or -1. */
+static long long sc_counter(struct mt *t, const char *key)
+{
+	char *text = mt_debugfs(t, "syscalls"), *p;
+	size_t klen = strlen(key);
+	long long v = -1;
+
+	if (!text)
+		return -1;
+	for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, klen) && p[klen] == ' ') {
+			v = strtoll(p + klen + 1, NULL, 0);
+			break;
+		}
+	free(text);
+	return v;
+}
+
+MT_FIXTURE(mb)
+
+#define CALLERS 200
+
+/* More callers than slots: ECHO and ADD, answered by the kernel. */
+TEST_F(mb, kernel_ops_many_callers)
+{
+	struct mt *t = &self->t;
+	uint64_t slots = 0, *out;
+	int e = mb_engine(t);
+	struct caller c;
+	unsigned int i, bad = 0;
+	long long irqs0, irqs;
+
+	if (e < 0)
+		SKIP(return, "no engine runs wave programs");
+	ASSERT_EQ(0, megpu_get_param(&t->gpu, DRM_MEGPU_PARAM_MAILBOX_SLOTS,
+				     &slots));
+	ASSERT_LT(0, slots);
+	ASSERT_GT(CALLERS, slots);
+	irqs0 = sc_counter(t, "irqs");
+
+	ASSERT_EQ(0, caller_start(t, &c, e, CALLERS, DRM_MEGPU_SYSCALL_ECHO,
+				  0xabcdef01, 0));
+	ASSERT_EQ(0, mt_job_finish(&c.j, mt_job_ns(t)));
+	out = c.out->map;
+	for (i = 0; i < CALLERS; i++)
+		bad += out[i] != (i | 0xabcdef01ull << 32);
+	EXPECT_EQ(0, bad) TH_LOG("out[0] = 0x%llx", (unsigned long long)out[0]);
+	caller_free(&c);
+
+	ASSERT_EQ(0, caller_start(t, &c, e, CALLERS, DRM_MEGPU_SYSCALL_ADD,
+				  0xffffffff, 7));
+	ASSERT_EQ(0, mt_job_finish(&c.j, mt_job_ns(t)));
+	out = c.out->map;
+	for (i = 0, bad = 0; i < CALLERS; i++)
+		bad += out[i] != i + 0xffffffffull + 7;
+	EXPECT_EQ(0, bad);
+	caller_free(&c);
+
+	/* an unknown kernel op answers -EOPNOTSUPP */
+	ASSERT_EQ(0, caller_start(t, &c, e, 3, 0x42, 0, 0));
+	ASSERT_EQ(0, mt_job_finish(&c.j, mt_job_ns(t)));
+	EXPECT_EQ((uint64_t)-EOPNOTSUPP, ((uint64_t *)c.out->map)[2]);
+	caller_free(&c);
+
+	/* one interrupt serves several calls */
+	irqs = sc_counter(t, "irqs");
+	if (irqs0 >= 0 && irqs >= 0)
+		EXPECT_GT(2 * CALLERS + 3, irqs - irqs0);
+}
+
+/*
+ * Waves parked on a user op nobody serves; the client closes: its calls
+ * are answered -EPIPE and its job ends; another client works.
+ */
+TEST_F(mb, close_answers_parked_waves)
+{
+	struct mt *t = &self->t;
+	int e = mb_engine(t);
+	struct megpu_bo *probe;
+	struct caller c;
+	struct mt a;
+	int sync_file;
+	long long orphans0;
+
+	if (e < 0)
+		SKIP(return, "no engine runs wave programs");
+	orphans0 = sc_counter(t, "orphans");
+	ASSERT_EQ(0, mt_open_client(t, &a));
+	ASSERT_EQ(0, caller_start(&a, &c, e, 40, DRM_MEGPU_SYSCALL_USER, 1, 2));
+	ASSERT_EQ(0, megpu_syncobj_export(&a.gpu, c.j.sync, 0, &sync_file));
+	usleep(100000);
+	EXPECT_TRUE(mt_pending(&a.gpu, c.j.sync, 0));
+	mt_job_free(&c.j);
+	caller_free(&c);	/* the job keeps its BOs */
+	mt_close(&a);
+	/* the job ends well before a timeout would stop it */
+	EXPECT_EQ(0, sync_file_wait(sync_file, t->timeout_ms / 2));
+	EXPECT_EQ(0, megpu_sync_file_status(sync_file));
+	close(sync_file);
+	EXPECT_LE(orphans0 + 40, sc_counter(t, "orphans"));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &probe));
+	EXPECT_EQ(0, mt_probe_engine(t, e, probe, 0, 0x600d));
+	megpu_bo_free(probe);
+}
+
+/* Calls nobody answers: the job times out, its slots are FREE again. */
+TEST_F_TIMEOUT(mb, unanswered_calls_time_out, 60)
+{
+	struct mt *t = &self->t;
+	int e = mb_engine(t);
+	struct caller c;
+	struct mt a;
+	long long reclaimed0;
+
+	if (e < 0)
+		SKIP(return, "no engine runs wave programs");
+	reclaimed0 = sc_counter(t, "reclaimed");
+	ASSERT_EQ(0, mt_open_client(t, &a));
+	ASSERT_EQ(0, caller_start(&a, &c, e, 40, DRM_MEGPU_SYSCALL_USER, 1, 2));
+	EXPECT_EQ(-ETIMEDOUT, mt_job_finish(&c.j, mt_job_ns(t)));
+	EXPECT_LT(reclaimed0, sc_counter(t, "reclaimed"));
+	caller_free(&c);
+	mt_close(&a);
+	/* the engine and the mailboxes work for the next client */
+	ASSERT_EQ(0, caller_start(t, &c, e, 40, DRM_MEGPU_SYSCALL_ECHO, 5, 0));
+	EXPECT_EQ(0, mt_job_finish(&c.j, mt_job_ns(t)));
+	EXPECT_EQ(39 | 5ull << 32, ((uint64_t *)c.out->map)[39]);
+	caller_free(&c);
+}
+
+TEST_HARNESS_MAIN
