@@ -597,7 +597,8 @@ int megpu_prog_load(struct megpu *gpu, const char *src, struct megpu_bo **bo,
  * FILEIO s0 = address, s1 = length, s2 = file offset: pwrite()s those
  *	bytes to the service's file; the bytes written or -errno.
  * Any address or length outside the BOs given to the service answers
- * -EFAULT, as a 64-bit two's complement; an op with no handler -ENOSYS.
+ * -EFAULT, as a 64-bit two's complement; an op with no handler
+ * -EOPNOTSUPP, as the kernel answers an unknown kernel op.
  */
 #define MEGPU_SYS_PRINTF		(DRM_MEGPU_SYSCALL_USER + 0)
 #define MEGPU_SYS_MALLOC		(DRM_MEGPU_SYSCALL_USER + 1)

@@ -167,7 +167,7 @@ static uint64_t dispatch(struct megpu_service *svc,
 		}
 	}
 	pthread_mutex_unlock(&svc->lock);
-	return fn ? fn(svc, c, priv) : MEGPU_SYS_ERR(-ENOSYS);
+	return fn ? fn(svc, c, priv) : MEGPU_SYS_ERR(-EOPNOTSUPP);
 }
 
 #define SERVE_BATCH 64

@@ -356,8 +356,8 @@ TEST_F(syscall, user_op_answered_by_service)
 	mt_prog_free(&p);
 }
 
-/* An op nobody handles: the kernel's -ENOSYS, the service's -ENOSYS. */
-TEST_F(syscall, unknown_ops_answer_enosys)
+/* An op nobody handles: -EOPNOTSUPP, from the kernel or the service. */
+TEST_F(syscall, unknown_ops_answer_eopnotsupp)
 {
 	struct megpu_service svc;
 	struct megpu_bo *out;
@@ -369,7 +369,7 @@ TEST_F(syscall, unknown_ops_answer_enosys)
 	ASSERT_EQ(0, start_calls(&self->t, &j, self->engine, &p, 0, out, 0,
 				 1));
 	ASSERT_EQ(0, mt_job_finish(&j, mt_job_ns(&self->t)));
-	ASSERT_EQ(MEGPU_SYS_ERR(-ENOSYS), ((uint64_t *)out->map)[0]);
+	ASSERT_EQ(MEGPU_SYS_ERR(-EOPNOTSUPP), ((uint64_t *)out->map)[0]);
 	mt_prog_free(&p);
 
 	ASSERT_EQ(0, megpu_service_init(&svc, &self->t.gpu));
@@ -378,7 +378,7 @@ TEST_F(syscall, unknown_ops_answer_enosys)
 	ASSERT_EQ(0, start_calls(&self->t, &j, self->engine, &p, 0, out, 0,
 				 1));
 	ASSERT_EQ(0, mt_job_finish(&j, mt_job_ns(&self->t)));
-	ASSERT_EQ(MEGPU_SYS_ERR(-ENOSYS), ((uint64_t *)out->map)[0]);
+	ASSERT_EQ(MEGPU_SYS_ERR(-EOPNOTSUPP), ((uint64_t *)out->map)[0]);
 	megpu_service_fini(&svc);
 	mt_prog_free(&p);
 	megpu_bo_free(out);
