@@ -557,6 +557,27 @@ static bool megpu_syscall_collect(MegpuExec *x, MegpuWave *w, uint32_t dst)
     return true;
 }
 
+/*
+ * FREE -> FILLING with a compare-and-swap, so that of the lanes (of any
+ * engine, or the CPU) racing for a slot exactly one gets it. Under
+ * x-wave-nonatomic a plain read, a yield and a write instead: two
+ * callers can take the same slot, which the tests must notice.
+ */
+static bool megpu_mbox_take(MegpuExec *x, uint32_t *state)
+{
+    if (x->e->s->wave_nonatomic) {
+        if (qatomic_read(state) != cpu_to_le32(MEGPU_MBOX_FREE)) {
+            return false;
+        }
+        g_thread_yield();
+        qatomic_set(state, cpu_to_le32(MEGPU_MBOX_FILLING));
+        return true;
+    }
+    return qatomic_cmpxchg(state, cpu_to_le32(MEGPU_MBOX_FREE),
+                           cpu_to_le32(MEGPU_MBOX_FILLING)) ==
+           cpu_to_le32(MEGPU_MBOX_FREE);
+}
+
 /* Lanes without a slot: claim FREE ones, fill and publish them. */
 static bool megpu_syscall_claim(MegpuExec *x, MegpuWave *w, uint64_t insn,
                                 uint32_t *published)
@@ -574,10 +595,7 @@ static bool megpu_syscall_claim(MegpuExec *x, MegpuWave *w, uint64_t insn,
         if (!p) {
             return false;
         }
-        if (qatomic_cmpxchg(&p[MEGPU_MBOX_STATE / 4],
-                            cpu_to_le32(MEGPU_MBOX_FREE),
-                            cpu_to_le32(MEGPU_MBOX_FILLING)) ==
-            cpu_to_le32(MEGPU_MBOX_FREE)) {
+        if (megpu_mbox_take(x, &p[MEGPU_MBOX_STATE / 4])) {
             qatomic_set(&p[MEGPU_MBOX_OP / 4],
                         cpu_to_le32(MEGPU_INSN_SYSCALL_N(insn)));
             for (unsigned i = 0; i < 3; i++) {

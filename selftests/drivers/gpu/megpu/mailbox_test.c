@@ -236,4 +236,63 @@ TEST_F_TIMEOUT(mb, unanswered_calls_time_out, 60)
 	caller_free(&c);
 }
 
+/* A second engine that runs wave programs, other than @not, or -1. */
+static int mb_other_engine(struct mt *t, int not)
+{
+	unsigned int e;
+
+	for (e = 0; e < t->engines; e++)
+		if ((int)e != not && (mt_type(t, e) == MEGPU_ENGINE_GFX ||
+				      mt_type(t, e) == MEGPU_ENGINE_COMPUTE))
+			return e;
+	return -1;
+}
+
+#define SHARED_CALLERS 256
+#define SHARED_ROUNDS 6
+
+/*
+ * Two engines' waves race for the same file's few slots (a real
+ * compare-and-swap on each): every call is served once, to its caller.
+ * Booted with the device's x-wave-nonatomic (megpu_test.nonatomic=1), the
+ * slot claim is a plain read and write: the same test must see a call
+ * lost or answered to the wrong caller.
+ */
+TEST_F_TIMEOUT(mb, two_engines_share_the_slots, 120)
+{
+	bool nonatomic = megpu_test_cmdline("nonatomic", 0);
+	struct mt *t = &self->t;
+	int e1 = mb_engine(t), e2 = mb_other_engine(t, e1);
+	unsigned int round, i, k, bad = 0, failed = 0;
+	struct caller c[2];
+
+	if (e1 < 0 || e2 < 0)
+		SKIP(return, "needs two engines that run wave programs");
+	for (round = 0; round < SHARED_ROUNDS; round++) {
+		for (k = 0; k < 2; k++)
+			ASSERT_EQ(0, caller_start(t, &c[k], k ? e2 : e1,
+						  SHARED_CALLERS,
+						  DRM_MEGPU_SYSCALL_ECHO, k + 1,
+						  0));
+		for (k = 0; k < 2; k++) {
+			uint64_t *out = c[k].out->map;
+
+			failed += mt_job_finish(&c[k].j, mt_job_ns(t)) != 0;
+			for (i = 0; i < SHARED_CALLERS; i++)
+				bad += out[i] != (i | (uint64_t)(k + 1) << 32);
+			caller_free(&c[k]);
+		}
+		if (nonatomic && (bad || failed))
+			break;
+	}
+	TH_LOG("%u rounds: %u wrong results, %u failed jobs%s", round,
+	       bad, failed, nonatomic ? " (non-atomic slot claims)" : "");
+	if (nonatomic) {
+		EXPECT_LT(0, bad + failed);
+	} else {
+		EXPECT_EQ(0, bad);
+		EXPECT_EQ(0, failed);
+	}
+}
+
 TEST_HARNESS_MAIN
