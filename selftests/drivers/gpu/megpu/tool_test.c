@@ -190,6 +190,8 @@ TEST(bench_syscall)
 	ASSERT_EQ(0, tool("bench syscall --quick"));
 	EXPECT_TRUE(output_has("in-batch ECHO"));
 	EXPECT_TRUE(output_has("phased"));
+	/* the table goes to the log: numbers, not a verdict */
+	system("sed 's/^/# /' /tmp/tool.out");
 }
 
 TEST_HARNESS_MAIN
