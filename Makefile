@@ -30,7 +30,8 @@ export QEMU_BUILD KROOT KDIR KSFT
 
 B := build
 CC := gcc
-INCLUDES := -I/usr/include/libdrm -Iuapi/drm -Iinclude -Itools/lib/megpu
+INCLUDES := -I/usr/include/libdrm -Iuapi/drm -Iinclude -Itools/lib/megpu \
+	-I$(B)/gen
 CFLAGS := -O2 -g -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE $(INCLUDES)
 # kselftest_harness.h is written for -Wall, as the kernel's selftests build.
 SELFTEST_CFLAGS := -O2 -g -Wall -Werror -std=gnu11 -D_GNU_SOURCE $(INCLUDES)
@@ -80,12 +81,20 @@ $(B)/lib/%.o: tools/lib/megpu/%.c $(LIB_HDRS) | $(DEPS_STAMP)
 $(LIB): $(patsubst tools/lib/megpu/%.c,$(B)/lib/%.o,$(LIB_SRCS))
 	ar rcs $@ $^
 
-$(TOOL): $(wildcard tools/megpu/*.c tools/megpu/*.h) $(LIB)
+# The wave programs, embedded as C strings in the tool and the selftests.
+PROGRAMS := $(wildcard tools/megpu/programs/*.s)
+PROGRAMS_H := $(B)/gen/megpu_programs.h
+$(PROGRAMS_H): $(PROGRAMS) tools/megpu/programs/embed.sh
+	@mkdir -p $(dir $@)
+	tools/megpu/programs/embed.sh $@ $(PROGRAMS)
+
+$(TOOL): $(wildcard tools/megpu/*.c tools/megpu/*.h) $(LIB) $(PROGRAMS_H)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^) $(LIB) $(LIBDRM)
 
 tools: $(DEPS_STAMP) $(TOOL)
 
-$(B)/selftests/%: $(SELFTEST_DIR)/%.c $(LIB) $(DEPS_STAMP)
+$(B)/selftests/%: $(SELFTEST_DIR)/%.c $(SELFTEST_DIR)/megpu_test.h $(LIB) \
+		$(PROGRAMS_H) $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(SELFTEST_CFLAGS) -I$(KSFT) $(LDFLAGS) -o $@ $< $(LIB) $(LIBDRM)
 

@@ -17,9 +17,9 @@
 #include "megpu.h"
 
 static const char usage[] =
-"usage: megpu bench [sem|flush] [--device I] [--jobs N] [--quick]\n"
+"usage: megpu bench [sem|flush|syscall] [--device I] [--jobs N] [--quick]\n"
 "\n"
-"Prints (with 'sem' or 'flush', only that table):\n"
+"Prints (with 'sem', 'flush' or 'syscall', only that table):\n"
 "  - the cost of a no-op ioctl (GET_PARAM)\n"
 "  - submit-to-completion latency of empty jobs (one NOP), one at a time\n"
 "  - empty jobs per second on 1..N engines in parallel (a thread each)\n"
@@ -33,6 +33,10 @@ static const char usage[] =
 "    (HOST_FLUSH), the GPU-internal flush (default), no flush (unsafe)\n"
 "    and, when debugfs has the write_mode knob, strict mode without\n"
 "    flushes (the write mode is restored after)\n"
+"  - GPU-to-CPU calls (seed 003) for 1, 8 and 64 callers: rounds of\n"
+"    in-batch SYSCALLs (ECHO answered in the kernel, a user op answered\n"
+"    by a service thread) beside the phased way (end the job, do the\n"
+"    work on the CPU, submit a new job), with the ratio\n"
 "\n"
 "  --device I   megpu device index (default 0)\n"
 "  --jobs N     empty jobs per engine for the throughput table (default\n"
@@ -750,6 +754,7 @@ int cmd_bench(int argc, char **argv)
 	double ioctl_ns, secs, one = 0;
 	struct megpu gpu;
 	bool quick = false, only_sem = false, only_flush = false;
+	bool only_syscall = false;
 	int ret, ce;
 
 	if (argc > 1 && !strcmp(argv[1], "sem")) {
@@ -758,6 +763,10 @@ int cmd_bench(int argc, char **argv)
 		argv++;
 	} else if (argc > 1 && !strcmp(argv[1], "flush")) {
 		only_flush = true;
+		argc--;
+		argv++;
+	} else if (argc > 1 && !strcmp(argv[1], "syscall")) {
+		only_syscall = true;
 		argc--;
 		argv++;
 	}
@@ -792,6 +801,8 @@ int cmd_bench(int argc, char **argv)
 		goto sem;
 	if (only_flush)
 		goto flush;
+	if (only_syscall)
+		goto syscall;
 
 	progress("no-op ioctl");
 	ret = bench_ioctl(&gpu, quick ? 2000 : 20000, &ioctl_ns);
@@ -863,6 +874,13 @@ sem:
 		goto done;
 flush:
 	ret = bench_flush(&gpu, quick);
+	if (ret)
+		goto fail;
+	if (only_flush)
+		goto done;
+syscall:
+	progress("syscalls");
+	ret = bench_syscalls(&gpu, quick);
 	if (ret)
 		goto fail;
 done:

@@ -23,6 +23,7 @@
 static const char usage[] =
 "usage: megpu demo [--device I] [--elements N]\n"
 "       megpu demo blur-sepia [options]   (see megpu demo blur-sepia --help)\n"
+"       megpu demo syscalls [options]     (see megpu demo syscalls --help)\n"
 "\n"
 "demo: runs a five-stage pipeline that uses every engine: copy fills\n"
 "inputs, compute runs VADD and SAXPY, gfx copies the results, video\n"
@@ -36,7 +37,10 @@ static const char usage[] =
 "demo blur-sepia: the seed's FIG. 5 chain, BLUR3X3 on one engine then\n"
 "SEPIA on another that depends on it, with the host-driven flush\n"
 "handshake between them (or --gpu-flush, or --no-flush to see stale\n"
-"reads), checked against the CPU and written as a PPM image.\n";
+"reads), checked against the CPU and written as a PPM image.\n"
+"\n"
+"demo syscalls: seed 003, GPU work-items call printf and fileio on the\n"
+"CPU while their job runs; the output and the file are checked.\n";
 
 enum { A, B, X, Y, C, C2, Y2, SUMS, KARGS, NBUF };
 enum { FILLS, VADD, SAXPY, COPIES, CHECKSUMS, NSTAGES };
@@ -159,6 +163,8 @@ int cmd_demo(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "blur-sepia"))
 		return cmd_demo_blur_sepia(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "syscalls"))
+		return cmd_demo_syscalls(argc - 1, argv + 1);
 	if (tool_help(argc, argv, usage))
 		return 0;
 	for (i = 1; i < argc; i++) {

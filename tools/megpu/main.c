@@ -15,9 +15,11 @@ static const struct command {
 	{ "run", cmd_run, "submit one job (flags or a job file), check it" },
 	{ "demo", cmd_demo, "a pipeline over every engine, verified;\n"
 	  "           'demo blur-sepia': blur -> flush -> sepia on two\n"
-	  "           engines (seed FIG. 5), checked, written as a PPM" },
-	{ "bench", cmd_bench, "latency, throughput, bandwidth, semaphore and\n"
-	  "           flush tables ('bench flush': flushes only)" },
+	  "           engines (seed FIG. 5), checked, written as a PPM;\n"
+	  "           'demo syscalls': work-items call printf and fileio\n"
+	  "           on the CPU (seed 003), checked" },
+	{ "bench", cmd_bench, "latency, throughput, bandwidth, semaphore,\n"
+	  "           flush and syscall tables ('bench flush': flushes only)" },
 	{ "asm", cmd_asm, "assemble (or -d: disassemble) a wave ISA program" },
 };
 

@@ -13,7 +13,11 @@ int cmd_run(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 /* "megpu demo blur-sepia": argv[0] is "blur-sepia" */
 int cmd_demo_blur_sepia(int argc, char **argv);
+/* "megpu demo syscalls" (syscalls.c) */
+int cmd_demo_syscalls(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+/* The syscall table of megpu bench (syscalls.c). */
+int bench_syscalls(struct megpu *gpu, bool quick);
 /* asmcmd.c: assemble or disassemble wave ISA programs, no GPU needed */
 int cmd_asm(int argc, char **argv);
 
@@ -30,6 +34,8 @@ bool tool_help(int argc, char **argv, const char *usage);
  */
 int tool_pick_engine(struct megpu *gpu, int prefer, unsigned int op,
 		     int kernel);
+/* An engine that runs wave programs (compute first), or -1. */
+int tool_wave_engine(struct megpu *gpu);
 /* "gfx" for engine @e of @gpu. */
 const char *tool_engine_name(struct megpu *gpu, unsigned int e);
 /* Parse a size with an optional K/M/G suffix; false on garbage. */

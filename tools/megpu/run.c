@@ -10,12 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "megpu_hw.h"
+#include "megpu_programs.h"
 #include "megpu.h"
 
 static const char usage[] =
 "usage: megpu run [options]            a job from flags\n"
 "       megpu run [options] JOBFILE    a job from a file ('-': stdin)\n"
+"       megpu run --program P [--grid X[xY]] [--group X[xY]] [--arg A]...\n"
+"                                      a wave program\n"
 "\n"
 "  --device I        megpu device index (default 0)\n"
 "  --engine N|TYPE   engine index or type (gfx, compute, copy, video);\n"
@@ -29,6 +35,20 @@ static const char usage[] =
 "  --dump            print the decoded IB\n"
 "  --force           submit even if the engine does not accept the job\n"
 "                    (it then faults: a way to watch recovery)\n"
+"\n"
+"Wave programs (seed 003):\n"
+"  --program P       a .s file, or a built-in program by name (vadd,\n"
+"                    checksum, syscall, printf, fileio); runs on the first\n"
+"                    compute (else gfx) engine unless --engine says\n"
+"  --grid X[xY]      work-items (default 16)\n"
+"  --group X[xY]     work-group size (default 16, at most 1024 items)\n"
+"  --arg A           user argument i (user[i], LDARG at 8 i), in order:\n"
+"                    a number, or buf:SIZE[:VALUE] for a new buffer of\n"
+"                    SIZE bytes (every dword VALUE) whose GPU address is\n"
+"                    passed; up to 16\n"
+"  The program's calls are served: printf lines go to stdout, malloc/\n"
+"  free use a 1 MiB pool, fileio writes to megpu-run.out. After the job\n"
+"  the first 8 dwords of each buffer are printed.\n"
 "\n"
 "Job file: one line per packet in the syntax --dump prints, addresses as\n"
 "@NAME or @NAME+OFFSET, plus:\n"
@@ -438,6 +458,157 @@ static int run_file(struct run *r, const char *file)
 	return fail;
 }
 
+/* Read a whole file ('-': stdin) into a new string, or NULL. */
+static char *read_text(const char *file)
+{
+	FILE *f = strcmp(file, "-") ? fopen(file, "r") : stdin;
+	size_t len = 0, cap = 4096, n;
+	char *buf = malloc(cap + 1), *bigger;
+
+	if (!f || !buf) {
+		free(buf);
+		return NULL;
+	}
+	while ((n = fread(buf + len, 1, cap - len, f)) > 0) {
+		len += n;
+		if (len == cap) {
+			bigger = realloc(buf, 2 * cap + 1);
+			if (!bigger)
+				break;
+			buf = bigger;
+			cap *= 2;
+		}
+	}
+	if (f != stdin)
+		fclose(f);
+	buf[len] = '\0';
+	return buf;
+}
+
+static bool parse_dims(const char *s, uint32_t *x, uint32_t *y)
+{
+	char *end;
+	unsigned long a = strtoul(s, &end, 0), b = 1;
+
+	if (end == s || (*end && *end != 'x'))
+		return false;
+	if (*end == 'x') {
+		s = end + 1;
+		b = strtoul(s, &end, 0);
+		if (end == s || *end)
+			return false;
+	}
+	if (!a || !b || a > UINT32_MAX || b > UINT32_MAX)
+		return false;
+	*x = (uint32_t)a;
+	*y = (uint32_t)b;
+	return true;
+}
+
+/* Run a wave program with a service for its calls. */
+static int run_program(struct run *r, const char *name, char **args,
+		       unsigned int nargs, const uint32_t grid[2],
+		       const uint32_t group[2])
+{
+	struct megpu_pargs pa = { 0 };
+	struct megpu_bo *code = NULL, *pb, *pool;
+	struct megpu_service svc;
+	const char *builtin = strchr(name, '/') ? NULL : megpu_program(name);
+	char *src = builtin ? strdup(builtin) : read_text(name);
+	char err[128] = "", bname[32];
+	unsigned int i, j;
+	int ret, fd = -1;
+	uint64_t v, va;
+
+	if (!src) {
+		fprintf(stderr, "megpu run: %s: no such program or file\n",
+			name);
+		return 2;
+	}
+	ret = megpu_prog_load(&r->gpu, src, &code, &pa.len, err, sizeof(err));
+	free(src);
+	if (ret) {
+		fprintf(stderr, "megpu run: %s: %s\n", name,
+			err[0] ? err : strerror(-ret));
+		return 2;
+	}
+	/* listed in the job and freed with the other buffers */
+	snprintf(r->bos[r->nbos].name, sizeof(r->bos[0].name), "program");
+	r->bos[r->nbos++].bo = code;
+	pa.program = code->va;
+	for (i = 0; i < nargs; i++) {
+		char *size = !strncmp(args[i], "buf:", 4) ? args[i] + 4 : NULL;
+		char *value = size ? strchr(size, ':') : NULL;
+		struct megpu_bo *bo;
+
+		if (value)
+			*value++ = '\0';
+		if (!size) {
+			if (!tool_parse_u64(args[i], &pa.user[i]))
+				goto bad_arg;
+			continue;
+		}
+		if (!tool_parse_size(size, &v) || !v ||
+		    (value && !tool_parse_u64(value, &pa.user[i])))
+			goto bad_arg;
+		snprintf(bname, sizeof(bname), "arg%u", i);
+		if (new_bo(r, bname, v, &bo))
+			goto fail;
+		for (j = 0; j < bo->size / 4; j++)
+			((uint32_t *)bo->map)[j] = value ?
+						   (uint32_t)pa.user[i] : 0;
+		pa.user[i] = bo->va;
+	}
+	if (new_bo(r, "pargs", 4096, &pb) || new_bo(r, "pool", 1 << 20, &pool))
+		goto fail;
+	megpu_pargs_write(pb, 0, &pa, &va);
+	megpu_cs_dispatch_program(&r->cs, va, grid[0], grid[1], group[0],
+				  group[1]);
+
+	/* Serve what the program may call; stdout is shared with printf */
+	fd = open("megpu-run.out", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	fflush(stdout);
+	ret = megpu_service_init(&svc, &r->gpu);
+	for (i = 0; !ret && i < r->nbos; i++)
+		if (r->bos[i].bo != pool)
+			ret = megpu_service_add_bo(&svc, r->bos[i].bo);
+	ret = ret ?: megpu_service_printf(&svc, STDOUT_FILENO);
+	ret = ret ?: megpu_service_malloc(&svc, pool);
+	if (!ret && fd >= 0)
+		ret = megpu_service_fileio(&svc, fd);
+	ret = ret ?: megpu_service_start(&svc, 2);
+	if (ret) {
+		fprintf(stderr, "megpu run: service: %s\n", strerror(-ret));
+		goto fail;
+	}
+	ret = submit(r) ? 1 : 0;
+	megpu_service_stop(&svc);
+	if (svc.calls || svc.errors)
+		printf("service: %llu calls answered, %llu refused\n",
+		       (unsigned long long)svc.calls,
+		       (unsigned long long)svc.errors);
+	megpu_service_fini(&svc);
+	for (i = 0; i < r->nbos; i++) {
+		if (strncmp(r->bos[i].name, "arg", 3))
+			continue;
+		printf("%s @0x%llx:", r->bos[i].name,
+		       (unsigned long long)r->bos[i].bo->va);
+		for (j = 0; j < 8 && j < r->bos[i].bo->size / 4; j++)
+			printf(" 0x%08x", ((uint32_t *)r->bos[i].bo->map)[j]);
+		printf("\n");
+	}
+	if (fd >= 0)
+		close(fd);
+	return ret;
+bad_arg:
+	fprintf(stderr, "megpu run: bad --arg '%s'\n", args[i]);
+	return 2;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return 1;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -449,10 +620,17 @@ int cmd_run(int argc, char **argv)
 		{ "value", required_argument, NULL, 'v' },
 		{ "dump", no_argument, NULL, 'd' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "program", required_argument, NULL, 'p' },
+		{ "grid", required_argument, NULL, 'g' },
+		{ "group", required_argument, NULL, 'G' },
+		{ "arg", required_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *engine = NULL;
+	const char *engine = NULL, *program = NULL;
+	uint32_t grid[2] = { 16, 1 }, group[2] = { 16, 1 };
+	char *args[16];
+	unsigned int nargs = 0;
 	uint64_t size = 4096, value = 0x600df00d, device = 0;
 	int c, op = OP_FILL, kernel = MEGPU_KERNEL_VADD, ret;
 	struct run *r;
@@ -506,6 +684,24 @@ int cmd_run(int argc, char **argv)
 		case 'f':
 			r->force = true;
 			break;
+		case 'p':
+			program = optarg;
+			break;
+		case 'g':
+			if (!parse_dims(optarg, &grid[0], &grid[1]))
+				goto bad;
+			break;
+		case 'G':
+			if (!parse_dims(optarg, &group[0], &group[1]) ||
+			    (uint64_t)group[0] * group[1] >
+			    MEGPU_MAX_GROUP_SIZE)
+				goto bad;
+			break;
+		case 'a':
+			if (nargs == 16)
+				goto bad;
+			args[nargs++] = optarg;
+			break;
 		default:
 			goto bad;
 		}
@@ -517,6 +713,18 @@ int cmd_run(int argc, char **argv)
 		return 1;
 	}
 	megpu_cs_init(&r->cs);
+	if (program) {
+		r->engine = engine ? parse_engine(r, engine) :
+				     tool_wave_engine(&r->gpu);
+		if (r->engine < 0) {
+			fprintf(stderr, "megpu run: no engine runs wave "
+				"programs\n");
+			ret = 2;
+			goto out;
+		}
+		ret = run_program(r, program, args, nargs, grid, group);
+		goto out;
+	}
 	if (optind < argc) {
 		ret = run_file(r, argv[optind]);
 		if (engine && ret == 0)

@@ -7,6 +7,7 @@
 #ifndef LIBMEGPU_H
 #define LIBMEGPU_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -566,5 +567,138 @@ const char *megpu_op_name(unsigned int op);
 int megpu_op_by_name(const char *name);
 /* Special register name for S2R ("global_id") or NULL. */
 const char *megpu_sreg_name(unsigned int sr);
+
+/* --- Wave programs in buffers (program.c) --- */
+
+/*
+ * Assemble @src and store it at offset 0 of a new mapped BO of @gpu
+ * (*@bo, freed with megpu_bo_free()); *@len gets the instruction count
+ * for struct megpu_pargs. Errors as megpu_asm() (@err optional).
+ */
+int megpu_prog_load(struct megpu *gpu, const char *src, struct megpu_bo **bo,
+		    uint32_t *len, char *err, size_t errlen);
+
+/* --- GPU-to-CPU system calls (syscall.c) --- */
+
+/*
+ * Ops of the example services (the seed's vprintf, malloc, free, fileio),
+ * all >= DRM_MEGPU_SYSCALL_USER. GPU addresses are 32 bits (the VA size),
+ * so one argument register holds one.
+ *
+ * PRINTF s0 = address of a record: u32 format address (a NUL-terminated
+ *	string), u32 argument count (<= MEGPU_SYS_PRINTF_MAX_ARGS), then
+ *	that many u32 arguments. Conversions: %d %i %u %x %X %o %c with
+ *	flags "-0 +#" and a width, %s (a u32 GPU address of a string) and
+ *	%%. Output is line-buffered per calling wave: whole lines only
+ *	reach the file. Returns the bytes formatted.
+ * MALLOC s0 = size: the address of a 16-byte aligned block of the pool,
+ *	or 0 when it does not fit (or size is 0).
+ * FREE	s0 = an address MALLOC returned: 0, or -EINVAL for anything else.
+ * FILEIO s0 = address, s1 = length, s2 = file offset: pwrite()s those
+ *	bytes to the service's file; the bytes written or -errno.
+ * Any address or length outside the BOs given to the service answers
+ * -EFAULT, as a 64-bit two's complement; an op with no handler
+ * -EOPNOTSUPP, as the kernel answers an unknown kernel op.
+ */
+#define MEGPU_SYS_PRINTF		(DRM_MEGPU_SYSCALL_USER + 0)
+#define MEGPU_SYS_MALLOC		(DRM_MEGPU_SYSCALL_USER + 1)
+#define MEGPU_SYS_FREE			(DRM_MEGPU_SYSCALL_USER + 2)
+#define MEGPU_SYS_FILEIO		(DRM_MEGPU_SYSCALL_USER + 3)
+#define MEGPU_SYS_PRINTF_MAX_ARGS	8
+/* Error value @err (a negative errno) as a syscall result. */
+#define MEGPU_SYS_ERR(err)		((uint64_t)(int64_t)(err))
+
+/* DRM_MEGPU_PARAM_MAILBOX_SLOTS: 0 when the device runs no programs. */
+int megpu_mailbox_slots(struct megpu *gpu, uint32_t *slots);
+/*
+ * DRM_IOCTL_MEGPU_SYSCALL_WAIT: up to @max calls into @calls, waiting
+ * up to @timeout_ns (relative; 0 polls, MEGPU_FOREVER never expires).
+ * Returns the count (> 0), -ETIME when none came, or -errno.
+ */
+int megpu_syscall_wait(struct megpu *gpu, struct drm_megpu_syscall *calls,
+		       uint32_t max, int64_t timeout_ns);
+/* DRM_IOCTL_MEGPU_SYSCALL_RETURN: answer @slot of @caller with @ret. */
+int megpu_syscall_return(struct megpu *gpu, uint32_t slot, uint32_t caller,
+			 uint64_t ret);
+
+struct megpu_service;
+
+/* A handler: the result the caller's dst gets. Runs in a service thread. */
+typedef uint64_t (*megpu_sys_fn)(struct megpu_service *svc,
+				 const struct drm_megpu_syscall *call,
+				 void *priv);
+
+#define MEGPU_SERVICE_MAX_OPS		32
+#define MEGPU_SERVICE_MAX_BOS		64
+#define MEGPU_SERVICE_MAX_THREADS	8
+
+/**
+ * struct megpu_service - the CPU side of a client's user syscalls
+ * @gpu: the client whose calls it answers
+ * @calls: calls answered
+ * @errors: answers SYSCALL_RETURN refused (the call was gone)
+ * @wait_error: the error that stopped a thread, 0 if none
+ *
+ * The rest is private. Set up handlers and BOs, then start threads (or
+ * call megpu_service_serve() from your own loop); stop before freeing
+ * what the handlers use.
+ */
+struct megpu_service {
+	struct megpu *gpu;
+	uint64_t calls, errors;
+	int wait_error;
+	/* private */
+	pthread_mutex_t lock;
+	struct {
+		uint32_t op;
+		megpu_sys_fn fn;
+		void *priv;
+	} ops[MEGPU_SERVICE_MAX_OPS];
+	unsigned int nops;
+	struct {
+		uint64_t va, size;
+		uint8_t *map;
+	} bos[MEGPU_SERVICE_MAX_BOS];
+	unsigned int nbos;
+	pthread_t threads[MEGPU_SERVICE_MAX_THREADS];
+	unsigned int nthreads;
+	int stop;
+	void *printf_state, *pool_state;
+	int file_fd;
+};
+
+int megpu_service_init(struct megpu_service *svc, struct megpu *gpu);
+/* Stops the threads if they run and frees the service's state. */
+void megpu_service_fini(struct megpu_service *svc);
+/* Answer @op (>= DRM_MEGPU_SYSCALL_USER, else -EINVAL) with @fn. */
+int megpu_service_handle(struct megpu_service *svc, uint32_t op,
+			 megpu_sys_fn fn, void *priv);
+/* Let handlers reach a mapped BO of svc->gpu by GPU address. */
+int megpu_service_add_bo(struct megpu_service *svc, struct megpu_bo *bo);
+/*
+ * The CPU pointer for @len bytes at GPU address @va, or NULL when they
+ * are not all inside one BO given to the service.
+ */
+void *megpu_service_ptr(struct megpu_service *svc, uint64_t va,
+			uint64_t len);
+/*
+ * Wait up to @timeout_ns (relative) for calls and answer them in this
+ * thread: the count answered, -ETIME, or -errno of SYSCALL_WAIT.
+ */
+int megpu_service_serve(struct megpu_service *svc, int64_t timeout_ns);
+/* Run @n (1..MEGPU_SERVICE_MAX_THREADS) threads looping on serve. */
+int megpu_service_start(struct megpu_service *svc, unsigned int n);
+/* Stop and join the threads (within ~100 ms), flush printf's lines. */
+void megpu_service_stop(struct megpu_service *svc);
+
+/* The example services; each adds its op(s) and what it needs. */
+/* PRINTF: lines go to @fd with write(2). */
+int megpu_service_printf(struct megpu_service *svc, int fd);
+/* MALLOC and FREE from the whole of @pool (mapped, svc->gpu's). */
+int megpu_service_malloc(struct megpu_service *svc, struct megpu_bo *pool);
+/* FILEIO into @fd (kept open by the caller). */
+int megpu_service_fileio(struct megpu_service *svc, int fd);
+/* Flush PRINTF lines still buffered (text with no newline yet). */
+void megpu_service_printf_flush(struct megpu_service *svc);
 
 #endif

@@ -935,4 +935,92 @@ static inline int mt_vgem_signal(int vgem, uint32_t fence)
 	return drmIoctl(vgem, MT_IOCTL_VGEM_FENCE_SIGNAL, &s) ? -errno : 0;
 }
 
+/* --- wave programs (seed 003) --- */
+
+/* Can @engine run wave programs (DISPATCH of MEGPU_KERNEL_PROGRAM)? */
+static inline bool mt_runs_waves(const struct mt *t, unsigned int engine)
+{
+	unsigned int type = mt_type(t, engine);
+
+	return type == MEGPU_ENGINE_GFX || type == MEGPU_ENGINE_COMPUTE;
+}
+
+/* First engine that runs wave programs, other than @not; -1 if none. */
+static inline int mt_wave_engine(const struct mt *t, int not)
+{
+	unsigned int e;
+
+	for (e = 0; e < t->engines; e++)
+		if ((int)e != not && mt_runs_waves(t, e))
+			return (int)e;
+	return -1;
+}
+
+/* A program in a BO and a BO for its argument blocks. */
+struct mt_prog {
+	struct megpu_bo *code, *args;
+	uint32_t len;
+};
+
+/* Assemble @src into @p; on an assembler error the message is printed. */
+static inline int mt_prog_load(struct megpu *gpu, const char *src,
+			       struct mt_prog *p)
+{
+	char err[128] = "";
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	ret = megpu_prog_load(gpu, src, &p->code, &p->len, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "# assembling: %s\n", err);
+		return ret;
+	}
+	ret = mt_bo(gpu, 64 * 1024, 0, &p->args);
+	if (ret) {
+		megpu_bo_free(p->code);
+		p->code = NULL;
+	}
+	return ret;
+}
+
+static inline void mt_prog_free(struct mt_prog *p)
+{
+	megpu_bo_free(p->code);
+	megpu_bo_free(p->args);
+	memset(p, 0, sizeof(*p));
+}
+
+/*
+ * Emit a DISPATCH of @p over @grid x 1 items in groups of @group, with
+ * @n user arguments (u64 each) in argument block @block (up to 400).
+ */
+static inline int mt_prog_dispatch(struct megpu_cs *cs, struct mt_prog *p,
+				   unsigned int block, const uint64_t *user,
+				   unsigned int n, uint32_t grid,
+				   uint32_t group)
+{
+	struct megpu_pargs pa = { .program = p->code->va, .len = p->len };
+	uint64_t va;
+	int ret;
+
+	memcpy(pa.user, user, n * sizeof(*user));
+	ret = megpu_pargs_write(p->args, (uint64_t)block * 160, &pa, &va);
+	return ret ?: megpu_cs_dispatch_program(cs, va, grid, 1, group, 1);
+}
+
+/* The BOs a job of @p lists, then @extra ones; returns the count. */
+static inline unsigned int mt_prog_bos(struct mt_prog *p,
+				       struct megpu_bo **bos,
+				       struct megpu_bo **extra,
+				       unsigned int n)
+{
+	unsigned int i;
+
+	bos[0] = p->code;
+	bos[1] = p->args;
+	for (i = 0; i < n; i++)
+		bos[2 + i] = extra[i];
+	return n + 2;
+}
+
 #endif
