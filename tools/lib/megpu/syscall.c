@@ -180,12 +180,7 @@ int megpu_service_serve(struct megpu_service *svc, int64_t timeout_ns)
 	n = megpu_syscall_wait(svc->gpu, calls, SERVE_BATCH, timeout_ns);
 	if (n <= 0)
 		return n;
-	/*
-	 * A wave's stores may still be posted in the device (relaxed
-	 * write mode): make them visible before a handler reads a BO.
-	 */
-	if (__atomic_load_n(&svc->nbos, __ATOMIC_RELAXED))
-		megpu_flush(svc->gpu, NULL);
+	/* SYSCALL drains the wave's posted writes: the BOs are current */
 	for (i = 0; i < n; i++) {
 		uint64_t ret = dispatch(svc, &calls[i]);
 

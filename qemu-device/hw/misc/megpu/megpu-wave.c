@@ -651,6 +651,13 @@ static int megpu_wave_syscall(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
         return megpu_wave_fault(x, W, w, MEGPU_FAULT_NO_MAILBOX);
     }
     if (!w->in_syscall) {
+        /*
+         * A release, like FLUSH: what the wave wrote before the call is
+         * in memory when the CPU serves it (relaxed mode posts writes).
+         */
+        if (!megpu_wq_engine_flush(x)) {
+            return MEGPU_RUN_FAULT;
+        }
         qemu_mutex_lock(&e->lock);
         w->in_syscall = true;
         w->restart_pending = false;
