@@ -24,6 +24,30 @@ struct dma_buf_attachment;
 struct megpu_fence;
 struct sg_table;
 
+/**
+ * DOC: Locking
+ *
+ * Outer to inner; a lock is never taken while one to its right is held:
+ *
+ * - &megpu_device.submit_lock (SUBMIT: arm and push in one order), then
+ *   the BOs' dma_resv locks (a ww transaction).
+ * - &megpu_engine.ring_lock (run_job, the timeout handler, the fault
+ *   handler in the interrupt thread), then &megpu_device.sem_lock
+ *   (planning a frame), &megpu_device.syscall_lock (slots of a reset
+ *   engine), &megpu_device.flush_lock and &megpu_engine.job_lock.
+ * - &megpu_device.bos_lock, then &megpu_device.sem_lock (debugfs).
+ * - &megpu_device.syscall_lock: mailboxes; only MMIO inside.
+ * - &megpu_bo.mappings_lock, &megpu_vm.lock, &megpu_vm.mm_lock,
+ *   &megpu_device.mmu_lock: taken alone.
+ * - Spinlocks, innermost: &megpu_engine.job_lock, &megpu_device.flush_lock,
+ *   &megpu_engine.fence_lock (the hardware fences).
+ *
+ * run_job, the interrupt thread and the reset are fence-signalling paths
+ * (dma_fence_begin_signalling()): they neither allocate memory nor wait
+ * for anything a fence's completion depends on. Host flushes are waited
+ * for with no lock held.
+ */
+
 /* Ring frames are at most this long; the ring holds RING_SIZE / this. */
 #define MEGPU_RING_SIZE		SZ_64K
 #define MEGPU_FRAME_MAX_BYTES	512
@@ -121,7 +145,7 @@ struct megpu_sem_obj {
  * @fence_context: dma_fence context of the hardware fences
  * @emitted: last seqno put in the ring
  * @fence_lock: lock of the hardware fences
- * @job_lock: protects @active and @faults
+ * @job_lock: protects @active, @faults and @last_retire_ns
  * @active: jobs in the ring, oldest first
  * @last_retire_ns: when the last job retired (busy-time accounting)
  * @faults: the last faults, for debugfs
@@ -563,6 +587,7 @@ void megpu_flush_init(struct megpu_device *mdev);
 u64 megpu_flush_start(struct megpu_device *mdev);
 void megpu_flush_defer_job(struct megpu_job *job, u64 target);
 void megpu_flush_irq(struct megpu_device *mdev);
+bool megpu_flush_fail_job(struct megpu_job *job, int error);
 int megpu_flush_sync(struct megpu_device *mdev, u64 *seqno);
 int megpu_ioctl_flush(struct drm_device *drm, void *data,
 		      struct drm_file *file);

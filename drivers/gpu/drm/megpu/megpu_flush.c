@@ -79,6 +79,35 @@ void megpu_flush_defer_job(struct megpu_job *job, u64 target)
 	megpu_flush_irq(mdev);
 }
 
+/*
+ * @job timed out waiting for its host flush, not on its engine: fail it
+ * alone. Returns false when it is not waiting for a flush.
+ */
+bool megpu_flush_fail_job(struct megpu_job *job, int error)
+{
+	struct megpu_device *mdev = job->engine->mdev;
+	struct megpu_job *iter;
+	unsigned long flags;
+	bool found = false;
+
+	spin_lock_irqsave(&mdev->flush_lock, flags);
+	list_for_each_entry(iter, &mdev->flush_jobs, active_node) {
+		if (iter == job) {
+			list_del_init(&job->active_node);
+			found = true;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&mdev->flush_lock, flags);
+	if (!found)
+		return false;
+	drm_err(&mdev->drm, "%s: job %llu: host flush %llu not acknowledged\n",
+		job->engine->name, job->seqno, job->flush_target);
+	job->error = error;
+	megpu_job_signal(job);
+	return true;
+}
+
 /* FLUSH_DONE interrupt (or a poll): retire the jobs it covers. */
 void megpu_flush_irq(struct megpu_device *mdev)
 {

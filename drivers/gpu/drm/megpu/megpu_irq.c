@@ -28,7 +28,7 @@ static irqreturn_t megpu_irq_handler(int irq, void *arg)
 		ret = IRQ_HANDLED;
 	}
 
-	if (vec->index == MEGPU_VEC_MISC && mdev->flush_ready) {
+	if (vec->index == MEGPU_VEC_MISC && READ_ONCE(mdev->flush_ready)) {
 		status = megpu_read(mdev, MEGPU_REG_MISC_IRQ_STATUS);
 		if (status) {
 			megpu_write(mdev, MEGPU_REG_MISC_IRQ_STATUS, status);

@@ -206,15 +206,22 @@ static void megpu_cancel_consumers(struct megpu_device *mdev)
 	}
 }
 
-/* Engine time: from the later of its start and the previous job's end. */
+/*
+ * Engine time: from the later of its start and the previous job's end.
+ * The interrupt thread and the timeout handler both retire jobs.
+ */
 static void megpu_job_account(struct megpu_engine *eng, struct megpu_job *job,
 			      u64 now)
 {
-	u64 start = max(job->start_ns, eng->last_retire_ns);
+	unsigned long flags;
+	u64 start;
 
+	spin_lock_irqsave(&eng->job_lock, flags);
+	start = max(job->start_ns, eng->last_retire_ns);
+	eng->last_retire_ns = max(eng->last_retire_ns, now);
+	spin_unlock_irqrestore(&eng->job_lock, flags);
 	if (now > start)
 		atomic64_add(now - start, &job->file->busy_ns[eng->index]);
-	eng->last_retire_ns = now;
 }
 
 /* Signal the hardware fence of a job that is off every list. */
@@ -283,18 +290,33 @@ static void megpu_engine_fault(struct megpu_engine *eng)
 		.head = megpu_eng_read(eng, MEGPU_ENG_FAULT_HEAD),
 		.ctx = megpu_eng_read(eng, MEGPU_ENG_CTX_ID),
 	};
-	struct megpu_job *job;
+	struct megpu_job *job, *iter;
 	unsigned long flags;
 
-	if (!(megpu_eng_read(eng, MEGPU_ENG_STATUS) & MEGPU_ENG_STATUS_FAULTED))
+	/*
+	 * Under ring_lock, as the reset: a fault the reset already cleared
+	 * must not blame a job the reset put back into the ring.
+	 */
+	mutex_lock(&eng->ring_lock);
+	if (!(megpu_eng_read(eng, MEGPU_ENG_STATUS) &
+	      MEGPU_ENG_STATUS_FAULTED)) {
+		mutex_unlock(&eng->ring_lock);
 		return;
+	}
 
 	/* jobs before the faulting one are done: their seqnos are written */
 	megpu_engine_retire(eng);
 
 	spin_lock_irqsave(&eng->job_lock, flags);
+	/* a fault in an IB names the IB packet's ring offset */
 	job = list_first_entry_or_null(&eng->active, struct megpu_job,
 				       active_node);
+	list_for_each_entry(iter, &eng->active, active_node) {
+		if (iter->ib_ring_off == f.head) {
+			job = iter;
+			break;
+		}
+	}
 	if (job) {
 		/* before the engine goes on to signal the job's semaphore */
 		job->error = -EFAULT;
@@ -315,6 +337,7 @@ static void megpu_engine_fault(struct megpu_engine *eng)
 		       f.seqno);
 	trace_megpu_fault(eng->index, f.code, f.addr, f.seqno);
 	megpu_eng_write(eng, MEGPU_ENG_CONTROL, MEGPU_ENG_CTRL_FAULT_ACK);
+	mutex_unlock(&eng->ring_lock);
 }
 
 /* Engine interrupt, in the IRQ thread: @status was read and cleared. */
@@ -513,6 +536,11 @@ static enum drm_gpu_sched_stat megpu_timedout_job(struct drm_sched_job *bad)
 	megpu_engine_retire(eng);
 	if (job->hw_fence && dma_fence_is_signaled(job->hw_fence)) {
 		/* it completed just now: nothing hangs */
+		mutex_unlock(&eng->ring_lock);
+		goto restart;
+	}
+	if (megpu_flush_fail_job(job, -ETIMEDOUT)) {
+		/* done by its engine, its host flush never came: not a hang */
 		mutex_unlock(&eng->ring_lock);
 		goto restart;
 	}

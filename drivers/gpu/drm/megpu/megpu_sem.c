@@ -186,6 +186,7 @@ void megpu_sem_plan_job(struct megpu_job *job)
 	struct megpu_sem_ref own;
 	unsigned int i;
 
+	lockdep_assert_held(&eng->ring_lock);
 	mutex_lock(&mdev->sem_lock);
 	megpu_current_ts(mdev, cur);
 	own = (struct megpu_sem_ref){ sem, eng->index, job->seqno };
