@@ -255,7 +255,7 @@ static void megpu_realize(PCIDevice *pdev, Error **errp)
         return;
     }
 
-    pci_config_set_interrupt_pin(pdev->config, 1);
+    /* MSI-X only: no INTx pin is advertised, since none would fire */
     memory_region_init_io(&s->mmio, OBJECT(s), &megpu_mmio_ops, s,
                           "megpu-mmio", MEGPU_MMIO_SIZE);
     pci_register_bar(pdev, MEGPU_BAR_MMIO, PCI_BASE_ADDRESS_SPACE_MEMORY,
