@@ -71,7 +71,7 @@ static int megpu_ioctl_get_param(struct drm_device *drm, void *data,
 		args->value = megpu_job_timeout_ms;
 		break;
 	case DRM_MEGPU_PARAM_MAILBOX_SLOTS:
-		args->value = megpu_syscall_slots(mdev);
+		args->value = ((struct megpu_file *)file->driver_priv)->mbox.slots;
 		break;
 	default:
 		return -EINVAL;

@@ -36,9 +36,9 @@
 #include "megpu_drv.h"
 
 static unsigned int megpu_mailbox_slots = 8;
-module_param_named(mailbox_slots, megpu_mailbox_slots, uint, 0444);
+module_param_named(mailbox_slots, megpu_mailbox_slots, uint, 0644);
 MODULE_PARM_DESC(mailbox_slots,
-		 "slots of each file's mailbox for GPU-to-CPU calls (default 8)");
+		 "slots of the mailbox of each file opened from now on (default 8)");
 
 /* The most restarts one scan collects before it writes them. */
 #define MEGPU_RESTART_BATCH	64
@@ -52,7 +52,8 @@ u32 megpu_syscall_slots(struct megpu_device *mdev)
 {
 	if (!megpu_has_waves(mdev))
 		return 0;
-	return clamp(megpu_mailbox_slots, 1u, (u32)MEGPU_MBOX_MAX_SLOTS);
+	return clamp(READ_ONCE(megpu_mailbox_slots), 1u,
+		     (u32)MEGPU_MBOX_MAX_SLOTS);
 }
 
 static __le32 *slot_word(struct megpu_mailbox *mbox, u32 slot, u32 off)

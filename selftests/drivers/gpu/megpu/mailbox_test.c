@@ -295,4 +295,44 @@ TEST_F_TIMEOUT(mb, two_engines_share_the_slots, 120)
 	}
 }
 
+/*
+ * The seed's far fewer mailboxes than work-items: a file opened with 4
+ * slots (module parameter mailbox_slots), 64 callers, each answer right
+ * and its own (ECHO of the caller's id), and callers had to retry.
+ */
+TEST_F(mb, sixty_four_callers_on_four_slots)
+{
+	struct mt *t = &self->t;
+	int e = mb_engine(t);
+	long long retries0;
+	uint64_t slots = 0, *out;
+	unsigned int i, bad = 0;
+	struct caller c;
+	char *old;
+	struct mt a;
+
+	if (e < 0)
+		SKIP(return, "no engine runs wave programs");
+	old = mt_slurp(MT_PARAM_DIR "mailbox_slots");
+	ASSERT_NE(NULL, old);
+	ASSERT_EQ(0, mt_write_file(MT_PARAM_DIR "mailbox_slots", "4"));
+	ASSERT_EQ(0, mt_open_client(t, &a));
+	mt_write_file(MT_PARAM_DIR "mailbox_slots", old);
+	free(old);
+	ASSERT_EQ(0, megpu_get_param(&a.gpu, DRM_MEGPU_PARAM_MAILBOX_SLOTS,
+				     &slots));
+	ASSERT_EQ(4, slots);
+	retries0 = sc_counter(t, "retry_spins");
+	ASSERT_EQ(0, caller_start(&a, &c, e, 64, DRM_MEGPU_SYSCALL_ECHO, 64,
+				  0));
+	ASSERT_EQ(0, mt_job_finish(&c.j, mt_job_ns(t)));
+	out = c.out->map;
+	for (i = 0; i < 64; i++)
+		bad += out[i] != (i | 64ull << 32);
+	EXPECT_EQ(0, bad);
+	EXPECT_LT(retries0, sc_counter(t, "retry_spins"));
+	caller_free(&c);
+	mt_close(&a);
+}
+
 TEST_HARNESS_MAIN
