@@ -354,6 +354,7 @@ struct megpu_bo {
  * @vm: the address space (referenced)
  * @mmnode: the virtual range
  * @mapped: page table entries are written
+ * @handles: handles of the file to the BO (under the BO's mappings_lock)
  */
 struct megpu_mapping {
 	struct list_head node;
@@ -362,6 +363,7 @@ struct megpu_mapping {
 	struct megpu_vm *vm;
 	struct drm_mm_node mmnode;
 	bool mapped;
+	u32 handles;
 };
 
 /**

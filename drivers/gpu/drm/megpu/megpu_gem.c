@@ -125,38 +125,52 @@ void megpu_gem_mapping_put(struct megpu_mapping *mapping)
 		kref_put(&mapping->refcount, megpu_mapping_release);
 }
 
+/* The BO's mapping in @vm, or NULL; mappings_lock held. */
+static struct megpu_mapping *megpu_gem_find_mapping(struct megpu_bo *bo,
+						    struct megpu_vm *vm)
+{
+	struct megpu_mapping *iter;
+
+	lockdep_assert_held(&bo->mappings_lock);
+	list_for_each_entry(iter, &bo->mappings, node)
+		if (iter->vm == vm)
+			return iter;
+	return NULL;
+}
+
 /* The BO's mapping in @vm, referenced, or NULL. */
 struct megpu_mapping *megpu_gem_mapping_get(struct megpu_bo *bo,
 					    struct megpu_vm *vm)
 {
-	struct megpu_mapping *iter, *mapping = NULL;
+	struct megpu_mapping *mapping;
 
 	mutex_lock(&bo->mappings_lock);
-	list_for_each_entry(iter, &bo->mappings, node) {
-		if (iter->vm == vm) {
-			kref_get(&iter->refcount);
-			mapping = iter;
-			break;
-		}
-	}
+	mapping = megpu_gem_find_mapping(bo, vm);
+	if (mapping)
+		kref_get(&mapping->refcount);
 	mutex_unlock(&bo->mappings_lock);
 	return mapping;
 }
 
-/* A new handle in @file: map the BO into the file's address space. */
+/*
+ * A new handle in @file: map the BO into the file's address space. A
+ * file may hold several handles to one BO (GEM_OPEN of a flink name):
+ * they share one mapping, which goes with the last of them.
+ */
 static int megpu_gem_open(struct drm_gem_object *obj, struct drm_file *file)
 {
 	struct megpu_file *mfile = file->driver_priv;
 	struct megpu_bo *bo = to_megpu_bo(obj);
-	struct megpu_mapping *mapping;
+	struct megpu_mapping *mapping, *other;
 	int ret;
 
-	/* a second handle in the same file shares the mapping */
-	mapping = megpu_gem_mapping_get(bo, mfile->vm);
-	if (mapping) {
-		megpu_gem_mapping_put(mapping);
+	mutex_lock(&bo->mappings_lock);
+	mapping = megpu_gem_find_mapping(bo, mfile->vm);
+	if (mapping)
+		mapping->handles++;
+	mutex_unlock(&bo->mappings_lock);
+	if (mapping)
 		return 0;
-	}
 
 	mapping = kzalloc(sizeof(*mapping), GFP_KERNEL);
 	if (!mapping)
@@ -166,6 +180,7 @@ static int megpu_gem_open(struct drm_gem_object *obj, struct drm_file *file)
 	drm_gem_object_get(obj);
 	mapping->bo = bo;
 	mapping->vm = megpu_vm_get(mfile->vm);
+	mapping->handles = 1;
 
 	/* one unmapped guard page after every BO */
 	spin_lock(&mapping->vm->mm_lock);
@@ -181,8 +196,15 @@ static int megpu_gem_open(struct drm_gem_object *obj, struct drm_file *file)
 		goto err;
 
 	mutex_lock(&bo->mappings_lock);
-	list_add_tail(&mapping->node, &bo->mappings);
+	/* another handle of the same file came first: share its mapping */
+	other = megpu_gem_find_mapping(bo, mfile->vm);
+	if (other)
+		other->handles++;
+	else
+		list_add_tail(&mapping->node, &bo->mappings);
 	mutex_unlock(&bo->mappings_lock);
+	if (other)
+		megpu_gem_mapping_put(mapping);
 	return 0;
 
 err:
@@ -194,16 +216,14 @@ static void megpu_gem_close(struct drm_gem_object *obj, struct drm_file *file)
 {
 	struct megpu_file *mfile = file->driver_priv;
 	struct megpu_bo *bo = to_megpu_bo(obj);
-	struct megpu_mapping *iter, *mapping = NULL;
+	struct megpu_mapping *mapping;
 
 	mutex_lock(&bo->mappings_lock);
-	list_for_each_entry(iter, &bo->mappings, node) {
-		if (iter->vm == mfile->vm) {
-			mapping = iter;
-			list_del_init(&iter->node);
-			break;
-		}
-	}
+	mapping = megpu_gem_find_mapping(bo, mfile->vm);
+	if (mapping && --mapping->handles)
+		mapping = NULL;		/* another handle still uses it */
+	else if (mapping)
+		list_del_init(&mapping->node);
 	mutex_unlock(&bo->mappings_lock);
 	megpu_gem_mapping_put(mapping);
 }

@@ -4,6 +4,7 @@
  * GEM_WAIT against a running job, PRIME between two clients, close.
  */
 
+#include <fcntl.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <xf86drm.h>
@@ -244,6 +245,52 @@ TEST_F(gpu, mapping_outlives_handle)
 	EXPECT_EQ(55, p[5]);
 	munmap(bo->map, bo->size);
 	free(bo);
+}
+
+/*
+ * Two handles of one file to one BO (GEM_OPEN of its flink name, on the
+ * primary node) share one GPU mapping: closing the first leaves the BO
+ * mapped for the second, and the last close unmaps it.
+ */
+TEST_F(gpu, second_handle_keeps_mapping)
+{
+	struct drm_gem_flink flink = { 0 };
+	struct drm_gem_open gopen = { 0 };
+	struct megpu_bo *first, second;
+	struct megpu prim = self->t.gpu;
+	uint64_t size = 0, va = 0;
+	struct mt m = self->t;
+	drmDevicePtr dev;
+	int fd = -1;
+
+	ASSERT_EQ(0, drmGetDevice2(self->t.gpu.fd, 0, &dev));
+	if (dev->available_nodes & (1 << DRM_NODE_PRIMARY))
+		fd = open(dev->nodes[DRM_NODE_PRIMARY], O_RDWR | O_CLOEXEC);
+	drmFreeDevice(&dev);
+	if (fd < 0)
+		SKIP(return, "no primary node");
+	prim.fd = fd;
+	m.gpu = prim;
+
+	ASSERT_EQ(0, megpu_bo_new(&m.gpu, 4096, 0, &first));
+	flink.handle = first->handle;
+	ASSERT_EQ(0, drmIoctl(fd, DRM_IOCTL_GEM_FLINK, &flink));
+	gopen.name = flink.name;
+	ASSERT_EQ(0, drmIoctl(fd, DRM_IOCTL_GEM_OPEN, &gopen));
+	ASSERT_NE(first->handle, gopen.handle);
+	ASSERT_EQ(0, megpu_bo_info(&m.gpu, gopen.handle, &size, &va));
+	EXPECT_EQ(first->va, va);
+
+	second = (struct megpu_bo){
+		.gpu = &m.gpu, .handle = gopen.handle, .size = size, .va = va,
+	};
+	megpu_bo_free(first);
+	/* still mapped at the same address: a job writes it */
+	ASSERT_EQ(0, megpu_bo_map(&second));
+	EXPECT_EQ(0, mt_probe_engine(&m, 0, &second, 16, 0x5ec0));
+	munmap(second.map, second.size);
+	drmCloseBufferHandle(fd, second.handle);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN
