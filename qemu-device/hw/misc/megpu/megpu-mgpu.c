@@ -193,6 +193,7 @@ static void mgpu_step_end(MgpuCtx *c, bool held)
         pos = megpu_ram_map(c->e->s, c->sched, 4, true);
         if (pos) {
             qatomic_set(pos, cpu_to_le32(le32_to_cpu(qatomic_read(pos)) + 1));
+            /* the step happened before the next agent may take its turn */
             smp_mb();
             megpu_ram_unmap(c->e->s, pos, 4, true);
         }
@@ -208,6 +209,7 @@ static bool mgpu_load32(MgpuCtx *c, uint64_t addr, uint32_t *val)
     if (!p) {
         return false;
     }
+    /* after this engine's earlier coordination stores (Peterson) */
     smp_mb();
     *val = le32_to_cpu(qatomic_read(p));
     megpu_mem_unmap(c->x, &m);
