@@ -605,4 +605,16 @@ unsigned int megpu_arb_node(unsigned int agents, unsigned int agent,
 size_t megpu_mgpu_schedule(uint64_t seed, uint32_t agents_mask,
 			   uint8_t *out, size_t len);
 
+/* Packets and ioctls of seed 000 (mgpu_drm.c). */
+int megpu_cs_msem_signal(struct megpu_cs *cs, uint64_t addr);
+int megpu_cs_msem_wait(struct megpu_cs *cs, uint64_t addr, uint32_t mask);
+/* ARB_ACQUIRE (@acquire) or ARB_RELEASE with MEGPU_ARB_FLAG_* @flags. */
+int megpu_cs_arb(struct megpu_cs *cs, bool acquire, uint64_t addr,
+		 uint32_t flags);
+/* This device's agent id and the agent count (GET_PARAM 16, 17). */
+int megpu_mgpu_agent(struct megpu *gpu, unsigned int *id, unsigned int *count);
+/* DRM_IOCTL_MEGPU_MSEM_QUERY: the summed value of the slots at @offset. */
+int megpu_msem_query(struct megpu_bo *bo, uint64_t offset, uint32_t mask,
+		     uint32_t *value);
+
 #endif
