@@ -168,7 +168,7 @@ check-guest: $(GUEST_NEEDS)
 # Build first (in parallel under make -j), then run the levels one after
 # the other, all of them even when one fails, so the summary counts all.
 CHECK_RESULTS := host qtest guest-check guest-check-8 guest-check-nonatomic \
-	guest-check-mgpu 	guest-check-probe
+	guest-check-mgpu guest-check-probe
 check: qemu initramfs $(DEPS_STAMP)
 	@rm -rf $(B)/results
 	@$(MAKE) --no-print-directory -j1 -k CHECK_BUILT=1 \

@@ -137,11 +137,11 @@ static void arb_counter(struct __test_metadata *_metadata,
 
 	memset(w, 0, 4096);
 	for (unsigned int d = 0; d < self->n; d++) {
-		uint64_t va = self->bo[d]->va, kva;
+		uint64_t va = self->bo[d]->va, kva = va + KARGS(d);
 		struct megpu_kargs k = { .ptr = { va + TMP(d) }, .n = 1 };
 
-		ASSERT_EQ(0, megpu_kargs_write(self->bo[d], KARGS(d), &k,
-					       &kva));
+		/* through device 0's CPU mapping: the same pages */
+		megpu_kargs_pack((uint8_t *)w + KARGS(d), &k);
 		megpu_cs_init(&cs[d]);
 		for (int i = 0; i < K; i++) {
 			if (arb)
@@ -180,10 +180,11 @@ TEST_F(mgpu, arbiter_mutual_exclusion)
 	arb_counter(_metadata, self, 0, true);
 }
 
-/* The same counter without the arbiter loses increments (control). */
-TEST_F(mgpu, unprotected_counter_races)
-{
-	arb_counter(_metadata, self, 0, false);
-}
+/*
+ * Not here yet: the same counter without the arbiter as a control. In
+ * the guest the jobs did not overlap enough to lose an increment
+ * without a delay between the COPYs, so the control lives in the qtest
+ * (counter-unprotected, with DELAY_US) until the guest can set a delay.
+ */
 
 TEST_HARNESS_MAIN
