@@ -68,6 +68,7 @@
 #define MEGPU_CAP_SEMAPHORE		MEGPU_BIT(3)	/* SIGNAL/WAIT */
 #define MEGPU_CAP_FLUSH			MEGPU_BIT(4)	/* posted writes, flush */
 #define MEGPU_CAP_WAVES			MEGPU_BIT(5)	/* wave ISA programs */
+#define MEGPU_CAP_MGPU			MEGPU_BIT(6)	/* MSEM, ARB (seed 000) */
 
 /*
  * MSI-X vectors: one per engine slot, then the device-wide sources.
@@ -234,6 +235,11 @@
 #define MEGPU_FAULT_PC_RANGE		13	/* PC left the program */
 #define MEGPU_FAULT_BUDGET		14	/* wave instruction budget */
 #define MEGPU_FAULT_NO_MAILBOX		15	/* SYSCALL: no SET_MAILBOX */
+/* Multi-GPU coordination (seed 000). */
+#define MEGPU_FAULT_MGPU_AGENT		16	/* agent id >= agent count */
+#define MEGPU_FAULT_MGPU_MASK		17	/* bad MSEM_WAIT enable mask */
+#define MEGPU_FAULT_MGPU_MODE		18	/* ARB flags vs agent count */
+#define MEGPU_FAULT_MGPU_SCHED		19	/* schedule block unusable */
 
 /* FAULT_INFO: access type and where the faulting packet came from. */
 #define MEGPU_FAULT_INFO_WRITE		MEGPU_BIT(0)	/* else read */
@@ -580,5 +586,114 @@
 #define MEGPU_PTE_VALID			MEGPU_BIT(0)
 #define MEGPU_PTE_WRITE			MEGPU_BIT(1)	/* leaf only */
 #define MEGPU_PTE_ADDR_MASK		0x000ffffffffff000ull
+
+/*
+ * Multi-GPU coordination without a single point of control (seed 000).
+ *
+ * Several megpu devices (agents) share guest memory. Each device has an
+ * agent id and the agent count (MGPU_AGENT_ID, MGPU_AGENT_COUNT, which
+ * the driver sets; their reset values come from the "mgpu-agent" and
+ * "mgpu-agents" properties). All engines of a device act as its agent.
+ * Every decision is made by the engines' own host-atomic reads and
+ * writes of coordination words in memory; no device arbitrates.
+ *
+ * MGPU_SCHED: bus address of a schedule block (0: off). With it set,
+ * each coordination step (one write, or the reads of one check) of an
+ * engine waits until the block's agent[pos] is the device's agent id,
+ * then advances pos; once pos >= len the steps run freely. Devices that
+ * point at the same block take their steps in the order it lists, so a
+ * race replays exactly (F17). Layout below (MEGPU_MGPU_SCHED_*).
+ * MGPU_STEPS counts the coordination steps the device's engines took.
+ */
+#define MEGPU_REG_MGPU_AGENT_ID		0x00c0	/* RW: 0..AGENT_COUNT-1 */
+#define MEGPU_REG_MGPU_AGENT_COUNT	0x00c4	/* RW: 1..MEGPU_MGPU_MAX_AGENTS */
+#define MEGPU_REG_MGPU_SCHED_LO		0x00c8	/* RW: schedule block, 4-aligned */
+#define MEGPU_REG_MGPU_SCHED_HI		0x00cc
+#define MEGPU_REG_MGPU_STEPS		0x00d0	/* RO: coordination steps */
+
+#define MEGPU_MGPU_MAX_AGENTS		8
+
+/* Schedule block: u32 pos, u32 len, then len agent ids, one byte each. */
+#define MEGPU_MGPU_SCHED_POS		0
+#define MEGPU_MGPU_SCHED_LEN		4
+#define MEGPU_MGPU_SCHED_AGENT(i)	(8 + (i))
+#define MEGPU_MGPU_SCHED_MAX		65536
+
+/* Per-engine counters (relative to the engine block). */
+#define MEGPU_ENG_MSEM_RETRIES		0xc0	/* RO: MSEM_WAIT attempts that blocked */
+#define MEGPU_ENG_MSEM_FALSE_BLOCKS	0xc4	/* RO: of which a signal was there */
+#define MEGPU_ENG_ARB_SPINS		0xc8	/* RO: checks that said "wait" */
+#define MEGPU_ENG_ARB_FAILED_WAITS	0xcc	/* RO: semaphore found 0 (Failed Wait) */
+
+/*
+ * Multi-summed semaphore: an array of MGPU_AGENT_COUNT 32-bit signed
+ * slots at @base (4-aligned), one per agent. An engine changes only its
+ * own slot, with atomic read/modify/write.
+ *
+ * MSEM_SIGNAL: base(2). Slot[agent] += 1, then wakes every waiting
+ * engine of every device.
+ * MSEM_WAIT: base(2), mask(1). Slot[agent] -= 1 (pre-decrement), then
+ * the slots of @mask (which must contain the own agent and no agent >=
+ * AGENT_COUNT) are summed in 32 bits, wrapping. If bit 31 of the sum is
+ * set, slot[agent] += 1 (compensation), the engine stalls until any
+ * coordination write of any device (or 1 ms) and retries; else the wait
+ * is done. Before a retry the device counts MSEM_RETRIES, and
+ * MSEM_FALSE_BLOCKS if a sum re-read after the compensation is >= 1.
+ */
+#define MEGPU_PKT_MSEM_SIGNAL		0x10
+#define MEGPU_PKT_MSEM_WAIT		0x11
+#define MEGPU_PKT_MSEM_SIGNAL_COUNT	2
+#define MEGPU_PKT_MSEM_WAIT_COUNT	3
+#define MEGPU_MSEM_SLOT(agent)		((agent) * 4)
+
+/*
+ * Request/acknowledge arbitration: ARB_ACQUIRE base(2), ARB_RELEASE
+ * base(2), flags in the header. The block at @base (4-aligned) is
+ * MGPU_AGENT_COUNT dwords: DW0 a 32-bit semaphore (used only with
+ * FLAG_SEM), then the arbitration dwords. Fields are bytes; an agent
+ * writes only its own Req bytes and the Last bytes of its nodes.
+ *
+ * Tournament (default; 2, 4 or 8 agents): N - 1 nodes of the 2-agent
+ * rule, level by level: level L has N >> (L + 1) nodes, node k of the
+ * whole list is DW(1 + k) = {byte 0: Req side 0, byte 1: Req side 1,
+ * byte 2: Last side}. Agent a at level L uses node (a >> (L + 1)) of
+ * that level as side (a >> L) & 1: write Req[side] = 1, Last = side,
+ * then check until ack = (Req0 + Req1 + Last + side) mod 2 is 1 (Eq. 1,
+ * a one-bit adder); win every level up to the root. Release clears the
+ * Req bytes from the root down. With 2 agents this is the seed's
+ * Table 1: DW1 = {Req0, Req1, Last}.
+ *
+ * FLAG_LITERAL (4 agents only): the seed's Table 2 decision tree, kept
+ * to show that it is NOT mutually exclusive: DW1 = {Req0, Req1, Last01,
+ * LastPair}, DW2 = {Req2, Req3, Last23, 0} (Last01/Last23: agent id,
+ * LastPair: pair 0 or 1). Agent i writes Req, Last of its pair, LastPair,
+ * then waits while (Req[mate] && Last == i) ||
+ * ((Req of the other pair) && LastPair == own pair).
+ *
+ * Pure mutex (no FLAG_SEM): ACQUIRE returns holding the lock, RELEASE
+ * (same flags) gives it up. With FLAG_SEM the arbiter guards DW0:
+ * ACQUIRE takes the lock, and if DW0 != 0 decrements it and unlocks;
+ * if DW0 == 0 (Failed Wait) it unlocks (Req cleared, Last unchanged, so
+ * the other agent goes next), stalls like MSEM_WAIT and retries.
+ * RELEASE with FLAG_SEM locks, increments DW0 and unlocks. RELEASE first
+ * waits until the engine's posted writes are in memory, so data written
+ * inside the critical section is visible to the next owner.
+ */
+#define MEGPU_PKT_ARB_ACQUIRE		0x12
+#define MEGPU_PKT_ARB_RELEASE		0x13
+#define MEGPU_PKT_ARB_COUNT		2
+#define MEGPU_ARB_FLAG_SEM		MEGPU_BIT(0)
+#define MEGPU_ARB_FLAG_LITERAL		MEGPU_BIT(1)
+#define MEGPU_ARB_FLAGS			(MEGPU_ARB_FLAG_SEM | MEGPU_ARB_FLAG_LITERAL)
+#define MEGPU_ARB_SEM			0	/* DW0 byte offset */
+#define MEGPU_ARB_DW(n)			((n) * 4)
+#define MEGPU_ARB_REQ(side)		(side)	/* byte within a node dword */
+#define MEGPU_ARB_LAST			2
+#define MEGPU_ARB_LASTPAIR		3	/* literal tree, in DW1 */
+
+/* Accepted by every engine type. */
+#define MEGPU_PKTS_MGPU \
+	(MEGPU_BIT(MEGPU_PKT_MSEM_SIGNAL) | MEGPU_BIT(MEGPU_PKT_MSEM_WAIT) | \
+	 MEGPU_BIT(MEGPU_PKT_ARB_ACQUIRE) | MEGPU_BIT(MEGPU_PKT_ARB_RELEASE))
 
 #endif /* MEGPU_HW_H */

@@ -20,6 +20,7 @@ extern "C" {
 #define DRM_MEGPU_FLUSH			0x06
 #define DRM_MEGPU_SYSCALL_WAIT		0x07
 #define DRM_MEGPU_SYSCALL_RETURN	0x08
+#define DRM_MEGPU_MSEM_QUERY		0x10
 
 #define DRM_IOCTL_MEGPU_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_MEGPU_GET_PARAM, \
@@ -45,6 +46,9 @@ extern "C" {
 #define DRM_IOCTL_MEGPU_SYSCALL_WAIT \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_MEGPU_SYSCALL_WAIT, \
 		 struct drm_megpu_syscall_wait)
+#define DRM_IOCTL_MEGPU_MSEM_QUERY \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_MEGPU_MSEM_QUERY, \
+		 struct drm_megpu_msem_query)
 #define DRM_IOCTL_MEGPU_SYSCALL_RETURN \
 	DRM_IOW(DRM_COMMAND_BASE + DRM_MEGPU_SYSCALL_RETURN, \
 		struct drm_megpu_syscall_return)
@@ -85,6 +89,22 @@ enum drm_megpu_param {
 	 * the device runs no wave programs.
 	 */
 	DRM_MEGPU_PARAM_MAILBOX_SLOTS = 7,
+	/**
+	 * @DRM_MEGPU_PARAM_MGPU_AGENT_ID: this device's agent id for the
+	 * multi-GPU packets (seed 000: MSEM_*, ARB_*). The driver numbers
+	 * the megpu devices it binds 0, 1, ... in PCI address order and
+	 * renumbers them all when one comes or goes; the id is the slot a
+	 * device's MSEM packets use and its side in ARB blocks. Devices
+	 * beyond MEGPU_MGPU_MAX_AGENTS get the id ~0 and their multi-GPU
+	 * packets fault. -EOPNOTSUPP without the MGPU feature.
+	 */
+	DRM_MEGPU_PARAM_MGPU_AGENT_ID = 16,
+	/**
+	 * @DRM_MEGPU_PARAM_MGPU_AGENT_COUNT: how many agents share
+	 * coordination words: the number of bound megpu devices, at most
+	 * MEGPU_MGPU_MAX_AGENTS. -EOPNOTSUPP without the MGPU feature.
+	 */
+	DRM_MEGPU_PARAM_MGPU_AGENT_COUNT = 17,
 };
 
 /**
@@ -431,6 +451,35 @@ struct drm_megpu_syscall_return {
 	__u32 slot;
 	/** @caller: in, &drm_megpu_syscall.caller. */
 	__u32 caller;
+};
+
+/**
+ * struct drm_megpu_msem_query - value of a multi-summed semaphore
+ *
+ * Reads the agents' 32-bit slots at @offset in the BO (which may be
+ * imported from another megpu device) and returns their wrapping sum
+ * over @mask: the seed's debug "query". Slots are read one by one, not
+ * atomically together, so the value is exact only when no engine is
+ * signalling or waiting on the semaphore.
+ *
+ * Errors: -ENOENT for an unknown @handle; -EINVAL for a non-zero @pad,
+ * an unaligned @offset, an empty @mask or one with agents at or beyond
+ * the agent count, or slots past the end of the BO; -EOPNOTSUPP
+ * without the MGPU feature.
+ */
+struct drm_megpu_msem_query {
+	/** @handle: in, GEM handle of the BO holding the slots. */
+	__u32 handle;
+	/** @mask: in, the agents whose slots are summed. */
+	__u32 mask;
+	/** @offset: in, byte offset of slot 0, 4-byte aligned. */
+	__u64 offset;
+	/** @value: out, the 32-bit wrapping sum (negative: bit 31). */
+	__u32 value;
+	/** @pad: must be zero. */
+	__u32 pad;
+	/** @slots: out, the slots read, agent n at index n. */
+	__u32 slots[8];
 };
 
 #if defined(__cplusplus)

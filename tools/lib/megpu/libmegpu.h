@@ -701,4 +701,54 @@ int megpu_service_fileio(struct megpu_service *svc, int fd);
 /* Flush PRINTF lines still buffered (text with no newline yet). */
 void megpu_service_printf_flush(struct megpu_service *svc);
 
+/*
+ * Multi-GPU coordination (seed 000): the rules of MSEM and ARB as pure
+ * functions (mgpu.c), the same arithmetic as the device.
+ */
+/* Wrapping 32-bit sum of the slots in @mask (the logical semaphore). */
+uint32_t megpu_msem_sum(const uint32_t *slots, unsigned int agents,
+			uint32_t mask);
+/* Bit 31: the logical semaphore is negative. */
+bool megpu_msem_negative(uint32_t sum);
+/* 0 if MSEM_WAIT accepts @mask for @agent of @agents, else -EINVAL. */
+int megpu_msem_check_mask(unsigned int agent, unsigned int agents,
+			  uint32_t mask);
+/* One MSEM_SIGNAL by @agent. */
+void megpu_msem_signal_model(uint32_t *slots, unsigned int agent);
+/*
+ * One MSEM_WAIT attempt, atomically: pre-decrement, sum, compensate.
+ * 1: passed, 0: blocked (slots unchanged), -EINVAL: bad mask.
+ */
+int megpu_msem_wait_model(uint32_t *slots, unsigned int agents,
+			  unsigned int agent, uint32_t mask, uint32_t *sum);
+/* Eq. 1: the 2-agent one-bit adder; 1 grants. */
+unsigned int megpu_arb_eq1(unsigned int req0, unsigned int req1,
+			   unsigned int last, unsigned int id);
+/* Eq. 2: (DW2[16,8,0] || DW1[24,16,8,0]) AND the Table 3 ID of @gpu. */
+uint8_t megpu_arb_eq2(uint32_t dw1, uint32_t dw2, unsigned int gpu);
+/* Eq. 3 as printed (known wrong: see the seed notes); 1 grants. */
+unsigned int megpu_arb_eq3(uint8_t a);
+/* The seed's 4-GPU decision tree (Tables 2A/2B): true means wait. */
+bool megpu_arb_literal_wait(uint32_t dw1, uint32_t dw2, unsigned int i);
+/* Tournament levels for @agents (1, 2, 4, 8), else -EINVAL. */
+int megpu_arb_levels(unsigned int agents);
+/* Dword index (in the ARB block) of @agent's node at @level; *side. */
+unsigned int megpu_arb_node(unsigned int agents, unsigned int agent,
+			    unsigned int level, unsigned int *side);
+/* A schedule block's agent list from @seed over the agents of @mask. */
+size_t megpu_mgpu_schedule(uint64_t seed, uint32_t agents_mask,
+			   uint8_t *out, size_t len);
+
+/* Packets and ioctls of seed 000 (mgpu_drm.c). */
+int megpu_cs_msem_signal(struct megpu_cs *cs, uint64_t addr);
+int megpu_cs_msem_wait(struct megpu_cs *cs, uint64_t addr, uint32_t mask);
+/* ARB_ACQUIRE (@acquire) or ARB_RELEASE with MEGPU_ARB_FLAG_* @flags. */
+int megpu_cs_arb(struct megpu_cs *cs, bool acquire, uint64_t addr,
+		 uint32_t flags);
+/* This device's agent id and the agent count (GET_PARAM 16, 17). */
+int megpu_mgpu_agent(struct megpu *gpu, unsigned int *id, unsigned int *count);
+/* DRM_IOCTL_MEGPU_MSEM_QUERY: the summed value of the slots at @offset. */
+int megpu_msem_query(struct megpu_bo *bo, uint64_t offset, uint32_t mask,
+		     uint32_t *value);
+
 #endif

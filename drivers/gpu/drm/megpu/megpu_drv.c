@@ -73,6 +73,9 @@ static int megpu_ioctl_get_param(struct drm_device *drm, void *data,
 	case DRM_MEGPU_PARAM_MAILBOX_SLOTS:
 		args->value = ((struct megpu_file *)file->driver_priv)->mbox.slots;
 		break;
+	case DRM_MEGPU_PARAM_MGPU_AGENT_ID:
+	case DRM_MEGPU_PARAM_MGPU_AGENT_COUNT:
+		return megpu_mgpu_param(mdev, args->param, &args->value);
 	default:
 		return -EINVAL;
 	}
@@ -96,6 +99,8 @@ static const struct drm_ioctl_desc megpu_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(MEGPU_SYSCALL_WAIT, megpu_ioctl_syscall_wait,
 			  DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(MEGPU_SYSCALL_RETURN, megpu_ioctl_syscall_return,
+			  DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(MEGPU_MSEM_QUERY, megpu_ioctl_msem_query,
 			  DRM_RENDER_ALLOW),
 };
 
@@ -335,9 +340,12 @@ static int megpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 	megpu_debugfs_init(mdev);
 	megpu_syscall_debugfs_init(mdev);
+	megpu_mgpu_register(mdev);
 	ret = drm_dev_register(&mdev->drm, 0);
-	if (ret)
+	if (ret) {
+		megpu_mgpu_unregister(mdev);
 		goto err_irq;
+	}
 
 	drm_info(&mdev->drm, "megpu %u.%u, %u engines, features 0x%x\n",
 		 MEGPU_HW_VERSION_GET_MAJOR(mdev->hw_version),
@@ -362,6 +370,7 @@ static void megpu_remove(struct pci_dev *pdev)
 	struct megpu_device *mdev = pci_get_drvdata(pdev);
 
 	drm_dev_unplug(&mdev->drm);
+	megpu_mgpu_unregister(mdev);
 	megpu_flush_unplug(mdev);
 	megpu_write(mdev, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
 	megpu_irq_fini(mdev);

@@ -290,6 +290,12 @@ struct megpu_device {
 	atomic_t live_bos;
 	atomic_t live_jobs;
 	atomic_t live_vms;
+
+	/* seed 000, under megpu_mgpu.c's agents lock */
+	struct list_head agent_link;
+	bool agent_registered;
+	u32 agent_id;
+	u32 agent_count;
 };
 
 /**
@@ -600,6 +606,12 @@ void megpu_flush_unplug(struct megpu_device *mdev);
 void megpu_flush_mark_dirty(struct megpu_device *mdev);
 
 /* megpu_syscall.c */
+void megpu_mgpu_register(struct megpu_device *mdev);
+void megpu_mgpu_unregister(struct megpu_device *mdev);
+int megpu_mgpu_param(struct megpu_device *mdev, u32 param, u64 *value);
+int megpu_ioctl_msem_query(struct drm_device *drm, void *data,
+			   struct drm_file *file);
+
 void megpu_syscall_init(struct megpu_device *mdev);
 void megpu_syscall_debugfs_init(struct megpu_device *mdev);
 u32 megpu_syscall_slots(struct megpu_device *mdev);

@@ -50,6 +50,10 @@ static const uint8_t megpu_fixed_count[] = {
     [MEGPU_PKT_FLUSH] = MEGPU_PKT_FLUSH_COUNT,
     [MEGPU_PKT_IDLE_SIGNAL] = MEGPU_PKT_IDLE_SIGNAL_COUNT,
     [MEGPU_PKT_SET_MAILBOX] = MEGPU_PKT_SET_MAILBOX_COUNT,
+    [MEGPU_PKT_MSEM_SIGNAL] = MEGPU_PKT_MSEM_SIGNAL_COUNT,
+    [MEGPU_PKT_MSEM_WAIT] = MEGPU_PKT_MSEM_WAIT_COUNT,
+    [MEGPU_PKT_ARB_ACQUIRE] = MEGPU_PKT_ARB_COUNT,
+    [MEGPU_PKT_ARB_RELEASE] = MEGPU_PKT_ARB_COUNT,
 };
 
 static const uint32_t megpu_type_pkts[MEGPU_ENGINE_NUM_TYPES] = {
@@ -437,7 +441,7 @@ static bool megpu_check_header(MegpuExec *x, uint32_t hdr)
 {
     uint32_t op = MEGPU_PKT_OPCODE(hdr), count = MEGPU_PKT_COUNT(hdr);
 
-    if (op > MEGPU_PKT_SET_MAILBOX) {
+    if (op >= 32 || !((MEGPU_PKTS_GFX | MEGPU_PKTS_MGPU) & MEGPU_BIT(op))) {
         return megpu_pkt_fault(x, MEGPU_FAULT_BAD_OPCODE);
     }
     if (!(x->e->pkt_mask & MEGPU_BIT(op))) {
@@ -494,6 +498,14 @@ static bool megpu_exec_packet(MegpuExec *x, uint32_t hdr, const uint32_t *p)
         return megpu_exec_idle_signal(x);
     case MEGPU_PKT_SET_MAILBOX:
         return megpu_exec_set_mailbox(x, p);
+    case MEGPU_PKT_MSEM_SIGNAL:
+        return megpu_exec_msem_signal(x, p);
+    case MEGPU_PKT_MSEM_WAIT:
+        return megpu_exec_msem_wait(x, p);
+    case MEGPU_PKT_ARB_ACQUIRE:
+        return megpu_exec_arb_acquire(x, MEGPU_PKT_FLAGS(hdr), p);
+    case MEGPU_PKT_ARB_RELEASE:
+        return megpu_exec_arb_release(x, MEGPU_PKT_FLAGS(hdr), p);
     default:
         g_assert_not_reached();     /* megpu_check_header() */
     }
@@ -869,6 +881,9 @@ uint32_t megpu_engine_read(MegpuEngine *e, hwaddr off)
         val = e->mbox_slots;
         break;
     default:
+        if (megpu_mgpu_eng_read(e, off, &val)) {
+            break;
+        }
         qemu_log_mask(LOG_GUEST_ERROR,
                       "megpu: engine %u: read of unknown register 0x%"
                       HWADDR_PRIx "\n", e->idx, off);
@@ -1009,7 +1024,7 @@ void megpu_engine_init(MegpuState *s, unsigned n)
     e->s = s;
     e->idx = n;
     e->type = n % MEGPU_ENGINE_NUM_TYPES;
-    e->pkt_mask = megpu_type_pkts[e->type];
+    e->pkt_mask = megpu_type_pkts[e->type] | MEGPU_PKTS_MGPU;
     e->kernel_mask = megpu_type_kernels[e->type];
     e->wave_fault_id = MEGPU_WAVE_ID_NONE;
     qemu_mutex_init(&e->lock);

@@ -74,6 +74,17 @@ bool megpu_wave_dispatch(MegpuExec *x, uint64_t args, uint32_t grid_x,
 void megpu_wave_restart(MegpuState *s, uint32_t id);
 uint32_t megpu_wave_parked_locked(MegpuEngine *e);
 
+/* megpu-mgpu.c (seed 000) */
+void megpu_mgpu_global_init(void);
+bool megpu_exec_msem_signal(MegpuExec *x, const uint32_t *p);
+bool megpu_exec_msem_wait(MegpuExec *x, const uint32_t *p);
+bool megpu_exec_arb_acquire(MegpuExec *x, uint32_t flags, const uint32_t *p);
+bool megpu_exec_arb_release(MegpuExec *x, uint32_t flags, const uint32_t *p);
+bool megpu_mgpu_reg_read(MegpuState *s, hwaddr addr, uint64_t *val);
+bool megpu_mgpu_reg_write(MegpuState *s, hwaddr addr, uint32_t val);
+bool megpu_mgpu_eng_read(MegpuEngine *e, hwaddr off, uint32_t *val);
+void megpu_mgpu_reset(MegpuState *s);
+
 /* megpu-writeq.c */
 bool megpu_wq_init(MegpuState *s, Error **errp);
 void megpu_wq_fini(MegpuState *s);

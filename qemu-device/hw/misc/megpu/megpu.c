@@ -25,7 +25,8 @@
 
 #define MEGPU_CAPS \
     (MEGPU_CAP_IRQ_TEST | MEGPU_CAP_ENGINES | MEGPU_CAP_MMU | \
-     MEGPU_CAP_SEMAPHORE | MEGPU_CAP_FLUSH | MEGPU_CAP_WAVES)
+     MEGPU_CAP_SEMAPHORE | MEGPU_CAP_FLUSH | MEGPU_CAP_WAVES | \
+     MEGPU_CAP_MGPU)
 
 static uint32_t megpu_engine_types(MegpuState *s)
 {
@@ -89,6 +90,7 @@ static void megpu_reset_regs(MegpuState *s)
     qatomic_set(&s->syscalls, 0);
     qatomic_set(&s->syscall_retries, 0);
     qatomic_set(&s->irq_pending, 0);
+    megpu_mgpu_reset(s);
 }
 
 /* Engine block holding @addr (NULL outside); *present: engine exists */
@@ -122,7 +124,8 @@ static uint64_t megpu_mmio_read(void *opaque, hwaddr addr, unsigned size)
         trace_megpu_mmio_read(addr, val);
         return val;
     }
-    if (megpu_wq_reg_read(s, addr, &val)) {
+    if (megpu_wq_reg_read(s, addr, &val) ||
+        megpu_mgpu_reg_read(s, addr, &val)) {
         trace_megpu_mmio_read(addr, val);
         return val;
     }
@@ -199,7 +202,8 @@ static void megpu_mmio_write(void *opaque, hwaddr addr, uint64_t val,
         }
         return;
     }
-    if (megpu_wq_reg_write(s, addr, val)) {
+    if (megpu_wq_reg_write(s, addr, val) ||
+        megpu_mgpu_reg_write(s, addr, val)) {
         return;
     }
     switch (addr) {
@@ -261,6 +265,16 @@ static void megpu_realize(PCIDevice *pdev, Error **errp)
     pci_register_bar(pdev, MEGPU_BAR_MMIO, PCI_BASE_ADDRESS_SPACE_MEMORY,
                      &s->mmio);
 
+    if (s->mgpu_agents_prop < 1 ||
+        s->mgpu_agents_prop > MEGPU_MGPU_MAX_AGENTS ||
+        s->mgpu_agent_prop >= s->mgpu_agents_prop) {
+        error_setg(errp, "megpu: mgpu-agent must be below mgpu-agents, "
+                   "which must be 1..%d", MEGPU_MGPU_MAX_AGENTS);
+        return;
+    }
+    megpu_mgpu_global_init();
+    megpu_mgpu_reset(s);
+
     /* the MC thread before the engines, which post to it */
     if (!megpu_wq_init(s, errp)) {
         return;
@@ -318,6 +332,11 @@ static const Property megpu_properties[] = {
     /* test only: wave atomics become read-yield-write (a negative control) */
     DEFINE_PROP_BOOL("x-wave-nonatomic", MegpuState, wave_nonatomic, false),
     DEFINE_PROP_UINT32("write-seed", MegpuState, write_seed, 0x5eed0004),
+    /* seed 000: this device's agent id and the agent count after reset */
+    DEFINE_PROP_UINT32("mgpu-agent", MegpuState, mgpu_agent_prop, 0),
+    DEFINE_PROP_UINT32("mgpu-agents", MegpuState, mgpu_agents_prop, 1),
+    /* test only: own-slot read/modify/writes lose updates (negative control) */
+    DEFINE_PROP_BOOL("x-mgpu-nonatomic", MegpuState, mgpu_nonatomic, false),
 };
 
 /*

@@ -117,6 +117,12 @@ typedef struct MegpuEngine {
     uint32_t wq_len;
     uint32_t wq_pending;
     uint32_t stalled_writes;
+
+    /* Multi-GPU counters (megpu-mgpu.c), atomic */
+    uint32_t msem_retries;
+    uint32_t msem_false_blocks;
+    uint32_t arb_spins;
+    uint32_t arb_failed_waits;
 } MegpuEngine;
 
 struct MegpuState {
@@ -180,6 +186,15 @@ struct MegpuState {
     uint32_t flush_seq;
     uint32_t flush_status;
     uint32_t misc_irq_status;
+
+    /* Multi-GPU coordination (megpu-mgpu.c, seed 000); atomic */
+    uint32_t mgpu_agent_prop;   /* mgpu-agent: reset value of AGENT_ID */
+    uint32_t mgpu_agents_prop;  /* mgpu-agents: reset value of COUNT */
+    bool mgpu_nonatomic;        /* x-mgpu-nonatomic: negative control */
+    uint32_t mgpu_agent_id;
+    uint32_t mgpu_agent_count;
+    uint64_t mgpu_sched;        /* schedule block, 0: steps run freely */
+    uint32_t mgpu_steps;
 
     MegpuEngine engines[MEGPU_MAX_ENGINES];
 };
