@@ -14,9 +14,8 @@
 #include "megpu_hw.h"
 #include "libmegpu.h"
 #include "tap.h"
+#include "../../qemu-device/tests/qtest/megpu-wave-programs.h"
 
-#define I(op, d, a, b, imm) MEGPU_INSN(MEGPU_OP_##op, d, a, b, imm)
-#define IMM MEGPU_ISA_IMM
 
 /* Each instruction in its canonical spelling and its encoding. */
 static const struct {
@@ -313,46 +312,13 @@ static char *read_file(const char *path)
  */
 static void programs(void)
 {
-	static const uint64_t vadd[] = {
-		I(S2R, 1, 0, 0, MEGPU_SR_GLOBAL_ID),
-		I(LDARG32, 2, 0, 0, 24),
-		I(CMPLTU, 3, 1, 2, 0),
-		I(IF, 0, 3, 0, 0),
-		I(SHL, 4, 1, IMM, 2),
-		I(LDARG, 5, 0, 0, 0),
-		I(ADD, 5, 5, 4, 0),
-		I(LD32, 6, 5, 0, 0),
-		I(LDARG, 5, 0, 0, 8),
-		I(ADD, 5, 5, 4, 0),
-		I(LD32, 7, 5, 0, 0),
-		I(ADD, 6, 6, 7, 0),
-		I(LDARG, 5, 0, 0, 16),
-		I(ADD, 5, 5, 4, 0),
-		I(ST32, 0, 5, 6, 0),
-		I(ENDIF, 0, 0, 0, 0),
-		I(END, 0, 0, 0, 0),
-	};
-	static const uint64_t checksum[] = {
-		I(S2R, 1, 0, 0, MEGPU_SR_GLOBAL_ID),
-		I(LDARG32, 2, 0, 0, 16),
-		I(CMPLTU, 3, 1, 2, 0),
-		I(IF, 0, 3, 0, 0),
-		I(SHL, 4, 1, IMM, 2),
-		I(LDARG, 5, 0, 0, 0),
-		I(ADD, 5, 5, 4, 0),
-		I(LD32, 6, 5, 0, 0),
-		I(LDARG, 7, 0, 0, 8),
-		I(ATOMADD32, 8, 7, 6, 0),
-		I(ENDIF, 0, 0, 0, 0),
-		I(END, 0, 0, 0, 0),
-	};
 	static const struct {
 		const char *path;
 		const uint64_t *insn;
 		unsigned int len;
 	} progs[] = {
-		{ "tools/megpu/programs/vadd.s", vadd, 17 },
-		{ "tools/megpu/programs/checksum.s", checksum, 12 },
+		{ "tools/megpu/programs/vadd.s", vadd_prog, 17 },
+		{ "tools/megpu/programs/checksum.s", checksum_prog, 12 },
 		{ "tools/megpu/programs/syscall.s", NULL, 13 },
 	};
 	struct megpu_prog prog;
