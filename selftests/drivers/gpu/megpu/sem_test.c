@@ -18,6 +18,8 @@
 
 #include <stdint.h>
 
+#include <inttypes.h>
+
 #include "kselftest_harness.h"
 #include "megpu_test.h"
 
@@ -936,6 +938,166 @@ TEST_F(sem, full_pool_makes_jobs_wait)
 	EXPECT_LT(waits0, pool_waits(t));
 	mt_write_file(path, "0");
 	megpu_bo_free(bo);
+	megpu_bo_free(gate);
+}
+
+/* One decoded ring packet of debugfs "rings". */
+struct ring_pkt {
+	char op[16];		/* WAIT, SET_CONTEXT, IB, NOP, FLUSH, ... */
+	uint64_t a, b;		/* addr/va/pd and value/dwords/ctx */
+};
+
+/* The packets of @engine's section of "rings"; their count or -1. */
+static int ring_packets(struct mt *t, unsigned int engine,
+			struct ring_pkt *out, int max)
+{
+	char name[16], head[24], *text = mt_debugfs(t, "rings"), *line, *save;
+	bool in = false;
+	int n = 0;
+
+	if (!text)
+		return -1;
+	megpu_engine_name(t->types, engine, name, sizeof(name));
+	snprintf(head, sizeof(head), "%s:", name);
+	for (line = strtok_r(text, "\n", &save); line && n < max;
+	     line = strtok_r(NULL, "\n", &save)) {
+		struct ring_pkt *k = &out[n];
+		unsigned int op, count;
+		char *c;
+
+		if (line[0] != ' ') {
+			in = !strcmp(line, head);
+			continue;
+		}
+		c = strchr(line, ':');
+		if (!in || !c)
+			continue;
+		c += 2;
+		memset(k, 0, sizeof(*k));
+		if (sscanf(c, "opcode 0x%x count %u", &op, &count) == 2) {
+			snprintf(k->op, sizeof(k->op), "%s",
+				 op == MEGPU_PKT_NOP ? "NOP" :
+				 op == MEGPU_PKT_FLUSH ? "FLUSH" :
+				 op == MEGPU_PKT_IDLE_SIGNAL ? "IDLE_SIGNAL" :
+				 "?");
+		} else {
+			char *eq = strchr(c, '=');
+
+			sscanf(c, "%15s", k->op);
+			/* "OP key=a key=b" */
+			if (eq)
+				sscanf(eq + 1, "%" SCNi64, &k->a);
+			if (eq && strchr(eq + 1, '='))
+				sscanf(strchr(eq + 1, '=') + 1, "%" SCNi64,
+				       &k->b);
+		}
+		n++;
+	}
+	free(text);
+	return n;
+}
+
+static bool is(const struct ring_pkt *k, const char *op)
+{
+	return !strcmp(k->op, op);
+}
+
+/*
+ * The frames of a ring, in the seed's order: WAIT* SET_CONTEXT
+ * [SET_MAILBOX] IB|NOP [FLUSH] SIGNAL TIMESTAMP [IDLE_SIGNAL]. Returns
+ * the number of frames, or -(index + 1) of the first packet out of place.
+ * The frame whose IB is at @ib gets its packets' range in @first and @last.
+ */
+static int ring_frames(const struct ring_pkt *k, int n, uint64_t ib,
+		       int *first, int *last)
+{
+	int i = 0, frames = 0, start;
+
+	while (i < n) {
+		start = i;
+		while (i < n && is(&k[i], "WAIT"))
+			i++;
+		if (i >= n || !is(&k[i++], "SET_CONTEXT"))
+			return -i;
+		if (i < n && is(&k[i], "SET_MAILBOX"))
+			i++;
+		if (i >= n || !(is(&k[i], "IB") || is(&k[i], "NOP")))
+			return -(i + 1);
+		if (is(&k[i], "IB") && k[i].a == ib) {
+			*first = start;
+			*last = i;
+		}
+		i++;
+		if (i < n && is(&k[i], "FLUSH"))
+			i++;
+		if (i >= n || !is(&k[i++], "SIGNAL"))
+			return -i;
+		if (i >= n || !is(&k[i++], "TIMESTAMP"))
+			return -i;
+		if (i < n && is(&k[i], "IDLE_SIGNAL"))
+			i++;
+		frames++;
+	}
+	return frames;
+}
+
+/*
+ * The frames as the engines run them, decoded from the rings themselves
+ * (not from the planner's record): every frame of both rings is in the
+ * seed's order, and the consumer's frame WAITs, before its IB, for the
+ * semaphore the producer's frame SIGNALs, at the producer's timestamp.
+ */
+TEST_F(sem, frames_in_ring_order)
+{
+	struct ring_pkt pa[256], pb[256];
+	struct megpu_bo *gate, *x, *out;
+	int ea = 0, eb, na, nb, fa = -1, la = -1, fb = -1, lb = -1, i;
+	struct mt *t = &self->t;
+	struct drm_megpu_sync in;
+	uint64_t sig = 0, ts = 0;
+	struct mt_job p, c;
+
+	NEED_DEBUGFS(t);
+	MT_NEED_ENGINES(t, 2);
+	eb = mt_other_engine(t, ea);
+	ASSERT_EQ(0, mt_param_set("gpu_semaphores", true));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &gate));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &x));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &out));
+	ASSERT_EQ(0, mt_write_job(t, &p, ea, x, 0, 5, gate, NULL, 0, 0));
+	in = (struct drm_megpu_sync){ .handle = p.sync };
+	ASSERT_EQ(0, read_job(t, &c, eb, x, out, NULL, &in, 1, 0));
+	usleep(100000);
+	EXPECT_TRUE(mt_pending(&t->gpu, c.sync, 0));
+
+	na = ring_packets(t, ea, pa, 256);
+	nb = ring_packets(t, eb, pb, 256);
+	ASSERT_LT(0, na);
+	ASSERT_LT(0, nb);
+	EXPECT_LT(0, ring_frames(pa, na, mt_job_ib_va(&p), &fa, &la));
+	EXPECT_LT(0, ring_frames(pb, nb, mt_job_ib_va(&c), &fb, &lb));
+	ASSERT_LE(0, fa);
+	ASSERT_LE(0, fb);
+	/* the producer's SIGNAL and TIMESTAMP follow its IB */
+	for (i = la; i < na && !is(&pa[i], "SIGNAL"); i++)
+		;
+	ASSERT_GT(na, i);
+	sig = pa[i].a;
+	ts = pa[i].b;
+	ASSERT_TRUE(is(&pa[i + 1], "TIMESTAMP"));
+	EXPECT_EQ(ts, pa[i + 1].b);
+	/* the consumer's one WAIT, first in its frame, is for that */
+	ASSERT_TRUE(is(&pb[fb], "WAIT"));
+	EXPECT_EQ(sig, pb[fb].a);
+	EXPECT_EQ(ts, pb[fb].b);
+	EXPECT_TRUE(is(&pb[fb + 1], "SET_CONTEXT"));
+
+	mt_gate_open(gate);
+	EXPECT_EQ(0, mt_job_finish(&p, mt_job_ns(t)));
+	EXPECT_EQ(0, mt_job_finish(&c, mt_job_ns(t)));
+	EXPECT_EQ(5, mt_u32(out)[0]);
+	megpu_bo_free(out);
+	megpu_bo_free(x);
 	megpu_bo_free(gate);
 }
 
