@@ -122,7 +122,8 @@ check-host: $(DEPS_STAMP)
 		if ! $(CC) $(CFLAGS) -Itests/host -o $$bin $$t \
 			tools/lib/megpu/cs.c tools/lib/megpu/kargs.c \
 			tools/lib/megpu/asm.c \
-			tools/lib/megpu/engine.c; then \
+			tools/lib/megpu/engine.c \
+			tools/lib/megpu/taskq.c -lpthread; then \
 			fail=$$((fail + 1)); continue; \
 		fi; \
 		$$bin >$$bin.log 2>&1; rc=$$?; \
