@@ -50,6 +50,7 @@ static const uint8_t megpu_fixed_count[] = {
     [MEGPU_PKT_FLUSH] = MEGPU_PKT_FLUSH_COUNT,
     [MEGPU_PKT_IDLE_SIGNAL] = MEGPU_PKT_IDLE_SIGNAL_COUNT,
     [MEGPU_PKT_SET_MAILBOX] = MEGPU_PKT_SET_MAILBOX_COUNT,
+    [MEGPU_PKT_DEQUEUE] = MEGPU_PKT_DEQUEUE_COUNT,
 };
 
 static const uint32_t megpu_type_pkts[MEGPU_ENGINE_NUM_TYPES] = {
@@ -437,7 +438,8 @@ static bool megpu_check_header(MegpuExec *x, uint32_t hdr)
 {
     uint32_t op = MEGPU_PKT_OPCODE(hdr), count = MEGPU_PKT_COUNT(hdr);
 
-    if (op > MEGPU_PKT_SET_MAILBOX) {
+    if (op >= ARRAY_SIZE(megpu_fixed_count) ||
+        (op > MEGPU_PKT_SET_MAILBOX && !megpu_fixed_count[op])) {
         return megpu_pkt_fault(x, MEGPU_FAULT_BAD_OPCODE);
     }
     if (!(x->e->pkt_mask & MEGPU_BIT(op))) {
@@ -494,6 +496,8 @@ static bool megpu_exec_packet(MegpuExec *x, uint32_t hdr, const uint32_t *p)
         return megpu_exec_idle_signal(x);
     case MEGPU_PKT_SET_MAILBOX:
         return megpu_exec_set_mailbox(x, p);
+    case MEGPU_PKT_DEQUEUE:
+        return megpu_exec_dequeue(x, p);
     default:
         g_assert_not_reached();     /* megpu_check_header() */
     }
@@ -654,6 +658,9 @@ static void megpu_engine_do_reset(MegpuEngine *e)
         e->flushes = 0;
         e->idle_signals = 0;
         e->wave_insns = 0;
+        e->tq_tasks = 0;
+        e->tq_batches = 0;
+        e->tq_steals = 0;
         qatomic_set(&e->stalled_writes, 0);
     } else {
         e->resets++;
@@ -868,6 +875,18 @@ uint32_t megpu_engine_read(MegpuEngine *e, hwaddr off)
     case MEGPU_ENG_MAILBOX_SLOTS:
         val = e->mbox_slots;
         break;
+    case MEGPU_ENG_TASKQ_TASKS:
+        val = e->tq_tasks;
+        break;
+    case MEGPU_ENG_TASKQ_BATCHES:
+        val = e->tq_batches;
+        break;
+    case MEGPU_ENG_TASKQ_STEALS:
+        val = e->tq_steals;
+        break;
+    case MEGPU_ENG_TASKQ_STATE:
+        val = qatomic_read(&e->tq_state);
+        break;
     default:
         qemu_log_mask(LOG_GUEST_ERROR,
                       "megpu: engine %u: read of unknown register 0x%"
@@ -1011,6 +1030,10 @@ void megpu_engine_init(MegpuState *s, unsigned n)
     e->type = n % MEGPU_ENGINE_NUM_TYPES;
     e->pkt_mask = megpu_type_pkts[e->type];
     e->kernel_mask = megpu_type_kernels[e->type];
+    /* the engines that run kernels can dequeue tasks (seed 002) */
+    if (e->pkt_mask & MEGPU_BIT(MEGPU_PKT_DISPATCH)) {
+        e->pkt_mask |= MEGPU_BIT(MEGPU_PKT_DEQUEUE);
+    }
     e->wave_fault_id = MEGPU_WAVE_ID_NONE;
     qemu_mutex_init(&e->lock);
     qemu_mutex_init(&e->xlat_lock);
