@@ -167,6 +167,13 @@ int megpu_cs_wait(struct megpu_cs *cs, uint64_t addr, uint64_t value);
 int megpu_cs_flush(struct megpu_cs *cs);
 /* IDLE_SIGNAL: raise the engine's IDLE interrupt at this point. */
 int megpu_cs_idle_signal(struct megpu_cs *cs);
+/*
+ * DEQUEUE (seed 002): the engine takes tasks from the @count queues whose
+ * GPU addresses are the 64-bit words at @queues, its own being @home;
+ * MEGPU_DEQ_* @flags.
+ */
+int megpu_cs_dequeue(struct megpu_cs *cs, uint64_t queues, uint32_t count,
+		     uint32_t home, uint32_t flags);
 
 /*
  * DISPATCH of an image kernel (BLUR3X3, SEPIA) over a @width x @height
