@@ -639,6 +639,19 @@ struct megpu_tq_agent {
 	uint64_t tasks, batches, steals, lock_retries, faults, busy_ns;
 };
 
+/*
+ * The driver's check of a queue of @slots at @offset of @bo
+ * (DRM_IOCTL_MEGPU_TASKQ_CHECK); *@va gets its GPU address.
+ */
+int megpu_taskq_check(struct megpu *gpu, struct megpu_bo *bo,
+		      uint64_t offset, uint32_t slots, uint64_t *va);
+/*
+ * DRM_IOCTL_MEGPU_TASKQ_NOTIFY: engines sleeping on a queue look again.
+ * As a struct megpu_tq_agent notify callback, @priv is the struct megpu.
+ */
+int megpu_taskq_wake(struct megpu *gpu);
+void megpu_taskq_wake_cb(void *priv);
+
 /* Encode/decode MEGPU_TQ_DESC_SIZE little-endian bytes. */
 void megpu_task_pack(void *dst, const struct megpu_task *t);
 void megpu_task_unpack(const void *src, struct megpu_task *t);

@@ -97,6 +97,10 @@ static const struct drm_ioctl_desc megpu_ioctls[] = {
 			  DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(MEGPU_SYSCALL_RETURN, megpu_ioctl_syscall_return,
 			  DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(MEGPU_TASKQ_CHECK, megpu_ioctl_taskq_check,
+			  DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(MEGPU_TASKQ_NOTIFY, megpu_ioctl_taskq_notify,
+			  DRM_RENDER_ALLOW),
 };
 
 struct megpu_file *megpu_file_get(struct megpu_file *mfile)

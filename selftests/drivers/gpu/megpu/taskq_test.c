@@ -22,6 +22,9 @@
 #define TQ_SLOTS	16384
 #define TQ_MAX_ENGINES	2
 
+/* When set, CPU dequeuers ring TASKQ_NOTIFY after contended releases. */
+static struct megpu *tq_notify_gpu;
+
 struct tq {
 	struct mt *t;
 	uint32_t n;
@@ -102,6 +105,8 @@ static int tq_setup(struct mt *t, struct tq *q, uint32_t n, uint32_t flags)
 		q->agents[i] = (struct megpu_tq_agent) {
 			.owner = 1 + i, .regions = q->regions, .nregions = 4,
 			.nonatomic = megpu_test_cmdline("nonatomic", 0),
+			.notify = tq_notify_gpu ? megpu_taskq_wake_cb : NULL,
+			.notify_priv = tq_notify_gpu,
 		};
 	}
 	return 0;
@@ -338,6 +343,55 @@ TEST_F(taskq, exactly_once_event_mode)
 	if (!tq_supported(&self->t))
 		SKIP(return, "no task queues");
 	tq_race(&self->t, MEGPU_TQ_F_EVENT, _metadata);
+}
+
+/* EVENT mode with the CPU's releases ringing TASKQ_NOTIFY. */
+TEST_F(taskq, exactly_once_event_notify)
+{
+	if (!tq_supported(&self->t))
+		SKIP(return, "no task queues");
+	tq_notify_gpu = &self->t.gpu;
+	tq_race(&self->t, MEGPU_TQ_F_EVENT, _metadata);
+	tq_notify_gpu = NULL;
+}
+
+/* The driver's checks of a queue: what the kernel may rely on. */
+TEST_F(taskq, driver_checks_queue)
+{
+	struct megpu_bo *bo, *ro;
+	struct mt other;
+	uint64_t va = 0;
+
+	if (!tq_supported(&self->t))
+		SKIP(return, "no task queues");
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 65536, 0, &bo));
+	ASSERT_EQ(0, megpu_bo_new(&self->t.gpu, 65536,
+				  DRM_MEGPU_GEM_CREATE_READ_ONLY, &ro));
+	ASSERT_EQ(0, megpu_taskq_check(&self->t.gpu, bo, 4096, 64, &va));
+	ASSERT_EQ(bo->va + 4096, va);
+	/* a 512-slot queue ending at the end of the BO fits exactly */
+	ASSERT_EQ(0, megpu_taskq_check(&self->t.gpu, bo,
+				       65536 - MEGPU_TQ_BYTES(512ull), 512,
+				       NULL));
+	ASSERT_EQ(-ERANGE, megpu_taskq_check(&self->t.gpu, bo, 0, 1024,
+					     NULL));
+	ASSERT_EQ(-ERANGE, megpu_taskq_check(&self->t.gpu, bo, 65536 + 128,
+					     1, NULL));
+	ASSERT_EQ(-ERANGE, megpu_taskq_check(&self->t.gpu, bo,
+					     ~127ull, 1, NULL));
+	ASSERT_EQ(-EINVAL, megpu_taskq_check(&self->t.gpu, bo, 64, 16, NULL));
+	ASSERT_EQ(-EINVAL, megpu_taskq_check(&self->t.gpu, bo, 0, 0, NULL));
+	ASSERT_EQ(-EINVAL, megpu_taskq_check(&self->t.gpu, bo, 0, 12, NULL));
+	ASSERT_EQ(-EINVAL, megpu_taskq_check(&self->t.gpu, bo, 0,
+					     MEGPU_TQ_MAX_SLOTS * 2, NULL));
+	ASSERT_EQ(-EACCES, megpu_taskq_check(&self->t.gpu, ro, 0, 16, NULL));
+	/* another client's handle is not the caller's BO */
+	ASSERT_EQ(0, mt_open_client(&self->t, &other));
+	ASSERT_EQ(-ENOENT, megpu_taskq_check(&other.gpu, bo, 0, 16, NULL));
+	mt_close(&other);
+	ASSERT_EQ(0, megpu_taskq_wake(&self->t.gpu));
+	megpu_bo_free(ro);
+	megpu_bo_free(bo);
 }
 
 /* STRICT: preferences hold too; REQUIRE and PREFER never cross. */
