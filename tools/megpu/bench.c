@@ -17,7 +17,7 @@
 #include "megpu.h"
 
 static const char usage[] =
-"usage: megpu bench [sem|flush] [--device I] [--jobs N] [--quick]\n"
+"usage: megpu bench [sem|flush|partition] [--device I] [--jobs N] [--quick]\n"
 "\n"
 "Prints (with 'sem' or 'flush', only that table):\n"
 "  - the cost of a no-op ioctl (GET_PARAM)\n"
@@ -750,6 +750,7 @@ int cmd_bench(int argc, char **argv)
 	double ioctl_ns, secs, one = 0;
 	struct megpu gpu;
 	bool quick = false, only_sem = false, only_flush = false;
+	bool only_partition = false;
 	int ret, ce;
 
 	if (argc > 1 && !strcmp(argv[1], "sem")) {
@@ -758,6 +759,10 @@ int cmd_bench(int argc, char **argv)
 		argv++;
 	} else if (argc > 1 && !strcmp(argv[1], "flush")) {
 		only_flush = true;
+		argc--;
+		argv++;
+	} else if (argc > 1 && !strcmp(argv[1], "partition")) {
+		only_partition = true;
 		argc--;
 		argv++;
 	}
@@ -792,6 +797,8 @@ int cmd_bench(int argc, char **argv)
 		goto sem;
 	if (only_flush)
 		goto flush;
+	if (only_partition)
+		goto partition;
 
 	progress("no-op ioctl");
 	ret = bench_ioctl(&gpu, quick ? 2000 : 20000, &ioctl_ns);
@@ -863,6 +870,13 @@ sem:
 		goto done;
 flush:
 	ret = bench_flush(&gpu, quick);
+	if (ret)
+		goto fail;
+	if (only_flush)
+		goto done;
+partition:
+	progress("work partitioning");
+	ret = bench_partition(&gpu, quick);
 	if (ret)
 		goto fail;
 done:

@@ -15,9 +15,12 @@ static const struct command {
 	{ "run", cmd_run, "submit one job (flags or a job file), check it" },
 	{ "demo", cmd_demo, "a pipeline over every engine, verified;\n"
 	  "           'demo blur-sepia': blur -> flush -> sepia on two\n"
-	  "           engines (seed FIG. 5), checked, written as a PPM" },
+	  "           engines (seed FIG. 5), checked, written as a PPM;\n"
+	  "           'demo partition': CPU threads and engines share\n"
+	  "           task queues (seed 002), shares printed, checked" },
 	{ "bench", cmd_bench, "latency, throughput, bandwidth, semaphore and\n"
-	  "           flush tables ('bench flush': flushes only)" },
+	  "           flush tables ('bench flush': flushes only), work\n"
+	  "           partitioning ('bench partition': only that)" },
 	{ "asm", cmd_asm, "assemble (or -d: disassemble) a wave ISA program" },
 };
 

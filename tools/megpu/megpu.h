@@ -14,6 +14,9 @@ int cmd_demo(int argc, char **argv);
 /* "megpu demo blur-sepia": argv[0] is "blur-sepia" */
 int cmd_demo_blur_sepia(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+/* partition.c (seed 002): "megpu demo partition", benchmarks B1 and B2 */
+int cmd_demo_partition(int argc, char **argv);
+int bench_partition(struct megpu *gpu, bool quick);
 /* asmcmd.c: assemble or disassemble wave ISA programs, no GPU needed */
 int cmd_asm(int argc, char **argv);
 

@@ -628,6 +628,8 @@ struct megpu_tq_region {
  *	and hold it a little longer, so that two holders overlap
  * @tasks: counters of this dequeuer; @batches, @steals, @lock_retries,
  *	@faults (tasks notified with a STATUS), @busy_ns (running tasks)
+ * @take_ns: time spent in takes that got tasks (look, lock, take,
+ *	release); @take_hist: how many took < 1, 4, 16, 64, 256 us, more
  */
 struct megpu_tq_agent {
 	uint32_t owner;
@@ -637,6 +639,7 @@ struct megpu_tq_agent {
 	void *notify_priv;
 	bool nonatomic;
 	uint64_t tasks, batches, steals, lock_retries, faults, busy_ns;
+	uint64_t take_ns, take_hist[6];
 };
 
 /*

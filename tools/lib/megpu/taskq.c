@@ -505,6 +505,16 @@ static void run_batch(struct megpu_taskq *q, struct megpu_tq_agent *a,
 	add32(word(q, MEGPU_TQ_HDR_CPU_STEALS), stolen);
 }
 
+static void count_take(struct megpu_tq_agent *a, uint64_t ns)
+{
+	unsigned int b = 0;
+
+	a->take_ns += ns;
+	for (uint64_t lim = 1000; b < 5 && ns >= lim; lim *= 4)
+		b++;
+	a->take_hist[b]++;
+}
+
 int megpu_taskq_dequeue(struct megpu_tq_agent *a, struct megpu_taskq *qs,
 			unsigned int count, unsigned int home, uint32_t flags)
 {
@@ -522,11 +532,15 @@ int megpu_taskq_dequeue(struct megpu_tq_agent *a, struct megpu_taskq *qs,
 		for (unsigned int i = 0; i < count && !got; i++) {
 			struct megpu_taskq *q = &qs[(home + i) % count];
 			uint32_t first, size = q_size(q);
+			uint64_t t0;
 			int n;
 
 			if (i && !(flags & MEGPU_DEQ_STEAL))
 				break;
+			t0 = now_ns();
 			n = megpu_taskq_take(q, a, batch, &first);
+			if (n > 0)
+				count_take(a, now_ns() - t0);
 			if (n < 0) {
 				ret = n;
 				goto out;
