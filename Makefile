@@ -157,6 +157,11 @@ check-guest: $(GUEST_NEEDS)
 	TEST_ARGS=megpu_test.nonatomic=1 \
 	DEVICE_PROPS="x-wave-nonatomic=on" \
 		tools/vm/run.sh check $(INITRAMFS)
+	@echo "== guest kselftests: non-atomic task-queue locks (negative control)"
+	NAME=check-taskq-nonatomic TESTS=taskq_test \
+	TEST_ARGS=megpu_test.nonatomic=1 \
+	DEVICE_PROPS="x-taskq-nonatomic=on" \
+		tools/vm/run.sh check $(INITRAMFS)
 	@echo "== guest kselftests: probe failures"
 	NAME=check-probe TESTS=probe_test TEST_ARGS=megpu_test.faulty=2 \
 	DEVICE_PROPS="x-version=0x20000 x-drop-irqs=on" \
@@ -165,7 +170,7 @@ check-guest: $(GUEST_NEEDS)
 # Build first (in parallel under make -j), then run the levels one after
 # the other, all of them even when one fails, so the summary counts all.
 CHECK_RESULTS := host qtest guest-check guest-check-8 guest-check-nonatomic \
-	guest-check-probe
+	guest-check-taskq-nonatomic guest-check-probe
 check: qemu initramfs $(DEPS_STAMP)
 	@rm -rf $(B)/results
 	@$(MAKE) --no-print-directory -j1 -k CHECK_BUILT=1 \
