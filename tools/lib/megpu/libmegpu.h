@@ -620,9 +620,11 @@ struct megpu_tq_region {
  * struct megpu_tq_agent - a CPU dequeuer (the seed's CPU dequeuing module)
  * @owner: lock owner id, 1..0x7fffffff, unique among the dequeuers
  * @regions: how GPU addresses in tasks reach the CPU; @nregions
- * @notify: EVENT queues: called after a release that had waiters, to
- *	tell the engines (the driver writes MEGPU_REG_TASKQ_NOTIFY); NULL:
- *	engines notice within their poll period
+ * @notify: called to tell the engines (the driver writes
+ *	MEGPU_REG_TASKQ_NOTIFY) after a release of an EVENT queue that had
+ *	waiters, and after taking tasks an engine could not take (which may
+ *	have blocked a queue's head for it); NULL: engines notice within
+ *	their poll period
  * @notify_priv: its argument
  * @nonatomic: test only: take the lock with a read, a pause and a write,
  *	and hold it a little longer, so that two holders overlap

@@ -333,6 +333,7 @@ int megpu_taskq_take(struct megpu_taskq *q, struct megpu_tq_agent *a,
 		     struct megpu_task *out, uint32_t *first)
 {
 	uint32_t size = q_size(q), batch, head, tail, flags, n = 0;
+	bool unblocks = false;
 	int look;
 
 	if (!size)
@@ -375,6 +376,12 @@ int megpu_taskq_take(struct megpu_taskq *q, struct megpu_tq_agent *a,
 		n++;
 		if (bad)
 			break;
+		/* a task engines could not take may be what holds them up */
+		if (t->affinity == MEGPU_TQ_AFF_REQUIRE_CPU ||
+		    t->gpu_kernel == MEGPU_TQ_NONE ||
+		    (t->affinity == MEGPU_TQ_AFF_PREFER_CPU &&
+		     (flags & MEGPU_TQ_F_STRICT)))
+			unblocks = true;
 	}
 	if (n)
 		__atomic_store_n(word(q, MEGPU_TQ_HDR_HEAD), head + n,
@@ -382,6 +389,8 @@ int megpu_taskq_take(struct megpu_taskq *q, struct megpu_tq_agent *a,
 	q_unlock(q, a);
 	if (!n)
 		add32(word(q, MEGPU_TQ_HDR_NONE_ELIGIBLE), 1);
+	else if (unblocks && a->notify)
+		a->notify(a->notify_priv);
 	*first = head;
 	return n;
 }

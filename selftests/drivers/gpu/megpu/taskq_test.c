@@ -166,8 +166,9 @@ static int tq_gpu_start(struct tq *q, uint32_t flags)
 
 		megpu_cs_init(&cs);
 		megpu_cs_dequeue(&cs, q->list->va, TQ_QUEUES, 2 + k, flags);
+		/* queues synchronize by themselves: no implicit BO fences */
 		ret = mt_submit(&q->t->gpu, &q->jobs[k], q->engines[k], &cs,
-				bos, 5, 0);
+				bos, 5, DRM_MEGPU_SUBMIT_NO_IMPLICIT);
 		megpu_cs_fini(&cs);
 		if (ret)
 			return ret;
