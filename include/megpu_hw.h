@@ -259,7 +259,6 @@
 #define MEGPU_FAULT_TQ_BAD_QUEUE	20	/* magic, size, alignment */
 #define MEGPU_FAULT_TQ_BAD_INDEX	21	/* tail - head > size */
 #define MEGPU_FAULT_TQ_BAD_TASK		22	/* malformed descriptor */
-#define MEGPU_FAULT_TQ_TASK		23	/* a task's kernel faulted */
 
 /* FAULT_INFO: access type and where the faulting packet came from. */
 #define MEGPU_FAULT_INFO_WRITE		MEGPU_BIT(0)	/* else read */
