@@ -132,7 +132,8 @@ check-host: $(DEPS_STAMP)
 			tools/lib/megpu/cs.c tools/lib/megpu/kargs.c \
 			tools/lib/megpu/asm.c \
 			tools/lib/megpu/engine.c \
-			tools/lib/megpu/mgpu.c; then \
+			tools/lib/megpu/mgpu.c \
+			tools/lib/megpu/taskq.c -lpthread; then \
 			fail=$$((fail + 1)); continue; \
 		fi; \
 		$$bin >$$bin.log 2>&1; rc=$$?; \
@@ -169,6 +170,11 @@ check-guest: $(GUEST_NEEDS)
 	@echo "== guest kselftests: 4 GPUs sharing memory (seed 000)"
 	NAME=check-mgpu GPUS=4 TESTS=mgpu_test \
 		tools/vm/run.sh check $(INITRAMFS)
+	@echo "== guest kselftests: non-atomic task-queue locks (negative control)"
+	NAME=check-taskq-nonatomic TESTS=taskq_test \
+	TEST_ARGS=megpu_test.nonatomic=1 \
+	DEVICE_PROPS="x-taskq-nonatomic=on" \
+		tools/vm/run.sh check $(INITRAMFS)
 	@echo "== guest kselftests: probe failures"
 	NAME=check-probe TESTS=probe_test TEST_ARGS=megpu_test.faulty=2 \
 	DEVICE_PROPS="x-version=0x20000 x-drop-irqs=on" \
@@ -177,7 +183,7 @@ check-guest: $(GUEST_NEEDS)
 # Build first (in parallel under make -j), then run the levels one after
 # the other, all of them even when one fails, so the summary counts all.
 CHECK_RESULTS := host qtest guest-check guest-check-8 guest-check-nonatomic \
-	guest-check-mgpu guest-check-probe
+	guest-check-mgpu guest-check-taskq-nonatomic guest-check-probe
 check: qemu initramfs $(DEPS_STAMP)
 	@rm -rf $(B)/results
 	@$(MAKE) --no-print-directory -j1 -k CHECK_BUILT=1 \

@@ -69,6 +69,7 @@
 #define MEGPU_CAP_FLUSH			MEGPU_BIT(4)	/* posted writes, flush */
 #define MEGPU_CAP_WAVES			MEGPU_BIT(5)	/* wave ISA programs */
 #define MEGPU_CAP_MGPU			MEGPU_BIT(6)	/* MSEM, ARB (seed 000) */
+#define MEGPU_CAP_TASKQ			MEGPU_BIT(7)	/* DEQUEUE, task queues */
 
 /*
  * MSI-X vectors: one per engine slot, then the device-wide sources.
@@ -124,6 +125,20 @@
 #define MEGPU_REG_WAVE_INTERRUPTS	0x008c	/* RO: INTERRUPTs run */
 #define MEGPU_REG_SYSCALLS		0x0090	/* RO: mailbox slots filled */
 #define MEGPU_REG_SYSCALL_RETRIES	0x0094	/* RO: no FREE slot found */
+
+/*
+ * Task queues (seed 002). TASKQ_NOTIFY: a CPU released a queue in EVENT
+ * mode (or added tasks): engines sleeping in a DEQUEUE look again;
+ * reading returns the notifications received. The others count, device
+ * wide, the tasks and batches DEQUEUE took, the batches stolen, the
+ * failed lock attempts and the sleeps of EVENT mode.
+ */
+#define MEGPU_REG_TASKQ_NOTIFY		0x00e0	/* WO notify, RO count */
+#define MEGPU_REG_TASKQ_TASKS		0x00e4	/* RO */
+#define MEGPU_REG_TASKQ_BATCHES		0x00e8	/* RO */
+#define MEGPU_REG_TASKQ_STEALS		0x00ec	/* RO */
+#define MEGPU_REG_TASKQ_LOCK_RETRIES	0x00f0	/* RO */
+#define MEGPU_REG_TASKQ_EVENT_WAITS	0x00f4	/* RO */
 
 #define MEGPU_WRITE_MODE_STRICT		0
 #define MEGPU_WRITE_MODE_RELAXED	1
@@ -189,6 +204,12 @@
 #define MEGPU_ENG_MAILBOX_HI		0xa0
 #define MEGPU_ENG_MAILBOX_SLOTS		0xa4	/* RO: 0: no mailbox */
 
+/* Task queues (seed 002): what this engine's DEQUEUE did. */
+#define MEGPU_ENG_TASKQ_TASKS		0xd0	/* RO: tasks run */
+#define MEGPU_ENG_TASKQ_BATCHES		0xd4	/* RO: batches taken */
+#define MEGPU_ENG_TASKQ_STEALS		0xd8	/* RO: of which stolen */
+#define MEGPU_ENG_TASKQ_STATE		0xdc	/* RO: MEGPU_TQ_STATE_* */
+
 #define MEGPU_ENG_STATUS_IDLE		MEGPU_BIT(0)	/* head == tail */
 #define MEGPU_ENG_STATUS_WAIT_SEM	MEGPU_BIT(1)	/* stalled on WAIT */
 #define MEGPU_ENG_STATUS_FAULTED	MEGPU_BIT(2)	/* until FAULT_ACK */
@@ -240,6 +261,10 @@
 #define MEGPU_FAULT_MGPU_MASK		17	/* bad MSEM_WAIT enable mask */
 #define MEGPU_FAULT_MGPU_MODE		18	/* ARB flags vs agent count */
 #define MEGPU_FAULT_MGPU_SCHED		19	/* schedule block unusable */
+/* Task queues (seed 002): FAULT_ADDR is the queue or descriptor. */
+#define MEGPU_FAULT_TQ_BAD_QUEUE	20	/* magic, size, alignment */
+#define MEGPU_FAULT_TQ_BAD_INDEX	21	/* tail - head > size */
+#define MEGPU_FAULT_TQ_BAD_TASK		22	/* malformed descriptor */
 
 /* FAULT_INFO: access type and where the faulting packet came from. */
 #define MEGPU_FAULT_INFO_WRITE		MEGPU_BIT(0)	/* else read */
@@ -304,6 +329,18 @@
  */
 #define MEGPU_PKT_SET_MAILBOX		0x0c
 
+/*
+ * DEQUEUE: queues(2), count(1), home(1), flags(1). Seed 002: the engine's
+ * command processor becomes a dequeuer of the task queues (MEGPU_TQ_*)
+ * whose addresses are the @count 64-bit words at @queues; queue @home is
+ * its own, the others are stolen from with MEGPU_DEQ_STEAL. Runs on the
+ * engines that run DISPATCH. See "Task queues" below.
+ */
+#define MEGPU_PKT_DEQUEUE		0x18
+#define MEGPU_DEQ_STEAL			MEGPU_BIT(0)	/* steal from others */
+#define MEGPU_DEQ_ONCE			MEGPU_BIT(1)	/* end at none eligible */
+#define MEGPU_DEQ_MAX_QUEUES		16
+
 /* Payload dwords of the fixed-size packets. */
 #define MEGPU_PKT_IB_COUNT		3
 #define MEGPU_PKT_TIMESTAMP_COUNT	4
@@ -316,6 +353,7 @@
 #define MEGPU_PKT_FLUSH_COUNT		0
 #define MEGPU_PKT_IDLE_SIGNAL_COUNT	0
 #define MEGPU_PKT_SET_MAILBOX_COUNT	3
+#define MEGPU_PKT_DEQUEUE_COUNT		5
 
 /*
  * Which engine types accept which packets (bit per opcode). NOP, IB,
@@ -546,6 +584,111 @@
 #define MEGPU_MBOX_FILLING		1
 #define MEGPU_MBOX_ACTIVE		2
 #define MEGPU_MBOX_RETURNING		3
+
+/*
+ * Task queues (seed 002, "public queues"): memory shared by CPU threads
+ * and engines, little endian, MEGPU_TQ_ALIGN aligned: a header, then
+ * @size descriptors of MEGPU_TQ_DESC_SIZE bytes (a FIFO ring; slot
+ * index & (size - 1)). head and tail are free-running 32-bit indexes.
+ * Every dequeuer (CPU thread, engine, driver) takes the lock word with
+ * an atomic compare-and-swap 0 -> its owner id, re-checks eligibility,
+ * copies a contiguous run of descriptors from head, stores head + n and
+ * releases the lock with a store of 0. Producers append under the lock
+ * too: descriptors first, then tail. The counters are atomic adds.
+ */
+#define MEGPU_TQ_MAGIC			0x5154474d	/* "MGTQ" */
+#define MEGPU_TQ_HDR_MAGIC		0x00	/* u32 */
+#define MEGPU_TQ_HDR_LOCK		0x04	/* u32: 0 free, else owner */
+#define MEGPU_TQ_HDR_SIZE		0x08	/* u32: slots, power of two */
+#define MEGPU_TQ_HDR_FLAGS		0x0c	/* u32: MEGPU_TQ_F_* */
+#define MEGPU_TQ_HDR_HEAD		0x10	/* u32: next to dequeue */
+#define MEGPU_TQ_HDR_TAIL		0x14	/* u32: next to enqueue */
+#define MEGPU_TQ_HDR_BATCH_GPU		0x18	/* u32: 0: MEGPU_TQ_DEF_* */
+#define MEGPU_TQ_HDR_BATCH_CPU		0x1c	/* u32: 0: MEGPU_TQ_DEF_* */
+#define MEGPU_TQ_HDR_GPU_TASKS		0x20	/* u32 counters ... */
+#define MEGPU_TQ_HDR_CPU_TASKS		0x24
+#define MEGPU_TQ_HDR_GPU_BATCHES	0x28
+#define MEGPU_TQ_HDR_CPU_BATCHES	0x2c
+#define MEGPU_TQ_HDR_GPU_STEALS		0x30	/* batches stolen from here */
+#define MEGPU_TQ_HDR_CPU_STEALS		0x34
+#define MEGPU_TQ_HDR_LOCK_RETRIES	0x38	/* failed compare-and-swaps */
+#define MEGPU_TQ_HDR_NONE_ELIGIBLE	0x3c	/* lookups that found none */
+#define MEGPU_TQ_HDR_DONE		0x40	/* tasks notified */
+#define MEGPU_TQ_HDR_WAITERS		0x44	/* sleepers in EVENT mode */
+#define MEGPU_TQ_HDR_BYTES		0x80
+#define MEGPU_TQ_ALIGN			0x80
+#define MEGPU_TQ_MAX_SLOTS		65536
+#define MEGPU_TQ_MAX_BATCH		256
+#define MEGPU_TQ_DEF_BATCH_GPU		16	/* GPU grain: larger */
+#define MEGPU_TQ_DEF_BATCH_CPU		4
+#define MEGPU_TQ_BYTES(slots)		(MEGPU_TQ_HDR_BYTES + \
+					 (slots) * MEGPU_TQ_DESC_SIZE)
+
+/*
+ * CLOSED: no more tasks will come; dequeuers end when every queue is
+ * closed and holds nothing they may take. STRICT: preferences are
+ * enforced like requirements. EVENT: the seed's event-notification
+ * exclusion: a dequeuer that finds the lock taken sleeps (counted in
+ * WAITERS) until the holder's release notifies it; engines notify each
+ * other, a CPU notifies the engines by writing MEGPU_REG_TASKQ_NOTIFY.
+ */
+#define MEGPU_TQ_F_CLOSED		MEGPU_BIT(0)
+#define MEGPU_TQ_F_STRICT		MEGPU_BIT(1)
+#define MEGPU_TQ_F_EVENT		MEGPU_BIT(2)
+
+/* Lock owner ids: CPU threads use 1..0x7fffffff. */
+#define MEGPU_TQ_OWNER_ENGINE(n)	(0x80000000u | (n))
+#define MEGPU_TQ_OWNER_IS_ENGINE(o)	(((o) & 0x80000000u) != 0)
+
+/*
+ * Task descriptor (the seed's MyTask), 64 bytes. A GPU runs gpu_kernel
+ * (a built-in kernel) as DISPATCH(gpu_kernel, data, range, group); a CPU
+ * runs cpu_fn on the same argument block (libmegpu's CPU versions). data
+ * is a struct megpu_kernel_args (MEGPU_KARGS_*; arg_size 0 or
+ * MEGPU_KARGS_SIZE). notify, if not 0, is a MEGPU_TQ_NOTE_* record. A
+ * task with event_addr waits for (int64_t)(*event_addr - event_value)
+ * >= 0 before anyone may take it (it blocks the queue's head).
+ */
+#define MEGPU_TQ_DESC_CPU_FN		0x00	/* u32, MEGPU_TQ_NONE: none */
+#define MEGPU_TQ_DESC_GPU_KERNEL	0x04	/* u32, MEGPU_TQ_NONE: none */
+#define MEGPU_TQ_DESC_DATA		0x08	/* u64 */
+#define MEGPU_TQ_DESC_RANGE_X		0x10	/* u32: global grid */
+#define MEGPU_TQ_DESC_RANGE_Y		0x14
+#define MEGPU_TQ_DESC_GROUP_X		0x18	/* u32: local grid */
+#define MEGPU_TQ_DESC_GROUP_Y		0x1c
+#define MEGPU_TQ_DESC_NOTIFY		0x20	/* u64 */
+#define MEGPU_TQ_DESC_AFFINITY		0x28	/* u32: MEGPU_TQ_AFF_* */
+#define MEGPU_TQ_DESC_ARG_SIZE		0x2c	/* u32 */
+#define MEGPU_TQ_DESC_EVENT_ADDR	0x30	/* u64, 8-aligned, 0: none */
+#define MEGPU_TQ_DESC_EVENT_VALUE	0x38	/* u64 */
+#define MEGPU_TQ_DESC_SIZE		0x40
+#define MEGPU_TQ_NONE			0xffffffffu
+
+#define MEGPU_TQ_AFF_ANY		0
+#define MEGPU_TQ_AFF_PREFER_CPU		1
+#define MEGPU_TQ_AFF_PREFER_GPU		2
+#define MEGPU_TQ_AFF_REQUIRE_CPU	3
+#define MEGPU_TQ_AFF_REQUIRE_GPU	4
+#define MEGPU_TQ_AFF_COUNT		5
+
+/*
+ * Notification record, 16 bytes, 8-aligned: DONE is incremented
+ * atomically once per take (so exactly-once means DONE == 1), BY is the
+ * owner id of the runner, BATCH its batch number, STATUS 0 or the
+ * MEGPU_FAULT_* that stopped the task (the task did not complete).
+ */
+#define MEGPU_TQ_NOTE_DONE		0x0
+#define MEGPU_TQ_NOTE_BY		0x4
+#define MEGPU_TQ_NOTE_BATCH		0x8
+#define MEGPU_TQ_NOTE_STATUS		0xc
+#define MEGPU_TQ_NOTE_SIZE		0x10
+
+/* ENG_TASKQ_STATE */
+#define MEGPU_TQ_STATE_IDLE		0	/* no DEQUEUE running */
+#define MEGPU_TQ_STATE_LOOKING		1	/* checking queues */
+#define MEGPU_TQ_STATE_LOCKING		2	/* lock taken by another */
+#define MEGPU_TQ_STATE_RUNNING		3	/* running a batch */
+#define MEGPU_TQ_STATE_WAITING		4	/* none eligible, open queues */
 
 /* Special registers for S2R (imm). */
 #define MEGPU_SR_GLOBAL_ID		0	/* y * grid_x + x */

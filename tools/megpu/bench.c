@@ -17,9 +17,10 @@
 #include "megpu.h"
 
 static const char usage[] =
-"usage: megpu bench [sem|flush|syscall] [--device I] [--jobs N] [--quick]\n"
+"usage: megpu bench [sem|flush|syscall|partition] [--device I] [--jobs N]\n"
+"                   [--quick]\n"
 "\n"
-"Prints (with 'sem', 'flush' or 'syscall', only that table):\n"
+"Prints (with sem, flush, syscall or partition, only that table):\n"
 "  - the cost of a no-op ioctl (GET_PARAM)\n"
 "  - submit-to-completion latency of empty jobs (one NOP), one at a time\n"
 "  - empty jobs per second on 1..N engines in parallel (a thread each)\n"
@@ -755,6 +756,7 @@ int cmd_bench(int argc, char **argv)
 	struct megpu gpu;
 	bool quick = false, only_sem = false, only_flush = false;
 	bool only_syscall = false;
+	bool only_partition = false;
 	int ret, ce;
 
 	if (argc > 1 && !strcmp(argv[1], "sem")) {
@@ -767,6 +769,10 @@ int cmd_bench(int argc, char **argv)
 		argv++;
 	} else if (argc > 1 && !strcmp(argv[1], "syscall")) {
 		only_syscall = true;
+		argc--;
+		argv++;
+	} else if (argc > 1 && !strcmp(argv[1], "partition")) {
+		only_partition = true;
 		argc--;
 		argv++;
 	}
@@ -803,6 +809,8 @@ int cmd_bench(int argc, char **argv)
 		goto flush;
 	if (only_syscall)
 		goto syscall;
+	if (only_partition)
+		goto partition;
 
 	progress("no-op ioctl");
 	ret = bench_ioctl(&gpu, quick ? 2000 : 20000, &ioctl_ns);
@@ -881,6 +889,13 @@ flush:
 syscall:
 	progress("syscalls");
 	ret = bench_syscalls(&gpu, quick);
+	if (ret)
+		goto fail;
+	if (only_syscall)
+		goto done;
+partition:
+	progress("work partitioning");
+	ret = bench_partition(&gpu, quick);
 	if (ret)
 		goto fail;
 done:

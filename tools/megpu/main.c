@@ -17,9 +17,12 @@ static const struct command {
 	  "           'demo blur-sepia': blur -> flush -> sepia on two\n"
 	  "           engines (seed FIG. 5), checked, written as a PPM;\n"
 	  "           'demo syscalls': work-items call printf and fileio\n"
-	  "           on the CPU (seed 003), checked" },
+	  "           on the CPU (seed 003), checked;\n"
+	  "           'demo partition': CPU threads and engines share\n"
+	  "           task queues (seed 002), shares printed, checked" },
 	{ "bench", cmd_bench, "latency, throughput, bandwidth, semaphore,\n"
-	  "           flush and syscall tables ('bench flush': flushes only)" },
+	  "           flush, syscall and work-partitioning tables\n"
+	  "           ('bench flush|syscall|partition': only that one)" },
 	{ "asm", cmd_asm, "assemble (or -d: disassemble) a wave ISA program" },
 };
 

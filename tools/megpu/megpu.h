@@ -18,6 +18,9 @@ int cmd_demo_syscalls(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 /* The syscall table of megpu bench (syscalls.c). */
 int bench_syscalls(struct megpu *gpu, bool quick);
+/* partition.c (seed 002): "megpu demo partition", benchmarks B1 and B2 */
+int cmd_demo_partition(int argc, char **argv);
+int bench_partition(struct megpu *gpu, bool quick);
 /* asmcmd.c: assemble or disassemble wave ISA programs, no GPU needed */
 int cmd_asm(int argc, char **argv);
 

@@ -21,6 +21,8 @@ extern "C" {
 #define DRM_MEGPU_SYSCALL_WAIT		0x07
 #define DRM_MEGPU_SYSCALL_RETURN	0x08
 #define DRM_MEGPU_MSEM_QUERY		0x10
+#define DRM_MEGPU_TASKQ_CHECK		0x18
+#define DRM_MEGPU_TASKQ_NOTIFY		0x19
 
 #define DRM_IOCTL_MEGPU_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_MEGPU_GET_PARAM, \
@@ -52,6 +54,12 @@ extern "C" {
 #define DRM_IOCTL_MEGPU_SYSCALL_RETURN \
 	DRM_IOW(DRM_COMMAND_BASE + DRM_MEGPU_SYSCALL_RETURN, \
 		struct drm_megpu_syscall_return)
+#define DRM_IOCTL_MEGPU_TASKQ_CHECK \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_MEGPU_TASKQ_CHECK, \
+		 struct drm_megpu_taskq_check)
+#define DRM_IOCTL_MEGPU_TASKQ_NOTIFY \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_MEGPU_TASKQ_NOTIFY, \
+		struct drm_megpu_taskq_notify)
 
 /**
  * enum drm_megpu_param - parameters for &struct drm_megpu_get_param
@@ -480,6 +488,65 @@ struct drm_megpu_msem_query {
 	__u32 pad;
 	/** @slots: out, the slots read, agent n at index n. */
 	__u32 slots[8];
+};
+
+/**
+ * DOC: task queues (seed 002)
+ *
+ * A task queue (layout MEGPU_TQ_* in megpu_hw.h) is memory in a BO that
+ * the client maps: CPU threads take tasks from it with atomics on its
+ * lock word, and engines do the same when a job runs a DEQUEUE packet
+ * from an IB. DEQUEUE uses the job's GPU addresses, so the GPU MMU keeps
+ * it inside the client's own memory: the kernel needs to trust nothing
+ * of a queue for that. DRM_IOCTL_MEGPU_TASKQ_CHECK is what the kernel
+ * checks before it relies on a queue itself (the BO is the caller's,
+ * writable by the GPU, the queue fits in it, size and alignment), and
+ * gives the queue's GPU address. DRM_IOCTL_MEGPU_TASKQ_NOTIFY is the
+ * CPU's release notification of the EVENT exclusion mode: engines that
+ * sleep on a queue's lock look again at once.
+ */
+
+/**
+ * struct drm_megpu_taskq_check - check a task queue in a BO
+ *
+ * Errors: -EOPNOTSUPP when the device has no task queues (no
+ * MEGPU_CAP_TASKQ in DRM_MEGPU_PARAM_FEATURES); -EINVAL for non-zero
+ * @flags or @pad, @slots not a power of two in 1..MEGPU_TQ_MAX_SLOTS, or
+ * @offset not MEGPU_TQ_ALIGN aligned; -ENOENT for a handle that is not
+ * one of the caller's BOs; -EACCES for a BO the GPU may not write
+ * (DRM_MEGPU_GEM_CREATE_READ_ONLY); -ERANGE when MEGPU_TQ_BYTES(@slots)
+ * bytes at @offset do not fit in the BO.
+ */
+struct drm_megpu_taskq_check {
+	/** @handle: in, the GEM handle of the BO holding the queue. */
+	__u32 handle;
+	/** @slots: in, descriptor slots of the queue. */
+	__u32 slots;
+	/** @offset: in, byte offset of the queue in the BO. */
+	__u64 offset;
+	/** @va: out, GPU virtual address of the queue in this file. */
+	__u64 va;
+	/** @flags: must be zero. */
+	__u32 flags;
+	/** @pad: must be zero. */
+	__u32 pad;
+};
+
+/**
+ * struct drm_megpu_taskq_notify - wake engines sleeping on queue locks
+ *
+ * Writes the device's TASKQ_NOTIFY register. Cheap, needs no queue: a
+ * CPU dequeuer calls it after releasing an EVENT-mode queue whose
+ * WAITERS count is not zero, or after adding tasks.
+ *
+ * Errors: -EOPNOTSUPP without task queues; -EINVAL for non-zero @flags
+ * or @pad.
+ */
+struct drm_megpu_taskq_notify {
+	/** @flags: must be zero. */
+	__u32 flags;
+	/** @pad: must be zero. */
+	__u32 pad;
 };
 
 #if defined(__cplusplus)

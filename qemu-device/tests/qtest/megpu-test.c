@@ -218,7 +218,7 @@ static void test_engine_regs(void)
     g_assert_cmphex(rd(&m, MEGPU_REG_CAPS), ==,
                     MEGPU_CAP_IRQ_TEST | MEGPU_CAP_ENGINES | MEGPU_CAP_MMU |
                     MEGPU_CAP_SEMAPHORE | MEGPU_CAP_FLUSH | MEGPU_CAP_WAVES |
-                    MEGPU_CAP_MGPU);
+                    MEGPU_CAP_MGPU | MEGPU_CAP_TASKQ);
     for (unsigned n = 0; n < 6; n++) {
         g_assert_cmpuint(erd(&m, n, MEGPU_ENG_TYPE), ==,
                          n % MEGPU_ENGINE_NUM_TYPES);

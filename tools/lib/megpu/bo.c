@@ -135,3 +135,30 @@ int megpu_bo_import(struct megpu *gpu, int dmabuf_fd, struct megpu_bo **out)
 	*out = bo;
 	return 0;
 }
+
+int megpu_taskq_check(struct megpu *gpu, struct megpu_bo *bo,
+		      uint64_t offset, uint32_t slots, uint64_t *va)
+{
+	struct drm_megpu_taskq_check args = {
+		.handle = bo->handle, .slots = slots, .offset = offset,
+	};
+
+	if (drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_TASKQ_CHECK, &args))
+		return -errno;
+	if (va)
+		*va = args.va;
+	return 0;
+}
+
+int megpu_taskq_wake(struct megpu *gpu)
+{
+	struct drm_megpu_taskq_notify args = { 0 };
+
+	return drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_TASKQ_NOTIFY, &args) ?
+	       -errno : 0;
+}
+
+void megpu_taskq_wake_cb(void *priv)
+{
+	megpu_taskq_wake(priv);
+}

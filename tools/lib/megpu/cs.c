@@ -256,6 +256,17 @@ int megpu_cs_idle_signal(struct megpu_cs *cs)
 			       MEGPU_PKT_IDLE_SIGNAL_COUNT);
 }
 
+int megpu_cs_dequeue(struct megpu_cs *cs, uint64_t queues, uint32_t count,
+		     uint32_t home, uint32_t flags)
+{
+	uint32_t p[MEGPU_PKT_DEQUEUE_COUNT] = {
+		LO(queues), HI(queues), count, home, flags,
+	};
+
+	return megpu_cs_packet(cs, MEGPU_PKT_DEQUEUE, 0, p,
+			       MEGPU_PKT_DEQUEUE_COUNT);
+}
+
 int megpu_cs_dispatch_image(struct megpu_cs *cs, unsigned int kernel,
 			    uint64_t args, uint32_t width, uint32_t height)
 {

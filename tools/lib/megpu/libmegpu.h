@@ -168,6 +168,13 @@ int megpu_cs_wait(struct megpu_cs *cs, uint64_t addr, uint64_t value);
 int megpu_cs_flush(struct megpu_cs *cs);
 /* IDLE_SIGNAL: raise the engine's IDLE interrupt at this point. */
 int megpu_cs_idle_signal(struct megpu_cs *cs);
+/*
+ * DEQUEUE (seed 002): the engine takes tasks from the @count queues whose
+ * GPU addresses are the 64-bit words at @queues, its own being @home;
+ * MEGPU_DEQ_* @flags.
+ */
+int megpu_cs_dequeue(struct megpu_cs *cs, uint64_t queues, uint32_t count,
+		     uint32_t home, uint32_t flags);
 
 /*
  * DISPATCH of an image kernel (BLUR3X3, SEPIA) over a @width x @height
@@ -750,5 +757,148 @@ int megpu_mgpu_agent(struct megpu *gpu, unsigned int *id, unsigned int *count);
 /* DRM_IOCTL_MEGPU_MSEM_QUERY: the summed value of the slots at @offset. */
 int megpu_msem_query(struct megpu_bo *bo, uint64_t offset, uint32_t mask,
 		     uint32_t *value);
+/* --- Task queues (seed 002, taskq.c) --- */
+
+/**
+ * struct megpu_task - a task descriptor, MEGPU_TQ_DESC_* (the seed's MyTask)
+ * @cpu_fn: CPU function: the CPU version of built-in kernel @cpu_fn, or
+ *	MEGPU_TQ_NONE
+ * @gpu_kernel: built-in kernel an engine runs, or MEGPU_TQ_NONE
+ * @data: GPU address of the argument block (struct megpu_kargs)
+ * @range_x: global grid; @range_y
+ * @group_x: local grid; @group_y
+ * @notify: GPU address of a MEGPU_TQ_NOTE_* record, or 0
+ * @affinity: MEGPU_TQ_AFF_*
+ * @arg_size: 0 or MEGPU_KARGS_SIZE
+ * @event_addr: 0, or the 64-bit event word the task waits for
+ * @event_value: the value it waits for (wrap-safe >=)
+ */
+struct megpu_task {
+	uint32_t cpu_fn;
+	uint32_t gpu_kernel;
+	uint64_t data;
+	uint32_t range_x, range_y;
+	uint32_t group_x, group_y;
+	uint64_t notify;
+	uint32_t affinity;
+	uint32_t arg_size;
+	uint64_t event_addr;
+	uint64_t event_value;
+};
+
+/* A queue as the CPU sees it: its mapping and its GPU address. */
+struct megpu_taskq {
+	uint8_t *mem;
+	uint64_t va;
+};
+
+/* GPU addresses [va, va + size) are at @cpu for CPU dequeuers. */
+struct megpu_tq_region {
+	uint64_t va;
+	void *cpu;
+	uint64_t size;
+};
+
+/**
+ * struct megpu_tq_agent - a CPU dequeuer (the seed's CPU dequeuing module)
+ * @owner: lock owner id, 1..0x7fffffff, unique among the dequeuers
+ * @regions: how GPU addresses in tasks reach the CPU; @nregions
+ * @notify: called to tell the engines (the driver writes
+ *	MEGPU_REG_TASKQ_NOTIFY) after a release of an EVENT queue that had
+ *	waiters, and after taking tasks an engine could not take (which may
+ *	have blocked a queue's head for it); NULL: engines notice within
+ *	their poll period
+ * @notify_priv: its argument
+ * @nonatomic: test only: take the lock with a read, a pause and a write,
+ *	and hold it a little longer, so that two holders overlap
+ * @tasks: counters of this dequeuer; @batches, @steals, @lock_retries,
+ *	@faults (tasks notified with a STATUS), @busy_ns (running tasks)
+ * @take_ns: time spent in takes that got tasks (look, lock, take,
+ *	release); @take_hist: how many took < 1, 4, 16, 64, 256 us, more
+ */
+struct megpu_tq_agent {
+	uint32_t owner;
+	const struct megpu_tq_region *regions;
+	unsigned int nregions;
+	void (*notify)(void *priv);
+	void *notify_priv;
+	bool nonatomic;
+	uint64_t tasks, batches, steals, lock_retries, faults, busy_ns;
+	uint64_t take_ns, take_hist[6];
+};
+
+/*
+ * The driver's check of a queue of @slots at @offset of @bo
+ * (DRM_IOCTL_MEGPU_TASKQ_CHECK); *@va gets its GPU address.
+ */
+int megpu_taskq_check(struct megpu *gpu, struct megpu_bo *bo,
+		      uint64_t offset, uint32_t slots, uint64_t *va);
+/*
+ * DRM_IOCTL_MEGPU_TASKQ_NOTIFY: engines sleeping on a queue look again.
+ * As a struct megpu_tq_agent notify callback, @priv is the struct megpu.
+ */
+int megpu_taskq_wake(struct megpu *gpu);
+void megpu_taskq_wake_cb(void *priv);
+
+/* Encode/decode MEGPU_TQ_DESC_SIZE little-endian bytes. */
+void megpu_task_pack(void *dst, const struct megpu_task *t);
+void megpu_task_unpack(const void *src, struct megpu_task *t);
+/* Malformed (as the device judges it): false. */
+bool megpu_task_valid(const struct megpu_task *t);
+/* May a CPU take @t from a queue with @qflags (the event aside)? */
+bool megpu_task_cpu_eligible(const struct megpu_task *t, uint32_t qflags);
+
+/*
+ * Lay out an empty queue of @slots (a power of two) at @mem (GPU address
+ * @va, both MEGPU_TQ_ALIGN aligned, MEGPU_TQ_BYTES(slots) bytes).
+ * Batch sizes 0 take the defaults. -EINVAL for bad sizes or alignment.
+ */
+int megpu_taskq_init(struct megpu_taskq *q, void *mem, uint64_t va,
+		     uint32_t slots, uint32_t flags, uint32_t batch_gpu,
+		     uint32_t batch_cpu);
+/* A header word (MEGPU_TQ_HDR_*), read atomically. */
+uint32_t megpu_taskq_read(const struct megpu_taskq *q, uint32_t off);
+/*
+ * Append up to @n tasks under the queue lock; returns how many fit (0
+ * when full), -EBADMSG for a malformed queue.
+ */
+int megpu_taskq_push(struct megpu_taskq *q, struct megpu_tq_agent *a,
+		     const struct megpu_task *t, unsigned int n);
+/* Set FLAGS.CLOSED (after the last push). */
+void megpu_taskq_close(struct megpu_taskq *q);
+
+/*
+ * One take: look without the lock (none eligible: 0, the lock word not
+ * written), lock, take the contiguous run of CPU-eligible tasks at the
+ * head (at most the queue's CPU batch; a malformed one alone), release.
+ * Returns the count, with the tasks in @out and the index of the first
+ * in *@first; -EBADMSG for a malformed queue.
+ */
+int megpu_taskq_take(struct megpu_taskq *q, struct megpu_tq_agent *a,
+		     struct megpu_task *out, uint32_t *first);
+/*
+ * Run @t on this CPU (megpu_kernel_ref on the translated arrays); 0 or
+ * the MEGPU_FAULT_* code that stopped it (MMU: an address outside the
+ * regions, BAD_ARG, TQ_BAD_TASK).
+ */
+uint32_t megpu_taskq_run(struct megpu_tq_agent *a, const struct megpu_task *t);
+/* Write @t's notification (DONE last, atomically). */
+void megpu_taskq_notify(struct megpu_tq_agent *a, const struct megpu_task *t,
+			uint32_t batch, uint32_t status);
+/*
+ * The CPU dequeuer's loop, the engine's DEQUEUE mirrored: home queue
+ * first, with MEGPU_DEQ_STEAL the others after it; ends when every queue
+ * is closed and holds nothing this CPU may take (with MEGPU_DEQ_ONCE:
+ * after a pass that found nothing). 0 or -EBADMSG.
+ */
+int megpu_taskq_dequeue(struct megpu_tq_agent *a, struct megpu_taskq *qs,
+			unsigned int count, unsigned int home, uint32_t flags);
+/*
+ * @n threads, thread i running megpu_taskq_dequeue(&agents[i], qs,
+ * count, i % count, flags); returns when all ended: 0 or the first error.
+ */
+int megpu_taskq_threads(struct megpu_tq_agent *agents, unsigned int n,
+			struct megpu_taskq *qs, unsigned int count,
+			uint32_t flags);
 
 #endif

@@ -102,6 +102,10 @@ static const struct drm_ioctl_desc megpu_ioctls[] = {
 			  DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(MEGPU_MSEM_QUERY, megpu_ioctl_msem_query,
 			  DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(MEGPU_TASKQ_CHECK, megpu_ioctl_taskq_check,
+			  DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(MEGPU_TASKQ_NOTIFY, megpu_ioctl_taskq_notify,
+			  DRM_RENDER_ALLOW),
 };
 
 struct megpu_file *megpu_file_get(struct megpu_file *mfile)

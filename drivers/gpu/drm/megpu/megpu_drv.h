@@ -625,6 +625,12 @@ int megpu_ioctl_syscall_wait(struct drm_device *drm, void *data,
 int megpu_ioctl_syscall_return(struct drm_device *drm, void *data,
 			       struct drm_file *file);
 
+/* megpu_workq.c */
+int megpu_ioctl_taskq_check(struct drm_device *drm, void *data,
+			    struct drm_file *file);
+int megpu_ioctl_taskq_notify(struct drm_device *drm, void *data,
+			     struct drm_file *file);
+
 /* megpu_submit.c */
 int megpu_ioctl_submit(struct drm_device *drm, void *data,
 		       struct drm_file *file);

@@ -54,6 +54,7 @@ static const uint8_t megpu_fixed_count[] = {
     [MEGPU_PKT_MSEM_WAIT] = MEGPU_PKT_MSEM_WAIT_COUNT,
     [MEGPU_PKT_ARB_ACQUIRE] = MEGPU_PKT_ARB_COUNT,
     [MEGPU_PKT_ARB_RELEASE] = MEGPU_PKT_ARB_COUNT,
+    [MEGPU_PKT_DEQUEUE] = MEGPU_PKT_DEQUEUE_COUNT,
 };
 
 static const uint32_t megpu_type_pkts[MEGPU_ENGINE_NUM_TYPES] = {
@@ -441,7 +442,8 @@ static bool megpu_check_header(MegpuExec *x, uint32_t hdr)
 {
     uint32_t op = MEGPU_PKT_OPCODE(hdr), count = MEGPU_PKT_COUNT(hdr);
 
-    if (op >= 32 || !((MEGPU_PKTS_GFX | MEGPU_PKTS_MGPU) & MEGPU_BIT(op))) {
+    if (op >= ARRAY_SIZE(megpu_fixed_count) ||
+        (op > MEGPU_PKT_SET_MAILBOX && !megpu_fixed_count[op])) {
         return megpu_pkt_fault(x, MEGPU_FAULT_BAD_OPCODE);
     }
     if (!(x->e->pkt_mask & MEGPU_BIT(op))) {
@@ -506,6 +508,8 @@ static bool megpu_exec_packet(MegpuExec *x, uint32_t hdr, const uint32_t *p)
         return megpu_exec_arb_acquire(x, MEGPU_PKT_FLAGS(hdr), p);
     case MEGPU_PKT_ARB_RELEASE:
         return megpu_exec_arb_release(x, MEGPU_PKT_FLAGS(hdr), p);
+    case MEGPU_PKT_DEQUEUE:
+        return megpu_exec_dequeue(x, p);
     default:
         g_assert_not_reached();     /* megpu_check_header() */
     }
@@ -666,6 +670,9 @@ static void megpu_engine_do_reset(MegpuEngine *e)
         e->flushes = 0;
         e->idle_signals = 0;
         e->wave_insns = 0;
+        e->tq_tasks = 0;
+        e->tq_batches = 0;
+        e->tq_steals = 0;
         qatomic_set(&e->stalled_writes, 0);
     } else {
         e->resets++;
@@ -880,6 +887,18 @@ uint32_t megpu_engine_read(MegpuEngine *e, hwaddr off)
     case MEGPU_ENG_MAILBOX_SLOTS:
         val = e->mbox_slots;
         break;
+    case MEGPU_ENG_TASKQ_TASKS:
+        val = e->tq_tasks;
+        break;
+    case MEGPU_ENG_TASKQ_BATCHES:
+        val = e->tq_batches;
+        break;
+    case MEGPU_ENG_TASKQ_STEALS:
+        val = e->tq_steals;
+        break;
+    case MEGPU_ENG_TASKQ_STATE:
+        val = qatomic_read(&e->tq_state);
+        break;
     default:
         if (megpu_mgpu_eng_read(e, off, &val)) {
             break;
@@ -1026,6 +1045,10 @@ void megpu_engine_init(MegpuState *s, unsigned n)
     e->type = n % MEGPU_ENGINE_NUM_TYPES;
     e->pkt_mask = megpu_type_pkts[e->type] | MEGPU_PKTS_MGPU;
     e->kernel_mask = megpu_type_kernels[e->type];
+    /* the engines that run kernels can dequeue tasks (seed 002) */
+    if (e->pkt_mask & MEGPU_BIT(MEGPU_PKT_DISPATCH)) {
+        e->pkt_mask |= MEGPU_BIT(MEGPU_PKT_DEQUEUE);
+    }
     e->wave_fault_id = MEGPU_WAVE_ID_NONE;
     qemu_mutex_init(&e->lock);
     qemu_mutex_init(&e->xlat_lock);

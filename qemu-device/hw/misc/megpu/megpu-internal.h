@@ -101,4 +101,14 @@ bool megpu_wq_reg_read(MegpuState *s, hwaddr addr, uint64_t *val);
 bool megpu_wq_reg_write(MegpuState *s, hwaddr addr, uint32_t val);
 void megpu_misc_irq(MegpuState *s, uint32_t bits);
 
+
+/* megpu-dequeue.c */
+bool megpu_exec_dequeue(MegpuExec *x, const uint32_t *p);
+void megpu_taskq_notify(MegpuState *s);
+bool megpu_taskq_reg_read(MegpuState *s, hwaddr addr, uint64_t *val);
+bool megpu_taskq_reg_write(MegpuState *s, hwaddr addr, uint32_t val);
+void megpu_taskq_reset(MegpuState *s);
+void megpu_taskq_init(MegpuState *s);
+void megpu_taskq_fini(MegpuState *s);
+
 #endif

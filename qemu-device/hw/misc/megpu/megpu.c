@@ -26,7 +26,7 @@
 #define MEGPU_CAPS \
     (MEGPU_CAP_IRQ_TEST | MEGPU_CAP_ENGINES | MEGPU_CAP_MMU | \
      MEGPU_CAP_SEMAPHORE | MEGPU_CAP_FLUSH | MEGPU_CAP_WAVES | \
-     MEGPU_CAP_MGPU)
+     MEGPU_CAP_MGPU | MEGPU_CAP_TASKQ)
 
 static uint32_t megpu_engine_types(MegpuState *s)
 {
@@ -81,6 +81,7 @@ static void megpu_reset_regs(MegpuState *s)
     }
     /* the engines dropped their queued writes; now the flush state */
     megpu_wq_reset(s);
+    megpu_taskq_reset(s);
     s->scratch = 0;
     s->irq_test_status = 0;
     s->mmu_invalidations = 0;
@@ -125,7 +126,8 @@ static uint64_t megpu_mmio_read(void *opaque, hwaddr addr, unsigned size)
         return val;
     }
     if (megpu_wq_reg_read(s, addr, &val) ||
-        megpu_mgpu_reg_read(s, addr, &val)) {
+        megpu_mgpu_reg_read(s, addr, &val) ||
+        megpu_taskq_reg_read(s, addr, &val)) {
         trace_megpu_mmio_read(addr, val);
         return val;
     }
@@ -203,7 +205,8 @@ static void megpu_mmio_write(void *opaque, hwaddr addr, uint64_t val,
         return;
     }
     if (megpu_wq_reg_write(s, addr, val) ||
-        megpu_mgpu_reg_write(s, addr, val)) {
+        megpu_mgpu_reg_write(s, addr, val) ||
+        megpu_taskq_reg_write(s, addr, val)) {
         return;
     }
     switch (addr) {
@@ -290,6 +293,7 @@ static void megpu_realize(PCIDevice *pdev, Error **errp)
 
     s->irq_bh = qemu_bh_new_guarded(megpu_irq_bh, s,
                                     &DEVICE(s)->mem_reentrancy_guard);
+    megpu_taskq_init(s);
     for (unsigned n = 0; n < s->num_engines; n++) {
         megpu_engine_init(s, n);
     }
@@ -304,6 +308,7 @@ static void megpu_exit(PCIDevice *pdev)
         megpu_engine_fini(&s->engines[n]);
     }
     megpu_wq_fini(s);
+    megpu_taskq_fini(s);
     qemu_bh_delete(s->irq_bh);
     s->irq_bh = NULL;
     msix_uninit_exclusive_bar(pdev);
@@ -331,6 +336,8 @@ static const Property megpu_properties[] = {
     DEFINE_PROP_UINT32("wave-budget", MegpuState, wave_budget, 1u << 24),
     /* test only: wave atomics become read-yield-write (a negative control) */
     DEFINE_PROP_BOOL("x-wave-nonatomic", MegpuState, wave_nonatomic, false),
+    /* test only: the task-queue lock becomes read-pause-write */
+    DEFINE_PROP_BOOL("x-taskq-nonatomic", MegpuState, taskq_nonatomic, false),
     DEFINE_PROP_UINT32("write-seed", MegpuState, write_seed, 0x5eed0004),
     /* seed 000: this device's agent id and the agent count after reset */
     DEFINE_PROP_UINT32("mgpu-agent", MegpuState, mgpu_agent_prop, 0),

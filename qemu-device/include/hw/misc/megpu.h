@@ -108,6 +108,12 @@ typedef struct MegpuEngine {
     uint64_t mbox_base;         /* SET_MAILBOX (seed 003) */
     uint32_t mbox_slots;
 
+    /* DEQUEUE (seed 002, megpu-dequeue.c); counts under @lock */
+    uint32_t tq_tasks;
+    uint32_t tq_batches;
+    uint32_t tq_steals;
+    uint32_t tq_state;          /* MEGPU_TQ_STATE_*, atomic */
+
     /*
      * Posted writes, under s->wq_lock: stage-1 queue in issue order, its
      * length, and entries of this engine in both stages. The counters
@@ -138,6 +144,7 @@ struct MegpuState {
                                    host flush, so queues fill for sure */
     uint32_t wave_budget;       /* instructions per wave, 0: unlimited */
     bool wave_nonatomic;        /* x-wave-nonatomic: test the atomics test */
+    bool taskq_nonatomic;       /* x-taskq-nonatomic: queue lock test */
 
     /* Registers */
     uint32_t scratch;
@@ -195,6 +202,20 @@ struct MegpuState {
     uint32_t mgpu_agent_count;
     uint64_t mgpu_sched;        /* schedule block, 0: steps run freely */
     uint32_t mgpu_steps;
+    /*
+     * Task queues (megpu-dequeue.c): engines sleeping in a DEQUEUE wait
+     * on @tq_cond for @tq_seq to change (a release in EVENT mode, a
+     * TASKQ_NOTIFY). The counters are atomic.
+     */
+    QemuMutex tq_mutex;
+    QemuCond tq_cond;
+    uint64_t tq_seq;
+    uint32_t tq_notifies;
+    uint32_t tq_tasks;
+    uint32_t tq_batches;
+    uint32_t tq_steals;
+    uint32_t tq_lock_retries;
+    uint32_t tq_event_waits;
 
     MegpuEngine engines[MEGPU_MAX_ENGINES];
 };

@@ -1,0 +1,767 @@
+/*
+ * megpu: task-queue dequeuers (seed 002)
+ *
+ * DOC: Dynamic work partitioning between CPU threads and engines
+ *
+ * Seed 002 (US 9,645,854, "Dynamic work partitioning on heterogeneous
+ * processing devices") puts tasks in public queues in system memory that
+ * CPU dequeuing modules and the GPU's command processor both take from,
+ * each in batches of its own grain, respecting each task's affinity, and
+ * an idle consumer steals from the other's queue. Here the DEQUEUE packet
+ * makes an engine's command processor such a dequeuer; the queue and
+ * task layout is MEGPU_TQ_* in megpu_hw.h. Choices the seed leaves open:
+ *
+ * - Exclusive access ("semaphore block") is a compare-and-swap 0 -> owner
+ *   on the queue's lock word, a real host atomic on the mapped guest RAM,
+ *   so it excludes guest CPU threads doing the same with lock cmpxchg
+ *   (with multi-threaded TCG and two or more vCPUs, see DESIGN.md).
+ * - Eligibility is looked at first without the lock, as the seed's
+ *   flowcharts do (FIG. 5: none eligible -> end, and the lock word is
+ *   never written), then checked again under the lock, which the
+ *   flowcharts omit: another dequeuer may have taken the task meanwhile.
+ * - A batch is the longest run from the head, up to the queue's GPU
+ *   batch size (larger than the CPU's: the seed's grain), of tasks this
+ *   engine may run, so batches are contiguous FIFO ranges and a task
+ *   this engine may not run stops the batch (head-of-line; the queue
+ *   stays a plain ring without holes).
+ * - Affinity: REQUIRE_CPU is never taken; PREFER_CPU only when the queue
+ *   is not STRICT; a task whose kernel this engine type cannot run is not
+ *   eligible either.
+ * - Stealing: with MEGPU_DEQ_STEAL the engine looks at its home queue
+ *   first and at the others in list order after it, and goes back to its
+ *   home queue after every batch. It ends when every queue is CLOSED and
+ *   holds no task it may take; with MEGPU_DEQ_ONCE it ends after the
+ *   first pass that found nothing.
+ * - EVENT queues use the seed's other exclusion, event notification: a
+ *   dequeuer that finds the lock taken counts itself in WAITERS and
+ *   sleeps; a releasing engine wakes the sleeping engines, a releasing
+ *   CPU writes MEGPU_REG_TASKQ_NOTIFY. A sleeper also looks again every
+ *   few milliseconds, so a lost notification costs time, never work.
+ * - Completion: in relaxed write mode the batch's writes are flushed
+ *   (seed 004) before its notifications, so a CPU that sees DONE sees
+ *   the results. The notification counts takes (exactly once: DONE == 1).
+ * - Malformed queues and descriptors fault the engine (MEGPU_FAULT_TQ_*)
+ *   after the bad descriptor was taken and notified with that status, so
+ *   the queue is not stuck on it. A kernel that faults leaves its fault in
+ *   the engine; it and the rest of its batch are notified with the code.
+ * - x-taskq-nonatomic (tests only) takes the lock with a read, a pause
+ *   and a write, and holds it a little longer: two dequeuers can both
+ *   "own" the queue and run a task twice or lose one, which the
+ *   exactly-once tests must catch.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/atomic.h"
+#include "qemu/bswap.h"
+#include "qemu/log.h"
+#include "megpu-internal.h"
+#include "trace.h"
+
+/* how long an engine sleeps before it looks at the queues again */
+#define MEGPU_TQ_POLL_MS        1
+/* an EVENT-mode sleeper looks again at least this often */
+#define MEGPU_TQ_EVENT_POLL_MS  5
+
+typedef struct MegpuTask {
+    uint64_t addr;              /* where the descriptor was */
+    uint32_t cpu_fn;
+    uint32_t gpu_kernel;
+    uint64_t data;
+    uint32_t range_x, range_y, group_x, group_y;
+    uint64_t notify;
+    uint32_t affinity;
+    uint32_t arg_size;
+    uint64_t event_addr;
+    uint64_t event_value;
+    bool bad;                   /* malformed */
+} MegpuTask;
+
+typedef struct MegpuQueue {
+    uint64_t addr;
+    uint32_t size;
+    uint32_t flags;
+    uint32_t batch;             /* GPU batch size */
+} MegpuQueue;
+
+typedef enum MegpuLook {
+    TQ_EMPTY,                   /* nothing queued */
+    TQ_NONE,                    /* queued, but nothing for this engine */
+    TQ_ELIGIBLE,                /* the head task is for this engine */
+} MegpuLook;
+
+typedef struct MegpuDequeuer {
+    MegpuExec *x;
+    uint32_t owner;
+    MegpuTask *batch;           /* MEGPU_TQ_MAX_BATCH */
+} MegpuDequeuer;
+
+/* ---- 32-bit words of a queue, each one access: atomics and orders ---- */
+
+static bool tq_ld32(MegpuExec *x, uint64_t addr, uint32_t *val)
+{
+    MegpuMap m;
+    uint32_t *p = megpu_mem_map(x, addr, 4, false, &m);
+
+    if (!p) {
+        return false;
+    }
+    *val = le32_to_cpu(qatomic_load_acquire(p));
+    megpu_mem_unmap(x, &m);
+    return true;
+}
+
+static bool tq_st32(MegpuExec *x, uint64_t addr, uint32_t val)
+{
+    MegpuMap m;
+    uint32_t *p = megpu_mem_map(x, addr, 4, true, &m);
+
+    if (!p) {
+        return false;
+    }
+    megpu_wq_order(x->e->s, m.pa, 4);
+    /* a full barrier: a release then reads WAITERS (store-load order) */
+    qatomic_xchg(p, cpu_to_le32(val));
+    megpu_mem_unmap(x, &m);
+    return true;
+}
+
+/* Compare-and-swap; *ok says whether the word held @old. */
+static bool tq_cas32(MegpuExec *x, uint64_t addr, uint32_t old, uint32_t new,
+                     bool *ok)
+{
+    MegpuMap m;
+    uint32_t *p = megpu_mem_map(x, addr, 4, true, &m);
+
+    if (!p) {
+        return false;
+    }
+    megpu_wq_order(x->e->s, m.pa, 4);
+    if (x->e->s->taskq_nonatomic) {
+        /* the negative control: a window between test and set */
+        *ok = le32_to_cpu(qatomic_read(p)) == old;
+        if (*ok) {
+            g_usleep(50);
+            qatomic_set(p, cpu_to_le32(new));
+        }
+    } else {
+        *ok = qatomic_cmpxchg(p, cpu_to_le32(old), cpu_to_le32(new)) ==
+              cpu_to_le32(old);
+    }
+    megpu_mem_unmap(x, &m);
+    return true;
+}
+
+static bool tq_count(MegpuExec *x, uint64_t q, uint32_t off, uint32_t n)
+{
+    return !n || megpu_mem_add32(x, q + off, n);
+}
+
+static void tq_set_state(MegpuEngine *e, uint32_t state)
+{
+    qatomic_set(&e->tq_state, state);
+}
+
+/* ---- queue header and descriptors ---- */
+
+static bool tq_load_queue(MegpuExec *x, uint64_t addr, MegpuQueue *q)
+{
+    uint32_t magic;
+
+    q->addr = addr;
+    if (!tq_ld32(x, addr + MEGPU_TQ_HDR_MAGIC, &magic) ||
+        !tq_ld32(x, addr + MEGPU_TQ_HDR_SIZE, &q->size) ||
+        !tq_ld32(x, addr + MEGPU_TQ_HDR_FLAGS, &q->flags) ||
+        !tq_ld32(x, addr + MEGPU_TQ_HDR_BATCH_GPU, &q->batch)) {
+        return false;
+    }
+    if (magic != MEGPU_TQ_MAGIC || !q->size ||
+        q->size > MEGPU_TQ_MAX_SLOTS || !is_power_of_2(q->size) ||
+        q->batch > MEGPU_TQ_MAX_BATCH ||
+        !megpu_range_ok(x, addr, MEGPU_TQ_BYTES((uint64_t)q->size), false)) {
+        return megpu_fault(x, MEGPU_FAULT_TQ_BAD_QUEUE, addr, false);
+    }
+    if (!q->batch) {
+        q->batch = MEGPU_TQ_DEF_BATCH_GPU;
+    }
+    return true;
+}
+
+/* head and tail; a tail more than a ring ahead is a malformed queue */
+static bool tq_indexes(MegpuExec *x, const MegpuQueue *q, uint32_t *head,
+                       uint32_t *tail)
+{
+    if (!tq_ld32(x, q->addr + MEGPU_TQ_HDR_HEAD, head) ||
+        !tq_ld32(x, q->addr + MEGPU_TQ_HDR_TAIL, tail)) {
+        return false;
+    }
+    if (*tail - *head > q->size) {
+        return megpu_fault(x, MEGPU_FAULT_TQ_BAD_INDEX,
+                           q->addr + MEGPU_TQ_HDR_TAIL, false);
+    }
+    return true;
+}
+
+static bool tq_aligned8(uint64_t a)
+{
+    return !(a & 7);
+}
+
+/* What makes a descriptor malformed, whoever would run it. */
+static bool tq_task_valid(const MegpuTask *t)
+{
+    uint64_t group = (uint64_t)t->group_x * t->group_y;
+
+    if (t->affinity >= MEGPU_TQ_AFF_COUNT) {
+        return false;
+    }
+    if (t->gpu_kernel != MEGPU_TQ_NONE && t->gpu_kernel >= MEGPU_KERNEL_COUNT) {
+        return false;
+    }
+    if (t->cpu_fn == MEGPU_TQ_NONE && t->gpu_kernel == MEGPU_TQ_NONE) {
+        return false;
+    }
+    if ((t->affinity == MEGPU_TQ_AFF_REQUIRE_GPU &&
+         t->gpu_kernel == MEGPU_TQ_NONE) ||
+        (t->affinity == MEGPU_TQ_AFF_REQUIRE_CPU &&
+         t->cpu_fn == MEGPU_TQ_NONE)) {
+        return false;
+    }
+    if (t->arg_size && t->arg_size != MEGPU_KARGS_SIZE) {
+        return false;
+    }
+    if (!group || group > MEGPU_MAX_GROUP_SIZE) {
+        return false;
+    }
+    return tq_aligned8(t->data) && tq_aligned8(t->notify) &&
+           tq_aligned8(t->event_addr);
+}
+
+static bool tq_read_task(MegpuExec *x, const MegpuQueue *q, uint32_t idx,
+                         MegpuTask *t)
+{
+    uint8_t d[MEGPU_TQ_DESC_SIZE];
+
+    t->addr = q->addr + MEGPU_TQ_HDR_BYTES +
+              (uint64_t)(idx & (q->size - 1)) * MEGPU_TQ_DESC_SIZE;
+    if (!megpu_mem_rw(x, t->addr, d, sizeof(d), false)) {
+        return false;
+    }
+    t->cpu_fn = ldl_le_p(d + MEGPU_TQ_DESC_CPU_FN);
+    t->gpu_kernel = ldl_le_p(d + MEGPU_TQ_DESC_GPU_KERNEL);
+    t->data = ldq_le_p(d + MEGPU_TQ_DESC_DATA);
+    t->range_x = ldl_le_p(d + MEGPU_TQ_DESC_RANGE_X);
+    t->range_y = ldl_le_p(d + MEGPU_TQ_DESC_RANGE_Y);
+    t->group_x = ldl_le_p(d + MEGPU_TQ_DESC_GROUP_X);
+    t->group_y = ldl_le_p(d + MEGPU_TQ_DESC_GROUP_Y);
+    t->notify = ldq_le_p(d + MEGPU_TQ_DESC_NOTIFY);
+    t->affinity = ldl_le_p(d + MEGPU_TQ_DESC_AFFINITY);
+    t->arg_size = ldl_le_p(d + MEGPU_TQ_DESC_ARG_SIZE);
+    t->event_addr = ldq_le_p(d + MEGPU_TQ_DESC_EVENT_ADDR);
+    t->event_value = ldq_le_p(d + MEGPU_TQ_DESC_EVENT_VALUE);
+    t->bad = !tq_task_valid(t);
+    return true;
+}
+
+/*
+ * May this engine take @t now? A malformed task is "eligible": it is
+ * taken so that the fault is reported and the queue goes on.
+ */
+static bool tq_eligible(MegpuExec *x, const MegpuQueue *q,
+                        const MegpuTask *t, bool *ok)
+{
+    uint64_t ev;
+
+    *ok = true;
+    if (t->bad) {
+        return true;
+    }
+    if (t->gpu_kernel == MEGPU_TQ_NONE ||
+        !(x->e->kernel_mask & MEGPU_BIT(t->gpu_kernel))) {
+        return false;
+    }
+    if (t->affinity == MEGPU_TQ_AFF_REQUIRE_CPU ||
+        (t->affinity == MEGPU_TQ_AFF_PREFER_CPU &&
+         (q->flags & MEGPU_TQ_F_STRICT))) {
+        return false;
+    }
+    if (t->event_addr) {
+        if (!megpu_mem_read64(x, t->event_addr, &ev)) {
+            *ok = false;
+            return false;
+        }
+        if ((int64_t)(ev - t->event_value) < 0) {
+            return false;       /* the event has not happened yet */
+        }
+    }
+    return true;
+}
+
+/* Look at the head without the lock (the seed's "identify" step). */
+static bool tq_look(MegpuExec *x, const MegpuQueue *q, MegpuLook *res)
+{
+    uint32_t head, tail;
+    MegpuTask t;
+    bool ok;
+
+    if (!tq_indexes(x, q, &head, &tail)) {
+        return false;
+    }
+    if (head == tail) {
+        *res = TQ_EMPTY;
+        return true;
+    }
+    if (!tq_read_task(x, q, head, &t)) {
+        return false;
+    }
+    *res = tq_eligible(x, q, &t, &ok) ? TQ_ELIGIBLE : TQ_NONE;
+    return ok;
+}
+
+/*
+ * Could this engine ever take a task of the closed queue @q again? Only
+ * if one of its queued tasks is eligible or waits for an event.
+ */
+static bool tq_closed_done(MegpuExec *x, const MegpuQueue *q, bool *done)
+{
+    uint32_t head, tail;
+    MegpuTask t;
+    bool ok;
+
+    *done = true;
+    if (!tq_indexes(x, q, &head, &tail)) {
+        return false;
+    }
+    for (uint32_t i = head; i != tail; i++) {
+        if (!tq_read_task(x, q, i, &t)) {
+            return false;
+        }
+        if (t.event_addr || tq_eligible(x, q, &t, &ok)) {
+            *done = false;
+            return true;
+        }
+        if (!ok) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- exclusion ---- */
+
+void megpu_taskq_notify(MegpuState *s)
+{
+    qemu_mutex_lock(&s->tq_mutex);
+    s->tq_seq++;
+    qemu_cond_broadcast(&s->tq_cond);
+    qemu_mutex_unlock(&s->tq_mutex);
+}
+
+/* Sleep until a notification or @ms pass; false if the engine must stop */
+static bool tq_sleep(MegpuEngine *e, uint64_t seq, unsigned ms)
+{
+    MegpuState *s = e->s;
+
+    qemu_mutex_lock(&s->tq_mutex);
+    if (s->tq_seq == seq && !megpu_engine_should_abort(e)) {
+        qemu_cond_timedwait(&s->tq_cond, &s->tq_mutex, ms);
+    }
+    qemu_mutex_unlock(&s->tq_mutex);
+    return !megpu_engine_should_abort(e);
+}
+
+static uint64_t tq_seq(MegpuState *s)
+{
+    uint64_t seq;
+
+    qemu_mutex_lock(&s->tq_mutex);
+    seq = s->tq_seq;
+    qemu_mutex_unlock(&s->tq_mutex);
+    return seq;
+}
+
+static bool tq_lock(MegpuDequeuer *d, const MegpuQueue *q)
+{
+    MegpuExec *x = d->x;
+    MegpuEngine *e = x->e;
+    uint64_t lock = q->addr + MEGPU_TQ_HDR_LOCK;
+    bool taken, event = q->flags & MEGPU_TQ_F_EVENT;
+
+    for (;;) {
+        uint64_t seq = event ? tq_seq(e->s) : 0;
+        uint32_t cur;
+
+        if (megpu_engine_should_abort(e)) {
+            x->aborted = true;
+            return false;
+        }
+        if (!tq_cas32(x, lock, 0, d->owner, &taken)) {
+            return false;
+        }
+        if (taken) {
+            return true;
+        }
+        tq_set_state(e, MEGPU_TQ_STATE_LOCKING);
+        qatomic_inc(&e->s->tq_lock_retries);
+        if (!tq_count(x, q->addr, MEGPU_TQ_HDR_LOCK_RETRIES, 1)) {
+            return false;
+        }
+        if (!event) {
+            g_thread_yield();
+            continue;
+        }
+        /* the seed's event notification: sleep until a release */
+        if (!tq_count(x, q->addr, MEGPU_TQ_HDR_WAITERS, 1)) {
+            return false;
+        }
+        if (!tq_ld32(x, lock, &cur)) {
+            return false;
+        }
+        if (cur) {
+            qatomic_inc(&e->s->tq_event_waits);
+            trace_megpu_taskq_sleep(e->idx, q->addr, cur);
+            tq_sleep(e, seq, MEGPU_TQ_EVENT_POLL_MS);
+        }
+        if (!tq_count(x, q->addr, MEGPU_TQ_HDR_WAITERS, -1u)) {
+            return false;
+        }
+    }
+}
+
+static bool tq_unlock(MegpuDequeuer *d, const MegpuQueue *q)
+{
+    uint32_t waiters;
+
+    if (!tq_st32(d->x, q->addr + MEGPU_TQ_HDR_LOCK, 0)) {
+        return false;
+    }
+    if (q->flags & MEGPU_TQ_F_EVENT) {
+        if (!tq_ld32(d->x, q->addr + MEGPU_TQ_HDR_WAITERS, &waiters)) {
+            return false;
+        }
+        if (waiters) {
+            megpu_taskq_notify(d->x->e->s);
+        }
+    }
+    return true;
+}
+
+/*
+ * Under the lock: check again and take the contiguous run of eligible
+ * tasks at the head (a malformed one only alone). Returns the count.
+ */
+static bool tq_take(MegpuDequeuer *d, const MegpuQueue *q, uint32_t *n)
+{
+    MegpuExec *x = d->x;
+    uint32_t head, tail;
+    bool ok;
+
+    *n = 0;
+    if (!tq_indexes(x, q, &head, &tail)) {
+        return false;
+    }
+    if (x->e->s->taskq_nonatomic) {
+        g_usleep(100);          /* long enough for two holders to overlap */
+    }
+    while (*n < q->batch && head + *n != tail) {
+        MegpuTask *t = &d->batch[*n];
+
+        if (!tq_read_task(x, q, head + *n, t)) {
+            return false;
+        }
+        if (t->bad && *n) {
+            break;              /* first the good ones */
+        }
+        if (!tq_eligible(x, q, t, &ok)) {
+            if (!ok) {
+                return false;
+            }
+            break;
+        }
+        (*n)++;
+        if (t->bad) {
+            break;
+        }
+    }
+    return !*n || tq_st32(x, q->addr + MEGPU_TQ_HDR_HEAD, head + *n);
+}
+
+/* ---- running a batch ---- */
+
+static bool tq_note(MegpuExec *x, const MegpuTask *t, uint32_t by,
+                    uint32_t batch, uint32_t status)
+{
+    if (!t->notify) {
+        return true;
+    }
+    return tq_st32(x, t->notify + MEGPU_TQ_NOTE_BY, by) &&
+           tq_st32(x, t->notify + MEGPU_TQ_NOTE_BATCH, batch) &&
+           tq_st32(x, t->notify + MEGPU_TQ_NOTE_STATUS, status) &&
+           megpu_mem_add32(x, t->notify + MEGPU_TQ_NOTE_DONE, 1);
+}
+
+/*
+ * Run the batch's kernels (DISPATCH does the seed's SPI step: work-items
+ * and work-groups), flush, then notify every task taken. The first fault
+ * stops the batch: that task and the ones after it carry its code.
+ */
+static bool tq_run(MegpuDequeuer *d, const MegpuQueue *q, uint32_t n,
+                   bool stolen)
+{
+    MegpuExec *x = d->x;
+    MegpuEngine *e = x->e;
+    uint32_t ran = 0, status = 0, batch;
+    MegpuExec saved;
+
+    qemu_mutex_lock(&e->lock);
+    batch = ++e->tq_batches;
+    e->tq_steals += stolen;
+    qemu_mutex_unlock(&e->lock);
+    trace_megpu_taskq_batch(e->idx, q->addr, n, stolen);
+
+    tq_set_state(e, MEGPU_TQ_STATE_RUNNING);
+    for (; ran < n; ran++) {
+        MegpuTask *t = &d->batch[ran];
+
+        if (t->bad) {
+            megpu_fault(x, MEGPU_FAULT_TQ_BAD_TASK, t->addr, false);
+            status = MEGPU_FAULT_TQ_BAD_TASK;
+            break;
+        }
+        if (!megpu_dispatch(x, t->gpu_kernel, t->data, t->range_x,
+                            t->range_y, t->group_x, t->group_y)) {
+            if (x->aborted) {
+                return false;   /* a reset: the batch is dropped */
+            }
+            status = x->fault_code;
+            break;
+        }
+    }
+    if (megpu_wq_relaxed(e->s) && !megpu_wq_engine_flush(x)) {
+        return false;
+    }
+    /* notifications are written even after a fault; the first one stays */
+    saved = *x;
+    x->fault_code = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!tq_note(x, &d->batch[i], d->owner, batch,
+                     i < ran ? 0 : status)) {
+            break;
+        }
+    }
+    if (!x->fault_code) {
+        /* a failure is recorded in x */
+        (void)(tq_count(x, q->addr, MEGPU_TQ_HDR_DONE, n) &&
+               tq_count(x, q->addr, MEGPU_TQ_HDR_GPU_TASKS, n) &&
+               tq_count(x, q->addr, MEGPU_TQ_HDR_GPU_BATCHES, 1) &&
+               tq_count(x, q->addr, MEGPU_TQ_HDR_GPU_STEALS, stolen));
+    }
+    if (saved.fault_code) {
+        x->fault_code = saved.fault_code;
+        x->fault_addr = saved.fault_addr;
+        x->fault_info = saved.fault_info;
+    }
+    qemu_mutex_lock(&e->lock);
+    e->tq_tasks += ran;
+    qemu_mutex_unlock(&e->lock);
+    qatomic_add(&e->s->tq_tasks, ran);
+    qatomic_inc(&e->s->tq_batches);
+    if (stolen) {
+        qatomic_inc(&e->s->tq_steals);
+    }
+    return !x->fault_code;
+}
+
+/* Take and run one batch of @q if it has one for us; *got: it did. */
+static bool tq_try_queue(MegpuDequeuer *d, const MegpuQueue *q, bool stolen,
+                         MegpuLook *look, bool *got)
+{
+    MegpuExec *x = d->x;
+    uint32_t n;
+
+    *got = false;
+    tq_set_state(x->e, MEGPU_TQ_STATE_LOOKING);
+    if (!tq_look(x, q, look)) {
+        return false;
+    }
+    if (*look != TQ_ELIGIBLE) {
+        /* FIG. 5: none eligible, end; the lock word is not touched */
+        return *look == TQ_EMPTY ||
+               tq_count(x, q->addr, MEGPU_TQ_HDR_NONE_ELIGIBLE, 1);
+    }
+    if (!tq_lock(d, q)) {
+        return false;
+    }
+    if (!tq_take(d, q, &n)) {
+        /* a fault while holding the lock: let the others go on */
+        uint32_t code = x->fault_code;
+        uint64_t addr = x->fault_addr;
+
+        x->fault_code = 0;
+        tq_unlock(d, q);
+        x->fault_code = code;
+        x->fault_addr = addr;
+        return false;
+    }
+    if (!tq_unlock(d, q)) {
+        return false;
+    }
+    if (!n) {
+        /* taken by someone else between the look and the lock */
+        *look = TQ_NONE;
+        return tq_count(x, q->addr, MEGPU_TQ_HDR_NONE_ELIGIBLE, 1);
+    }
+    *got = true;
+    return tq_run(d, q, n, stolen);
+}
+
+/*
+ * DEQUEUE: queues(2), count(1), home(1), flags(1). Runs until every
+ * queue is closed and done for this engine (or, with ONCE, until a pass
+ * finds nothing), a fault, or a reset.
+ */
+bool megpu_exec_dequeue(MegpuExec *x, const uint32_t *p)
+{
+    MegpuEngine *e = x->e;
+    uint64_t list = le32_to_cpu(p[0]) | (uint64_t)le32_to_cpu(p[1]) << 32;
+    uint32_t count = le32_to_cpu(p[2]), home = le32_to_cpu(p[3]);
+    uint32_t flags = le32_to_cpu(p[4]);
+    uint64_t addrs[MEGPU_DEQ_MAX_QUEUES];
+    g_autofree MegpuTask *batch = NULL;
+    MegpuDequeuer d = {
+        .x = x, .owner = MEGPU_TQ_OWNER_ENGINE(e->idx),
+    };
+    bool ok = true;
+
+    if (!count || count > MEGPU_DEQ_MAX_QUEUES || home >= count ||
+        (list & 7) || (flags & ~(MEGPU_DEQ_STEAL | MEGPU_DEQ_ONCE))) {
+        return megpu_fault(x, MEGPU_FAULT_BAD_ARG, x->pkt_addr, false);
+    }
+    if (!megpu_mem_rw(x, list, addrs, count * 8ull, false)) {
+        return false;
+    }
+    for (unsigned i = 0; i < count; i++) {
+        addrs[i] = le64_to_cpu(addrs[i]);
+        if (addrs[i] & (MEGPU_TQ_ALIGN - 1)) {
+            return megpu_fault(x, MEGPU_FAULT_TQ_BAD_QUEUE, addrs[i], false);
+        }
+    }
+    batch = g_new(MegpuTask, MEGPU_TQ_MAX_BATCH);
+    d.batch = batch;
+    trace_megpu_taskq_dequeue(e->idx, list, count, home, flags);
+
+    while (ok) {
+        uint64_t seq = tq_seq(e->s);
+        bool got = false, all_done = true;
+
+        if (megpu_engine_should_abort(e)) {
+            x->aborted = true;
+            ok = false;
+            break;
+        }
+        for (unsigned i = 0; i < count && !got; i++) {
+            unsigned qi = (home + i) % count;
+            MegpuQueue q;
+            MegpuLook look;
+            bool done;
+
+            if (i && !(flags & MEGPU_DEQ_STEAL)) {
+                break;
+            }
+            if (!tq_load_queue(x, addrs[qi], &q) ||
+                !tq_try_queue(&d, &q, i != 0, &look, &got)) {
+                ok = false;
+                break;
+            }
+            if (got || !all_done) {
+                continue;
+            }
+            /* CLOSED is set after the last tail: read it again now */
+            if (!tq_ld32(x, q.addr + MEGPU_TQ_HDR_FLAGS, &q.flags)) {
+                ok = false;
+                break;
+            }
+            if (!(q.flags & MEGPU_TQ_F_CLOSED)) {
+                all_done = false;
+            } else if (look != TQ_EMPTY) {
+                if (!tq_closed_done(x, &q, &done)) {
+                    ok = false;
+                    break;
+                }
+                all_done = done;
+            }
+        }
+        if (!ok || got) {
+            continue;
+        }
+        if (all_done || (flags & MEGPU_DEQ_ONCE)) {
+            break;
+        }
+        tq_set_state(e, MEGPU_TQ_STATE_WAITING);
+        tq_sleep(e, seq, MEGPU_TQ_POLL_MS);
+    }
+    tq_set_state(e, MEGPU_TQ_STATE_IDLE);
+    trace_megpu_taskq_dequeue_done(e->idx, ok, x->fault_code);
+    return ok;
+}
+
+/* ---- registers ---- */
+
+bool megpu_taskq_reg_read(MegpuState *s, hwaddr addr, uint64_t *val)
+{
+    switch (addr) {
+    case MEGPU_REG_TASKQ_NOTIFY:
+        *val = qatomic_read(&s->tq_notifies);
+        return true;
+    case MEGPU_REG_TASKQ_TASKS:
+        *val = qatomic_read(&s->tq_tasks);
+        return true;
+    case MEGPU_REG_TASKQ_BATCHES:
+        *val = qatomic_read(&s->tq_batches);
+        return true;
+    case MEGPU_REG_TASKQ_STEALS:
+        *val = qatomic_read(&s->tq_steals);
+        return true;
+    case MEGPU_REG_TASKQ_LOCK_RETRIES:
+        *val = qatomic_read(&s->tq_lock_retries);
+        return true;
+    case MEGPU_REG_TASKQ_EVENT_WAITS:
+        *val = qatomic_read(&s->tq_event_waits);
+        return true;
+    }
+    return false;
+}
+
+bool megpu_taskq_reg_write(MegpuState *s, hwaddr addr, uint32_t val)
+{
+    if (addr != MEGPU_REG_TASKQ_NOTIFY) {
+        return false;
+    }
+    qatomic_inc(&s->tq_notifies);
+    trace_megpu_taskq_notify(val);
+    megpu_taskq_notify(s);
+    return true;
+}
+
+void megpu_taskq_reset(MegpuState *s)
+{
+    qatomic_set(&s->tq_notifies, 0);
+    qatomic_set(&s->tq_tasks, 0);
+    qatomic_set(&s->tq_batches, 0);
+    qatomic_set(&s->tq_steals, 0);
+    qatomic_set(&s->tq_lock_retries, 0);
+    qatomic_set(&s->tq_event_waits, 0);
+}
+
+void megpu_taskq_init(MegpuState *s)
+{
+    qemu_mutex_init(&s->tq_mutex);
+    qemu_cond_init(&s->tq_cond);
+}
+
+void megpu_taskq_fini(MegpuState *s)
+{
+    qemu_cond_destroy(&s->tq_cond);
+    qemu_mutex_destroy(&s->tq_mutex);
+}

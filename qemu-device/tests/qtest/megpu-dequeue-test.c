@@ -1,0 +1,733 @@
+/*
+ * QTest for megpu's task-queue dequeuers (seed 002): DEQUEUE packets on
+ * several engines at once take tasks from queues in guest memory. Covers
+ * exactly-once under contention (and with stealing), contiguous batches,
+ * affinity (relaxed and STRICT), none eligible leaving the lock word
+ * alone, lock contention with a CPU-held lock, stealing, the EVENT
+ * exclusion mode with TASKQ_NOTIFY, event-gated tasks, malformed queues
+ * and descriptors, and the negative control x-taskq-nonatomic, which the
+ * exactly-once check must catch.
+ *
+ * The test process plays the CPU: it builds queues, holds and releases
+ * lock words and checks the results. It cannot run a CPU dequeuer
+ * concurrently with the engines (its memory accesses are not guest
+ * atomics); the guest kselftest taskq_test does that.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "megpu-qtest.h"
+
+#define Q_PA(i)             (0x08000000ull + (i) * 0x100000ull)
+#define KARGS_PA            0x09000000ull   /* 64 bytes per task */
+#define ELEM_PA             0x0a000000ull   /* u32 per task */
+#define NOTE_PA             0x0b000000ull   /* MEGPU_TQ_NOTE_SIZE per task */
+#define LIST_PA(e)          (0x0c000000ull + (e) * 0x100ull)
+#define EVENT_PA            0x0c100000ull
+
+#define MAX_TASKS           4096
+#define CPU_OWNER           0x1234u
+
+typedef struct {
+    uint32_t cpu_fn, gpu_kernel, affinity;
+    uint64_t event_addr, event_value;
+} TaskSpec;
+
+static void q_init(Megpu *m, unsigned qi, uint32_t slots, uint32_t flags,
+                   uint32_t batch_gpu)
+{
+    uint8_t h[MEGPU_TQ_HDR_BYTES] = { 0 };
+
+    stl_le_p(h + MEGPU_TQ_HDR_MAGIC, MEGPU_TQ_MAGIC);
+    stl_le_p(h + MEGPU_TQ_HDR_SIZE, slots);
+    stl_le_p(h + MEGPU_TQ_HDR_FLAGS, flags);
+    stl_le_p(h + MEGPU_TQ_HDR_BATCH_GPU, batch_gpu);
+    qtest_memwrite(m->qts, Q_PA(qi), h, sizeof(h));
+}
+
+static uint32_t q_rd(Megpu *m, unsigned qi, uint32_t off)
+{
+    return qtest_readl(m->qts, Q_PA(qi) + off);
+}
+
+static void q_wr(Megpu *m, unsigned qi, uint32_t off, uint32_t val)
+{
+    qtest_writel(m->qts, Q_PA(qi) + off, val);
+}
+
+/*
+ * Append tasks @first .. @first + @n - 1 to queue @qi: task t runs
+ * INCREMENT on element t and notifies note t. Descriptors, then tail.
+ */
+static void q_push(Megpu *m, unsigned qi, uint32_t first, uint32_t n,
+                   const TaskSpec *spec)
+{
+    uint32_t slots = q_rd(m, qi, MEGPU_TQ_HDR_SIZE);
+    uint32_t tail = q_rd(m, qi, MEGPU_TQ_HDR_TAIL);
+    uint8_t d[MEGPU_TQ_DESC_SIZE], ka[MEGPU_KARGS_SIZE];
+    static const TaskSpec any = {
+        .cpu_fn = MEGPU_KERNEL_INCREMENT,
+        .gpu_kernel = MEGPU_KERNEL_INCREMENT,
+        .affinity = MEGPU_TQ_AFF_ANY,
+    };
+
+    g_assert_cmpuint(first + n, <=, MAX_TASKS);
+    for (uint32_t i = 0; i < n; i++) {
+        const TaskSpec *s = spec ? &spec[i] : &any;
+        uint32_t t = first + i;
+
+        memset(ka, 0, sizeof(ka));
+        stq_le_p(ka + MEGPU_KARGS_PTR(0), ELEM_PA + 4ull * t);
+        stl_le_p(ka + MEGPU_KARGS_N, 1);
+        qtest_memwrite(m->qts, KARGS_PA + 64ull * t, ka, sizeof(ka));
+
+        memset(d, 0, sizeof(d));
+        stl_le_p(d + MEGPU_TQ_DESC_CPU_FN, s->cpu_fn);
+        stl_le_p(d + MEGPU_TQ_DESC_GPU_KERNEL, s->gpu_kernel);
+        stq_le_p(d + MEGPU_TQ_DESC_DATA, KARGS_PA + 64ull * t);
+        stl_le_p(d + MEGPU_TQ_DESC_RANGE_X, 1);
+        stl_le_p(d + MEGPU_TQ_DESC_RANGE_Y, 1);
+        stl_le_p(d + MEGPU_TQ_DESC_GROUP_X, 1);
+        stl_le_p(d + MEGPU_TQ_DESC_GROUP_Y, 1);
+        stq_le_p(d + MEGPU_TQ_DESC_NOTIFY, NOTE_PA + MEGPU_TQ_NOTE_SIZE * t);
+        stl_le_p(d + MEGPU_TQ_DESC_AFFINITY, s->affinity);
+        stl_le_p(d + MEGPU_TQ_DESC_ARG_SIZE, MEGPU_KARGS_SIZE);
+        stq_le_p(d + MEGPU_TQ_DESC_EVENT_ADDR, s->event_addr);
+        stq_le_p(d + MEGPU_TQ_DESC_EVENT_VALUE, s->event_value);
+        qtest_memwrite(m->qts, Q_PA(qi) + MEGPU_TQ_HDR_BYTES +
+                       (uint64_t)((tail + i) & (slots - 1)) *
+                       MEGPU_TQ_DESC_SIZE, d, sizeof(d));
+    }
+    q_wr(m, qi, MEGPU_TQ_HDR_TAIL, tail + n);
+}
+
+static void q_close(Megpu *m, unsigned qi)
+{
+    q_wr(m, qi, MEGPU_TQ_HDR_FLAGS,
+         q_rd(m, qi, MEGPU_TQ_HDR_FLAGS) | MEGPU_TQ_F_CLOSED);
+}
+
+/* The results of tasks [0, n): memory zeroed before the tasks run. */
+static void results_clear(Megpu *m, uint32_t n)
+{
+    qtest_memset(m->qts, ELEM_PA, 0, 4ull * n);
+    qtest_memset(m->qts, NOTE_PA, 0, (uint64_t)MEGPU_TQ_NOTE_SIZE * n);
+}
+
+typedef struct {
+    uint32_t done, by, batch, status, elem;
+} Note;
+
+static void results_read(Megpu *m, uint32_t n, Note *out)
+{
+    g_autofree uint8_t *notes = g_malloc((size_t)MEGPU_TQ_NOTE_SIZE * n);
+    g_autofree uint8_t *elems = g_malloc(4ull * n);
+
+    qtest_memread(m->qts, NOTE_PA, notes, (size_t)MEGPU_TQ_NOTE_SIZE * n);
+    qtest_memread(m->qts, ELEM_PA, elems, 4ull * n);
+    for (uint32_t t = 0; t < n; t++) {
+        uint8_t *r = notes + MEGPU_TQ_NOTE_SIZE * t;
+
+        out[t] = (Note) {
+            .done = ldl_le_p(r + MEGPU_TQ_NOTE_DONE),
+            .by = ldl_le_p(r + MEGPU_TQ_NOTE_BY),
+            .batch = ldl_le_p(r + MEGPU_TQ_NOTE_BATCH),
+            .status = ldl_le_p(r + MEGPU_TQ_NOTE_STATUS),
+            .elem = ldl_le_p(elems + 4ull * t),
+        };
+    }
+}
+
+/* Engine @e dequeues from queues @qs (its home first in @home). */
+static void emit_dequeue(Megpu *m, unsigned e, const unsigned *qs,
+                         unsigned count, unsigned home, uint32_t flags)
+{
+    Stream *r = &m->ring[e];
+
+    for (unsigned i = 0; i < count; i++) {
+        qtest_writeq(m->qts, LIST_PA(e) + 8 * i, Q_PA(qs[i]));
+    }
+    hdr(r, MEGPU_PKT_DEQUEUE, MEGPU_PKT_DEQUEUE_COUNT, 0);
+    put64(r, LIST_PA(e));
+    put(r, count);
+    put(r, home);
+    put(r, flags);
+}
+
+static void dequeue_run(Megpu *m, unsigned e, const unsigned *qs,
+                        unsigned count, unsigned home, uint32_t flags)
+{
+    emit_dequeue(m, e, qs, count, home, flags);
+    kick(m, e);
+    eng_idle(m, e);
+}
+
+/*
+ * Exactly-once, the counters, and contiguous batches: the tasks of one
+ * (runner, batch) are consecutive in FIFO order, at most @batch of them.
+ * Returns the number of tasks not run exactly once.
+ */
+static unsigned check_once(Megpu *m, uint32_t n, uint32_t batch,
+                           bool expect_ok)
+{
+    g_autofree Note *r = g_new(Note, n);
+    g_autoptr(GHashTable) seen = g_hash_table_new(g_int64_hash,
+                                                  g_int64_equal);
+    g_autofree gint64 *keys = g_new(gint64, n);
+    unsigned bad = 0, run = 0;
+
+    results_read(m, n, r);
+    for (uint32_t t = 0; t < n; t++) {
+        if (r[t].done != 1 || r[t].elem != 1 || r[t].status) {
+            if (expect_ok) {
+                g_test_message("task %u: done %u elem %u status %u by 0x%x",
+                               t, r[t].done, r[t].elem, r[t].status,
+                               r[t].by);
+            }
+            bad++;
+            continue;
+        }
+        if (!expect_ok) {
+            continue;
+        }
+        g_assert_true(MEGPU_TQ_OWNER_IS_ENGINE(r[t].by));
+        keys[t] = (gint64)r[t].by << 32 | r[t].batch;
+        if (t && keys[t] == keys[t - 1]) {
+            run++;
+            g_assert_cmpuint(run, <=, batch);
+            continue;
+        }
+        /* a new run: its batch must not have appeared before */
+        g_assert_false(g_hash_table_contains(seen, &keys[t]));
+        g_hash_table_add(seen, &keys[t]);
+        run = 1;
+    }
+    return bad;
+}
+
+/* Engines of a kind that runs INCREMENT: gfx and compute. */
+static const unsigned incr_engines[] = { 0, 1, 4, 5 };
+
+/*
+ * Four engines, each with its own home queue, all tasks in queue 0 and
+ * some in queue 2: the others must steal. Every task runs exactly once.
+ * Returns the tasks not run exactly once.
+ */
+static unsigned race(const char *opts, uint32_t n, uint32_t qflags,
+                     uint32_t batch, bool expect_ok)
+{
+    static const unsigned qs[4] = { 0, 1, 2, 3 };
+    Megpu m;
+    uint32_t tasks = 0, steals = 0;
+    unsigned bad;
+
+    megpu_start_engines_opts(&m, 8, opts);
+    results_clear(&m, n);
+    for (unsigned q = 0; q < 4; q++) {
+        q_init(&m, q, 4096, qflags, batch);
+    }
+    q_push(&m, 0, 0, n - n / 4, NULL);
+    q_push(&m, 2, n - n / 4, n / 4, NULL);
+    for (unsigned q = 0; q < 4; q++) {
+        q_close(&m, q);
+    }
+    for (unsigned i = 0; i < ARRAY_SIZE(incr_engines); i++) {
+        emit_dequeue(&m, incr_engines[i], qs, 4, i, MEGPU_DEQ_STEAL);
+    }
+    for (unsigned i = 0; i < ARRAY_SIZE(incr_engines); i++) {
+        kick(&m, incr_engines[i]);
+    }
+    for (unsigned i = 0; i < ARRAY_SIZE(incr_engines); i++) {
+        unsigned e = incr_engines[i];
+
+        eng_idle(&m, e);
+        tasks += erd(&m, e, MEGPU_ENG_TASKQ_TASKS);
+        steals += erd(&m, e, MEGPU_ENG_TASKQ_STEALS);
+        g_assert_cmpuint(erd(&m, e, MEGPU_ENG_TASKQ_STATE), ==,
+                         MEGPU_TQ_STATE_IDLE);
+    }
+    bad = check_once(&m, n, batch, expect_ok);
+    if (expect_ok) {
+        uint32_t done = 0, gpu_batches = 0;
+
+        g_assert_cmpuint(tasks, ==, n);
+        g_assert_cmpuint(rd(&m, MEGPU_REG_TASKQ_TASKS), ==, n);
+        g_assert_cmpuint(rd(&m, MEGPU_REG_TASKQ_STEALS), ==, steals);
+        /* engines 1, 4, 5 have empty home queues: they only steal */
+        g_assert_cmpuint(steals, >, 0);
+        for (unsigned q = 0; q < 4; q++) {
+            g_assert_cmpuint(q_rd(&m, q, MEGPU_TQ_HDR_LOCK), ==, 0);
+            g_assert_cmpuint(q_rd(&m, q, MEGPU_TQ_HDR_HEAD), ==,
+                             q_rd(&m, q, MEGPU_TQ_HDR_TAIL));
+            done += q_rd(&m, q, MEGPU_TQ_HDR_DONE);
+            gpu_batches += q_rd(&m, q, MEGPU_TQ_HDR_GPU_BATCHES);
+            g_assert_cmpuint(q_rd(&m, q, MEGPU_TQ_HDR_WAITERS), ==, 0);
+        }
+        g_assert_cmpuint(done, ==, n);
+        g_assert_cmpuint(gpu_batches, ==, rd(&m, MEGPU_REG_TASKQ_BATCHES));
+        g_test_message("%u tasks, %u batches, %u stolen, %u lock retries, "
+                       "%u event sleeps", n, gpu_batches, steals,
+                       rd(&m, MEGPU_REG_TASKQ_LOCK_RETRIES),
+                       rd(&m, MEGPU_REG_TASKQ_EVENT_WAITS));
+    }
+    megpu_stop_engines(&m);
+    return bad;
+}
+
+static void test_exactly_once(void)
+{
+    g_assert_cmpuint(race("write-mode=strict", 4000, 0, 8, true), ==, 0);
+}
+
+/* Relaxed writes: results are flushed before the notifications. */
+static void test_exactly_once_relaxed(void)
+{
+    g_assert_cmpuint(race("write-mode=relaxed", 2000, 0, 16, true), ==, 0);
+}
+
+static void test_exactly_once_event(void)
+{
+    g_assert_cmpuint(race("write-mode=strict", 4000, MEGPU_TQ_F_EVENT, 4,
+                          true), ==, 0);
+}
+
+/*
+ * The negative control: with the lock taken by read-pause-write, two
+ * engines own a queue at once and a task runs twice (or gets lost); the
+ * same check must see it.
+ */
+static void test_nonatomic_caught(void)
+{
+    unsigned bad = race("write-mode=strict,x-taskq-nonatomic=on", 2000, 0, 1,
+                        false);
+
+    g_test_message("x-taskq-nonatomic: %u of 2000 tasks not run exactly once",
+                   bad);
+    g_assert_cmpuint(bad, >, 0);
+}
+
+static void test_caps(void)
+{
+    Megpu m;
+
+    megpu_start(&m, 4);
+    g_assert_cmphex(rd(&m, MEGPU_REG_CAPS) & MEGPU_CAP_TASKQ, !=, 0);
+    megpu_stop(&m);
+}
+
+/* Affinity with one engine, relaxed preferences and STRICT. */
+static void test_affinity(void)
+{
+    static const TaskSpec mix[] = {
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT, MEGPU_TQ_AFF_ANY },
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT,
+          MEGPU_TQ_AFF_PREFER_GPU },
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT,
+          MEGPU_TQ_AFF_PREFER_CPU },
+        { MEGPU_TQ_NONE, MEGPU_KERNEL_INCREMENT, MEGPU_TQ_AFF_REQUIRE_GPU },
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT,
+          MEGPU_TQ_AFF_REQUIRE_CPU },
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT, MEGPU_TQ_AFF_ANY },
+    };
+    static const unsigned q0[] = { 0 };
+    Note r[6];
+    Megpu m;
+
+    megpu_start_engines(&m, 4);
+
+    /* relaxed: everything up to the REQUIRE_CPU task, as one batch */
+    results_clear(&m, 6);
+    q_init(&m, 0, 16, 0, 16);
+    q_push(&m, 0, 0, 6, mix);
+    dequeue_run(&m, 0, q0, 1, 0, MEGPU_DEQ_ONCE);
+    results_read(&m, 6, r);
+    for (unsigned t = 0; t < 6; t++) {
+        g_assert_cmpuint(r[t].done, ==, t < 4);
+        g_assert_cmpuint(r[t].elem, ==, t < 4);
+    }
+    g_assert_cmpuint(r[0].batch, ==, r[3].batch);
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_HEAD), ==, 4);
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_GPU_BATCHES), ==, 1);
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_NONE_ELIGIBLE), ==, 1);
+
+    /* the video engine cannot run INCREMENT: nothing for it */
+    dequeue_run(&m, 3, q0, 1, 0, MEGPU_DEQ_ONCE);
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_HEAD), ==, 4);
+    g_assert_cmpuint(erd(&m, 3, MEGPU_ENG_TASKQ_TASKS), ==, 0);
+
+    /* a CPU takes the REQUIRE_CPU task; then the GPU goes on */
+    q_wr(&m, 0, MEGPU_TQ_HDR_HEAD, 5);
+    dequeue_run(&m, 0, q0, 1, 0, MEGPU_DEQ_ONCE);
+    results_read(&m, 6, r);
+    g_assert_cmpuint(r[4].done, ==, 0);
+    g_assert_cmpuint(r[5].done, ==, 1);
+
+    /* STRICT: PREFER_CPU is left to the CPU as well */
+    results_clear(&m, 6);
+    q_init(&m, 0, 16, MEGPU_TQ_F_STRICT, 16);
+    q_push(&m, 0, 0, 6, mix);
+    dequeue_run(&m, 0, q0, 1, 0, MEGPU_DEQ_ONCE);
+    results_read(&m, 6, r);
+    for (unsigned t = 0; t < 6; t++) {
+        g_assert_cmpuint(r[t].done, ==, t < 2);
+    }
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_HEAD), ==, 2);
+    megpu_stop_engines(&m);
+}
+
+/*
+ * FIG. 5: nothing eligible -> end, without the lock. A CPU holds the
+ * lock word of a queue of REQUIRE_CPU tasks: the engine still returns at
+ * once and the word keeps the CPU's value. With an eligible task the
+ * engine must wait for the lock instead, and goes on at its release.
+ */
+static void test_none_eligible(void)
+{
+    static const TaskSpec cpu_only[] = {
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT,
+          MEGPU_TQ_AFF_REQUIRE_CPU },
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT,
+          MEGPU_TQ_AFF_REQUIRE_CPU },
+    };
+    static const unsigned q0[] = { 0 };
+    Note r[3];
+    Megpu m;
+
+    megpu_start_engines(&m, 4);
+    results_clear(&m, 3);
+    q_init(&m, 0, 16, 0, 0);
+    q_push(&m, 0, 0, 2, cpu_only);
+    q_wr(&m, 0, MEGPU_TQ_HDR_LOCK, CPU_OWNER);
+    dequeue_run(&m, 0, q0, 1, 0, MEGPU_DEQ_ONCE);
+    g_assert_cmphex(q_rd(&m, 0, MEGPU_TQ_HDR_LOCK), ==, CPU_OWNER);
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_LOCK_RETRIES), ==, 0);
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_HEAD), ==, 0);
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_NONE_ELIGIBLE), ==, 1);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_TASKQ_LOCK_RETRIES), ==, 0);
+
+    /* without ONCE and with the queue open, it waits for work */
+    emit_dequeue(&m, 0, q0, 1, 0, 0);
+    kick(&m, 0);
+    for (unsigned us = 0; erd(&m, 0, MEGPU_ENG_TASKQ_STATE) !=
+         MEGPU_TQ_STATE_WAITING; us += 1000) {
+        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+        g_usleep(1000);
+    }
+    /* an eligible task arrives while the CPU holds the lock */
+    q_wr(&m, 0, MEGPU_TQ_HDR_HEAD, 2);      /* the CPU took its tasks */
+    q_push(&m, 0, 2, 1, NULL);
+    for (unsigned us = 0; erd(&m, 0, MEGPU_ENG_TASKQ_STATE) !=
+         MEGPU_TQ_STATE_LOCKING; us += 1000) {
+        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+        g_usleep(1000);
+    }
+    g_usleep(20 * 1000);
+    results_read(&m, 3, r);
+    g_assert_cmpuint(r[2].done, ==, 0);
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_LOCK_RETRIES), >, 0);
+    q_close(&m, 0);
+    q_wr(&m, 0, MEGPU_TQ_HDR_LOCK, 0);      /* the CPU releases */
+    eng_idle(&m, 0);
+    results_read(&m, 3, r);
+    g_assert_cmpuint(r[2].done, ==, 1);
+    g_assert_cmpuint(r[2].elem, ==, 1);
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_LOCK), ==, 0);
+    megpu_stop_engines(&m);
+}
+
+/* Stealing is what the STEAL flag allows, from any queue in the list. */
+static void test_steal(void)
+{
+    static const unsigned qs[] = { 1, 0 };   /* home: queue 1 */
+    Megpu m;
+    Note r[40];
+
+    megpu_start_engines(&m, 4);
+    results_clear(&m, 40);
+    q_init(&m, 0, 64, 0, 8);
+    q_init(&m, 1, 64, MEGPU_TQ_F_CLOSED, 8);
+    q_push(&m, 0, 0, 40, NULL);
+    q_close(&m, 0);
+
+    /* without STEAL, only the (empty, closed) home queue: done at once */
+    dequeue_run(&m, 1, qs, 2, 0, 0);
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_HEAD), ==, 0);
+
+    dequeue_run(&m, 1, qs, 2, 0, MEGPU_DEQ_STEAL);
+    results_read(&m, 40, r);
+    for (unsigned t = 0; t < 40; t++) {
+        g_assert_cmpuint(r[t].done, ==, 1);
+        g_assert_cmphex(r[t].by, ==, MEGPU_TQ_OWNER_ENGINE(1));
+    }
+    g_assert_cmpuint(erd(&m, 1, MEGPU_ENG_TASKQ_BATCHES), ==, 5);
+    g_assert_cmpuint(erd(&m, 1, MEGPU_ENG_TASKQ_STEALS), ==, 5);
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_GPU_STEALS), ==, 5);
+    g_assert_cmpuint(q_rd(&m, 1, MEGPU_TQ_HDR_GPU_BATCHES), ==, 0);
+    megpu_stop_engines(&m);
+}
+
+/*
+ * EVENT mode: an engine that finds the lock taken sleeps, counted in
+ * WAITERS; the CPU's release plus TASKQ_NOTIFY lets it go on.
+ */
+static void test_event_mode(void)
+{
+    static const unsigned q0[] = { 0 };
+    uint32_t waits;
+    Megpu m;
+    Note r[4];
+
+    megpu_start_engines(&m, 4);
+    results_clear(&m, 4);
+    q_init(&m, 0, 16, MEGPU_TQ_F_EVENT, 0);
+    q_push(&m, 0, 0, 4, NULL);
+    q_close(&m, 0);
+    q_wr(&m, 0, MEGPU_TQ_HDR_LOCK, CPU_OWNER);
+    emit_dequeue(&m, 0, q0, 1, 0, 0);
+    kick(&m, 0);
+    for (unsigned us = 0; !rd(&m, MEGPU_REG_TASKQ_EVENT_WAITS); us += 1000) {
+        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+        g_usleep(1000);
+    }
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_TASKQ_STATE), ==,
+                     MEGPU_TQ_STATE_LOCKING);
+    g_usleep(20 * 1000);
+    waits = rd(&m, MEGPU_REG_TASKQ_EVENT_WAITS);
+    results_read(&m, 4, r);
+    g_assert_cmpuint(r[0].done, ==, 0);
+
+    /* release as a CPU does in EVENT mode: 0, then notify if waiters */
+    q_wr(&m, 0, MEGPU_TQ_HDR_LOCK, 0);
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_WAITERS), <=, 1);
+    wr(&m, MEGPU_REG_TASKQ_NOTIFY, 1);
+    eng_idle(&m, 0);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_TASKQ_NOTIFY), ==, 1);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_TASKQ_EVENT_WAITS), >=, waits);
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_WAITERS), ==, 0);
+    results_read(&m, 4, r);
+    for (unsigned t = 0; t < 4; t++) {
+        g_assert_cmpuint(r[t].done, ==, 1);
+    }
+    megpu_stop_engines(&m);
+}
+
+/* F14: a task gated on an event is not taken until the event happened. */
+static void test_event_gate(void)
+{
+    static const unsigned q0[] = { 0 };
+    TaskSpec gated[2] = {
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT, MEGPU_TQ_AFF_ANY,
+          EVENT_PA, 5 },
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT, MEGPU_TQ_AFF_ANY },
+    };
+    Megpu m;
+    Note r[2];
+
+    megpu_start_engines(&m, 4);
+    results_clear(&m, 2);
+    qtest_writeq(m.qts, EVENT_PA, 4);
+    q_init(&m, 0, 16, 0, 0);
+    q_push(&m, 0, 0, 2, gated);
+    q_close(&m, 0);
+    dequeue_run(&m, 0, q0, 1, 0, MEGPU_DEQ_ONCE);
+    results_read(&m, 2, r);
+    g_assert_cmpuint(r[0].done, ==, 0);
+    g_assert_cmpuint(r[1].done, ==, 0);     /* behind it, FIFO */
+
+    /* closed, but the gated task may still come: the engine waits */
+    emit_dequeue(&m, 0, q0, 1, 0, 0);
+    kick(&m, 0);
+    g_usleep(20 * 1000);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_TASKQ_STATE), ==,
+                     MEGPU_TQ_STATE_WAITING);
+    qtest_writeq(m.qts, EVENT_PA, 5);
+    wr(&m, MEGPU_REG_TASKQ_NOTIFY, 0);
+    eng_idle(&m, 0);
+    results_read(&m, 2, r);
+    g_assert_cmpuint(r[0].done, ==, 1);
+    g_assert_cmpuint(r[1].done, ==, 1);
+    megpu_stop_engines(&m);
+}
+
+/* Malformed packets, queues and descriptors fault the engine, cleanly. */
+static void test_malformed(void)
+{
+    static const unsigned q0[] = { 0 };
+    TaskSpec mixed[4] = {
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT, MEGPU_TQ_AFF_ANY },
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT, MEGPU_TQ_AFF_ANY },
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT, 9 },
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT, MEGPU_TQ_AFF_ANY },
+    };
+    Megpu m;
+    Note r[4];
+    uint32_t at;
+
+    megpu_start_engines(&m, 4);
+
+    /* packet: no queues; home out of range; unknown flags */
+    at = m.ring[0].pos;
+    emit_dequeue(&m, 0, q0, 0, 0, 0);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_BAD_ARG, RING_PA(0) + at, at, 0);
+    at = m.ring[0].pos;
+    emit_dequeue(&m, 0, q0, 1, 1, 0);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_BAD_ARG, RING_PA(0) + at, at, 0);
+    at = m.ring[0].pos;
+    emit_dequeue(&m, 0, q0, 1, 0, 0x80);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_BAD_ARG, RING_PA(0) + at, at, 0);
+
+    /* the copy engine has no DEQUEUE */
+    at = m.ring[2].pos;
+    emit_dequeue(&m, 2, q0, 1, 0, 0);
+    kick(&m, 2);
+    expect_fault(&m, 2, MEGPU_FAULT_UNSUPPORTED, RING_PA(2) + at, at, 0);
+
+    /* queue: bad magic, size not a power of two, misaligned, not RAM */
+    q_init(&m, 0, 16, 0, 0);
+    q_wr(&m, 0, MEGPU_TQ_HDR_MAGIC, 0);
+    at = m.ring[0].pos;
+    emit_dequeue(&m, 0, q0, 1, 0, MEGPU_DEQ_ONCE);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_TQ_BAD_QUEUE, Q_PA(0), at, 0);
+    q_init(&m, 0, 12, 0, 0);
+    at = m.ring[0].pos;
+    emit_dequeue(&m, 0, q0, 1, 0, MEGPU_DEQ_ONCE);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_TQ_BAD_QUEUE, Q_PA(0), at, 0);
+    q_init(&m, 0, 16, 0, MEGPU_TQ_MAX_BATCH + 1);
+    at = m.ring[0].pos;
+    emit_dequeue(&m, 0, q0, 1, 0, MEGPU_DEQ_ONCE);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_TQ_BAD_QUEUE, Q_PA(0), at, 0);
+    qtest_writeq(m.qts, LIST_PA(0), Q_PA(0) + 8);
+    at = m.ring[0].pos;
+    hdr(&m.ring[0], MEGPU_PKT_DEQUEUE, MEGPU_PKT_DEQUEUE_COUNT, 0);
+    put64(&m.ring[0], LIST_PA(0));
+    put(&m.ring[0], 1);
+    put(&m.ring[0], 0);
+    put(&m.ring[0], MEGPU_DEQ_ONCE);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_TQ_BAD_QUEUE, Q_PA(0) + 8, at, 0);
+    qtest_writeq(m.qts, LIST_PA(0), NO_RAM_PA);
+    at = m.ring[0].pos;
+    hdr(&m.ring[0], MEGPU_PKT_DEQUEUE, MEGPU_PKT_DEQUEUE_COUNT, 0);
+    put64(&m.ring[0], LIST_PA(0));
+    put(&m.ring[0], 1);
+    put(&m.ring[0], 0);
+    put(&m.ring[0], MEGPU_DEQ_ONCE);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_BUS, NO_RAM_PA, at, 0);
+
+    /* indexes: tail more than a ring ahead of head */
+    q_init(&m, 0, 16, 0, 0);
+    q_wr(&m, 0, MEGPU_TQ_HDR_TAIL, 17);
+    at = m.ring[0].pos;
+    emit_dequeue(&m, 0, q0, 1, 0, MEGPU_DEQ_ONCE);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_TQ_BAD_INDEX,
+                 Q_PA(0) + MEGPU_TQ_HDR_TAIL, at, 0);
+
+    /*
+     * A bad descriptor (affinity 9) third: the two before it run as a
+     * batch, then it is taken alone, notified with the code, and faults;
+     * the queue goes on after it.
+     */
+    results_clear(&m, 4);
+    q_init(&m, 0, 16, 0, 0);
+    q_push(&m, 0, 0, 4, mixed);
+    q_close(&m, 0);
+    at = m.ring[0].pos;
+    emit_dequeue(&m, 0, q0, 1, 0, 0);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_TQ_BAD_TASK,
+                 Q_PA(0) + MEGPU_TQ_HDR_BYTES + 2 * MEGPU_TQ_DESC_SIZE, at, 0);
+    results_read(&m, 4, r);
+    g_assert_cmpuint(r[0].done, ==, 1);
+    g_assert_cmpuint(r[1].done, ==, 1);
+    g_assert_cmpuint(r[2].done, ==, 1);
+    g_assert_cmpuint(r[2].status, ==, MEGPU_FAULT_TQ_BAD_TASK);
+    g_assert_cmpuint(r[2].elem, ==, 0);
+    g_assert_cmpuint(r[3].done, ==, 0);
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_LOCK), ==, 0);
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_HEAD), ==, 3);
+    dequeue_run(&m, 0, q0, 1, 0, 0);
+    results_read(&m, 4, r);
+    g_assert_cmpuint(r[3].done, ==, 1);
+    g_assert_cmpuint(r[3].elem, ==, 1);
+
+    /*
+     * A task whose kernel faults (its data is not RAM): it and the rest
+     * of its batch are notified with the fault, the fault is the kernel's.
+     */
+    results_clear(&m, 3);
+    q_init(&m, 0, 16, 0, 0);
+    q_push(&m, 0, 0, 3, NULL);
+    qtest_writeq(m.qts, KARGS_PA + 64 + MEGPU_KARGS_PTR(0), NO_RAM_PA);
+    at = m.ring[0].pos;
+    emit_dequeue(&m, 0, q0, 1, 0, MEGPU_DEQ_ONCE);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_BUS, NO_RAM_PA, at, 0);
+    results_read(&m, 3, r);
+    g_assert_cmpuint(r[0].done, ==, 1);
+    g_assert_cmpuint(r[0].status, ==, 0);
+    g_assert_cmpuint(r[1].done, ==, 1);
+    g_assert_cmpuint(r[1].status, ==, MEGPU_FAULT_BUS);
+    g_assert_cmpuint(r[2].done, ==, 1);
+    g_assert_cmpuint(r[2].status, ==, MEGPU_FAULT_BUS);
+    g_assert_cmpuint(r[2].elem, ==, 0);
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_LOCK), ==, 0);
+
+    /* the engine is still fine */
+    results_clear(&m, 1);
+    q_init(&m, 0, 16, MEGPU_TQ_F_CLOSED, 0);
+    q_push(&m, 0, 0, 1, NULL);
+    dequeue_run(&m, 0, q0, 1, 0, 0);
+    results_read(&m, 1, r);
+    g_assert_cmpuint(r[0].done, ==, 1);
+    megpu_stop_engines(&m);
+}
+
+/* A reset stops a DEQUEUE that waits for work. */
+static void test_reset(void)
+{
+    static const unsigned q0[] = { 0 };
+    Megpu m;
+
+    megpu_start_engines(&m, 4);
+    q_init(&m, 0, 16, 0, 0);
+    emit_dequeue(&m, 0, q0, 1, 0, 0);
+    kick(&m, 0);
+    for (unsigned us = 0; erd(&m, 0, MEGPU_ENG_TASKQ_STATE) !=
+         MEGPU_TQ_STATE_WAITING; us += 1000) {
+        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+        g_usleep(1000);
+    }
+    eng_reset(&m, 0);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_TASKQ_STATE), ==,
+                     MEGPU_TQ_STATE_IDLE);
+    megpu_stop_engines(&m);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    qtest_add_func("/megpu/dequeue/caps", test_caps);
+    qtest_add_func("/megpu/dequeue/affinity", test_affinity);
+    qtest_add_func("/megpu/dequeue/none-eligible", test_none_eligible);
+    qtest_add_func("/megpu/dequeue/steal", test_steal);
+    qtest_add_func("/megpu/dequeue/event-mode", test_event_mode);
+    qtest_add_func("/megpu/dequeue/event-gate", test_event_gate);
+    qtest_add_func("/megpu/dequeue/malformed", test_malformed);
+    qtest_add_func("/megpu/dequeue/reset", test_reset);
+    qtest_add_func("/megpu/dequeue/exactly-once", test_exactly_once);
+    qtest_add_func("/megpu/dequeue/exactly-once-relaxed",
+                   test_exactly_once_relaxed);
+    qtest_add_func("/megpu/dequeue/exactly-once-event",
+                   test_exactly_once_event);
+    qtest_add_func("/megpu/dequeue/nonatomic-caught", test_nonatomic_caught);
+    return g_test_run();
+}

@@ -1,0 +1,544 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Dynamic work partitioning (seed 002) in the guest: CPU threads
+ * (libmegpu's CPU dequeuers) and engines (DEQUEUE jobs) take tasks from
+ * the same queues in BOs at the same time, with guest lock cmpxchg and
+ * the device's host atomics on the same lock words (multi-threaded TCG,
+ * two vCPUs). Every task's notification must count exactly one take;
+ * batches are contiguous; affinity holds; stealing works both ways.
+ *
+ * Booted with the device's x-taskq-nonatomic and megpu_test.nonatomic=1
+ * (the negative control), the CPU side takes the lock non-atomically as
+ * well and the exactly-once test must see tasks run twice or lost.
+ */
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "kselftest_harness.h"
+#include "megpu_test.h"
+
+#define TQ_QUEUES	4	/* CPU homes 0, 1; engine homes 2, 3 */
+#define TQ_SLOTS	16384
+#define TQ_MAX_ENGINES	2
+
+/* When set, CPU dequeuers ring TASKQ_NOTIFY after contended releases. */
+static struct megpu *tq_notify_gpu;
+
+struct tq {
+	struct mt *t;
+	uint32_t n;
+	struct megpu_bo *qbo, *kargs, *elems, *notes, *list;
+	struct megpu_taskq q[TQ_QUEUES];
+	struct megpu_tq_region regions[4];
+	struct megpu_tq_agent agents[2];
+	int engines[TQ_MAX_ENGINES];
+	unsigned int nengines;
+	struct mt_job jobs[TQ_MAX_ENGINES];
+};
+
+static uint64_t tq_qbytes(void)
+{
+	return (MEGPU_TQ_BYTES((uint64_t)TQ_SLOTS) + 4095) & ~4095ull;
+}
+
+static void tq_free(struct tq *q)
+{
+	megpu_bo_free(q->qbo);
+	megpu_bo_free(q->kargs);
+	megpu_bo_free(q->elems);
+	megpu_bo_free(q->notes);
+	megpu_bo_free(q->list);
+}
+
+/* The engines that run INCREMENT (gfx, compute), at most two. */
+static unsigned int tq_find_engines(struct tq *q)
+{
+	for (unsigned int e = 0; e < q->t->engines &&
+	     q->nengines < TQ_MAX_ENGINES; e++)
+		if (mt_type(q->t, e) == MEGPU_ENGINE_GFX ||
+		    mt_type(q->t, e) == MEGPU_ENGINE_COMPUTE)
+			q->engines[q->nengines++] = e;
+	return q->nengines;
+}
+
+static int tq_setup(struct mt *t, struct tq *q, uint32_t n, uint32_t flags)
+{
+	int ret;
+
+	memset(q, 0, sizeof(*q));
+	q->t = t;
+	q->n = n;
+	tq_find_engines(q);
+	ret = mt_bo(&t->gpu, TQ_QUEUES * tq_qbytes(), 0, &q->qbo);
+	ret = ret ?: mt_bo(&t->gpu, 64ull * n, 0, &q->kargs);
+	ret = ret ?: mt_bo(&t->gpu, 4ull * n, 0, &q->elems);
+	ret = ret ?: mt_bo(&t->gpu, (uint64_t)MEGPU_TQ_NOTE_SIZE * n, 0,
+			   &q->notes);
+	ret = ret ?: mt_bo(&t->gpu, 4096, 0, &q->list);
+	if (ret)
+		return ret;
+	for (unsigned int i = 0; i < TQ_QUEUES; i++) {
+		uint64_t off = i * tq_qbytes();
+
+		ret = megpu_taskq_init(&q->q[i], (uint8_t *)q->qbo->map + off,
+				       q->qbo->va + off, TQ_SLOTS, flags, 16, 2);
+		if (ret)
+			return ret;
+		((uint64_t *)q->list->map)[i] = q->q[i].va;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct megpu_kargs k = { .n = 1 };
+
+		k.ptr[0] = q->elems->va + 4ull * i;
+		megpu_kargs_pack((uint8_t *)q->kargs->map + 64ull * i, &k);
+	}
+	q->regions[0] = (struct megpu_tq_region) {
+		q->kargs->va, q->kargs->map, q->kargs->size };
+	q->regions[1] = (struct megpu_tq_region) {
+		q->elems->va, q->elems->map, q->elems->size };
+	q->regions[2] = (struct megpu_tq_region) {
+		q->notes->va, q->notes->map, q->notes->size };
+	q->regions[3] = (struct megpu_tq_region) {
+		q->qbo->va, q->qbo->map, q->qbo->size };
+	for (unsigned int i = 0; i < 2; i++) {
+		q->agents[i] = (struct megpu_tq_agent) {
+			.owner = 1 + i, .regions = q->regions, .nregions = 4,
+			.nonatomic = megpu_test_cmdline("nonatomic", 0),
+			.notify = tq_notify_gpu ? megpu_taskq_wake_cb : NULL,
+			.notify_priv = tq_notify_gpu,
+		};
+	}
+	return 0;
+}
+
+static struct megpu_task tq_task(struct tq *q, uint32_t i, uint32_t aff)
+{
+	return (struct megpu_task) {
+		.cpu_fn = MEGPU_KERNEL_INCREMENT,
+		.gpu_kernel = MEGPU_KERNEL_INCREMENT,
+		.data = q->kargs->va + 64ull * i,
+		.range_x = 1, .range_y = 1, .group_x = 1, .group_y = 1,
+		.notify = q->notes->va + (uint64_t)MEGPU_TQ_NOTE_SIZE * i,
+		.affinity = aff,
+		.arg_size = MEGPU_KARGS_SIZE,
+	};
+}
+
+/* Tasks [first, first + n) into queue @qi with affinity aff(i). */
+static int tq_fill(struct tq *q, unsigned int qi, uint32_t first, uint32_t n,
+		   uint32_t (*aff)(uint32_t))
+{
+	struct megpu_task t[256];
+
+	for (uint32_t done = 0; done < n; ) {
+		uint32_t c = n - done < 256 ? n - done : 256;
+		int ret;
+
+		for (uint32_t i = 0; i < c; i++)
+			t[i] = tq_task(q, first + done + i,
+				       aff ? aff(first + done + i) :
+				       MEGPU_TQ_AFF_ANY);
+		ret = megpu_taskq_push(&q->q[qi], &q->agents[0], t, c);
+		if (ret != (int)c)
+			return ret < 0 ? ret : -ENOSPC;
+		done += c;
+	}
+	return 0;
+}
+
+static void tq_close_all(struct tq *q)
+{
+	for (unsigned int i = 0; i < TQ_QUEUES; i++)
+		megpu_taskq_close(&q->q[i]);
+}
+
+/* DEQUEUE jobs on the engines: engine k's home is queue 2 + k. */
+static int tq_gpu_start(struct tq *q, uint32_t flags)
+{
+	struct megpu_bo *bos[5] = {
+		q->qbo, q->kargs, q->elems, q->notes, q->list,
+	};
+
+	for (unsigned int k = 0; k < q->nengines; k++) {
+		struct megpu_cs cs;
+		int ret;
+
+		megpu_cs_init(&cs);
+		megpu_cs_dequeue(&cs, q->list->va, TQ_QUEUES, 2 + k, flags);
+		/* queues synchronize by themselves: no implicit BO fences */
+		ret = mt_submit(&q->t->gpu, &q->jobs[k], q->engines[k], &cs,
+				bos, 5, DRM_MEGPU_SUBMIT_NO_IMPLICIT);
+		megpu_cs_fini(&cs);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int tq_gpu_finish(struct tq *q)
+{
+	int ret = 0;
+
+	for (unsigned int k = 0; k < q->nengines; k++) {
+		int r = mt_job_finish(&q->jobs[k], mt_job_ns(q->t));
+
+		ret = ret ?: r;
+	}
+	return ret;
+}
+
+struct tq_result {
+	uint32_t bad, cpu, gpu, wrong_side;
+};
+
+static uint32_t *tq_note(struct tq *q, uint32_t i)
+{
+	return (uint32_t *)((uint8_t *)q->notes->map +
+			    (uint64_t)MEGPU_TQ_NOTE_SIZE * i);
+}
+
+/*
+ * Every task taken exactly once, run, by an allowed side; batches are
+ * contiguous runs of one runner. @aff: the affinity of task i or NULL.
+ */
+static struct tq_result tq_check(struct tq *q, uint32_t (*aff)(uint32_t),
+				 struct __test_metadata *_metadata)
+{
+	struct tq_result r = { 0 };
+	uint32_t *elems = q->elems->map;
+
+	for (uint32_t i = 0; i < q->n; i++) {
+		uint32_t *nt = tq_note(q, i), by = nt[MEGPU_TQ_NOTE_BY / 4];
+		uint32_t a = aff ? aff(i) : MEGPU_TQ_AFF_ANY;
+		bool gpu = MEGPU_TQ_OWNER_IS_ENGINE(by);
+
+		if (nt[MEGPU_TQ_NOTE_DONE / 4] != 1 || elems[i] != 1 ||
+		    nt[MEGPU_TQ_NOTE_STATUS / 4]) {
+			if (r.bad++ < 5)
+				TH_LOG("task %u: done %u elem %u status %u by 0x%x",
+				       i, nt[MEGPU_TQ_NOTE_DONE / 4], elems[i],
+				       nt[MEGPU_TQ_NOTE_STATUS / 4], by);
+			continue;
+		}
+		if (gpu)
+			r.gpu++;
+		else
+			r.cpu++;
+		if ((gpu && a == MEGPU_TQ_AFF_REQUIRE_CPU) ||
+		    (!gpu && a == MEGPU_TQ_AFF_REQUIRE_GPU))
+			r.wrong_side++;
+	}
+	return r;
+}
+
+/* Batches: a (runner, batch) pair covers consecutive tasks only. */
+static uint32_t tq_split_batches(struct tq *q, uint32_t first, uint32_t n)
+{
+	uint32_t broken = 0;
+
+	for (uint32_t i = first + 1; i + 1 < first + n; i++) {
+		uint32_t *p = tq_note(q, i - 1), *c = tq_note(q, i);
+		uint32_t *nx = tq_note(q, i + 1);
+
+		/* a batch that resumes after another runner's task */
+		if (p[1] == nx[1] && p[2] == nx[2] &&
+		    (c[1] != p[1] || c[2] != p[2]))
+			broken++;
+	}
+	return broken;
+}
+
+static uint32_t aff_mixed(uint32_t i)
+{
+	switch (i % 10) {
+	case 0:
+		return MEGPU_TQ_AFF_REQUIRE_CPU;
+	case 5:
+		return MEGPU_TQ_AFF_REQUIRE_GPU;
+	case 7:
+		return MEGPU_TQ_AFF_PREFER_GPU;
+	default:
+		return MEGPU_TQ_AFF_ANY;
+	}
+}
+
+MT_FIXTURE(taskq);
+
+static bool tq_supported(struct mt *t)
+{
+	uint64_t feat = 0;
+
+	return !megpu_get_param(&t->gpu, DRM_MEGPU_PARAM_FEATURES, &feat) &&
+	       (feat & MEGPU_CAP_TASKQ);
+}
+
+/*
+ * CPU threads and engines at once on mixed affinities, tasks spread so
+ * that both sides must steal: exactly once, each on an allowed side.
+ */
+static void tq_race(struct mt *t, uint32_t qflags,
+		    struct __test_metadata *_metadata)
+{
+	bool nonatomic = megpu_test_cmdline("nonatomic", 0);
+	uint32_t n = megpu_test_cmdline("taskq_n", 8000);
+	struct tq_result r;
+	struct tq q;
+	int ret;
+
+	ASSERT_EQ(0, tq_setup(t, &q, n, qflags));
+	ASSERT_LT(0, q.nengines);
+	/* half in an engine's home queue, a quarter in each CPU's */
+	ASSERT_EQ(0, tq_fill(&q, 2, 0, n / 2, aff_mixed));
+	ASSERT_EQ(0, tq_fill(&q, 0, n / 2, n / 4, aff_mixed));
+	ASSERT_EQ(0, tq_fill(&q, 1, n / 2 + n / 4, n - n / 2 - n / 4,
+			     aff_mixed));
+	tq_close_all(&q);
+
+	ASSERT_EQ(0, tq_gpu_start(&q, MEGPU_DEQ_STEAL));
+	/* two CPU threads, homes 0 and 1, stealing from all queues */
+	ret = megpu_taskq_threads(q.agents, 2, q.q, TQ_QUEUES,
+				  MEGPU_DEQ_STEAL);
+	EXPECT_EQ(0, ret);
+	ret = tq_gpu_finish(&q);
+	r = tq_check(&q, aff_mixed, _metadata);
+	TH_LOG("%u tasks: CPU %u (%llu batches, %llu stolen), GPU %u, %u not "
+	       "exactly once; lock retries %u+%u", n, r.cpu,
+	       (unsigned long long)(q.agents[0].batches + q.agents[1].batches),
+	       (unsigned long long)(q.agents[0].steals + q.agents[1].steals),
+	       r.gpu, r.bad, megpu_taskq_read(&q.q[0],
+					      MEGPU_TQ_HDR_LOCK_RETRIES),
+	       megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_LOCK_RETRIES));
+	if (nonatomic) {
+		/* the negative control: the same check must see it */
+		EXPECT_LT(0, r.bad);
+	} else {
+		EXPECT_EQ(0, ret);
+		EXPECT_EQ(0, r.bad);
+		EXPECT_EQ(0, r.wrong_side);
+		EXPECT_EQ(n, r.cpu + r.gpu);
+		/* REQUIRE_* tasks make both sides take some */
+		EXPECT_LT(0, r.cpu);
+		EXPECT_LT(0, r.gpu);
+		EXPECT_EQ(0, tq_split_batches(&q, 0, n / 2));
+		for (unsigned int i = 0; i < TQ_QUEUES; i++) {
+			EXPECT_EQ(0, megpu_taskq_read(&q.q[i],
+						      MEGPU_TQ_HDR_LOCK));
+			EXPECT_EQ(megpu_taskq_read(&q.q[i], MEGPU_TQ_HDR_TAIL),
+				  megpu_taskq_read(&q.q[i],
+						   MEGPU_TQ_HDR_HEAD));
+		}
+	}
+	tq_free(&q);
+}
+
+TEST_F(taskq, exactly_once_cpu_and_gpu)
+{
+	if (!tq_supported(&self->t))
+		SKIP(return, "no task queues");
+	tq_race(&self->t, 0, _metadata);
+}
+
+TEST_F(taskq, exactly_once_event_mode)
+{
+	if (!tq_supported(&self->t))
+		SKIP(return, "no task queues");
+	tq_race(&self->t, MEGPU_TQ_F_EVENT, _metadata);
+}
+
+/* EVENT mode with the CPU's releases ringing TASKQ_NOTIFY. */
+TEST_F(taskq, exactly_once_event_notify)
+{
+	if (!tq_supported(&self->t))
+		SKIP(return, "no task queues");
+	tq_notify_gpu = &self->t.gpu;
+	tq_race(&self->t, MEGPU_TQ_F_EVENT, _metadata);
+	tq_notify_gpu = NULL;
+}
+
+/* The driver's checks of a queue: what the kernel may rely on. */
+TEST_F(taskq, driver_checks_queue)
+{
+	struct megpu_bo *bo, *ro;
+	struct mt other;
+	uint64_t va = 0;
+
+	if (!tq_supported(&self->t))
+		SKIP(return, "no task queues");
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 65536, 0, &bo));
+	ASSERT_EQ(0, megpu_bo_new(&self->t.gpu, 65536,
+				  DRM_MEGPU_GEM_CREATE_READ_ONLY, &ro));
+	ASSERT_EQ(0, megpu_taskq_check(&self->t.gpu, bo, 4096, 64, &va));
+	ASSERT_EQ(bo->va + 4096, va);
+	/* a 512-slot queue ending at the end of the BO fits exactly */
+	ASSERT_EQ(0, megpu_taskq_check(&self->t.gpu, bo,
+				       65536 - MEGPU_TQ_BYTES(512ull), 512,
+				       NULL));
+	ASSERT_EQ(-ERANGE, megpu_taskq_check(&self->t.gpu, bo, 0, 1024,
+					     NULL));
+	ASSERT_EQ(-ERANGE, megpu_taskq_check(&self->t.gpu, bo, 65536 + 128,
+					     1, NULL));
+	ASSERT_EQ(-ERANGE, megpu_taskq_check(&self->t.gpu, bo,
+					     ~127ull, 1, NULL));
+	ASSERT_EQ(-EINVAL, megpu_taskq_check(&self->t.gpu, bo, 64, 16, NULL));
+	ASSERT_EQ(-EINVAL, megpu_taskq_check(&self->t.gpu, bo, 0, 0, NULL));
+	ASSERT_EQ(-EINVAL, megpu_taskq_check(&self->t.gpu, bo, 0, 12, NULL));
+	ASSERT_EQ(-EINVAL, megpu_taskq_check(&self->t.gpu, bo, 0,
+					     MEGPU_TQ_MAX_SLOTS * 2, NULL));
+	ASSERT_EQ(-EACCES, megpu_taskq_check(&self->t.gpu, ro, 0, 16, NULL));
+	/* another client's handle is not the caller's BO */
+	ASSERT_EQ(0, mt_open_client(&self->t, &other));
+	ASSERT_EQ(-ENOENT, megpu_taskq_check(&other.gpu, bo, 0, 16, NULL));
+	mt_close(&other);
+	ASSERT_EQ(0, megpu_taskq_wake(&self->t.gpu));
+	megpu_bo_free(ro);
+	megpu_bo_free(bo);
+}
+
+/* STRICT: preferences hold too; REQUIRE and PREFER never cross. */
+static uint32_t aff_prefs(uint32_t i)
+{
+	return i % 2 ? MEGPU_TQ_AFF_PREFER_GPU : MEGPU_TQ_AFF_PREFER_CPU;
+}
+
+TEST_F(taskq, strict_preferences)
+{
+	uint32_t n = 400;
+	struct tq q;
+
+	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
+		SKIP(return, "no task queues, or the negative control");
+	ASSERT_EQ(0, tq_setup(&self->t, &q, n, MEGPU_TQ_F_STRICT));
+	ASSERT_EQ(0, tq_fill(&q, 2, 0, n, aff_prefs));
+	tq_close_all(&q);
+	ASSERT_EQ(0, tq_gpu_start(&q, MEGPU_DEQ_STEAL));
+	ASSERT_EQ(0, megpu_taskq_dequeue(&q.agents[0], q.q, TQ_QUEUES, 0,
+					 MEGPU_DEQ_STEAL));
+	ASSERT_EQ(0, tq_gpu_finish(&q));
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t *nt = tq_note(&q, i);
+
+		ASSERT_EQ(1, nt[MEGPU_TQ_NOTE_DONE / 4]);
+		ASSERT_EQ(aff_prefs(i) == MEGPU_TQ_AFF_PREFER_GPU,
+			  MEGPU_TQ_OWNER_IS_ENGINE(nt[MEGPU_TQ_NOTE_BY / 4]));
+	}
+	tq_free(&q);
+}
+
+/* The GPU steals from a CPU's queue: no CPU thread runs at all. */
+TEST_F(taskq, gpu_steals_from_cpu_queue)
+{
+	uint32_t n = 2000;
+	struct tq_result r;
+	struct tq q;
+
+	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
+		SKIP(return, "no task queues, or the negative control");
+	ASSERT_EQ(0, tq_setup(&self->t, &q, n, 0));
+	ASSERT_EQ(0, tq_fill(&q, 0, 0, n, NULL));
+	tq_close_all(&q);
+	ASSERT_EQ(0, tq_gpu_start(&q, MEGPU_DEQ_STEAL));
+	ASSERT_EQ(0, tq_gpu_finish(&q));
+	r = tq_check(&q, NULL, _metadata);
+	ASSERT_EQ(0, r.bad);
+	ASSERT_EQ(n, r.gpu);
+	ASSERT_EQ(megpu_taskq_read(&q.q[0], MEGPU_TQ_HDR_GPU_BATCHES),
+		  megpu_taskq_read(&q.q[0], MEGPU_TQ_HDR_GPU_STEALS));
+	ASSERT_LT(0, megpu_taskq_read(&q.q[0], MEGPU_TQ_HDR_GPU_STEALS));
+	/* GPU batches are larger than the CPU's (16 vs 2 here) */
+	ASSERT_LT(2 * megpu_taskq_read(&q.q[0], MEGPU_TQ_HDR_GPU_BATCHES), n);
+	tq_free(&q);
+}
+
+/* A CPU steals from an engine's queue while the engine leaves it alone. */
+TEST_F(taskq, cpu_steals_from_gpu_queue)
+{
+	uint32_t n = 2000;
+	struct tq_result r;
+	struct tq q;
+
+	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
+		SKIP(return, "no task queues, or the negative control");
+	ASSERT_EQ(0, tq_setup(&self->t, &q, n, 0));
+	ASSERT_EQ(0, tq_fill(&q, 3, 0, n, NULL));
+	tq_close_all(&q);
+	ASSERT_EQ(0, megpu_taskq_dequeue(&q.agents[1], q.q, TQ_QUEUES, 1,
+					 MEGPU_DEQ_STEAL));
+	r = tq_check(&q, NULL, _metadata);
+	ASSERT_EQ(0, r.bad);
+	ASSERT_EQ(n, r.cpu);
+	ASSERT_EQ(megpu_taskq_read(&q.q[3], MEGPU_TQ_HDR_CPU_BATCHES),
+		  megpu_taskq_read(&q.q[3], MEGPU_TQ_HDR_CPU_STEALS));
+	ASSERT_EQ(n / 2, megpu_taskq_read(&q.q[3], MEGPU_TQ_HDR_CPU_BATCHES));
+	tq_free(&q);
+}
+
+/* FIG. 5: an engine with nothing eligible ends at once, lock untouched. */
+TEST_F(taskq, gpu_none_eligible_leaves_lock)
+{
+	uint32_t n = 64;
+	struct megpu_bo *bos[2];
+	struct mt_job j;
+	struct megpu_cs cs;
+	struct tq q;
+	uint32_t *lock;
+
+	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
+		SKIP(return, "no task queues, or the negative control");
+	ASSERT_EQ(0, tq_setup(&self->t, &q, n, 0));
+	ASSERT_EQ(0, tq_fill(&q, 2, 0, n, NULL));
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t *d = q.q[2].mem + MEGPU_TQ_HDR_BYTES +
+			     i * MEGPU_TQ_DESC_SIZE;
+		uint32_t aff = MEGPU_TQ_AFF_REQUIRE_CPU;
+
+		memcpy(d + MEGPU_TQ_DESC_AFFINITY, &aff, 4);
+	}
+	lock = (uint32_t *)(q.q[2].mem + MEGPU_TQ_HDR_LOCK);
+	*lock = 0x77;		/* a CPU holds it */
+	bos[0] = q.qbo;
+	bos[1] = q.list;
+	megpu_cs_init(&cs);
+	megpu_cs_dequeue(&cs, q.list->va, TQ_QUEUES, 2, MEGPU_DEQ_ONCE);
+	ASSERT_EQ(0, mt_submit(&self->t.gpu, &j, q.engines[0], &cs, bos, 2,
+			       0));
+	megpu_cs_fini(&cs);
+	ASSERT_EQ(0, mt_job_finish(&j, mt_job_ns(&self->t)));
+	ASSERT_EQ(0x77, *lock);
+	ASSERT_EQ(0, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_HEAD));
+	ASSERT_EQ(0, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_LOCK_RETRIES));
+	*lock = 0;
+	ASSERT_EQ(0, megpu_taskq_dequeue(&q.agents[0], q.q, TQ_QUEUES, 2,
+					 MEGPU_DEQ_ONCE));
+	ASSERT_EQ(n, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_CPU_TASKS));
+	tq_free(&q);
+}
+
+/* A malformed queue faults the DEQUEUE job (-EFAULT), not the device. */
+TEST_F(taskq, malformed_queue_faults_job)
+{
+	struct megpu_bo *bos[2];
+	struct mt_job j;
+	struct megpu_cs cs;
+	struct tq q;
+
+	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
+		SKIP(return, "no task queues, or the negative control");
+	ASSERT_EQ(0, tq_setup(&self->t, &q, 16, 0));
+	*(uint32_t *)(q.q[2].mem + MEGPU_TQ_HDR_SIZE) = 3;
+	bos[0] = q.qbo;
+	bos[1] = q.list;
+	megpu_cs_init(&cs);
+	megpu_cs_dequeue(&cs, q.list->va, TQ_QUEUES, 2, MEGPU_DEQ_ONCE);
+	ASSERT_EQ(0, mt_submit(&self->t.gpu, &j, q.engines[0], &cs, bos, 2,
+			       0));
+	megpu_cs_fini(&cs);
+	EXPECT_NE(0, mt_job_finish(&j, mt_job_ns(&self->t)));
+	/* the engine still works */
+	*(uint32_t *)(q.q[2].mem + MEGPU_TQ_HDR_SIZE) = TQ_SLOTS;
+	ASSERT_EQ(0, mt_probe_engine(&self->t, q.engines[0], q.list, 2048,
+				     0x5a5a));
+	tq_free(&q);
+}
+
+TEST_HARNESS_MAIN

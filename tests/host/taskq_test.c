@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Host unit tests of the CPU side of the task queues (tools/lib/megpu/
+ * taskq.c, seed 002): descriptor ABI, FIFO order, contiguous batches of
+ * the CPU's size, affinity in both modes, none eligible leaving the lock
+ * word alone, malformed descriptors, event-gated tasks, the CPU versions
+ * of the kernels, stealing, and exactly-once with several threads
+ * dequeuing at once, in both exclusion modes; with the non-atomic lock
+ * (negative control) the same check must find a task run twice or lost.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libmegpu.h"
+#include "megpu_hw.h"
+#include "tap.h"
+
+#define VA_BASE		0x100000ull
+#define ARENA		(8u << 20)
+#define MAX_TASKS	20000
+
+/* A fake GPU address space: [VA_BASE, VA_BASE + ARENA) at arena. */
+static uint8_t *arena;
+static uint64_t arena_used;
+static struct megpu_tq_region region;
+
+static uint64_t alloc_va(uint64_t bytes)
+{
+	uint64_t va = VA_BASE + arena_used;
+
+	arena_used += (bytes + MEGPU_TQ_ALIGN - 1) & ~(MEGPU_TQ_ALIGN - 1ull);
+	if (arena_used > ARENA)
+		abort();
+	return va;
+}
+
+static void *cpu(uint64_t va)
+{
+	return arena + (va - VA_BASE);
+}
+
+static void arena_reset(void)
+{
+	memset(arena, 0, ARENA);
+	arena_used = 0;
+}
+
+static void agent_init(struct megpu_tq_agent *a, uint32_t owner)
+{
+	memset(a, 0, sizeof(*a));
+	a->owner = owner;
+	a->regions = &region;
+	a->nregions = 1;
+}
+
+/* Per task: kargs, an element, a notification. */
+struct work {
+	uint64_t kargs, elems, notes;
+	uint32_t n;
+};
+
+static void work_init(struct work *w, uint32_t n)
+{
+	w->n = n;
+	w->kargs = alloc_va(64ull * n);
+	w->elems = alloc_va(4ull * n);
+	w->notes = alloc_va((uint64_t)MEGPU_TQ_NOTE_SIZE * n);
+	for (uint32_t i = 0; i < n; i++) {
+		struct megpu_kargs k = { .n = 1 };
+
+		k.ptr[0] = w->elems + 4ull * i;
+		megpu_kargs_pack(cpu(w->kargs + 64ull * i), &k);
+	}
+}
+
+static struct megpu_task task(const struct work *w, uint32_t i,
+			      uint32_t affinity)
+{
+	return (struct megpu_task) {
+		.cpu_fn = MEGPU_KERNEL_INCREMENT,
+		.gpu_kernel = MEGPU_KERNEL_INCREMENT,
+		.data = w->kargs + 64ull * i,
+		.range_x = 1, .range_y = 1, .group_x = 1, .group_y = 1,
+		.notify = w->notes + (uint64_t)MEGPU_TQ_NOTE_SIZE * i,
+		.affinity = affinity,
+		.arg_size = MEGPU_KARGS_SIZE,
+	};
+}
+
+static uint32_t note(const struct work *w, uint32_t i, uint32_t off)
+{
+	return *(uint32_t *)cpu(w->notes + (uint64_t)MEGPU_TQ_NOTE_SIZE * i +
+				off);
+}
+
+static uint32_t elem(const struct work *w, uint32_t i)
+{
+	return *(uint32_t *)cpu(w->elems + 4ull * i);
+}
+
+static void queue_new(struct megpu_taskq *q, uint32_t slots, uint32_t flags,
+		      uint32_t bg, uint32_t bc)
+{
+	uint64_t va = alloc_va(MEGPU_TQ_BYTES((uint64_t)slots));
+
+	CHECK_EQ(megpu_taskq_init(q, cpu(va), va, slots, flags, bg, bc), 0);
+}
+
+static void test_abi(void)
+{
+	struct megpu_task t = {
+		.cpu_fn = 1, .gpu_kernel = 2, .data = 0x1122334455667788ull,
+		.range_x = 3, .range_y = 4, .group_x = 5, .group_y = 6,
+		.notify = 0x99, .affinity = 4, .arg_size = 48,
+		.event_addr = 0xabc, .event_value = 0xdef,
+	}, u;
+	uint8_t d[MEGPU_TQ_DESC_SIZE];
+
+	CHECK_EQ(MEGPU_TQ_DESC_SIZE, 64);
+	CHECK_EQ(MEGPU_TQ_HDR_BYTES, 128);
+	CHECK_EQ(MEGPU_TQ_BYTES(16), 128 + 16 * 64);
+	megpu_task_pack(d, &t);
+	CHECK_EQ(d[MEGPU_TQ_DESC_DATA], 0x88);
+	CHECK_EQ(d[MEGPU_TQ_DESC_DATA + 7], 0x11);
+	CHECK_EQ(d[MEGPU_TQ_DESC_AFFINITY], 4);
+	CHECK_EQ(d[MEGPU_TQ_DESC_EVENT_VALUE + 1], 0x0d);
+	megpu_task_unpack(d, &u);
+	CHECK(!memcmp(&t, &u, sizeof(t)));
+	CHECK(megpu_task_valid(&t) == false);	/* notify 0x99 unaligned */
+	t.notify = 0x98;
+	t.event_addr = 0xab8;
+	CHECK(megpu_task_valid(&t));
+	t.affinity = MEGPU_TQ_AFF_COUNT;
+	CHECK(!megpu_task_valid(&t));
+	t.affinity = MEGPU_TQ_AFF_REQUIRE_GPU;
+	t.gpu_kernel = MEGPU_TQ_NONE;
+	CHECK(!megpu_task_valid(&t));
+	t.gpu_kernel = 2;
+	t.group_x = 0;
+	CHECK(!megpu_task_valid(&t));
+	t.group_x = 1025;
+	t.group_y = 1;
+	CHECK(!megpu_task_valid(&t));
+	t.group_x = 1;
+	t.arg_size = 40;
+	CHECK(!megpu_task_valid(&t));
+}
+
+/* FIFO, batches of the CPU size, counters, lock free afterwards. */
+static void test_fifo_batches(void)
+{
+	struct megpu_task batch[MEGPU_TQ_MAX_BATCH], t[10];
+	struct megpu_tq_agent a;
+	struct megpu_taskq q;
+	struct work w;
+	uint32_t first;
+
+	arena_reset();
+	agent_init(&a, 7);
+	work_init(&w, 10);
+	queue_new(&q, 8, 0, 16, 3);
+	for (int i = 0; i < 10; i++)
+		t[i] = task(&w, i, MEGPU_TQ_AFF_ANY);
+	CHECK_EQ(megpu_taskq_push(&q, &a, t, 10), 8);	/* 8 slots */
+	CHECK_EQ(megpu_taskq_take(&q, &a, batch, &first), 3);
+	CHECK_EQ(first, 0);
+	CHECK_EQ(batch[0].data, t[0].data);
+	CHECK_EQ(batch[2].data, t[2].data);
+	CHECK_EQ(megpu_taskq_push(&q, &a, t + 8, 2), 2);	/* wraps */
+	CHECK_EQ(megpu_taskq_take(&q, &a, batch, &first), 3);
+	CHECK_EQ(first, 3);
+	CHECK_EQ(megpu_taskq_take(&q, &a, batch, &first), 3);
+	CHECK_EQ(batch[2].data, t[8].data);
+	CHECK_EQ(megpu_taskq_take(&q, &a, batch, &first), 1);
+	CHECK_EQ(batch[0].data, t[9].data);
+	CHECK_EQ(megpu_taskq_take(&q, &a, batch, &first), 0);
+	CHECK_EQ(megpu_taskq_read(&q, MEGPU_TQ_HDR_LOCK), 0);
+	CHECK_EQ(megpu_taskq_read(&q, MEGPU_TQ_HDR_HEAD), 10);
+}
+
+/* Affinity, relaxed and STRICT; none eligible leaves the lock alone. */
+static void test_affinity(void)
+{
+	static const uint32_t aff[] = {
+		MEGPU_TQ_AFF_ANY, MEGPU_TQ_AFF_PREFER_CPU,
+		MEGPU_TQ_AFF_PREFER_GPU, MEGPU_TQ_AFF_REQUIRE_CPU,
+		MEGPU_TQ_AFF_REQUIRE_GPU, MEGPU_TQ_AFF_ANY,
+	};
+	struct megpu_task batch[MEGPU_TQ_MAX_BATCH], t[6];
+	struct megpu_tq_agent a;
+	struct megpu_taskq q, s;
+	struct work w;
+	uint32_t first;
+
+	arena_reset();
+	agent_init(&a, 7);
+	work_init(&w, 6);
+	for (int i = 0; i < 6; i++)
+		t[i] = task(&w, i, aff[i]);
+	queue_new(&q, 16, 0, 0, 16);
+	megpu_taskq_push(&q, &a, t, 6);
+	CHECK_EQ(megpu_taskq_take(&q, &a, batch, &first), 4);
+	/* REQUIRE_GPU at the head, and a GPU-held lock: CPU returns 0 */
+	*(uint32_t *)(q.mem + MEGPU_TQ_HDR_LOCK) = MEGPU_TQ_OWNER_ENGINE(1);
+	CHECK_EQ(megpu_taskq_take(&q, &a, batch, &first), 0);
+	CHECK_EQ(megpu_taskq_read(&q, MEGPU_TQ_HDR_LOCK),
+		 MEGPU_TQ_OWNER_ENGINE(1));
+	CHECK_EQ(megpu_taskq_read(&q, MEGPU_TQ_HDR_LOCK_RETRIES), 0);
+	CHECK_EQ(megpu_taskq_read(&q, MEGPU_TQ_HDR_NONE_ELIGIBLE), 1);
+	CHECK_EQ(a.lock_retries, 0);
+
+	queue_new(&s, 16, MEGPU_TQ_F_STRICT, 0, 16);
+	megpu_taskq_push(&s, &a, t, 6);
+	CHECK_EQ(megpu_taskq_take(&s, &a, batch, &first), 2);
+	CHECK_EQ(batch[1].affinity, MEGPU_TQ_AFF_PREFER_CPU);
+	CHECK_EQ(megpu_taskq_take(&s, &a, batch, &first), 0);
+	CHECK_EQ(megpu_taskq_read(&s, MEGPU_TQ_HDR_HEAD), 2);
+	/* a CPU-only function: never for a CPU if cpu_fn is NONE */
+	t[0].cpu_fn = MEGPU_TQ_NONE;
+	CHECK(!megpu_task_cpu_eligible(&t[0], 0));
+}
+
+/* The CPU versions of the kernels, malformed tasks, bad addresses. */
+static void test_run(void)
+{
+	struct megpu_tq_agent a;
+	struct megpu_task t;
+	struct megpu_kargs k = { .n = 4 };
+	uint64_t kva, x, y, sum;
+	uint32_t *px, *py;
+
+	arena_reset();
+	agent_init(&a, 9);
+	kva = alloc_va(64);
+	x = alloc_va(16);
+	y = alloc_va(16);
+	sum = alloc_va(8);
+	px = cpu(x);
+	py = cpu(y);
+	for (int i = 0; i < 4; i++) {
+		px[i] = i + 1;
+		py[i] = 10 * (i + 1);
+	}
+	k.ptr[0] = x;
+	k.ptr[1] = y;
+	k.ptr[2] = y;
+	megpu_kargs_pack(cpu(kva), &k);
+	t = (struct megpu_task) {
+		.cpu_fn = MEGPU_KERNEL_VADD, .gpu_kernel = MEGPU_KERNEL_VADD,
+		.data = kva, .range_x = 3, .range_y = 1, .group_x = 1,
+		.group_y = 1,
+	};
+	CHECK_EQ(megpu_taskq_run(&a, &t), 0);
+	CHECK_EQ(py[0], 11);
+	CHECK_EQ(py[2], 33);
+	CHECK_EQ(py[3], 40);		/* range 3: element 3 untouched */
+
+	k.ptr[1] = sum;
+	megpu_kargs_pack(cpu(kva), &k);
+	t.cpu_fn = MEGPU_KERNEL_CHECKSUM;
+	t.range_x = 4;
+	*(uint32_t *)cpu(sum) = 100;
+	CHECK_EQ(megpu_taskq_run(&a, &t), 0);
+	CHECK_EQ(*(uint32_t *)cpu(sum), 110);
+
+	t.data = 0x8;			/* outside the regions */
+	CHECK_EQ(megpu_taskq_run(&a, &t), MEGPU_FAULT_MMU);
+	t.data = kva;
+	t.affinity = 42;
+	CHECK_EQ(megpu_taskq_run(&a, &t), MEGPU_FAULT_TQ_BAD_TASK);
+}
+
+/* A malformed task is taken alone, reported, and the queue goes on. */
+static void test_malformed(void)
+{
+	struct megpu_task batch[MEGPU_TQ_MAX_BATCH], t[4];
+	struct megpu_tq_agent a;
+	struct megpu_taskq q;
+	struct work w;
+	uint32_t first;
+
+	arena_reset();
+	agent_init(&a, 7);
+	work_init(&w, 4);
+	for (int i = 0; i < 4; i++)
+		t[i] = task(&w, i, MEGPU_TQ_AFF_ANY);
+	t[2].arg_size = 12;
+	queue_new(&q, 16, MEGPU_TQ_F_CLOSED, 0, 16);
+	megpu_taskq_push(&q, &a, t, 4);
+	CHECK_EQ(megpu_taskq_dequeue(&a, &q, 1, 0, 0), 0);
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(note(&w, i, MEGPU_TQ_NOTE_DONE), 1);
+	CHECK_EQ(note(&w, 2, MEGPU_TQ_NOTE_STATUS), MEGPU_FAULT_TQ_BAD_TASK);
+	CHECK_EQ(elem(&w, 2), 0);
+	CHECK_EQ(elem(&w, 3), 1);
+	CHECK_EQ(a.batches, 3);
+	CHECK_EQ(a.faults, 1);
+	/* a header that is not a queue; head and tail too far apart */
+	*(uint32_t *)(q.mem + MEGPU_TQ_HDR_TAIL) = 100;
+	CHECK_EQ(megpu_taskq_take(&q, &a, batch, &first), -EBADMSG);
+	*(uint32_t *)(q.mem + MEGPU_TQ_HDR_MAGIC) = 0;
+	CHECK_EQ(megpu_taskq_take(&q, &a, batch, &first), -EBADMSG);
+	CHECK_EQ(megpu_taskq_dequeue(&a, &q, 1, 0, 0), -EBADMSG);
+}
+
+/* An event-gated task blocks the head until its event. */
+static void test_event_gate(void)
+{
+	struct megpu_task batch[MEGPU_TQ_MAX_BATCH], t[2];
+	struct megpu_tq_agent a;
+	struct megpu_taskq q;
+	struct work w;
+	uint64_t ev;
+	uint32_t first;
+
+	arena_reset();
+	agent_init(&a, 7);
+	work_init(&w, 2);
+	ev = alloc_va(8);
+	t[0] = task(&w, 0, MEGPU_TQ_AFF_ANY);
+	t[0].event_addr = ev;
+	t[0].event_value = 3;
+	t[1] = task(&w, 1, MEGPU_TQ_AFF_ANY);
+	queue_new(&q, 16, MEGPU_TQ_F_CLOSED, 0, 16);
+	megpu_taskq_push(&q, &a, t, 2);
+	*(uint64_t *)cpu(ev) = 2;
+	CHECK_EQ(megpu_taskq_take(&q, &a, batch, &first), 0);
+	CHECK_EQ(megpu_taskq_dequeue(&a, &q, 1, 0, MEGPU_DEQ_ONCE), 0);
+	CHECK_EQ(a.tasks, 0);
+	*(uint64_t *)cpu(ev) = 3;
+	CHECK_EQ(megpu_taskq_dequeue(&a, &q, 1, 0, 0), 0);
+	CHECK_EQ(a.tasks, 2);
+}
+
+/* Stealing: with STEAL a CPU takes from the other queue, not without. */
+static void test_steal(void)
+{
+	struct megpu_task t[20];
+	struct megpu_tq_agent a;
+	struct megpu_taskq q[2];
+	struct work w;
+
+	arena_reset();
+	agent_init(&a, 7);
+	work_init(&w, 20);
+	queue_new(&q[0], 32, MEGPU_TQ_F_CLOSED, 0, 4);
+	queue_new(&q[1], 32, 0, 0, 4);
+	for (int i = 0; i < 20; i++)
+		t[i] = task(&w, i, MEGPU_TQ_AFF_ANY);
+	megpu_taskq_push(&q[1], &a, t, 20);
+	megpu_taskq_close(&q[1]);
+	CHECK_EQ(megpu_taskq_dequeue(&a, q, 2, 0, 0), 0);
+	CHECK_EQ(a.tasks, 0);
+	CHECK_EQ(megpu_taskq_dequeue(&a, q, 2, 0, MEGPU_DEQ_STEAL), 0);
+	CHECK_EQ(a.tasks, 20);
+	CHECK_EQ(a.steals, 5);
+	CHECK_EQ(megpu_taskq_read(&q[1], MEGPU_TQ_HDR_CPU_STEALS), 5);
+}
+
+/*
+ * Threads dequeuing at once from 2 queues with stealing. Returns the
+ * tasks not run exactly once; checks contiguous batches when @check.
+ */
+static unsigned int race(unsigned int threads, uint32_t n, uint32_t qflags,
+			 bool nonatomic, bool check)
+{
+	struct megpu_tq_agent agents[8];
+	struct megpu_task *t = calloc(n, sizeof(*t));
+	struct megpu_taskq q[2];
+	unsigned int bad = 0;
+	uint64_t total = 0;
+	struct work w;
+
+	arena_reset();
+	work_init(&w, n);
+	queue_new(&q[0], 32768, qflags, 0, 2);
+	queue_new(&q[1], 32768, qflags, 0, 2);
+	for (unsigned int i = 0; i < threads; i++) {
+		agent_init(&agents[i], 1 + i);
+		agents[i].nonatomic = nonatomic;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		t[i] = task(&w, i, MEGPU_TQ_AFF_ANY);
+	megpu_taskq_push(&q[0], &agents[0], t, n - n / 8);
+	megpu_taskq_push(&q[1], &agents[0], t + n - n / 8, n / 8);
+	megpu_taskq_close(&q[0]);
+	megpu_taskq_close(&q[1]);
+	CHECK_EQ(megpu_taskq_threads(agents, threads, q, 2, MEGPU_DEQ_STEAL),
+		 0);
+	/* per (runner, batch): first and last task, count */
+	uint32_t *lo = calloc(8 * (n + 1), 4), *hi = calloc(8 * (n + 1), 4);
+	uint32_t *cnt = calloc(8 * (n + 1), 4);
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t by = note(&w, i, MEGPU_TQ_NOTE_BY);
+		uint32_t b = note(&w, i, MEGPU_TQ_NOTE_BATCH);
+		size_t k;
+
+		if (note(&w, i, MEGPU_TQ_NOTE_DONE) != 1 || elem(&w, i) != 1) {
+			bad++;
+			continue;
+		}
+		if (by < 1 || by > threads || b > n) {
+			bad++;
+			continue;
+		}
+		k = (size_t)(by - 1) * (n + 1) + b;
+		if (!cnt[k]++)
+			lo[k] = i;
+		hi[k] = i;
+	}
+	if (check) {
+		for (size_t k = 0; k < 8 * (size_t)(n + 1); k++) {
+			if (!cnt[k])
+				continue;
+			/* contiguous FIFO ranges of at most the CPU batch */
+			CHECK(cnt[k] <= 2);
+			CHECK_EQ(hi[k] - lo[k] + 1, cnt[k]);
+		}
+	}
+	free(lo);
+	free(hi);
+	free(cnt);
+	for (unsigned int i = 0; i < threads; i++)
+		total += agents[i].tasks;
+	if (check) {
+		CHECK_EQ(total, n);
+		CHECK_EQ(megpu_taskq_read(&q[0], MEGPU_TQ_HDR_DONE) +
+			 megpu_taskq_read(&q[1], MEGPU_TQ_HDR_DONE), n);
+		CHECK_EQ(megpu_taskq_read(&q[0], MEGPU_TQ_HDR_LOCK), 0);
+		CHECK_EQ(megpu_taskq_read(&q[0], MEGPU_TQ_HDR_WAITERS), 0);
+	}
+	free(t);
+	return bad;
+}
+
+static void test_threads_exactly_once(void)
+{
+	CHECK_EQ(race(4, MAX_TASKS, 0, false, true), 0);
+}
+
+static void test_threads_exactly_once_event(void)
+{
+	CHECK_EQ(race(4, MAX_TASKS, MEGPU_TQ_F_EVENT, false, true), 0);
+}
+
+static void test_threads_nonatomic_caught(void)
+{
+	unsigned int bad = race(4, 4000, 0, true, false);
+
+	printf("# non-atomic lock: %u of 4000 tasks not run exactly once\n",
+	       bad);
+	CHECK(bad > 0);
+}
+
+int main(void)
+{
+	arena = aligned_alloc(4096, ARENA);
+	region = (struct megpu_tq_region) {
+		.va = VA_BASE, .cpu = arena, .size = ARENA,
+	};
+	TEST_RUN(test_abi);
+	TEST_RUN(test_fifo_batches);
+	TEST_RUN(test_affinity);
+	TEST_RUN(test_run);
+	TEST_RUN(test_malformed);
+	TEST_RUN(test_event_gate);
+	TEST_RUN(test_steal);
+	TEST_RUN(test_threads_exactly_once);
+	TEST_RUN(test_threads_exactly_once_event);
+	TEST_RUN(test_threads_nonatomic_caught);
+	free(arena);
+	return tap_done();
+}

@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Dynamic work partitioning (seed 002) for users: "megpu demo partition"
+ * runs a mixed workload through public task queues taken from by CPU
+ * threads and engines at once, prints each consumer's share and checks
+ * every result; "megpu bench partition" compares stealing with CPU only,
+ * GPU only and a static split on the same workload (B1) and shows the
+ * dequeue cost against dequeuers and batch size (B2).
+ *
+ * Queues 0 and 1 are the CPU threads' homes, 2 and 3 the engines'.
+ * A task increments a chunk of @grain elements (INCREMENT on the GPU,
+ * its CPU version on the CPU).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "megpu.h"
+#include "megpu_hw.h"
+
+#define PT_QUEUES	4
+#define PT_THREADS	2
+#define PT_ENGINES	2
+
+enum pt_mode { PT_STEAL, PT_CPU_ONLY, PT_GPU_ONLY, PT_STATIC };
+
+static const char *const pt_mode_names[] = {
+	"stealing", "CPU only", "GPU only", "static split",
+};
+
+struct pt {
+	struct megpu *gpu;
+	uint32_t ntasks, grain, slots;
+	struct megpu_bo *qbo, *kargs, *data, *notes, *list;
+	struct megpu_taskq q[PT_QUEUES];
+	struct megpu_tq_region regions[4];
+	struct megpu_tq_agent agents[PT_THREADS];
+	int engines[PT_ENGINES];
+	unsigned int nengines;
+	/* results of a run */
+	int64_t makespan, gpu_end;
+	uint32_t gpu_tasks[PT_ENGINES];
+};
+
+static int64_t pt_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+static uint64_t pt_qbytes(uint32_t slots)
+{
+	return (MEGPU_TQ_BYTES((uint64_t)slots) + 4095) & ~4095ull;
+}
+
+static void pt_free(struct pt *p)
+{
+	megpu_bo_free(p->qbo);
+	megpu_bo_free(p->kargs);
+	megpu_bo_free(p->data);
+	megpu_bo_free(p->notes);
+	megpu_bo_free(p->list);
+}
+
+static int pt_bo(struct megpu *gpu, uint64_t size, struct megpu_bo **bo)
+{
+	int ret = megpu_bo_new(gpu, size, 0, bo);
+
+	ret = ret ?: megpu_bo_map(*bo);
+	if (!ret)
+		memset((*bo)->map, 0, (*bo)->size);
+	return ret;
+}
+
+static int pt_init(struct pt *p, struct megpu *gpu, uint32_t ntasks,
+		   uint32_t grain)
+{
+	unsigned int engines;
+	uint64_t types;
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	p->gpu = gpu;
+	p->ntasks = ntasks;
+	p->grain = grain;
+	for (p->slots = 64; p->slots < ntasks; p->slots *= 2)
+		;
+	ret = megpu_engines(gpu, &engines, &types);
+	if (ret)
+		return ret;
+	for (unsigned int e = 0; e < engines && p->nengines < PT_ENGINES; e++)
+		if (MEGPU_ENGINE_TYPE(types, e) == MEGPU_ENGINE_GFX ||
+		    MEGPU_ENGINE_TYPE(types, e) == MEGPU_ENGINE_COMPUTE)
+			p->engines[p->nengines++] = e;
+	if (!p->nengines)
+		return -ENODEV;
+	ret = pt_bo(gpu, PT_QUEUES * pt_qbytes(p->slots), &p->qbo);
+	ret = ret ?: pt_bo(gpu, 64ull * ntasks, &p->kargs);
+	ret = ret ?: pt_bo(gpu, 4ull * ntasks * grain, &p->data);
+	ret = ret ?: pt_bo(gpu, (uint64_t)MEGPU_TQ_NOTE_SIZE * ntasks,
+			   &p->notes);
+	ret = ret ?: pt_bo(gpu, 4096, &p->list);
+	if (ret)
+		return ret;
+	for (uint32_t i = 0; i < ntasks; i++) {
+		struct megpu_kargs k = { .n = grain };
+
+		k.ptr[0] = p->data->va + 4ull * grain * i;
+		megpu_kargs_pack((uint8_t *)p->kargs->map + 64ull * i, &k);
+	}
+	p->regions[0] = (struct megpu_tq_region) {
+		p->kargs->va, p->kargs->map, p->kargs->size };
+	p->regions[1] = (struct megpu_tq_region) {
+		p->data->va, p->data->map, p->data->size };
+	p->regions[2] = (struct megpu_tq_region) {
+		p->notes->va, p->notes->map, p->notes->size };
+	p->regions[3] = (struct megpu_tq_region) {
+		p->qbo->va, p->qbo->map, p->qbo->size };
+	return 0;
+}
+
+/* Mixed affinities for the demo; all ANY for the benchmark. */
+static uint32_t pt_aff_mixed(uint32_t i)
+{
+	switch (i % 10) {
+	case 0:
+		return MEGPU_TQ_AFF_REQUIRE_CPU;
+	case 5:
+		return MEGPU_TQ_AFF_REQUIRE_GPU;
+	default:
+		return MEGPU_TQ_AFF_ANY;
+	}
+}
+
+/* Fresh queues and results; tasks distributed for @mode. */
+static int pt_reset(struct pt *p, enum pt_mode mode, bool mixed,
+		    uint32_t batch_gpu, uint32_t batch_cpu)
+{
+	uint32_t n = p->ntasks;
+	/* first task of each queue's share: [start[q], start[q + 1]) */
+	uint32_t start[PT_QUEUES + 1];
+	int ret;
+
+	memset(p->data->map, 0, p->data->size);
+	memset(p->notes->map, 0, p->notes->size);
+	for (unsigned int i = 0; i < PT_QUEUES; i++) {
+		uint64_t off = i * pt_qbytes(p->slots);
+
+		ret = megpu_taskq_init(&p->q[i], (uint8_t *)p->qbo->map + off,
+				       p->qbo->va + off, p->slots, 0,
+				       batch_gpu, batch_cpu);
+		if (ret)
+			return ret;
+		((uint64_t *)p->list->map)[i] = p->q[i].va;
+	}
+	switch (mode) {
+	case PT_CPU_ONLY:	/* all in the CPUs' queues */
+		start[0] = 0, start[1] = n / 2, start[2] = n;
+		start[3] = n, start[4] = n;
+		break;
+	case PT_GPU_ONLY:	/* all in the engines' queues */
+		start[0] = 0, start[1] = 0, start[2] = 0;
+		start[3] = n / 2, start[4] = n;
+		break;
+	default:		/* a quarter each */
+		start[0] = 0, start[1] = n / 4, start[2] = n / 2;
+		start[3] = n / 2 + n / 4, start[4] = n;
+		break;
+	}
+	for (unsigned int qi = 0; qi < PT_QUEUES; qi++) {
+		for (uint32_t i = start[qi]; i < start[qi + 1]; ) {
+			struct megpu_task t[256];
+			uint32_t c = start[qi + 1] - i;
+
+			c = c < 256 ? c : 256;
+			for (uint32_t j = 0; j < c; j++)
+				t[j] = (struct megpu_task) {
+					.cpu_fn = MEGPU_KERNEL_INCREMENT,
+					.gpu_kernel = MEGPU_KERNEL_INCREMENT,
+					.data = p->kargs->va + 64ull * (i + j),
+					.range_x = p->grain, .range_y = 1,
+					.group_x = p->grain < 64 ? p->grain : 64,
+					.group_y = 1,
+					.notify = p->notes->va + (uint64_t)
+						  MEGPU_TQ_NOTE_SIZE * (i + j),
+					.affinity = mixed ? pt_aff_mixed(i + j) :
+						    MEGPU_TQ_AFF_ANY,
+					.arg_size = MEGPU_KARGS_SIZE,
+				};
+			ret = megpu_taskq_push(&p->q[qi], &p->agents[0], t, c);
+			if (ret != (int)c)
+				return ret < 0 ? ret : -ENOSPC;
+			i += c;
+		}
+		megpu_taskq_close(&p->q[qi]);
+	}
+	return 0;
+}
+
+struct pt_gpu_wait {
+	struct pt *p;
+	uint32_t sync[PT_ENGINES];
+	int64_t t0;
+	int ret;
+};
+
+static void *pt_gpu_waiter(void *arg)
+{
+	struct pt_gpu_wait *w = arg;
+
+	for (unsigned int k = 0; k < w->p->nengines; k++) {
+		int ret = megpu_syncobj_wait(w->p->gpu, w->sync[k], 0,
+					     MEGPU_FOREVER);
+
+		ret = ret ?: megpu_fence_status(w->p->gpu->fd, w->sync[k], 0);
+		w->ret = w->ret ?: ret;
+	}
+	w->p->gpu_end = pt_now() - w->t0;
+	return NULL;
+}
+
+/* One run; every task must have been taken and run exactly once. */
+static int pt_run(struct pt *p, enum pt_mode mode, unsigned int threads,
+		  bool mixed, uint32_t batch_gpu, uint32_t batch_cpu)
+{
+	uint32_t flags = mode == PT_STATIC ? 0 : MEGPU_DEQ_STEAL;
+	bool cpu = mode != PT_GPU_ONLY, gpu = mode != PT_CPU_ONLY;
+	struct megpu_bo *bos[5] = {
+		p->qbo, p->kargs, p->data, p->notes, p->list,
+	};
+	struct megpu_job jobs[PT_ENGINES];
+	struct pt_gpu_wait w = { .p = p };
+	pthread_t waiter;
+	uint32_t *data = p->data->map;
+	int ret;
+
+	for (unsigned int i = 0; i < PT_THREADS; i++)
+		p->agents[i] = (struct megpu_tq_agent) {
+			.owner = 1 + i, .regions = p->regions, .nregions = 4,
+			.notify = megpu_taskq_wake_cb, .notify_priv = p->gpu,
+		};
+	ret = pt_reset(p, mode, mixed, batch_gpu, batch_cpu);
+	if (ret)
+		return ret;
+	p->gpu_end = 0;
+	w.t0 = pt_now();
+	if (gpu) {
+		for (unsigned int k = 0; k < p->nengines; k++) {
+			struct megpu_cs cs;
+
+			megpu_cs_init(&cs);
+			megpu_cs_dequeue(&cs, p->list->va, PT_QUEUES, 2 + k,
+					 flags);
+			megpu_job_init(&jobs[k], p->engines[k]);
+			/* the queues synchronize: no implicit BO fences */
+			jobs[k].flags = DRM_MEGPU_SUBMIT_NO_IMPLICIT;
+			for (unsigned int b = 0; b < 5 && !ret; b++)
+				ret = megpu_job_add_bo(&jobs[k], bos[b],
+						       DRM_MEGPU_BO_READ |
+						       DRM_MEGPU_BO_WRITE);
+			ret = ret ?: megpu_syncobj_new(p->gpu, false,
+						       &w.sync[k]);
+			if (!ret)
+				megpu_job_signal_sync(&jobs[k], w.sync[k], 0);
+			ret = ret ?: megpu_job_upload(p->gpu, &jobs[k], &cs);
+			ret = ret ?: megpu_job_submit(p->gpu, &jobs[k]);
+			megpu_cs_fini(&cs);
+			if (ret)
+				return ret;
+		}
+		if (pthread_create(&waiter, NULL, pt_gpu_waiter, &w))
+			return -EAGAIN;
+	}
+	if (cpu)
+		ret = megpu_taskq_threads(p->agents, threads, p->q, PT_QUEUES,
+					  flags);
+	if (gpu) {
+		pthread_join(waiter, NULL);
+		for (unsigned int k = 0; k < p->nengines; k++) {
+			megpu_syncobj_free(p->gpu, w.sync[k]);
+			megpu_job_fini(&jobs[k]);
+		}
+		ret = ret ?: w.ret;
+	}
+	p->makespan = pt_now() - w.t0;
+	if (ret)
+		return ret;
+	memset(p->gpu_tasks, 0, sizeof(p->gpu_tasks));
+	for (uint32_t i = 0; i < p->ntasks; i++) {
+		uint32_t *nt = (uint32_t *)((uint8_t *)p->notes->map +
+					    (uint64_t)MEGPU_TQ_NOTE_SIZE * i);
+		uint32_t by = nt[MEGPU_TQ_NOTE_BY / 4];
+
+		if (nt[MEGPU_TQ_NOTE_DONE / 4] != 1 ||
+		    nt[MEGPU_TQ_NOTE_STATUS / 4])
+			return -EIO;
+		if (MEGPU_TQ_OWNER_IS_ENGINE(by)) {
+			for (unsigned int k = 0; k < p->nengines; k++)
+				if ((by & 0xff) == (uint32_t)p->engines[k])
+					p->gpu_tasks[k]++;
+			if (mixed && pt_aff_mixed(i) ==
+			    MEGPU_TQ_AFF_REQUIRE_CPU)
+				return -EPERM;
+		} else if (mixed && pt_aff_mixed(i) ==
+			   MEGPU_TQ_AFF_REQUIRE_GPU) {
+			return -EPERM;
+		}
+	}
+	for (uint64_t i = 0; i < (uint64_t)p->ntasks * p->grain; i++)
+		if (data[i] != 1)
+			return -EIO;
+	return 0;
+}
+
+static const char demo_usage[] =
+	"usage: megpu demo partition [--device N] [--tasks N] [--grain N]\n"
+	"\n"
+	"Seed 002: CPU threads and GPU engines take tasks from shared task\n"
+	"queues at once, in batches of their own size, respecting affinity\n"
+	"(10% REQUIRE_CPU, 10% REQUIRE_GPU, the rest ANY), and steal from\n"
+	"each other's queues. Prints each consumer's share; checks that\n"
+	"every task ran exactly once, on an allowed side, and its result.\n";
+
+static int pt_open(int argc, char **argv, const char *usage,
+		   struct megpu *gpu, uint64_t *tasks, uint64_t *grain)
+{
+	uint64_t device = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (i + 1 < argc && !strcmp(argv[i], "--device") &&
+		    tool_parse_u64(argv[i + 1], &device)) {
+			i++;
+		} else if (i + 1 < argc && !strcmp(argv[i], "--tasks") &&
+			   tool_parse_u64(argv[i + 1], tasks) && *tasks &&
+			   *tasks <= MEGPU_TQ_MAX_SLOTS * 2ull) {
+			i++;
+		} else if (i + 1 < argc && !strcmp(argv[i], "--grain") &&
+			   tool_parse_u64(argv[i + 1], grain) && *grain &&
+			   *grain <= 65536) {
+			i++;
+		} else {
+			fputs(usage, stderr);
+			return 2;
+		}
+	}
+	return tool_open(gpu, device) ? 1 : 0;
+}
+
+static void pt_print_shares(struct pt *p, unsigned int threads)
+{
+	for (unsigned int i = 0; i < threads; i++)
+		printf("  cpu%u     %6llu tasks (%5.1f%%) in %llu batches, "
+		       "%llu stolen, busy %.1f ms\n", i,
+		       (unsigned long long)p->agents[i].tasks,
+		       100.0 * p->agents[i].tasks / p->ntasks,
+		       (unsigned long long)p->agents[i].batches,
+		       (unsigned long long)p->agents[i].steals,
+		       p->agents[i].busy_ns / 1e6);
+	for (unsigned int k = 0; k < p->nengines; k++)
+		printf("  %-8s %6u tasks (%5.1f%%)\n",
+		       tool_engine_name(p->gpu, p->engines[k]),
+		       p->gpu_tasks[k], 100.0 * p->gpu_tasks[k] / p->ntasks);
+}
+
+int cmd_demo_partition(int argc, char **argv)
+{
+	uint64_t tasks = 4000, grain = 256;
+	struct megpu gpu;
+	struct pt p;
+	int ret;
+
+	if (tool_help(argc, argv, demo_usage))
+		return 0;
+	ret = pt_open(argc, argv, demo_usage, &gpu, &tasks, &grain);
+	if (ret)
+		return ret;
+	ret = pt_init(&p, &gpu, tasks, grain);
+	if (!ret) {
+		printf("megpu demo partition: %llu tasks of %llu elements, "
+		       "%u CPU threads, %u engines, 4 queues\n",
+		       (unsigned long long)tasks, (unsigned long long)grain,
+		       PT_THREADS, p.nengines);
+		ret = pt_run(&p, PT_STEAL, PT_THREADS, true, 16, 4);
+	}
+	if (ret) {
+		fprintf(stderr, "megpu demo partition: %s\n", strerror(-ret));
+	} else {
+		pt_print_shares(&p, PT_THREADS);
+		printf("  done in %.1f ms; every task ran once, on an allowed "
+		       "side: ok\n", p.makespan / 1e6);
+	}
+	pt_free(&p);
+	megpu_close(&gpu);
+	return ret ? 1 : 0;
+}
+
+/* B1 and B2 on an open device. */
+int bench_partition(struct megpu *gpu, bool quick)
+{
+	uint32_t ntasks = quick ? 1000 : 4000, grain = 256;
+	double ms[4], ideal;
+	struct pt p;
+	int ret;
+
+	ret = pt_init(&p, gpu, ntasks, grain);
+	if (ret)
+		goto out;
+	printf("\nB1 work partitioning (seed 002): %u tasks of %u elements, "
+	       "%u CPU threads, %u engines\n", ntasks, grain, PT_THREADS,
+	       p.nengines);
+	/* a warm-up run: the guest's first run pays for code translation */
+	ret = pt_run(&p, PT_STEAL, PT_THREADS, false, 16, 4);
+	if (ret)
+		goto out;
+	printf("  %-13s %10s %9s %9s %12s %12s\n", "variant", "makespan",
+	       "CPU share", "GPU share", "CPU idle", "GPU idle");
+	for (unsigned int o = 0; o < 4; o++) {
+		static const enum pt_mode order[] = {
+			PT_CPU_ONLY, PT_GPU_ONLY, PT_STATIC, PT_STEAL,
+		};
+		enum pt_mode m = order[o];
+		uint64_t cpu_tasks = 0, busy = 0;
+		double cpu_idle, gpu_idle;
+
+		ret = pt_run(&p, m, PT_THREADS, false, 16, 4);
+		if (ret)
+			goto out;
+		for (unsigned int i = 0; i < PT_THREADS; i++) {
+			cpu_tasks += p.agents[i].tasks;
+			busy += p.agents[i].busy_ns;
+		}
+		ms[m] = p.makespan / 1e6;
+		/* idle: the time a device was not running tasks until the end */
+		cpu_idle = m == PT_GPU_ONLY ? ms[m] : ms[m] -
+			   busy / 1e6 / PT_THREADS;
+		gpu_idle = m == PT_CPU_ONLY ? ms[m] : ms[m] - p.gpu_end / 1e6;
+		printf("  %-13s %7.1f ms %8.1f%% %8.1f%% %9.1f ms %9.1f ms\n",
+		       pt_mode_names[m], ms[m], 100.0 * cpu_tasks / ntasks,
+		       100.0 * (ntasks - cpu_tasks) / ntasks, cpu_idle,
+		       gpu_idle);
+	}
+	/* total work over summed throughput */
+	ideal = 1.0 / (1.0 / ms[PT_CPU_ONLY] + 1.0 / ms[PT_GPU_ONLY]);
+	printf("  ideal (work / summed throughput) %.1f ms; stealing %.2fx "
+	       "ideal, static %.2fx, CPU only %.2fx, GPU only %.2fx\n", ideal,
+	       ms[PT_STEAL] / ideal, ms[PT_STATIC] / ideal,
+	       ms[PT_CPU_ONLY] / ideal, ms[PT_GPU_ONLY] / ideal);
+	pt_free(&p);
+
+	/* B2: dequeue cost against dequeuers and batch size */
+	ret = pt_init(&p, gpu, ntasks, 1);
+	if (ret)
+		goto out;
+	printf("\nB2 dequeue cost (%u one-element tasks, engines dequeuing "
+	       "too)\n", ntasks);
+	printf("  %-7s %5s %10s %8s %10s %8s  %s\n", "threads", "batch",
+	       "makespan", "takes", "take mean", "retries",
+	       "take latency <1/4/16/64/256/more us");
+	for (unsigned int threads = 1; threads <= PT_THREADS; threads++) {
+		static const uint32_t batches[] = { 1, 4, 16 };
+
+		for (unsigned int b = 0; b < 3; b++) {
+			uint64_t takes = 0, ns = 0, retries = 0, h[6] = { 0 };
+
+			ret = pt_run(&p, PT_STEAL, threads, false, 16,
+				     batches[b]);
+			if (ret)
+				goto out;
+			for (unsigned int i = 0; i < threads; i++) {
+				takes += p.agents[i].batches;
+				ns += p.agents[i].take_ns;
+				retries += p.agents[i].lock_retries;
+				for (unsigned int j = 0; j < 6; j++)
+					h[j] += p.agents[i].take_hist[j];
+			}
+			printf("  %-7u %5u %7.1f ms %8llu %7.1f us %8llu  "
+			       "%llu/%llu/%llu/%llu/%llu/%llu\n", threads,
+			       batches[b], p.makespan / 1e6,
+			       (unsigned long long)takes,
+			       takes ? ns / 1e3 / takes : 0.0,
+			       (unsigned long long)retries,
+			       (unsigned long long)h[0],
+			       (unsigned long long)h[1],
+			       (unsigned long long)h[2],
+			       (unsigned long long)h[3],
+			       (unsigned long long)h[4],
+			       (unsigned long long)h[5]);
+		}
+	}
+out:
+	if (ret)
+		fprintf(stderr, "megpu bench partition: %s\n", strerror(-ret));
+	pt_free(&p);
+	return ret;
+}
