@@ -26,6 +26,11 @@
 #define SNAP(a, i) (0x1000 + 0x400 * (a) + 8 * (i))	/* bypass log */
 #define BO_SIZE	0x4000
 #define SEC	(1000ll * 1000 * 1000)
+/*
+ * The devices' jobs on the shared BO must run at the same time: without
+ * this, implicit sync (the dma-buf's fences) would serialize them.
+ */
+#define NOIMP	DRM_MEGPU_SUBMIT_NO_IMPLICIT
 
 FIXTURE(mgpu) {
 	unsigned int n;
@@ -96,7 +101,7 @@ static int run_all(struct __test_metadata *_metadata,
 
 	for (unsigned int d = 0; d < self->n; d++)
 		ASSERT_EQ(0, mt_submit(&self->gpu[d], &j[d], 0, &cs[d],
-				       &self->bo[d], 1, 0));
+				       &self->bo[d], 1, NOIMP));
 	for (unsigned int d = 0; d < self->n; d++)
 		if (mt_job_finish(&j[d], 20ll * 1000 * 1000 * 1000))
 			bad++;
@@ -306,7 +311,7 @@ static uint32_t replay(struct __test_metadata *_metadata,
 		EXPECT_EQ(0, megpu_cs_wait(&cs, VA(a, GO(a)), 1));
 		EXPECT_EQ(0, megpu_cs_write32(&cs, VA(a, MARK(a)), 0));
 		EXPECT_EQ(0, megpu_cs_arb(&cs, false, VA(a, ARB), flags));
-		EXPECT_EQ(0, mt_submit(G(a), &j[a], 0, &cs, &BO(a), 1, 0));
+		EXPECT_EQ(0, mt_submit(G(a), &j[a], 0, &cs, &BO(a), 1, NOIMP));
 		megpu_cs_fini(&cs);
 	}
 	EXPECT_EQ(0, schedule_done(self));
@@ -415,7 +420,7 @@ TEST_F(mgpu, msem_trace_false_block)
 			ASSERT_EQ(0, megpu_cs_msem_signal(&cs, VA(a, SLOTS)));
 		ASSERT_EQ(0, megpu_cs_msem_wait(&cs, VA(a, SLOTS), 0x3));
 		ASSERT_EQ(0, megpu_cs_timestamp(&cs, VA(a, DONE(a)), 1, false));
-		ASSERT_EQ(0, mt_submit(G(a), &j[a], 0, &cs, &BO(a), 1, 0));
+		ASSERT_EQ(0, mt_submit(G(a), &j[a], 0, &cs, &BO(a), 1, NOIMP));
 		megpu_cs_fini(&cs);
 	}
 	ASSERT_EQ(0, schedule_done(self));
@@ -440,7 +445,7 @@ TEST_F(mgpu, msem_trace_false_block)
 		EXPECT_EQ(0, mt_job_finish(&j[a], 20 * SEC));
 		megpu_cs_init(&cs);
 		ASSERT_EQ(0, megpu_cs_msem_signal(&cs, VA(a, SLOTS)));
-		ASSERT_EQ(0, mt_submit(G(a), &fin, 0, &cs, &BO(a), 1, 0));
+		ASSERT_EQ(0, mt_submit(G(a), &fin, 0, &cs, &BO(a), 1, NOIMP));
 		megpu_cs_fini(&cs);
 		EXPECT_EQ(0, mt_job_finish(&fin, 20 * SEC));
 		EXPECT_EQ(0, mt_job_finish(&j[!a], 20 * SEC));
@@ -601,7 +606,7 @@ TEST_F(mgpu, bounded_bypass_two_agents)
 		}
 	}
 	for (unsigned int a = 0; a < 2; a++)
-		ASSERT_EQ(0, mt_submit(G(a), &j[a], 0, &cs[a], &BO(a), 1, 0));
+		ASSERT_EQ(0, mt_submit(G(a), &j[a], 0, &cs[a], &BO(a), 1, NOIMP));
 	for (unsigned int a = 0; a < 2; a++) {
 		EXPECT_EQ(0, mt_job_finish(&j[a], 20 * SEC));
 		megpu_cs_fini(&cs[a]);
@@ -656,7 +661,7 @@ TEST_F(mgpu, slots_owned_masked_ignored)
 		for (unsigned int i = 0; i < K * (m - a); i++)
 			ASSERT_EQ(0, megpu_cs_msem_wait(&cs, VA(a, SLOTS),
 							mask));
-		ASSERT_EQ(0, mt_submit(G(a), &j[a], 0, &cs, &BO(a), 1, 0));
+		ASSERT_EQ(0, mt_submit(G(a), &j[a], 0, &cs, &BO(a), 1, NOIMP));
 		megpu_cs_fini(&cs);
 	}
 	for (unsigned int a = 0; a < m; a++)
@@ -680,7 +685,7 @@ static int run_packet(FIXTURE_DATA(mgpu) *self, unsigned int a,
 
 	megpu_cs_init(&cs);
 	ret = megpu_cs_packet(&cs, op, flags, p, count);
-	ret = ret ?: mt_submit(G(a), &j, 0, &cs, &BO(a), 1, 0);
+	ret = ret ?: mt_submit(G(a), &j, 0, &cs, &BO(a), 1, NOIMP);
 	ret = ret ?: mt_job_finish(&j, 20 * SEC);
 	megpu_cs_fini(&cs);
 	return ret;
@@ -770,7 +775,7 @@ TEST_F(mgpu, msem_safety_random_schedules)
 					}
 				}
 				ASSERT_EQ(0, mt_submit(G(a), &j[a], 0, &cs,
-						       &BO(a), 1, 0));
+						       &BO(a), 1, NOIMP));
 				megpu_cs_fini(&cs);
 			}
 			while (running) {
