@@ -17,9 +17,13 @@ static const struct command {
 	  "           'demo blur-sepia': blur -> flush -> sepia on two\n"
 	  "           engines (seed FIG. 5), checked, written as a PPM;\n"
 	  "           'demo syscalls': work-items call printf and fileio\n"
-	  "           on the CPU (seed 003), checked" },
+	  "           on the CPU (seed 003), checked;\n"
+	  "           'demo video': FIG. 5 of seed 000, a video engine on\n"
+	  "           GPU B feeds displays on GPUs A and B, checked" },
 	{ "bench", cmd_bench, "latency, throughput, bandwidth, semaphore,\n"
 	  "           flush and syscall tables ('bench flush': flushes only)" },
+	{ "mgpu", cmd_mgpu, "multi-GPU agents ('mgpu info') and the summed\n"
+	  "           semaphore on a PRIME-shared BO ('mgpu msem')" },
 	{ "asm", cmd_asm, "assemble (or -d: disassemble) a wave ISA program" },
 };
 
