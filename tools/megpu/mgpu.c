@@ -252,21 +252,26 @@ int cmd_demo_video(int argc, char **argv)
 			return 2;
 		}
 	}
+	/* GPU A: agent 0 (gpu[0]), GPU B: agent 1 (gpu[1]), whatever index */
 	n = 0;
-	while (n < 2 && !megpu_open(&gpu[n], n))
-		n++;
+	for (unsigned int d = 0; d < MEGPU_MGPU_MAX_AGENTS && n < 2; d++) {
+		struct megpu g;
+
+		if (megpu_open(&g, d))
+			break;
+		if (!megpu_mgpu_agent(&g, &id[0], &count) && id[0] < 2) {
+			gpu[id[0]] = g;
+			n++;
+		} else {
+			megpu_close(&g);
+		}
+	}
 	if (n < 2) {
 		fprintf(stderr, "megpu demo video: needs 2 megpu GPUs (GPUS=2)\n");
 		return 1;
 	}
-	for (unsigned int d = 0; d < 2; d++)
-		if (megpu_mgpu_agent(&gpu[d], &id[d], &count) || id[d] > 1) {
-			/* the masks below use agents 0 and 1 */
-			fprintf(stderr, "megpu demo video: devices 0, 1 are not agents 0, 1\n");
-			return 1;
-		}
-	a_dev = id[0] == 0 ? 0 : 1;	/* GPU A: agent 0, GPU B: agent 1 */
-	b_dev = !a_dev;
+	a_dev = 0;
+	b_dev = 1;
 	ret = shared_bo(gpu, 2, 0x2000 + 2 * 1024 * FRAME_BYTES, bo);
 	if (ret)
 		goto out;
