@@ -25,6 +25,7 @@ static const char usage[] =
 "       megpu demo blur-sepia [options]   (see megpu demo blur-sepia --help)\n"
 "       megpu demo syscalls [options]     (see megpu demo syscalls --help)\n"
 "       megpu demo partition [options]    (see megpu demo partition --help)\n"
+"       megpu demo video [--frames N]     (see megpu demo video --help)\n"
 "\n"
 "demo: runs a five-stage pipeline that uses every engine: copy fills\n"
 "inputs, compute runs VADD and SAXPY, gfx copies the results, video\n"
@@ -164,6 +165,8 @@ int cmd_demo(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "blur-sepia"))
 		return cmd_demo_blur_sepia(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "video"))
+		return cmd_demo_video(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "syscalls"))
 		return cmd_demo_syscalls(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "partition"))

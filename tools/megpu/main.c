@@ -19,10 +19,14 @@ static const struct command {
 	  "           'demo syscalls': work-items call printf and fileio\n"
 	  "           on the CPU (seed 003), checked;\n"
 	  "           'demo partition': CPU threads and engines share\n"
-	  "           task queues (seed 002), shares printed, checked" },
+	  "           task queues (seed 002), shares printed, checked;\n"
+	  "           'demo video': FIG. 5 of seed 000, a video engine on\n"
+	  "           GPU B feeds displays on GPUs A and B, checked" },
 	{ "bench", cmd_bench, "latency, throughput, bandwidth, semaphore,\n"
 	  "           flush, syscall and work-partitioning tables\n"
 	  "           ('bench flush|syscall|partition': only that one)" },
+	{ "mgpu", cmd_mgpu, "multi-GPU agents ('mgpu info') and the summed\n"
+	  "           semaphore on a PRIME-shared BO ('mgpu msem')" },
 	{ "asm", cmd_asm, "assemble (or -d: disassemble) a wave ISA program" },
 };
 

@@ -16,6 +16,9 @@ int cmd_demo_blur_sepia(int argc, char **argv);
 /* "megpu demo syscalls" (syscalls.c) */
 int cmd_demo_syscalls(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+/* mgpu.c: "megpu mgpu" and "megpu demo video" (seed 000) */
+int cmd_mgpu(int argc, char **argv);
+int cmd_demo_video(int argc, char **argv);
 /* The syscall table of megpu bench (syscalls.c). */
 int bench_syscalls(struct megpu *gpu, bool quick);
 /* partition.c (seed 002): "megpu demo partition", benchmarks B1 and B2 */

@@ -901,4 +901,25 @@ int megpu_taskq_threads(struct megpu_tq_agent *agents, unsigned int n,
 			struct megpu_taskq *qs, unsigned int count,
 			uint32_t flags);
 
+/*
+ * debugfs mgpu_schedule: every agent takes its coordination steps in the
+ * order of @agent (len 0: free running again). Needs debugfs (root).
+ */
+int megpu_mgpu_schedule_set(struct megpu *gpu, const uint8_t *agent,
+			    size_t len);
+#define MEGPU_MGPU_ENGINES 16	/* MEGPU_MAX_ENGINES */
+/* debugfs mgpu: the agent, the schedule position, the MSEM/ARB counters. */
+struct megpu_mgpu_status {
+	int agent;		/* -1: beyond the agents the device can number */
+	unsigned int count;
+	unsigned int sched_pos, sched_len;
+	unsigned int steps;
+	unsigned int engines;
+	uint32_t msem_retries[MEGPU_MGPU_ENGINES];
+	uint32_t msem_false_blocks[MEGPU_MGPU_ENGINES];
+	uint32_t arb_spins[MEGPU_MGPU_ENGINES];
+	uint32_t arb_failed_waits[MEGPU_MGPU_ENGINES];
+};
+int megpu_mgpu_status(struct megpu *gpu, struct megpu_mgpu_status *st);
+
 #endif

@@ -4,7 +4,11 @@
  * the command-stream builder, the agent parameters and MSEM_QUERY.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <xf86drm.h>
 
 #include "libmegpu.h"
@@ -62,5 +66,72 @@ int megpu_msem_query(struct megpu_bo *bo, uint64_t offset, uint32_t mask,
 	if (drmIoctl(bo->gpu->fd, DRM_IOCTL_MEGPU_MSEM_QUERY, &q))
 		return -errno;
 	*value = q.value;
+	return 0;
+}
+
+int megpu_mgpu_schedule_set(struct megpu *gpu, const uint8_t *agent,
+			    size_t len)
+{
+	char path[256], *text;
+	size_t n = 0;
+	ssize_t w;
+	int ret, fd;
+
+	ret = megpu_debugfs_path(gpu, "mgpu_schedule", path, sizeof(path));
+	if (ret)
+		return ret;
+	text = malloc(4 * len + 8);
+	if (!text)
+		return -ENOMEM;
+	for (size_t i = 0; i < len; i++)
+		n += sprintf(text + n, "%u ", agent[i]);
+	if (!len)
+		n = sprintf(text, "off");
+	text[n++] = '\n';
+	fd = open(path, O_WRONLY | O_TRUNC);
+	if (fd < 0) {
+		free(text);
+		return -errno;
+	}
+	w = write(fd, text, n);
+	ret = w < 0 ? -errno : (size_t)w == n ? 0 : -EIO;
+	close(fd);
+	free(text);
+	return ret;
+}
+
+int megpu_mgpu_status(struct megpu *gpu, struct megpu_mgpu_status *st)
+{
+	char path[256], line[256];
+	unsigned int e, v[4];
+	FILE *f;
+	int ret;
+
+	memset(st, 0, sizeof(*st));
+	ret = megpu_debugfs_path(gpu, "mgpu", path, sizeof(path));
+	if (ret)
+		return ret;
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "agent %d", &st->agent) == 1 ||
+		    sscanf(line, "count %u", &st->count) == 1 ||
+		    sscanf(line, "schedule %u/%u", &st->sched_pos,
+			   &st->sched_len) == 2 ||
+		    sscanf(line, "steps %u", &st->steps) == 1)
+			continue;
+		if (sscanf(line, "engine %u msem_retries %u msem_false_blocks %u arb_spins %u arb_failed_waits %u",
+			   &e, &v[0], &v[1], &v[2], &v[3]) == 5 &&
+		    e < MEGPU_MGPU_ENGINES) {
+			st->msem_retries[e] = v[0];
+			st->msem_false_blocks[e] = v[1];
+			st->arb_spins[e] = v[2];
+			st->arb_failed_waits[e] = v[3];
+			if (e + 1 > st->engines)
+				st->engines = e + 1;
+		}
+	}
+	fclose(f);
 	return 0;
 }

@@ -296,6 +296,7 @@ struct megpu_device {
 	bool agent_registered;
 	u32 agent_id;
 	u32 agent_count;
+	dma_addr_t mgpu_sched_dma;	/* the shared schedule, 0: none */
 };
 
 /**
@@ -609,6 +610,7 @@ void megpu_flush_mark_dirty(struct megpu_device *mdev);
 void megpu_mgpu_register(struct megpu_device *mdev);
 void megpu_mgpu_unregister(struct megpu_device *mdev);
 int megpu_mgpu_param(struct megpu_device *mdev, u32 param, u64 *value);
+void megpu_mgpu_debugfs_minor_init(struct drm_minor *minor);
 int megpu_ioctl_msem_query(struct drm_device *drm, void *data,
 			   struct drm_file *file);
 

@@ -10,12 +10,22 @@
  * coordinate through MSEM and ARB packets on a BO that one device exports
  * and the others import with PRIME (megpu_gem_prime_import_sg_table maps
  * the same pages into each importer's GPU address space).
+ *
+ * For tests, debugfs "mgpu_schedule" (of any agent) installs one schedule
+ * block shared by all agents (MGPU_SCHED): a page the driver maps for
+ * each device, so a race is replayed step by step on real devices.
+ * debugfs "mgpu" shows the agent, the schedule position and the
+ * engines' MSEM/ARB counters.
  */
 
+#include <linux/debugfs.h>
+#include <linux/dma-mapping.h>
 #include <linux/iosys-map.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
 
 #include <drm/drm_gem.h>
 #include <drm/drm_print.h>
@@ -25,6 +35,8 @@
 
 static DEFINE_MUTEX(megpu_agents_lock);
 static LIST_HEAD(megpu_agents);		/* in PCI address order */
+static struct page *megpu_sched_page;	/* the schedule block, or NULL */
+static u32 megpu_sched_len;
 
 static u32 megpu_pci_key(struct pci_dev *pdev)
 {
@@ -70,6 +82,76 @@ void megpu_mgpu_register(struct megpu_device *mdev)
 		 mdev->agent_count);
 }
 
+static void megpu_mgpu_sched_detach_locked(struct megpu_device *mdev)
+{
+	if (!mdev->mgpu_sched_dma)
+		return;
+	megpu_write(mdev, MEGPU_REG_MGPU_SCHED_LO, 0);
+	megpu_write(mdev, MEGPU_REG_MGPU_SCHED_HI, 0);
+	dma_unmap_page(&mdev->pdev->dev, mdev->mgpu_sched_dma, PAGE_SIZE,
+		       DMA_BIDIRECTIONAL);
+	mdev->mgpu_sched_dma = 0;
+}
+
+/* Take the schedule off every agent and free it. */
+static void megpu_mgpu_sched_off_locked(void)
+{
+	struct megpu_device *mdev;
+
+	list_for_each_entry(mdev, &megpu_agents, agent_link)
+		megpu_mgpu_sched_detach_locked(mdev);
+	if (megpu_sched_page)
+		__free_page(megpu_sched_page);
+	megpu_sched_page = NULL;
+	megpu_sched_len = 0;
+}
+
+/*
+ * Install @len agent ids as the schedule of every agent: the block is
+ * written before any device is pointed at it, position 0.
+ */
+static int megpu_mgpu_sched_set_locked(const u8 *agent, u32 len)
+{
+	struct megpu_device *mdev;
+	__le32 *blk;
+	dma_addr_t dma;
+
+	megpu_mgpu_sched_off_locked();
+	if (!len)
+		return 0;
+	megpu_sched_page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	if (!megpu_sched_page)
+		return -ENOMEM;
+	blk = page_address(megpu_sched_page);
+	blk[MEGPU_MGPU_SCHED_POS / 4] = cpu_to_le32(0);
+	blk[MEGPU_MGPU_SCHED_LEN / 4] = cpu_to_le32(len);
+	memcpy((u8 *)blk + MEGPU_MGPU_SCHED_AGENT(0), agent, len);
+	megpu_sched_len = len;
+	list_for_each_entry(mdev, &megpu_agents, agent_link) {
+		dma = dma_map_page(&mdev->pdev->dev, megpu_sched_page, 0,
+				   PAGE_SIZE, DMA_BIDIRECTIONAL);
+		if (dma_mapping_error(&mdev->pdev->dev, dma)) {
+			megpu_mgpu_sched_off_locked();
+			return -ENOMEM;
+		}
+		mdev->mgpu_sched_dma = dma;
+		megpu_write(mdev, MEGPU_REG_MGPU_SCHED_HI, upper_32_bits(dma));
+		megpu_write(mdev, MEGPU_REG_MGPU_SCHED_LO, lower_32_bits(dma));
+	}
+	return 0;
+}
+
+/* The position reached in the schedule (the devices advance it). */
+static u32 megpu_mgpu_sched_pos_locked(void)
+{
+	__le32 *blk;
+
+	if (!megpu_sched_page)
+		return 0;
+	blk = page_address(megpu_sched_page);
+	return le32_to_cpu(READ_ONCE(blk[MEGPU_MGPU_SCHED_POS / 4]));
+}
+
 /**
  * megpu_mgpu_unregister - the device goes away; renumber the others
  * @mdev: the device
@@ -79,7 +161,10 @@ void megpu_mgpu_unregister(struct megpu_device *mdev)
 	if (!mdev->agent_registered)
 		return;
 	mutex_lock(&megpu_agents_lock);
+	megpu_mgpu_sched_detach_locked(mdev);
 	list_del(&mdev->agent_link);
+	if (list_empty(&megpu_agents))
+		megpu_mgpu_sched_off_locked();
 	mdev->agent_registered = false;
 	megpu_mgpu_renumber_locked();
 	mutex_unlock(&megpu_agents_lock);
@@ -137,4 +222,102 @@ int megpu_ioctl_msem_query(struct drm_device *drm, void *data,
 out:
 	drm_gem_object_put(obj);
 	return ret;
+}
+
+static int megpu_mgpu_show(struct seq_file *m, void *data)
+{
+	struct megpu_device *mdev = m->private;
+	unsigned int i;
+
+	mutex_lock(&megpu_agents_lock);
+	seq_printf(m, "agent %d\ncount %u\n",
+		   mdev->agent_id == ~0u ? -1 : (int)mdev->agent_id,
+		   mdev->agent_count);
+	seq_printf(m, "schedule %u/%u\n", megpu_mgpu_sched_pos_locked(),
+		   megpu_sched_len);
+	mutex_unlock(&megpu_agents_lock);
+	seq_printf(m, "steps %u\n", megpu_read(mdev, MEGPU_REG_MGPU_STEPS));
+	for (i = 0; i < mdev->num_engines; i++) {
+		struct megpu_engine *eng = &mdev->engines[i];
+
+		seq_printf(m, "engine %u msem_retries %u msem_false_blocks %u arb_spins %u arb_failed_waits %u\n",
+			   i, megpu_eng_read(eng, MEGPU_ENG_MSEM_RETRIES),
+			   megpu_eng_read(eng, MEGPU_ENG_MSEM_FALSE_BLOCKS),
+			   megpu_eng_read(eng, MEGPU_ENG_ARB_SPINS),
+			   megpu_eng_read(eng, MEGPU_ENG_ARB_FAILED_WAITS));
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(megpu_mgpu);
+
+static int megpu_mgpu_schedule_show(struct seq_file *m, void *data)
+{
+	mutex_lock(&megpu_agents_lock);
+	seq_printf(m, "%u %u\n", megpu_mgpu_sched_pos_locked(),
+		   megpu_sched_len);
+	mutex_unlock(&megpu_agents_lock);
+	return 0;
+}
+
+/*
+ * "A0 A1 ...": agent ids, in the order their steps must be taken, for
+ * all agents (an empty line or "off": free running again).
+ */
+static ssize_t megpu_mgpu_schedule_write(struct file *file,
+					 const char __user *ubuf, size_t len,
+					 loff_t *pos)
+{
+	u32 max = PAGE_SIZE - MEGPU_MGPU_SCHED_AGENT(0), n = 0;
+	char *buf, *p, *tok;
+	u8 *agent;
+	int ret;
+
+	if (len > 4 * PAGE_SIZE)
+		return -EINVAL;
+	buf = memdup_user_nul(ubuf, len);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	agent = kmalloc(max, GFP_KERNEL);
+	if (!agent) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	p = strim(buf);
+	if (!strcmp(p, "off"))
+		p = "";
+	while ((tok = strsep(&p, " \t\n,")) != NULL) {
+		u8 a;
+
+		if (!*tok)
+			continue;
+		ret = kstrtou8(tok, 0, &a);
+		if (ret)
+			goto out;
+		if (n == max || a >= MEGPU_MGPU_MAX_AGENTS) {
+			ret = -EINVAL;
+			goto out;
+		}
+		agent[n++] = a;
+	}
+	mutex_lock(&megpu_agents_lock);
+	ret = megpu_mgpu_sched_set_locked(agent, n);
+	mutex_unlock(&megpu_agents_lock);
+out:
+	kfree(agent);
+	kfree(buf);
+	return ret ?: len;
+}
+
+DEFINE_SHOW_STORE_ATTRIBUTE(megpu_mgpu_schedule);
+
+void megpu_mgpu_debugfs_minor_init(struct drm_minor *minor)
+{
+	struct megpu_device *mdev = to_megpu(minor->dev);
+
+	if (!(mdev->caps & MEGPU_CAP_MGPU))
+		return;
+	debugfs_create_file("mgpu", 0444, minor->debugfs_root, mdev,
+			    &megpu_mgpu_fops);
+	debugfs_create_file("mgpu_schedule", 0644, minor->debugfs_root, mdev,
+			    &megpu_mgpu_schedule_fops);
 }

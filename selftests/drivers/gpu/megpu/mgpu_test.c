@@ -18,12 +18,31 @@
 #define COUNTER	0x200
 #define TMP(d)	(0x300 + 0x10 * (d))
 #define KARGS(d) (0x400 + 0x40 * (d))
+#define MARK(a)	(0x800 + 8 * (a))	/* "in the critical section" */
+#define GO(a)	(0x880 + 8 * (a))
+#define DONE(a)	(0x900 + 8 * (a))
+#define SIGLOG(a) (0x980 + 8 * (a))	/* signals about to be made */
+#define WAITLOG(a) (0xa00 + 8 * (a))	/* waits completed */
+#define SNAP(a, i) (0x1000 + 0x400 * (a) + 8 * (i))	/* bypass log */
+#define BO_SIZE	0x4000
+#define SEC	(1000ll * 1000 * 1000)
+/*
+ * The devices' jobs on the shared BO must run at the same time: without
+ * this, implicit sync (the dma-buf's fences) would serialize them.
+ */
+#define NOIMP	DRM_MEGPU_SUBMIT_NO_IMPLICIT
 
 FIXTURE(mgpu) {
 	unsigned int n;
 	struct megpu gpu[MAXG];
 	struct megpu_bo *bo[MAXG];	/* bo[0] made, the others imported */
+	unsigned int dev[MAXG];		/* the device of each agent id */
 };
+
+/* Agent @a's device and its view of the shared BO. */
+#define G(a)	(&self->gpu[self->dev[a]])
+#define BO(a)	(self->bo[self->dev[a]])
+#define VA(a, off) (BO(a)->va + (off))
 
 FIXTURE_SETUP(mgpu)
 {
@@ -34,7 +53,14 @@ FIXTURE_SETUP(mgpu)
 		self->n++;
 	if (self->n < 2)
 		SKIP(return, "needs 2 megpu devices, found %u", self->n);
-	ASSERT_EQ(0, mt_bo(&self->gpu[0], 4096, 0, &self->bo[0]));
+	for (unsigned int d = 0; d < self->n; d++) {
+		unsigned int id, count;
+
+		ASSERT_EQ(0, megpu_mgpu_agent(&self->gpu[d], &id, &count));
+		ASSERT_LT(id, self->n);
+		self->dev[id] = d;
+	}
+	ASSERT_EQ(0, mt_bo(&self->gpu[0], BO_SIZE, 0, &self->bo[0]));
 	ASSERT_EQ(0, megpu_bo_export(self->bo[0], &fd));
 	for (unsigned int d = 1; d < self->n; d++)
 		ASSERT_EQ(0, megpu_bo_import(&self->gpu[d], fd, &self->bo[d]));
@@ -43,6 +69,8 @@ FIXTURE_SETUP(mgpu)
 
 FIXTURE_TEARDOWN(mgpu)
 {
+	if (self->n >= 2)
+		megpu_mgpu_schedule_set(&self->gpu[0], NULL, 0);
 	for (unsigned int d = 0; d < self->n; d++) {
 		megpu_bo_free(self->bo[d]);
 		megpu_close(&self->gpu[d]);
@@ -73,7 +101,7 @@ static int run_all(struct __test_metadata *_metadata,
 
 	for (unsigned int d = 0; d < self->n; d++)
 		ASSERT_EQ(0, mt_submit(&self->gpu[d], &j[d], 0, &cs[d],
-				       &self->bo[d], 1, 0));
+				       &self->bo[d], 1, NOIMP));
 	for (unsigned int d = 0; d < self->n; d++)
 		if (mt_job_finish(&j[d], 20ll * 1000 * 1000 * 1000))
 			bad++;
@@ -180,11 +208,645 @@ TEST_F(mgpu, arbiter_mutual_exclusion)
 	arb_counter(_metadata, self, 0, true);
 }
 
+/* debugfs delay_us on engine 0 of every device (0: off). */
+static int delay_all(FIXTURE_DATA(mgpu) *self, unsigned int usec)
+{
+	char path[256], text[32];
+	int ret = 0;
+
+	snprintf(text, sizeof(text), "0 %u", usec);
+	for (unsigned int d = 0; d < self->n && !ret; d++) {
+		ret = megpu_debugfs_path(&self->gpu[d], "delay_us", path,
+					 sizeof(path));
+		ret = ret ?: mt_write_file(path, text);
+	}
+	return ret;
+}
+
 /*
- * Not here yet: the same counter without the arbiter as a control. In
- * the guest the jobs did not overlap enough to lose an increment
- * without a delay between the COPYs, so the control lives in the qtest
- * (counter-unprotected, with DELAY_US) until the guest can set a delay.
+ * Control: the same counter without the arbiter, each packet delayed so
+ * that the devices' jobs overlap, loses increments. This shows the test
+ * above can fail.
  */
+TEST_F(mgpu, counter_unprotected_loses)
+{
+	ASSERT_EQ(0, delay_all(self, 1000));
+	arb_counter(_metadata, self, 0, false);
+	ASSERT_EQ(0, delay_all(self, 0));
+}
+
+/* And with the same delay, inside the arbiter, none is lost. */
+TEST_F(mgpu, arbiter_mutual_exclusion_delayed)
+{
+	ASSERT_EQ(0, delay_all(self, 200));
+	arb_counter(_metadata, self, 0, true);
+	ASSERT_EQ(0, delay_all(self, 0));
+}
+
+/* Every agent steps in the order of @order from now on. */
+static int schedule(FIXTURE_DATA(mgpu) *self, const uint8_t *order,
+		    size_t len)
+{
+	return megpu_mgpu_schedule_set(&self->gpu[0], order, len);
+}
+
+/* Wait (bounded) until the devices have taken every step of it. */
+static int schedule_done(FIXTURE_DATA(mgpu) *self)
+{
+	struct megpu_mgpu_status st;
+
+	for (int ms = 0; ms < 20000; ms++) {
+		int ret = megpu_mgpu_status(&self->gpu[0], &st);
+
+		if (ret)
+			return ret;
+		if (st.sched_pos >= st.sched_len)
+			return 0;
+		usleep(1000);
+	}
+	return -ETIMEDOUT;
+}
+
+static uint64_t rd64(FIXTURE_DATA(mgpu) *self, unsigned int off)
+{
+	return __atomic_load_n((uint64_t *)((uint8_t *)self->bo[0]->map + off),
+			       __ATOMIC_SEQ_CST);
+}
+
+static void wr64(FIXTURE_DATA(mgpu) *self, unsigned int off, uint64_t v)
+{
+	__atomic_store_n((uint64_t *)((uint8_t *)self->bo[0]->map + off), v,
+			 __ATOMIC_SEQ_CST);
+}
+
+/* The agents (of the first three) marked inside the critical section. */
+static uint32_t inside(FIXTURE_DATA(mgpu) *self)
+{
+	uint32_t in = 0;
+
+	for (unsigned int a = 0; a < 3; a++)
+		if (rd64(self, MARK(a)))
+			in |= 1u << a;
+	return in;
+}
+
+/*
+ * Agents 0..2 each: ACQUIRE, mark inside, wait for their go, unmark,
+ * RELEASE; the steps in @order. Returns who is inside once the schedule
+ * is used up and the engines ran freely a while.
+ */
+static uint32_t replay(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(mgpu) *self, uint32_t flags,
+		       const uint8_t *order, size_t len, struct mt_job *j)
+{
+	struct megpu_cs cs;
+
+	memset(self->bo[0]->map, 0, BO_SIZE);
+	EXPECT_EQ(0, schedule(self, order, len));
+	for (unsigned int a = 0; a < 3; a++) {
+		megpu_cs_init(&cs);
+		EXPECT_EQ(0, megpu_cs_arb(&cs, true, VA(a, ARB), flags));
+		EXPECT_EQ(0, megpu_cs_write32(&cs, VA(a, MARK(a)), 1));
+		EXPECT_EQ(0, megpu_cs_flush(&cs));
+		EXPECT_EQ(0, megpu_cs_wait(&cs, VA(a, GO(a)), 1));
+		EXPECT_EQ(0, megpu_cs_write32(&cs, VA(a, MARK(a)), 0));
+		EXPECT_EQ(0, megpu_cs_arb(&cs, false, VA(a, ARB), flags));
+		EXPECT_EQ(0, mt_submit(G(a), &j[a], 0, &cs, &BO(a), 1, NOIMP));
+		megpu_cs_fini(&cs);
+	}
+	EXPECT_EQ(0, schedule_done(self));
+	usleep(100 * 1000);
+	return inside(self);
+}
+
+/*
+ * The seed notes' counterexample (§1C.2) against the literal 4-GPU tree:
+ * GPU0 enters; GPU1 writes Req1, Last01; GPU2 writes Req2, Last23,
+ * LastPair = 23; GPU1 writes LastPair = 01; GPU2 checks and enters.
+ * Agents 0 and 2 are in the critical section together: the tree as
+ * printed is broken, on real devices.
+ */
+TEST_F(mgpu, literal_tree_fails_counterexample)
+{
+	static const uint8_t order[] = { 0, 0, 0, 0, 1, 1, 2, 2, 2, 1, 2 };
+	struct mt_job j[3];
+
+	if (self->n != 4)
+		SKIP(return, "the literal tree is for 4 agents, have %u",
+		     self->n);
+	EXPECT_EQ(0x5, replay(_metadata, self, MEGPU_ARB_FLAG_LITERAL, order,
+			      sizeof(order), j));
+	for (unsigned int a = 0; a < 3; a++)
+		wr64(self, GO(a), 1);
+	for (unsigned int a = 0; a < 3; a++)
+		EXPECT_EQ(0, mt_job_finish(&j[a], 20 * SEC));
+}
+
+/*
+ * The same race against the tournament (the default): agent 0 enters,
+ * agents 1 and 2 interleave as above and keep checking: only agent 0 is
+ * inside; then each go lets exactly one more in.
+ */
+TEST_F(mgpu, tournament_holds_counterexample)
+{
+	static const uint8_t order[] = {
+		0, 0, 0, 0, 0, 0, 1, 1, 2, 2, 2, 1, 2, 2, 2, 2, 1, 2, 1, 2,
+	};
+	struct megpu_mgpu_status st;
+	struct mt_job j[3];
+	uint32_t spins[2];
+
+	if (self->n != 4)
+		SKIP(return, "this schedule is for 4 agents, have %u", self->n);
+	for (unsigned int a = 1; a < 3; a++) {
+		ASSERT_EQ(0, megpu_mgpu_status(G(a), &st));
+		spins[a - 1] = st.arb_spins[0];
+	}
+	EXPECT_EQ(0x1, replay(_metadata, self, 0, order, sizeof(order), j));
+	for (unsigned int a = 1; a < 3; a++) {
+		ASSERT_EQ(0, megpu_mgpu_status(G(a), &st));
+		EXPECT_LT(spins[a - 1], st.arb_spins[0]);
+	}
+	for (unsigned int round = 0; round < 3; round++) {
+		uint32_t in = 0;
+		int ms;
+
+		for (ms = 0; ms < 20000 && !in; ms++) {
+			in = inside(self);
+			ASSERT_EQ(0, in & (in - 1));
+			if (!in)
+				usleep(1000);
+		}
+		ASSERT_NE(0, in);
+		usleep(20 * 1000);
+		EXPECT_EQ(in, inside(self));
+		wr64(self, GO(__builtin_ctz(in)), 1);
+		EXPECT_EQ(0, mt_job_finish(&j[__builtin_ctz(in)], 20 * SEC));
+	}
+}
+
+/* Two agents' MSEM slots, through device 0's mapping. */
+static uint32_t slot(FIXTURE_DATA(mgpu) *self, unsigned int a)
+{
+	return __atomic_load_n(mt_u32(self->bo[0]) + a, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * The seed's §II.D traces on the devices, agent 0 = GPU A, agent 1 =
+ * GPU B, mask 0x3. A race with a false block: B signals once, then A and
+ * B both wait with their steps interleaved (pre-decrement A, B; sum A,
+ * B: both -1; compensate A, B): both block although a signal is there,
+ * one counts a false block; running freely one of them passes, the other
+ * stays blocked (never both: one signal); a final signal from either
+ * GPU resolves it, the sum is 0 again.
+ */
+TEST_F(mgpu, msem_trace_false_block)
+{
+	static const uint8_t order[] = { 1, 0, 1, 0, 1, 0, 1 };
+	struct megpu_mgpu_status st[2], st2;
+	struct mt_job j[2], fin;
+	unsigned int a, false_blocks = 0;
+	struct megpu_cs cs;
+	uint32_t sum;
+	int done = 0;
+
+	memset(self->bo[0]->map, 0, BO_SIZE);
+	for (a = 0; a < 2; a++)
+		ASSERT_EQ(0, megpu_mgpu_status(G(a), &st[a]));
+	ASSERT_EQ(0, schedule(self, order, sizeof(order)));
+	for (a = 0; a < 2; a++) {
+		megpu_cs_init(&cs);
+		if (a == 1)
+			ASSERT_EQ(0, megpu_cs_msem_signal(&cs, VA(a, SLOTS)));
+		ASSERT_EQ(0, megpu_cs_msem_wait(&cs, VA(a, SLOTS), 0x3));
+		ASSERT_EQ(0, megpu_cs_timestamp(&cs, VA(a, DONE(a)), 1, false));
+		ASSERT_EQ(0, mt_submit(G(a), &j[a], 0, &cs, &BO(a), 1, NOIMP));
+		megpu_cs_fini(&cs);
+	}
+	ASSERT_EQ(0, schedule_done(self));
+	for (a = 0; a < 2; a++) {
+		ASSERT_EQ(0, megpu_mgpu_status(G(a), &st2));
+		EXPECT_LT(st[a].msem_retries[0], st2.msem_retries[0]);
+		false_blocks += st2.msem_false_blocks[0] -
+				st[a].msem_false_blocks[0];
+	}
+	/* a signal was there when they blocked */
+	EXPECT_LT(0, false_blocks);
+	/* exactly one passes */
+	for (int ms = 0; ms < 20000 && !done; ms++) {
+		done = !!rd64(self, DONE(0)) + !!rd64(self, DONE(1));
+		usleep(1000);
+	}
+	EXPECT_EQ(1, done);
+	usleep(100 * 1000);
+	EXPECT_EQ(1, !!rd64(self, DONE(0)) + !!rd64(self, DONE(1)));
+	/* the final signal from the GPU that passed resolves it */
+	a = rd64(self, DONE(0)) ? 0 : 1;
+	if (a < 2) {
+		EXPECT_EQ(0, mt_job_finish(&j[a], 20 * SEC));
+		megpu_cs_init(&cs);
+		ASSERT_EQ(0, megpu_cs_msem_signal(&cs, VA(a, SLOTS)));
+		ASSERT_EQ(0, mt_submit(G(a), &fin, 0, &cs, &BO(a), 1, NOIMP));
+		megpu_cs_fini(&cs);
+		EXPECT_EQ(0, mt_job_finish(&fin, 20 * SEC));
+		EXPECT_EQ(0, mt_job_finish(&j[!a], 20 * SEC));
+		/* each slot: its owner's signals - waits */
+		EXPECT_EQ((uint32_t)(a == 0) - 1, slot(self, 0));
+		EXPECT_EQ((uint32_t)(a == 1), slot(self, 1));
+	}
+	ASSERT_EQ(0, megpu_msem_query(self->bo[0], SLOTS, 0x3, &sum));
+	EXPECT_EQ(0, sum);
+}
+
+/*
+ * Trace 3 (signed wrap) and the FIG. 5 numbers, stepped: slots start at
+ * 0x80000002 / 0x7ffffffe (sum 0); B signals (sum 1), A waits: OK,
+ * A = 0x80000001, sum 0; then B signals twice (FIG. 5: 2 copies), A and
+ * B wait once each, both OK, sum 0; a third wait (A) blocks until B
+ * signals again.
+ */
+TEST_F(mgpu, msem_trace_wrap_fig5)
+{
+	static const uint8_t order[] = { 1, 0, 0, 1, 1, 0, 0, 1, 1 };
+	struct mt_job ja, jb, j3;
+	struct megpu_cs cs;
+	uint32_t *w = mt_u32(self->bo[0]);
+
+	memset(self->bo[0]->map, 0, BO_SIZE);
+	w[0] = 0x80000002;
+	w[1] = 0x7ffffffe;
+	ASSERT_EQ(0, schedule(self, order, sizeof(order)));
+	/* B: signal; signal, signal; wait.  A: wait; wait */
+	megpu_cs_init(&cs);
+	ASSERT_EQ(0, megpu_cs_msem_signal(&cs, VA(1, SLOTS)));
+	ASSERT_EQ(0, megpu_cs_msem_signal(&cs, VA(1, SLOTS)));
+	ASSERT_EQ(0, megpu_cs_msem_signal(&cs, VA(1, SLOTS)));
+	ASSERT_EQ(0, megpu_cs_msem_wait(&cs, VA(1, SLOTS), 0x3));
+	ASSERT_EQ(0, mt_submit(G(1), &jb, 0, &cs, &BO(1), 1, NOIMP));
+	megpu_cs_fini(&cs);
+	megpu_cs_init(&cs);
+	ASSERT_EQ(0, megpu_cs_msem_wait(&cs, VA(0, SLOTS), 0x3));
+	ASSERT_EQ(0, megpu_cs_msem_wait(&cs, VA(0, SLOTS), 0x3));
+	ASSERT_EQ(0, mt_submit(G(0), &ja, 0, &cs, &BO(0), 1, NOIMP));
+	megpu_cs_fini(&cs);
+	ASSERT_EQ(0, schedule_done(self));
+	EXPECT_EQ(0, mt_job_finish(&ja, 20 * SEC));
+	EXPECT_EQ(0, mt_job_finish(&jb, 20 * SEC));
+	EXPECT_EQ(0x80000000u, slot(self, 0));
+	EXPECT_EQ(0x80000000u, slot(self, 1));
+	ASSERT_EQ(0, schedule(self, NULL, 0));
+
+	/* a third wait blocks (its slot whole between tries) */
+	megpu_cs_init(&cs);
+	ASSERT_EQ(0, megpu_cs_msem_wait(&cs, VA(0, SLOTS), 0x3));
+	ASSERT_EQ(0, megpu_cs_timestamp(&cs, VA(0, DONE(0)), 1, false));
+	ASSERT_EQ(0, mt_submit(G(0), &j3, 0, &cs, &BO(0), 1, NOIMP));
+	megpu_cs_fini(&cs);
+	usleep(200 * 1000);
+	EXPECT_EQ(0, rd64(self, DONE(0)));
+	megpu_cs_init(&cs);
+	ASSERT_EQ(0, megpu_cs_msem_signal(&cs, VA(1, SLOTS)));
+	ASSERT_EQ(0, mt_submit(G(1), &jb, 0, &cs, &BO(1), 1, NOIMP));
+	megpu_cs_fini(&cs);
+	EXPECT_EQ(0, mt_job_finish(&jb, 20 * SEC));
+	EXPECT_EQ(0, mt_job_finish(&j3, 20 * SEC));
+	EXPECT_EQ(0x7fffffffu, slot(self, 0));
+	EXPECT_EQ(0x80000001u, slot(self, 1));
+}
+
+/*
+ * Failed Wait (semaphore-guarded arbitration): DW0 = 0, so agent 0's
+ * ARB_ACQUIRE (SEM) wins the arbiter, finds the semaphore empty and
+ * unlocks: DW0 and Last stay, its Req is cleared between tries; agent
+ * 1's ARB_RELEASE (SEM) makes DW0 1 and agent 0 takes it.
+ */
+TEST_F(mgpu, failed_wait)
+{
+	struct megpu_mgpu_status st0, st;
+	uint32_t *w = mt_u32(self->bo[0]), dw1 = 0;
+	struct mt_job ja, jb;
+	struct megpu_cs cs;
+	int ms;
+
+	memset(self->bo[0]->map, 0, BO_SIZE);
+	ASSERT_EQ(0, megpu_mgpu_status(G(0), &st0));
+	megpu_cs_init(&cs);
+	ASSERT_EQ(0, megpu_cs_arb(&cs, true, VA(0, ARB), MEGPU_ARB_FLAG_SEM));
+	ASSERT_EQ(0, megpu_cs_timestamp(&cs, VA(0, DONE(0)), 1, false));
+	ASSERT_EQ(0, mt_submit(G(0), &ja, 0, &cs, &BO(0), 1, NOIMP));
+	megpu_cs_fini(&cs);
+	for (ms = 0; ms < 20000; ms++) {
+		ASSERT_EQ(0, megpu_mgpu_status(G(0), &st));
+		if (st.arb_failed_waits[0] > st0.arb_failed_waits[0])
+			break;
+		usleep(1000);
+	}
+	EXPECT_LT(st0.arb_failed_waits[0], st.arb_failed_waits[0]);
+	for (ms = 0; ms < 20000; ms++) {
+		dw1 = __atomic_load_n(&w[(ARB + MEGPU_ARB_DW(1)) / 4],
+				      __ATOMIC_SEQ_CST);
+		EXPECT_EQ(0, (dw1 >> 16) & 0xff);	/* Last: agent 0 */
+		EXPECT_EQ(0, w[(ARB + MEGPU_ARB_SEM) / 4]);
+		if (!(dw1 & 0xffff))
+			break;
+		usleep(50);
+	}
+	EXPECT_EQ(0, dw1 & 0xffff);
+	EXPECT_EQ(0, rd64(self, DONE(0)));
+
+	megpu_cs_init(&cs);
+	ASSERT_EQ(0, megpu_cs_arb(&cs, false, VA(1, ARB), MEGPU_ARB_FLAG_SEM));
+	ASSERT_EQ(0, mt_submit(G(1), &jb, 0, &cs, &BO(1), 1, NOIMP));
+	megpu_cs_fini(&cs);
+	EXPECT_EQ(0, mt_job_finish(&jb, 20 * SEC));
+	EXPECT_EQ(0, mt_job_finish(&ja, 20 * SEC));
+	EXPECT_EQ(1, rd64(self, DONE(0)));
+	EXPECT_EQ(0, w[(ARB + MEGPU_ARB_SEM) / 4]);
+}
+
+/*
+ * Bounded bypass (2 agents, Eq. 1 / the tournament's first node): in its
+ * critical section each of agents 0 and 1 logs the node word (DW1) and
+ * the shared entry counter. Whenever an agent entered while the other
+ * had finished its doorway (Req set, Last = the other), the other enters
+ * before that agent's next entry. Steps in a seeded random order.
+ */
+TEST_F(mgpu, bounded_bypass_two_agents)
+{
+	enum { K = 30 };
+	uint8_t order[4 * K];
+	uint32_t *w = mt_u32(self->bo[0]);
+	struct megpu_cs cs[2];
+	struct mt_job j[2];
+	int contended = 0;
+
+	memset(w, 0, BO_SIZE);
+	megpu_mgpu_schedule(0xb1a5, 0x3, order, sizeof(order));
+	ASSERT_EQ(0, schedule(self, order, sizeof(order)));
+	for (unsigned int a = 0; a < 2; a++) {
+		struct megpu_kargs k = { .ptr = { VA(a, TMP(a)) }, .n = 1 };
+
+		megpu_kargs_pack((uint8_t *)w + KARGS(a), &k);
+		megpu_cs_init(&cs[a]);
+		for (int i = 0; i < K; i++) {
+			ASSERT_EQ(0, megpu_cs_arb(&cs[a], true, VA(a, ARB), 0));
+			ASSERT_EQ(0, megpu_cs_copy(&cs[a], VA(a, ARB) + 4,
+						   VA(a, SNAP(a, i)), 4));
+			ASSERT_EQ(0, megpu_cs_copy(&cs[a], VA(a, COUNTER),
+						   VA(a, SNAP(a, i)) + 4, 4));
+			ASSERT_EQ(0, megpu_cs_copy(&cs[a], VA(a, COUNTER),
+						   VA(a, TMP(a)), 4));
+			ASSERT_EQ(0, megpu_cs_flush(&cs[a]));
+			ASSERT_EQ(0, megpu_cs_dispatch(&cs[a],
+					MEGPU_KERNEL_INCREMENT,
+					VA(a, KARGS(a)), 1, 1, 1, 1));
+			ASSERT_EQ(0, megpu_cs_flush(&cs[a]));
+			ASSERT_EQ(0, megpu_cs_copy(&cs[a], VA(a, TMP(a)),
+						   VA(a, COUNTER), 4));
+			ASSERT_EQ(0, megpu_cs_arb(&cs[a], false, VA(a, ARB), 0));
+		}
+	}
+	for (unsigned int a = 0; a < 2; a++)
+		ASSERT_EQ(0, mt_submit(G(a), &j[a], 0, &cs[a], &BO(a), 1, NOIMP));
+	for (unsigned int a = 0; a < 2; a++) {
+		EXPECT_EQ(0, mt_job_finish(&j[a], 20 * SEC));
+		megpu_cs_fini(&cs[a]);
+	}
+	ASSERT_EQ(0, megpu_flush(&self->gpu[0], NULL));
+	EXPECT_EQ(2 * K, w[COUNTER / 4]);
+	for (unsigned int a = 0; a < 2; a++) {
+		unsigned int b = !a;
+
+		for (int i = 0; i + 1 < K; i++) {
+			uint32_t node = w[SNAP(a, i) / 4];
+			uint32_t seen = w[SNAP(a, i) / 4 + 1];
+			uint32_t next = w[SNAP(a, i + 1) / 4 + 1];
+
+			if (!((node >> (8 * b)) & 0xff) ||
+			    ((node >> 16) & 0xff) != b)
+				continue;
+			contended++;
+			/* the other entered in between */
+			if (seen + 1 >= next)
+				TH_LOG("agent %u entry %d bypassed agent %u",
+				       a, i, b);
+			EXPECT_LT(seen + 1, next);
+		}
+	}
+	TH_LOG("%d contended entries", contended);
+	EXPECT_LT(0, contended);
+}
+
+/*
+ * Slots written only by their owner, masked slots ignored: agents
+ * 0..m-1 (m = n - 1) signal and wait unevenly (the totals equal) with a
+ * mask without agent n-1, whose slot holds 0x80000000 (it would make
+ * every sum negative). Every slot ends as its owner's signals - waits,
+ * the masked one untouched.
+ */
+TEST_F(mgpu, slots_owned_masked_ignored)
+{
+	enum { K = 6 };
+	unsigned int m = self->n > 2 ? self->n - 1 : 2;
+	uint32_t mask = (1u << m) - 1, *w = mt_u32(self->bo[0]), sum;
+	struct megpu_cs cs;
+	struct mt_job j[MAXG];
+
+	memset(w, 0, BO_SIZE);
+	for (unsigned int a = m; a < MAXG; a++)
+		w[a] = 0x80000000;
+	for (unsigned int a = 0; a < m; a++) {
+		megpu_cs_init(&cs);
+		for (unsigned int i = 0; i < K * (a + 1); i++)
+			ASSERT_EQ(0, megpu_cs_msem_signal(&cs, VA(a, SLOTS)));
+		for (unsigned int i = 0; i < K * (m - a); i++)
+			ASSERT_EQ(0, megpu_cs_msem_wait(&cs, VA(a, SLOTS),
+							mask));
+		ASSERT_EQ(0, mt_submit(G(a), &j[a], 0, &cs, &BO(a), 1, NOIMP));
+		megpu_cs_fini(&cs);
+	}
+	for (unsigned int a = 0; a < m; a++)
+		EXPECT_EQ(0, mt_job_finish(&j[a], 20 * SEC));
+	for (unsigned int a = 0; a < m; a++)
+		EXPECT_EQ((uint32_t)(K * (a + 1)) - K * (m - a), w[a]);
+	for (unsigned int a = m; a < MAXG; a++)
+		EXPECT_EQ(0x80000000, w[a]);
+	ASSERT_EQ(0, megpu_msem_query(self->bo[0], SLOTS, mask, &sum));
+	EXPECT_EQ(0, sum);
+}
+
+/* A job with packet @op / @flags / payload @p: its fence status. */
+static int run_packet(FIXTURE_DATA(mgpu) *self, unsigned int a,
+		      unsigned int op, unsigned int flags, const uint32_t *p,
+		      unsigned int count)
+{
+	struct megpu_cs cs;
+	struct mt_job j;
+	int ret;
+
+	megpu_cs_init(&cs);
+	ret = megpu_cs_packet(&cs, op, flags, p, count);
+	ret = ret ?: mt_submit(G(a), &j, 0, &cs, &BO(a), 1, NOIMP);
+	ret = ret ?: mt_job_finish(&j, 20 * SEC);
+	megpu_cs_fini(&cs);
+	return ret;
+}
+
+/* Bad masks and modes fault the job (-EFAULT); the devices go on. */
+TEST_F(mgpu, bad_input_faults)
+{
+	uint64_t va = VA(0, SLOTS);
+	uint32_t p[3] = { (uint32_t)va, (uint32_t)(va >> 32), 0 };
+	uint32_t *w = mt_u32(self->bo[0]);
+
+	memset(w, 0, BO_SIZE);
+	p[2] = 0x2;		/* without the own agent */
+	EXPECT_EQ(-EFAULT, run_packet(self, 0, MEGPU_PKT_MSEM_WAIT, 0, p, 3));
+	p[2] = (1u << self->n) | 1;	/* beyond the agent count */
+	if (self->n < 32)
+		EXPECT_EQ(-EFAULT, run_packet(self, 0, MEGPU_PKT_MSEM_WAIT, 0,
+					      p, 3));
+	p[2] = 0;		/* empty */
+	EXPECT_EQ(-EFAULT, run_packet(self, 0, MEGPU_PKT_MSEM_WAIT, 0, p, 3));
+	/* unknown ARB flag; the literal tree with other than 4 agents */
+	EXPECT_EQ(-EFAULT, run_packet(self, 0, MEGPU_PKT_ARB_ACQUIRE, 0x80,
+				      p, 2));
+	if (self->n != 4)
+		EXPECT_EQ(-EFAULT, run_packet(self, 0, MEGPU_PKT_ARB_ACQUIRE,
+					      MEGPU_ARB_FLAG_LITERAL, p, 2));
+	/* unaligned slots */
+	p[0] += 2;
+	EXPECT_EQ(-EFAULT, run_packet(self, 0, MEGPU_PKT_MSEM_SIGNAL, 0, p, 2));
+	p[0] -= 2;
+	/* nothing was written; the device still works */
+	for (unsigned int a = 0; a < self->n; a++)
+		EXPECT_EQ(0, w[a]);
+	EXPECT_EQ(0, run_packet(self, 0, MEGPU_PKT_MSEM_SIGNAL, 0, p, 2));
+	EXPECT_EQ(1, w[0]);
+}
+
+/*
+ * Safety under seeded random schedules, 2..4 agents: each agent runs a
+ * random mix of signals and waits (never more waits than signals in any
+ * prefix of its own list, so all complete). Each signal is logged before
+ * it is made, each wait after it completed; sampled while running,
+ * completed waits never exceed signals. At the end every slot is its
+ * owner's signals - waits.
+ */
+TEST_F(mgpu, msem_safety_random_schedules)
+{
+	enum { OPS = 40 };
+	uint32_t *w = mt_u32(self->bo[0]);
+
+	for (unsigned int m = 2; m <= 4 && m <= self->n; m++) {
+		for (uint64_t seed = 1; seed <= 2; seed++) {
+			uint32_t mask = (1u << m) - 1, sig[4] = { 0 };
+			uint32_t waits[4] = { 0 }, sum;
+			uint8_t order[OPS];
+			struct mt_job j[4];
+			uint64_t x = seed * 0x9e3779b97f4a7c15ull + m;
+			int samples = 0;
+			bool running = true;
+
+			memset(w, 0, BO_SIZE);
+			megpu_mgpu_schedule(seed * 7 + m, mask, order, OPS);
+			ASSERT_EQ(0, schedule(self, order, OPS));
+			for (unsigned int a = 0; a < m; a++) {
+				struct megpu_cs cs;
+
+				megpu_cs_init(&cs);
+				for (int i = 0; i < OPS; i++) {
+					x ^= x << 13;
+					x ^= x >> 7;
+					x ^= x << 17;
+					if ((x & 1) && waits[a] < sig[a]) {
+						waits[a]++;
+						ASSERT_EQ(0, megpu_cs_msem_wait(&cs,
+							VA(a, SLOTS), mask));
+						ASSERT_EQ(0, megpu_cs_write32(&cs,
+							VA(a, WAITLOG(a)),
+							waits[a]));
+					} else {
+						sig[a]++;
+						ASSERT_EQ(0, megpu_cs_write32(&cs,
+							VA(a, SIGLOG(a)),
+							sig[a]));
+						ASSERT_EQ(0, megpu_cs_msem_signal(&cs,
+							VA(a, SLOTS)));
+					}
+				}
+				ASSERT_EQ(0, mt_submit(G(a), &j[a], 0, &cs,
+						       &BO(a), 1, NOIMP));
+				megpu_cs_fini(&cs);
+			}
+			while (running) {
+				uint32_t dw = 0, ds = 0;
+
+				for (unsigned int a = 0; a < m; a++)
+					dw += __atomic_load_n(&w[WAITLOG(a) / 4],
+							      __ATOMIC_SEQ_CST);
+				for (unsigned int a = 0; a < m; a++)
+					ds += __atomic_load_n(&w[SIGLOG(a) / 4],
+							      __ATOMIC_SEQ_CST);
+				ASSERT_LE(dw, ds);
+				samples++;
+				running = false;
+				for (unsigned int a = 0; a < m; a++)
+					if (mt_pending(G(a), j[a].sync, 0))
+						running = true;
+				usleep(200);
+			}
+			for (unsigned int a = 0; a < m; a++)
+				EXPECT_EQ(0, mt_job_finish(&j[a], 20 * SEC));
+			ASSERT_EQ(0, megpu_flush(&self->gpu[0], NULL));
+			for (unsigned int a = 0; a < m; a++) {
+				EXPECT_EQ(sig[a] - waits[a], w[a]);
+				EXPECT_EQ(waits[a], w[WAITLOG(a) / 4]);
+			}
+			ASSERT_EQ(0, megpu_msem_query(self->bo[0], SLOTS, mask,
+						      &sum));
+			EXPECT_EQ(0, (int32_t)sum < 0);
+			TH_LOG("%u agents, seed %llu: %d samples", m,
+			       (unsigned long long)seed, samples);
+			ASSERT_EQ(0, schedule(self, NULL, 0));
+		}
+	}
+}
+
+
+/* The megpu tool: "megpu @args" exits 0 and its output has @text. */
+static bool tool_ok(const char *args, const char *text)
+{
+	char cmd[256], buf[8192];
+	size_t n = 0;
+	int status;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "megpu %s >/tmp/mgpu-tool.out 2>&1", args);
+	status = system(cmd);
+	f = fopen("/tmp/mgpu-tool.out", "r");
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	fputs(buf, stderr);
+	return WIFEXITED(status) && !WEXITSTATUS(status) && strstr(buf, text);
+}
+
+/* megpu mgpu info and msem pass. */
+TEST_F(mgpu, tool_mgpu)
+{
+	char want[64];
+
+	snprintf(want, sizeof(want), "agent %u of %u", self->n - 1, self->n);
+	EXPECT_TRUE(tool_ok("mgpu info", want));
+	EXPECT_TRUE(tool_ok("mgpu msem --signals 5 --waits 2",
+			    ": PASS"));
+	/*
+	 * Not yet: "demo video --frames 40" must PASS too; it picks a
+	 * second engine on GPU B that does not run COPY (see the report).
+	 */
+}
 
 TEST_HARNESS_MAIN

@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: MIT
+/*
+ * megpu mgpu: multi-GPU coordination (seed 000) from the command line,
+ * and megpu demo video, the seed's FIG. 5 on two GPUs.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "megpu_hw.h"
+#include "megpu.h"
+
+static const char usage[] =
+"usage: megpu mgpu info\n"
+"       megpu mgpu msem [--signals N] [--waits M]\n"
+"\n"
+"info: every megpu device's agent id and the agent count the driver\n"
+"gave it, the schedule position and the MSEM/ARB counters (debugfs).\n"
+"\n"
+"msem: one BO made on device 0 and imported by every other device\n"
+"(PRIME) holds a summed semaphore; every device signals N times\n"
+"(default 3) and waits M times (default 1) on its own slot; then the\n"
+"MSEM_QUERY ioctl of each device reads the slots and the summed value,\n"
+"which must be devices * (N - M).\n";
+
+static int open_all(struct megpu *gpu, unsigned int *n)
+{
+	*n = 0;
+	while (*n < MEGPU_MGPU_MAX_AGENTS && !megpu_open(&gpu[*n], *n))
+		(*n)++;
+	if (!*n) {
+		fprintf(stderr, "megpu: no megpu device found\n");
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static int mgpu_info(void)
+{
+	struct megpu gpu[MEGPU_MGPU_MAX_AGENTS];
+	struct megpu_mgpu_status st;
+	unsigned int n, id, count;
+	int ret;
+
+	ret = open_all(gpu, &n);
+	if (ret)
+		return 1;
+	for (unsigned int d = 0; d < n; d++) {
+		ret = megpu_mgpu_agent(&gpu[d], &id, &count);
+		if (ret) {
+			printf("megpu%u: %s: not an agent (%s)\n", d,
+			       gpu[d].node, strerror(-ret));
+			continue;
+		}
+		printf("megpu%u: %s: agent %u of %u\n", d, gpu[d].node, id,
+		       count);
+		if (megpu_mgpu_status(&gpu[d], &st))
+			continue;	/* no debugfs */
+		printf("  steps %u, schedule %u/%u\n", st.steps, st.sched_pos,
+		       st.sched_len);
+		for (unsigned int e = 0; e < st.engines; e++)
+			printf("  engine %u: msem retries %u, false blocks %u, arb spins %u, failed waits %u\n",
+			       e, st.msem_retries[e], st.msem_false_blocks[e],
+			       st.arb_spins[e], st.arb_failed_waits[e]);
+	}
+	for (unsigned int d = 0; d < n; d++)
+		megpu_close(&gpu[d]);
+	return 0;
+}
+
+/* A BO of @size made on gpu[0], imported by the others into bo[]. */
+static int shared_bo(struct megpu *gpu, unsigned int n, uint64_t size,
+		     struct megpu_bo **bo)
+{
+	int fd, ret;
+
+	ret = megpu_bo_new(&gpu[0], size, 0, &bo[0]);
+	ret = ret ?: megpu_bo_map(bo[0]);
+	if (ret)
+		return ret;
+	memset(bo[0]->map, 0, size);
+	ret = megpu_bo_export(bo[0], &fd);
+	if (ret)
+		return ret;
+	for (unsigned int d = 1; d < n && !ret; d++)
+		ret = megpu_bo_import(&gpu[d], fd, &bo[d]);
+	close(fd);
+	return ret;
+}
+
+/* Run cs[d] on engine eng[d] of every device at once; 0 if all ok. */
+static int run_all(struct megpu *gpu, unsigned int n, struct megpu_bo **bo,
+		   const unsigned int *eng, struct megpu_cs *cs)
+{
+	struct megpu_job job[MEGPU_MGPU_MAX_AGENTS];
+	uint32_t sync[MEGPU_MGPU_MAX_AGENTS];
+	int ret = 0, st;
+
+	for (unsigned int d = 0; d < n; d++) {
+		megpu_job_init(&job[d], eng[d]);
+		/* jobs on the shared BO must overlap: no implicit sync */
+		job[d].flags = DRM_MEGPU_SUBMIT_NO_IMPLICIT;
+		ret = ret ?: megpu_job_add_bo(&job[d], bo[d], DRM_MEGPU_BO_READ |
+					      DRM_MEGPU_BO_WRITE);
+		ret = ret ?: megpu_syncobj_new(&gpu[d], false, &sync[d]);
+		if (ret)
+			return ret;
+		megpu_job_signal_sync(&job[d], sync[d], 0);
+		ret = megpu_job_upload(&gpu[d], &job[d], &cs[d]);
+		ret = ret ?: megpu_job_submit(&gpu[d], &job[d]);
+		if (ret)
+			return ret;
+	}
+	for (unsigned int d = 0; d < n; d++) {
+		st = megpu_syncobj_wait(&gpu[d], sync[d], 0,
+					30ll * 1000 * 1000 * 1000);
+		st = st ?: megpu_fence_status(gpu[d].fd, sync[d], 0);
+		if (st && !ret)
+			ret = st;
+		megpu_syncobj_free(&gpu[d], sync[d]);
+		megpu_job_fini(&job[d]);
+	}
+	return ret;
+}
+
+static int mgpu_msem(int argc, char **argv)
+{
+	struct megpu gpu[MEGPU_MGPU_MAX_AGENTS];
+	struct megpu_bo *bo[MEGPU_MGPU_MAX_AGENTS] = { NULL };
+	struct megpu_cs cs[MEGPU_MGPU_MAX_AGENTS];
+	unsigned int eng[MEGPU_MGPU_MAX_AGENTS] = { 0 };
+	uint64_t signals = 3, waits = 1;
+	unsigned int n, id, count;
+	uint32_t sum, want, mask;
+	int ret, bad = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--signals") && i + 1 < argc &&
+		    tool_parse_u64(argv[i + 1], &signals) && signals < 100000) {
+			i++;
+		} else if (!strcmp(argv[i], "--waits") && i + 1 < argc &&
+			   tool_parse_u64(argv[i + 1], &waits) && waits < 100000) {
+			i++;
+		} else {
+			fputs(usage, stderr);
+			return 2;
+		}
+	}
+	if (waits > signals) {
+		fprintf(stderr, "megpu: more waits than signals would block\n");
+		return 2;
+	}
+	if (open_all(gpu, &n))
+		return 1;
+	ret = megpu_mgpu_agent(&gpu[0], &id, &count);
+	if (ret || count != n) {
+		fprintf(stderr, "megpu: devices are not numbered agents\n");
+		return 1;
+	}
+	mask = (1u << n) - 1;
+	ret = shared_bo(gpu, n, 4096, bo);
+	for (unsigned int d = 0; d < n && !ret; d++) {
+		megpu_cs_init(&cs[d]);
+		for (uint64_t i = 0; i < signals && !ret; i++)
+			ret = megpu_cs_msem_signal(&cs[d], bo[d]->va);
+		for (uint64_t i = 0; i < waits && !ret; i++)
+			ret = megpu_cs_msem_wait(&cs[d], bo[d]->va, mask);
+	}
+	ret = ret ?: run_all(gpu, n, bo, eng, cs);
+	if (ret) {
+		fprintf(stderr, "megpu: %s\n", strerror(-ret));
+		return 1;
+	}
+	want = n * (uint32_t)(signals - waits);
+	for (unsigned int d = 0; d < n; d++) {
+		ret = megpu_msem_query(bo[d], 0, mask, &sum);
+		megpu_mgpu_agent(&gpu[d], &id, &count);
+		printf("megpu%u (agent %u): slot %d, summed value %d%s\n", d, id,
+		       (int32_t)((uint32_t *)bo[0]->map)[id], (int32_t)sum,
+		       ret ? " (query failed)" : "");
+		if (ret || sum != want)
+			bad++;
+		megpu_cs_fini(&cs[d]);
+	}
+	printf("megpu mgpu msem: %u agents, %llu signals and %llu waits each: %s\n",
+	       n, (unsigned long long)signals, (unsigned long long)waits,
+	       bad ? "FAIL" : "PASS");
+	for (unsigned int d = n; d-- > 0;) {
+		megpu_bo_free(bo[d]);
+		megpu_close(&gpu[d]);
+	}
+	return bad ? 1 : 0;
+}
+
+int cmd_mgpu(int argc, char **argv)
+{
+	if (tool_help(argc, argv, usage))
+		return 0;
+	if (argc > 1 && !strcmp(argv[1], "info") && argc == 2)
+		return mgpu_info();
+	if (argc > 1 && !strcmp(argv[1], "msem"))
+		return mgpu_msem(argc - 1, argv + 1);
+	fputs(usage, stderr);
+	return 2;
+}
+
+/* --- megpu demo video: FIG. 5 --- */
+
+static const char video_usage[] =
+"usage: megpu demo video [--frames N]\n"
+"\n"
+"The seed's FIG. 5 on two GPUs, no CPU in the loop: the video engine of\n"
+"GPU B writes each frame twice (one copy per display) into an 8-frame\n"
+"ring in memory shared by PRIME and signals; the display engines of GPU\n"
+"A and GPU B wait on summed semaphores (one slot per GPU), take their\n"
+"copy and give the ring slot back. Every frame must reach each display\n"
+"exactly once, in order (checked), then PASS or FAIL.\n"
+"\n"
+"  --frames N   frames to play (default 32)\n";
+
+enum { RING = 8, FRAME_BYTES = 256 };
+/* the shared BO: semaphores (one slot per agent each), ring, outputs */
+#define READY(c)	(0x000 + 0x40 * (c))	/* frame ready for display c */
+#define FREE(c)		(0x100 + 0x40 * (c))	/* ring slot free for c */
+#define SLOT(f, c)	(0x1000 + ((f) % RING) * 2 * FRAME_BYTES + \
+			 (c) * FRAME_BYTES)
+#define OUT(c, f)	(0x2000 + ((c) * 1024 + (f)) * FRAME_BYTES)
+#define FRAME_WORD(f)	(0xf0000000u | (f))
+
+int cmd_demo_video(int argc, char **argv)
+{
+	struct megpu gpu[2];
+	struct megpu_bo *bo[2] = { NULL, NULL };
+	struct megpu_cs cs[3];
+	unsigned int n, id[2], count, frames = 32, eng[3];
+	uint64_t v;
+	const uint32_t mask = 0x3;
+	uint32_t *w;
+	int ret = 0, bad = 0, j, a_dev, b_dev;
+
+	if (tool_help(argc, argv, video_usage))
+		return 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--frames") && i + 1 < argc &&
+		    tool_parse_u64(argv[i + 1], &v) && v > 0 && v <= 1024) {
+			frames = v;
+			i++;
+		} else {
+			fputs(video_usage, stderr);
+			return 2;
+		}
+	}
+	/* GPU A: agent 0 (gpu[0]), GPU B: agent 1 (gpu[1]), whatever index */
+	n = 0;
+	for (unsigned int d = 0; d < MEGPU_MGPU_MAX_AGENTS && n < 2; d++) {
+		struct megpu g;
+
+		if (megpu_open(&g, d))
+			break;
+		if (!megpu_mgpu_agent(&g, &id[0], &count) && id[0] < 2) {
+			gpu[id[0]] = g;
+			n++;
+		} else {
+			megpu_close(&g);
+		}
+	}
+	if (n < 2) {
+		fprintf(stderr, "megpu demo video: needs 2 megpu GPUs (GPUS=2)\n");
+		return 1;
+	}
+	a_dev = 0;
+	b_dev = 1;
+	ret = shared_bo(gpu, 2, 0x2000 + 2 * 1024 * FRAME_BYTES, bo);
+	if (ret)
+		goto out;
+	w = bo[0]->map;
+	/* job 0: UVD on B; jobs 1, 2: DISP on A (copy 0) and on B (copy 1) */
+	{
+		struct megpu *g[3] = { &gpu[b_dev], &gpu[a_dev], &gpu[b_dev] };
+		struct megpu_bo *b[3] = { bo[b_dev], bo[a_dev], bo[b_dev] };
+		struct megpu_job job[3];
+		uint32_t sync[3];
+
+		j = tool_pick_engine(g[0], MEGPU_ENGINE_VIDEO, MEGPU_PKT_FILL, -1);
+		eng[0] = j < 0 ? 0 : j;
+		j = tool_pick_engine(g[1], MEGPU_ENGINE_GFX, MEGPU_PKT_COPY, -1);
+		eng[1] = j < 0 ? 0 : j;
+		j = tool_pick_engine(g[2], MEGPU_ENGINE_GFX, MEGPU_PKT_COPY, -1);
+		eng[2] = j < 0 ? 0 : j;
+		if (eng[2] == eng[0] && !megpu_engines(g[0], &count, NULL) &&
+		    count > 1)
+			eng[2] = (eng[0] + 1) % count;
+		for (int k = 0; k < 3; k++)
+			megpu_cs_init(&cs[k]);
+		/* each display first announces the RING free slots */
+		for (int c = 0; c < 2; c++)
+			for (int i = 0; i < RING && !ret; i++)
+				ret = megpu_cs_msem_signal(&cs[1 + c],
+							   b[1 + c]->va + FREE(c));
+		for (unsigned int f = 0; f < frames && !ret; f++) {
+			uint64_t base = b[0]->va;
+
+			/* UVD: two copies of frame f, two signals */
+			for (int c = 0; c < 2 && !ret; c++)
+				ret = megpu_cs_msem_wait(&cs[0], base + FREE(c),
+							 mask);
+			for (int c = 0; c < 2 && !ret; c++)
+				ret = megpu_cs_fill(&cs[0], base + SLOT(f, c),
+						    FRAME_BYTES,
+						    FRAME_WORD(f));
+			for (int c = 0; c < 2 && !ret; c++)
+				ret = megpu_cs_msem_signal(&cs[0],
+							   base + READY(c));
+			/* DISP c: wait, scan out (copy), give the slot back */
+			for (int c = 0; c < 2 && !ret; c++) {
+				uint64_t db = b[1 + c]->va;
+
+				ret = megpu_cs_msem_wait(&cs[1 + c],
+							 db + READY(c), mask);
+				ret = ret ?: megpu_cs_copy(&cs[1 + c],
+							   db + SLOT(f, c),
+							   db + OUT(c, f),
+							   FRAME_BYTES);
+				ret = ret ?: megpu_cs_flush(&cs[1 + c]);
+				ret = ret ?: megpu_cs_msem_signal(&cs[1 + c],
+								  db + FREE(c));
+			}
+		}
+		for (int k = 0; k < 3 && !ret; k++) {
+			megpu_job_init(&job[k], eng[k]);
+			job[k].flags = DRM_MEGPU_SUBMIT_NO_IMPLICIT;
+			ret = megpu_job_add_bo(&job[k], b[k], DRM_MEGPU_BO_READ |
+					       DRM_MEGPU_BO_WRITE);
+			ret = ret ?: megpu_syncobj_new(g[k], false, &sync[k]);
+			if (ret)
+				break;
+			megpu_job_signal_sync(&job[k], sync[k], 0);
+			ret = megpu_job_upload(g[k], &job[k], &cs[k]);
+			ret = ret ?: megpu_job_submit(g[k], &job[k]);
+		}
+		for (int k = 0; k < 3 && !ret; k++) {
+			int st = megpu_syncobj_wait(g[k], sync[k], 0,
+						    30ll * 1000 * 1000 * 1000);
+
+			st = st ?: megpu_fence_status(g[k]->fd, sync[k], 0);
+			printf("  %s on GPU %c (%s): %s\n",
+			       k ? "display" : "video  ", k == 1 ? 'A' : 'B',
+			       tool_engine_name(g[k], eng[k]), tool_status(st));
+			if (st)
+				bad++;
+			megpu_syncobj_free(g[k], sync[k]);
+			megpu_job_fini(&job[k]);
+		}
+		for (int k = 0; k < 3; k++)
+			megpu_cs_fini(&cs[k]);
+	}
+	if (ret)
+		goto out;
+	megpu_flush(&gpu[0], NULL);
+	for (int c = 0; c < 2; c++) {
+		unsigned int good = 0;
+
+		for (unsigned int f = 0; f < frames; f++) {
+			const uint32_t *o = w + OUT(c, f) / 4;
+			bool ok = true;
+
+			for (unsigned int i = 0; i < FRAME_BYTES / 4; i++)
+				ok &= o[i] == FRAME_WORD(f);
+			good += ok;
+		}
+		printf("  display on GPU %c: %u of %u frames, in order: %s\n",
+		       c ? 'B' : 'A', good, frames,
+		       good == frames ? "ok" : "FAIL");
+		if (good != frames)
+			bad++;
+	}
+	printf("  ready sums %d/%d, free sums %d/%d (8 each at the end)\n",
+	       (int32_t)(w[READY(0) / 4] + w[READY(0) / 4 + 1]),
+	       (int32_t)(w[READY(1) / 4] + w[READY(1) / 4 + 1]),
+	       (int32_t)(w[FREE(0) / 4] + w[FREE(0) / 4 + 1]),
+	       (int32_t)(w[FREE(1) / 4] + w[FREE(1) / 4 + 1]));
+	if (w[READY(0) / 4] + w[READY(0) / 4 + 1] ||
+	    w[READY(1) / 4] + w[READY(1) / 4 + 1] ||
+	    w[FREE(0) / 4] + w[FREE(0) / 4 + 1] != RING ||
+	    w[FREE(1) / 4] + w[FREE(1) / 4 + 1] != RING)
+		bad++;
+out:
+	if (ret) {
+		fprintf(stderr, "megpu demo video: %s\n", strerror(-ret));
+		bad++;
+	}
+	printf("megpu demo video: %s\n", bad ? "FAIL" : "PASS");
+	for (int d = 1; d >= 0; d--) {
+		megpu_bo_free(bo[d]);
+		megpu_close(&gpu[d]);
+	}
+	return bad ? 1 : 0;
+}
