@@ -235,6 +235,7 @@ int cmd_demo_video(int argc, char **argv)
 	struct megpu_bo *bo[2] = { NULL, NULL };
 	struct megpu_cs cs[3];
 	unsigned int n, id[2], count, frames = 32, eng[3];
+	uint64_t types = 0;
 	uint64_t v;
 	const uint32_t mask = 0x3;
 	uint32_t *w;
@@ -289,9 +290,21 @@ int cmd_demo_video(int argc, char **argv)
 		eng[1] = j < 0 ? 0 : j;
 		j = tool_pick_engine(g[2], MEGPU_ENGINE_GFX, MEGPU_PKT_COPY, -1);
 		eng[2] = j < 0 ? 0 : j;
-		if (eng[2] == eng[0] && !megpu_engines(g[0], &count, NULL) &&
-		    count > 1)
-			eng[2] = (eng[0] + 1) % count;
+		/* GPU B's display needs an engine of its own that copies */
+		if (eng[2] == eng[0] && !megpu_engines(g[0], &count, &types)) {
+			for (unsigned int e = 0; e < count; e++)
+				if (e != eng[0] &&
+				    megpu_engine_packets(MEGPU_ENGINE_TYPE(types, e)) &
+				    MEGPU_BIT(MEGPU_PKT_COPY)) {
+					eng[2] = e;
+					break;
+				}
+		}
+		if (eng[2] == eng[0]) {
+			fprintf(stderr, "megpu demo video: GPU B needs two engines that copy\n");
+			ret = -EOPNOTSUPP;
+			goto out;
+		}
 		for (int k = 0; k < 3; k++)
 			megpu_cs_init(&cs[k]);
 		/* each display first announces the RING free slots */
