@@ -542,6 +542,114 @@ TEST_F(syscall, fileio_bad_address_is_efault)
  * PRINTF: work-item i prints "item %d of %u: %s\n" from its own record;
  * every line comes out whole, once.
  */
+/* out[i] = MALLOC(64), then the block gets i; user[0] out, user[1] n. */
+static const char malloc_prog[] =
+	"s2r r1, global_id\n"
+	"ldarg32 r2, 8\n"
+	"cmpltu r3, r1, r2\n"
+	"if r3\n"
+	"li r5, 64\n"
+	"syscall r4, 0x101, r5, r5, r5\n"	/* MEGPU_SYS_MALLOC */
+	"st32 [r4], r1\n"
+	"ldarg r7, 0\n"
+	"shl r8, r1, 3\n"
+	"add r7, r7, r8\n"
+	"st64 [r7], r4\n"
+	"endif\n"
+	"end\n";
+
+/* out[i] = FREE(out[i]). */
+static const char free_prog[] =
+	"s2r r1, global_id\n"
+	"ldarg32 r2, 8\n"
+	"cmpltu r3, r1, r2\n"
+	"if r3\n"
+	"ldarg r7, 0\n"
+	"shl r8, r1, 3\n"
+	"add r7, r7, r8\n"
+	"ld64 r4, [r7]\n"
+	"syscall r5, 0x102, r4, r4, r4\n"	/* MEGPU_SYS_FREE */
+	"st64 [r7], r5\n"
+	"endif\n"
+	"end\n";
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The seed's malloc/free from a pool BO: 100 work-items each get a
+ * distinct 16-byte aligned 64-byte block inside the pool (and write it),
+ * then free it; a free of anything else is -EINVAL.
+ */
+TEST_F(syscall, malloc_and_free_from_a_pool)
+{
+	struct megpu_bo *pool, *out, *bos[4];
+	const uint32_t n = 100;
+	struct megpu_service svc;
+	struct mt_prog pm, pf;
+	uint64_t user[2], *a;
+	struct megpu_cs cs;
+	uint32_t i;
+
+	ASSERT_EQ(MEGPU_SYS_MALLOC, 0x101);
+	ASSERT_EQ(MEGPU_SYS_FREE, 0x102);
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 64 * 1024, 0, &pool));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, n * 8, 0, &out));
+	ASSERT_EQ(0, mt_prog_load(&self->t.gpu, malloc_prog, &pm));
+	ASSERT_EQ(0, mt_prog_load(&self->t.gpu, free_prog, &pf));
+	ASSERT_EQ(0, megpu_service_init(&svc, &self->t.gpu));
+	ASSERT_EQ(0, megpu_service_malloc(&svc, pool));
+	ASSERT_EQ(0, megpu_service_start(&svc, 2));
+
+	user[0] = out->va;
+	user[1] = n;
+	megpu_cs_init(&cs);
+	ASSERT_EQ(0, mt_prog_dispatch(&cs, &pm, 0, user, 2, n, 32));
+	bos[2] = pool;
+	bos[3] = out;
+	ASSERT_EQ(0, mt_run(&self->t, self->engine, &cs, bos,
+			    mt_prog_bos(&pm, bos, bos + 2, 2)));
+	a = malloc(n * 8);
+	ASSERT_NE(NULL, a);
+	memcpy(a, out->map, n * 8);
+	for (i = 0; i < n; i++) {
+		ASSERT_LE(pool->va, a[i]) TH_LOG("caller %u", i);
+		ASSERT_GE(pool->va + pool->size - 64, a[i]);
+		EXPECT_EQ(0, a[i] % 16);
+		EXPECT_EQ(i, mt_u32(pool)[(a[i] - pool->va) / 4]);
+	}
+	qsort(a, n, 8, cmp_u64);
+	for (i = 1; i < n; i++)
+		EXPECT_LE(a[i - 1] + 64, a[i]) TH_LOG("blocks overlap");
+	free(a);
+
+	megpu_cs_reset(&cs);
+	ASSERT_EQ(0, mt_prog_dispatch(&cs, &pf, 0, user, 2, n, 32));
+	ASSERT_EQ(0, mt_run(&self->t, self->engine, &cs, bos,
+			    mt_prog_bos(&pf, bos, bos + 2, 2)));
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(0, ((uint64_t *)out->map)[i]) TH_LOG("free %u", i);
+	/* the blocks were freed: freeing them again is an error */
+	memset(out->map, 0, n * 8);
+	((uint64_t *)out->map)[0] = pool->va + 8;
+	megpu_cs_reset(&cs);
+	ASSERT_EQ(0, mt_prog_dispatch(&cs, &pf, 0, user, 2, 1, 1));
+	ASSERT_EQ(0, mt_run(&self->t, self->engine, &cs, bos,
+			    mt_prog_bos(&pf, bos, bos + 2, 2)));
+	EXPECT_EQ(MEGPU_SYS_ERR(-EINVAL), ((uint64_t *)out->map)[0]);
+
+	megpu_service_fini(&svc);
+	megpu_cs_fini(&cs);
+	mt_prog_free(&pf);
+	mt_prog_free(&pm);
+	megpu_bo_free(out);
+	megpu_bo_free(pool);
+}
+
 static const char printf_prog[] =
 	"s2r r1, global_id\n"
 	"ldarg r2, 0\n"			/* records, 32 bytes each */
