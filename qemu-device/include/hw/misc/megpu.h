@@ -140,8 +140,8 @@ struct MegpuState {
     uint32_t num_engines;
     uint32_t version;           /* x-version: test a driver mismatch */
     bool drop_irqs;             /* x-drop-irqs: test a dead interrupt path */
-    bool hold_writes;           /* x-hold-writes: posted writes wait for a
-                                   host flush, so queues fill for sure */
+    /* x-hold-writes: posted writes wait for a host flush (tests) */
+    bool hold_writes;
     uint32_t wave_budget;       /* instructions per wave, 0: unlimited */
     bool wave_nonatomic;        /* x-wave-nonatomic: test the atomics test */
     bool taskq_nonatomic;       /* x-taskq-nonatomic: queue lock test */
