@@ -604,6 +604,7 @@ void megpu_flush_debugfs_init(struct megpu_device *mdev);
 void megpu_flush_debugfs_minor_init(struct drm_minor *minor);
 int megpu_flush_unmapped(struct megpu_vm *vm);
 void megpu_flush_unplug(struct megpu_device *mdev);
+void megpu_flush_before_reset(struct megpu_device *mdev);
 void megpu_flush_mark_dirty(struct megpu_device *mdev);
 
 /* megpu_syscall.c */

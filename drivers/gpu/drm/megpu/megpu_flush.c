@@ -184,6 +184,19 @@ static int megpu_flush_wait(struct megpu_device *mdev, u64 *seqno,
 	return 0;
 }
 
+/*
+ * An engine is about to be reset, which drops its queued writes: let
+ * them land first, so that the writes of completed NO_FLUSH jobs become
+ * visible as the uAPI promises (the hung job's land too; it fails).
+ */
+void megpu_flush_before_reset(struct megpu_device *mdev)
+{
+	u64 seqno;
+
+	if (mdev->caps & MEGPU_CAP_FLUSH)
+		megpu_flush_wait(mdev, &seqno, false);
+}
+
 /* The device is gone: wake the flushes waiting for it. */
 void megpu_flush_unplug(struct megpu_device *mdev)
 {
@@ -284,8 +297,8 @@ void megpu_flush_debugfs_minor_init(struct drm_minor *minor)
  * invalidated (so no new write can be queued for them), before they are
  * freed: if a job of @vm is still in a ring, or a job that did not flush
  * its writes has completed since the last flush, drain every queued write
- * with a host flush. A job that timed out lost its queued writes in the
- * engine reset. Returns 0, or an error when the device did not drain:
+ * with a host flush (an engine reset drains them first, see
+ * megpu_flush_before_reset()). Returns 0, or an error when the device did not drain:
  * then the pages must not be freed.
  */
 int megpu_flush_unmapped(struct megpu_vm *vm)

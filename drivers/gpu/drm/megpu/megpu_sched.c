@@ -549,6 +549,7 @@ static enum drm_gpu_sched_stat megpu_timedout_job(struct drm_sched_job *bad)
 		mutex_unlock(&eng->ring_lock);
 		goto restart;
 	}
+	megpu_flush_before_reset(eng->mdev);
 	if (megpu_engine_hw_reset(eng)) {
 		mutex_unlock(&eng->ring_lock);
 		dma_fence_end_signalling(cookie);
