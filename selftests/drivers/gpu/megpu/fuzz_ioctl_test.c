@@ -28,7 +28,7 @@
 #include "megpu_fuzz.h"
 
 #define FZ_PROCS	4
-#define FZ_CALLS	30000		/* per process; 10x in a long run */
+#define FZ_CALLS	25000		/* per process; 10x in a long run */
 #define FZ_BOS		48
 #define FZ_SYNCS	48
 #define FZ_FDS		24
@@ -127,6 +127,7 @@ struct fz {
 	int fds[FZ_FDS];
 	uint8_t *arena;		/* 2 pages, then a PROT_NONE page */
 	unsigned long calls[OP_COUNT], oks[OP_COUNT];
+	int64_t ns[OP_COUNT];	/* time in the calls */
 	int failed;
 };
 
@@ -149,8 +150,10 @@ static bool fz_errno_ok(int e)
 static int fz_ioctl(struct fz *f, enum fz_op op, int fd, unsigned long nr,
 		    void *arg)
 {
+	int64_t t0 = megpu_now_ns();
 	int ret = ioctl(fd, nr, arg), e = ret == -1 ? errno : 0;
 
+	f->ns[op] += megpu_now_ns() - t0;
 	f->calls[op]++;
 	if (!e)
 		f->oks[op]++;
@@ -171,14 +174,25 @@ static void fz_fail(struct fz *f, const char *what, long a, long b)
 	f->failed = 1;
 }
 
+/* Uniform in [0, n), 0 for an empty range. */
 static uint64_t R(struct fz *f, uint64_t n)
 {
-	return fz_below(&f->rng, n);
+	return n ? fz_below(&f->rng, n) : 0;
 }
 
 static bool ONE_IN(struct fz *f, uint64_t n)
 {
 	return fz_one_in(&f->rng, n);
+}
+
+/* Handle @handle of client @c is gone: every entry naming it is stale. */
+static void fz_bo_closed(struct fz *f, int c, uint32_t handle)
+{
+	int i;
+
+	for (i = 0; i < FZ_BOS; i++)
+		if (f->bo[i].c == c && f->bo[i].handle == handle)
+			f->bo[i].live = false;
 }
 
 /* --- picking things --- */
@@ -399,7 +413,7 @@ static uint64_t fz_bo_size(struct fz *f)
 	case 1:
 		return fz_value(&f->rng);
 	case 2:	/* big but allowed: pins and maps a few MiB */
-		return (1 + R(f, 4)) << 20;
+		return ONE_IN(f, 4) ? (1 + R(f, 4)) << 20 : 1 + R(f, 65536);
 	default:
 		return 1 + R(f, 65536);
 	}
@@ -443,8 +457,9 @@ static void fz_op_gem_create(struct fz *f)
 	if (f->bo[i].live && f->bo[i].c == ci && ONE_IN(f, 2)) {
 		struct drm_gem_close gcl = { .handle = f->bo[i].handle };
 
-		fz_ioctl(f, OP_GEM_CLOSE, f->cl[ci].fd, DRM_IOCTL_GEM_CLOSE,
-			 &gcl);
+		if (!fz_ioctl(f, OP_GEM_CLOSE, f->cl[ci].fd,
+			      DRM_IOCTL_GEM_CLOSE, &gcl))
+			fz_bo_closed(f, ci, gcl.handle);
 	}
 	f->bo[i] = (struct fz_bo){
 		.c = ci, .handle = c.handle, .va = c.va,
@@ -527,7 +542,10 @@ static void fz_submit(struct fz *f)
 			bos[i--] = bos[--nbo];	/* drop it */
 			continue;
 		}
-		if (i > 0 && bos[i].handle == bos[i - 1].handle)
+		for (j = 0; j < i; j++)
+			if (bos[j].handle == bos[i].handle)
+				break;
+		if (j < i)	/* listed already */
 			bos[i--] = bos[--nbo];
 	}
 	for (i = 0; i < nin; i++) {
@@ -550,8 +568,8 @@ static void fz_submit(struct fz *f)
 		.out_sync = { .handle = out->c == ci && out->live ?
 			      out->handle : 0 },
 	};
-	/* now break some of it; a third stay valid */
-	breaks = R(f, 3) ? R(f, 4) : 0;
+	/* now break some of it; a fifth stay valid (jobs cost time) */
+	breaks = R(f, 5) ? 1 + R(f, 3) : 0;
 	for (i = 0; i < breaks; i++) {
 		switch (R(f, 22)) {
 		case 0:
@@ -626,8 +644,10 @@ static void fz_submit(struct fz *f)
 			}
 			break;
 		case 17:	/* the IB in a BO not listed */
-			bos[0] = bos[--nbo];
-			s.bo_count = nbo;
+			if (nbo) {
+				bos[0] = bos[--nbo];
+				s.bo_count = nbo;
+			}
 			break;
 		case 18:
 			s.bo_count = 0;
@@ -717,9 +737,8 @@ static void fz_gem_close(struct fz *f)
 	/* never the home BO, which the valid jobs need */
 	if (a.handle == f->cl[c].home)
 		return;
-	fz_ioctl(f, OP_GEM_CLOSE, f->cl[c].fd, DRM_IOCTL_GEM_CLOSE, &a);
-	if (a.handle == bo->handle)
-		bo->live = false;	/* closed, or never ours: kept as stale */
+	if (!fz_ioctl(f, OP_GEM_CLOSE, f->cl[c].fd, DRM_IOCTL_GEM_CLOSE, &a))
+		fz_bo_closed(f, c, a.handle);	/* kept, as a stale handle */
 }
 
 static void fz_prime_export(struct fz *f)
@@ -1208,9 +1227,9 @@ static int fz_process(struct fz *f, unsigned long ncalls)
 	}
 	for (op = 0; op < OP_COUNT; op++)
 		if (f->calls[op])
-			printf("# process %u: %-24s %7lu calls %7lu ok\n",
+			printf("# process %u: %-24s %7lu calls %7lu ok %7.2f s\n",
 			       f->proc, fz_op_names[op], f->calls[op],
-			       f->oks[op]);
+			       f->oks[op], f->ns[op] / 1e9);
 	fflush(stdout);
 	return 0;
 }
