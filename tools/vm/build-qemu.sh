@@ -53,7 +53,7 @@ if [ ! -f "$build/build.ninja" ]; then
 	}
 fi
 ninja -C "$build" qemu-system-x86_64 tests/qtest/megpu-test \
-	tests/qtest/megpu-wave-test tests/qtest/megpu-mgpu-test | tee "$build/ninja.log"
+	tests/qtest/megpu-wave-test tests/qtest/megpu-mgpu-test tests/qtest/megpu-fuzz-test | tee "$build/ninja.log"
 if grep -A3 -E '(megpu[^ ]*\.[ch]):[0-9]+:[0-9]+: (warning|error)' "$build/ninja.log"; then
 	echo "qemu: warnings in megpu files" >&2
 	exit 1

@@ -37,6 +37,7 @@ struct pf {
 	struct pf_client c;
 	unsigned long jobs, submitted, status[5], reopen, submit_err;
 	unsigned long valid_pkts, random_pkts;
+	bool clean;		/* this IB: valid packets on our BOs only */
 };
 
 static uint64_t R(struct pf *p, uint64_t n)
@@ -77,6 +78,9 @@ static uint64_t pf_addr(struct pf *p, unsigned int align)
 	struct pf_client *c = &p->c;
 	uint64_t a;
 
+	if (p->clean)
+		return (c->data->va + R(p, c->data->size / 2)) &
+		       ~(uint64_t)(align ? align - 1 : 0);
 	switch (R(p, 10)) {
 	case 0:
 		a = c->ib->va + R(p, c->ib->size);
@@ -103,6 +107,8 @@ static uint64_t pf_addr(struct pf *p, unsigned int align)
 /* A size: mostly small, sometimes huge. */
 static uint32_t pf_size(struct pf *p)
 {
+	if (p->clean)
+		return R(p, 4096);
 	switch (R(p, 8)) {
 	case 0:
 		return (uint32_t)fz_value(&p->rng);
@@ -168,8 +174,11 @@ static void pf_valid(struct pf *p, struct megpu_cs *cs, unsigned int slot)
 	uint64_t va;
 	unsigned int i;
 
+	static const uint8_t clean_ops[] = { 0, 1, 2, 3, 4, 5, 7, 8, 9, 12 };
+
 	p->valid_pkts++;
-	switch (R(p, 14)) {
+	/* clean IBs: no wave words, IB or ring-only packets, which fault */
+	switch (p->clean ? clean_ops[R(p, sizeof(clean_ops))] : R(p, 14)) {
 	case 0:
 		megpu_cs_nop(cs, R(p, 8));
 		break;
@@ -274,15 +283,16 @@ static uint32_t pf_build(struct pf *p, struct megpu_cs *cs, unsigned int slot)
 	uint32_t bytes;
 
 	megpu_cs_reset(cs);
+	p->clean = ONE_IN(p, 3);
 	for (i = 0; i < n; i++) {
-		if (R(p, 3))
+		if (p->clean || R(p, 4))
 			pf_valid(p, cs, slot);
 		else
 			pf_random(p, cs);
 		if (megpu_cs_bytes(cs) > PF_IB_SLOT - 512)
 			break;
 	}
-	if (ONE_IN(p, 20))	/* a random word or two at the end */
+	if (!p->clean && ONE_IN(p, 20))	/* a random word at the end */
 		megpu_cs_packet(cs, R(p, 256), 0, NULL, 0);
 	cs->error = 0;
 	bytes = megpu_cs_bytes(cs);
@@ -395,7 +405,7 @@ TEST_F_TIMEOUT(pf, packets, 1800)
 			megpu_job_add_bo(&j->job, p->c.prog, DRM_MEGPU_BO_READ);
 			megpu_job_add_bo(&j->job, p->c.args, DRM_MEGPU_BO_READ);
 			/* an explicit dependency passes a failure on */
-			if (i && ONE_IN(p, 4) && jobs[i - 1].live)
+			if (i && ONE_IN(p, 8) && jobs[i - 1].live)
 				megpu_job_wait_sync(&j->job, jobs[i - 1].sync,
 						    0);
 			ASSERT_EQ(0, megpu_syncobj_new(&p->c.t.gpu, false,
