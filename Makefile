@@ -93,7 +93,7 @@ $(TOOL): $(wildcard tools/megpu/*.c tools/megpu/*.h) $(LIB) $(PROGRAMS_H)
 
 tools: $(DEPS_STAMP) $(TOOL)
 
-$(B)/selftests/%: $(SELFTEST_DIR)/%.c $(SELFTEST_DIR)/megpu_test.h $(LIB) \
+$(B)/selftests/%: $(SELFTEST_DIR)/%.c $(wildcard $(SELFTEST_DIR)/*.h) $(LIB) \
 		$(PROGRAMS_H) $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(SELFTEST_CFLAGS) -I$(KSFT) $(LDFLAGS) -o $@ $< $(LIB) $(LIBDRM)

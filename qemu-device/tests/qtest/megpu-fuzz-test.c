@@ -1,0 +1,261 @@
+/*
+ * QTest: register fuzzing of the megpu device.
+ *
+ * Random writes (and reads) of every register of BAR0, the global ones,
+ * every engine block (present or not) and the holes between them, ring
+ * base, size and tail included, while the engines run long work: QEMU
+ * must not crash, assert or hang, and after a device reset every engine
+ * runs a known-good ring job again.
+ *
+ * The run is reproducible: a fixed seed, or MEGPU_FUZZ_SEED to try
+ * others (the seed is printed); MEGPU_FUZZ_STEPS sets the length.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "megpu-qtest.h"
+
+static GRand *rng;
+
+static uint32_t rnd(void)
+{
+    return g_rand_int(rng);
+}
+
+static uint32_t rnd_range(uint32_t lo, uint32_t hi)
+{
+    return g_rand_int_range(rng, lo, hi);
+}
+
+/* A register value: small, a bit, all ones, an address, or anything. */
+static uint32_t fuzz_value(void)
+{
+    switch (rnd_range(0, 8)) {
+    case 0:
+        return rnd_range(0, 16);
+    case 1:
+        return 1u << rnd_range(0, 32);
+    case 2:
+        return ~0u - rnd_range(0, 4);
+    case 3:
+        return (uint32_t)RING_PA(rnd_range(0, MEGPU_MAX_ENGINES));
+    case 4:
+        return BIG_PA + rnd_range(0, 0x1000) * 0x1000;
+    case 5:
+        return MEGPU_RING_SIZE_MIN << rnd_range(0, 10);
+    default:
+        return rnd();
+    }
+}
+
+/*
+ * Long work on engine @n: many DISPATCHes of INCREMENT over a big array
+ * (the engine stays busy for a while), then a WAIT on a semaphore the
+ * CPU may or may not release: the fuzzer writes registers while it runs
+ * and while it waits.
+ */
+static void busy_work(Megpu *m, unsigned n)
+{
+    uint64_t args = DATA_PA + 0x100000 + n * 0x100;
+    uint64_t ptr[4] = { BIG_PA + n * 0x40000, 0, 0, 0 };
+    uint32_t param[3] = { 0 };
+    Stream *r = &m->ring[n];
+
+    write_kargs(m, args, ptr, 0x10000, param);
+    for (unsigned i = 0; i < 4; i++) {
+        emit_dispatch(r, MEGPU_KERNEL_INCREMENT, args, 0x10000, 1, 256, 1);
+    }
+    emit_wait(r, SEM_PA + n * 8, 1 + rnd_range(0, 2));
+    emit_ts(r, DATA_PA + n * 8, 0x1000 + n, MEGPU_TIMESTAMP_FLAG_IRQ);
+    kick(m, n);
+}
+
+/* Every global register the hardware contract names. */
+static const uint32_t globals[] = {
+    MEGPU_REG_ID, MEGPU_REG_VERSION, MEGPU_REG_CAPS, MEGPU_REG_ENGINE_COUNT,
+    MEGPU_REG_MSIX_VECTORS, MEGPU_REG_SCRATCH, MEGPU_REG_IRQ_TEST,
+    MEGPU_REG_IRQ_TEST_STATUS, MEGPU_REG_RESET, MEGPU_REG_ENGINE_TYPES,
+    MEGPU_REG_MMU_INVALIDATE, MEGPU_REG_WRITE_MODE, MEGPU_REG_FLUSH,
+    MEGPU_REG_FLUSH_STATUS, MEGPU_REG_FLUSH_SEQ, MEGPU_REG_MISC_IRQ_STATUS,
+    MEGPU_REG_QUEUE_MC, MEGPU_REG_WAVE_RESTART,
+    MEGPU_REG_WAVE_RESTART_ERRORS, MEGPU_REG_WAVE_RESTARTS,
+    MEGPU_REG_WAVE_INTERRUPTS, MEGPU_REG_SYSCALLS,
+    MEGPU_REG_SYSCALL_RETRIES, MEGPU_REG_MGPU_AGENT_ID,
+    MEGPU_REG_MGPU_AGENT_COUNT, MEGPU_REG_MGPU_SCHED_LO,
+    MEGPU_REG_MGPU_SCHED_HI, MEGPU_REG_MGPU_STEPS,
+};
+
+/* One random register access. */
+static void fuzz_step(Megpu *m)
+{
+    unsigned what = rnd_range(0, 100);
+    unsigned n = rnd_range(0, m->engines);
+    uint32_t reg, val = fuzz_value();
+
+    if (what < 30) {
+        /* a register of an engine block, present or not */
+        unsigned e = rnd_range(0, 8) ? n : rnd_range(0, MEGPU_MAX_ENGINES);
+
+        reg = rnd_range(0, MEGPU_ENGINE_STRIDE / 4) * 4;
+        if (reg == MEGPU_ENG_DELAY_US) {
+            val %= 500;     /* a stall, not a hang */
+        }
+        if (reg == MEGPU_ENG_CONTROL && rnd_range(0, 4)) {
+            val &= MEGPU_ENG_CTRL_RESET | MEGPU_ENG_CTRL_FAULT_ACK;
+        }
+        ewr(m, e, reg, val);
+    } else if (what < 45) {
+        /* ring state of a running engine */
+        static const uint32_t ring[] = {
+            MEGPU_ENG_RING_BASE_LO, MEGPU_ENG_RING_BASE_HI,
+            MEGPU_ENG_RING_SIZE, MEGPU_ENG_RING_TAIL, MEGPU_ENG_CONTROL,
+            MEGPU_ENG_IRQ_STATUS,
+        };
+
+        reg = ring[rnd_range(0, G_N_ELEMENTS(ring))];
+        if (reg == MEGPU_ENG_RING_TAIL && rnd_range(0, 2)) {
+            val = rnd_range(0, RING_SIZE / 4) * 4;
+        }
+        ewr(m, n, reg, val);
+    } else if (what < 60) {
+        reg = globals[rnd_range(0, G_N_ELEMENTS(globals))];
+        if (reg == MEGPU_REG_RESET) {
+            /* a global reset now and then, garbage otherwise */
+            val = rnd_range(0, 8) ? val : MEGPU_RESET_MAGIC;
+        } else if (reg == MEGPU_REG_WRITE_MODE && rnd_range(0, 4)) {
+            val = rnd_range(0, 2);
+        } else if (reg == MEGPU_REG_MGPU_SCHED_LO && rnd_range(0, 2)) {
+            val = 0;
+        }
+        wr(m, reg, val);
+    } else if (what < 70) {
+        /* anywhere in BAR0, holes included, any size */
+        reg = rnd_range(0, MEGPU_MMIO_SIZE);
+        switch (rnd_range(0, 4)) {
+        case 0:
+            qpci_io_writeb(m->dev, m->bar, reg, val);
+            break;
+        case 1:
+            qpci_io_writew(m->dev, m->bar, reg & ~1u, val);
+            break;
+        case 2:
+            qpci_io_writeq(m->dev, m->bar, reg & ~7u,
+                           (uint64_t)rnd() << 32 | val);
+            break;
+        default:
+            wr(m, reg & ~3u, val);
+            break;
+        }
+    } else if (what < 85) {
+        /* reads have side effects in some devices: not in this one */
+        reg = rnd_range(0, MEGPU_MMIO_SIZE / 4) * 4;
+        (void)rd(m, reg);
+        (void)qpci_io_readb(m->dev, m->bar, rnd_range(0, MEGPU_MMIO_SIZE));
+    } else if (what < 92) {
+        /* the semaphore of the busy work: release it, or not */
+        qtest_writeq(m->qts, SEM_PA + n * 8, rnd_range(0, 3));
+    } else {
+        /* more work, on whatever ring state the engine has now */
+        uint64_t base = erd64(m, n, MEGPU_ENG_RING_BASE_LO);
+        uint32_t size = erd(m, n, MEGPU_ENG_RING_SIZE);
+
+        if (base == RING_PA(n) && size == RING_SIZE) {
+            m->ring[n].pos = erd(m, n, MEGPU_ENG_RING_TAIL) & (RING_SIZE - 1);
+            busy_work(m, n);
+        }
+    }
+}
+
+static uint64_t total_packets, total_faults;
+
+/* After a device reset, every engine runs a TIMESTAMP on a fresh ring. */
+static void check_recovery(Megpu *m)
+{
+    g_assert_cmphex(rd(m, MEGPU_REG_ID), ==, MEGPU_ID_MAGIC);
+    for (unsigned n = 0; n < m->engines; n++) {
+        total_packets += erd64(m, n, MEGPU_ENG_PACKETS_LO);
+        total_faults += erd(m, n, MEGPU_ENG_FAULTS);
+    }
+    wr(m, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
+    for (unsigned n = 0; n < m->engines; n++) {
+        eng_reset_done(m, n);
+    }
+    wr(m, MEGPU_REG_WRITE_MODE, MEGPU_WRITE_MODE_STRICT);
+    wr(m, MEGPU_REG_MGPU_SCHED_LO, 0);
+    wr(m, MEGPU_REG_MGPU_SCHED_HI, 0);
+    for (unsigned n = 0; n < m->engines; n++) {
+        ewr(m, n, MEGPU_ENG_DELAY_US, 0);
+        qtest_writeq(m->qts, DATA_PA + 0x80000 + n * 8, 0);
+        ring_setup(m, n);
+        emit_ts(&m->ring[n], DATA_PA + 0x80000 + n * 8, 0xf00d0000 + n,
+                MEGPU_TIMESTAMP_FLAG_IRQ);
+        kick(m, n);
+    }
+    for (unsigned n = 0; n < m->engines; n++) {
+        eng_idle(m, n);
+        mem_poll64(m, DATA_PA + 0x80000 + n * 8, 0xf00d0000 + n);
+        g_assert_cmphex(erd64(m, n, MEGPU_ENG_LAST_TS_LO), ==,
+                        0xf00d0000 + n);
+    }
+}
+
+static void fuzz_run(unsigned engines, const char *opts, guint32 seed0)
+{
+    const char *env = g_getenv("MEGPU_FUZZ_SEED");
+    const char *steps_env = g_getenv("MEGPU_FUZZ_STEPS");
+    guint32 seed = env ? g_ascii_strtoull(env, NULL, 0) : seed0;
+    unsigned steps = steps_env ? g_ascii_strtoull(steps_env, NULL, 0) : 40000;
+    Megpu m;
+
+    g_test_message("fuzz seed 0x%x (MEGPU_FUZZ_SEED=0x%x replays it), "
+                   "%u steps", seed, seed, steps);
+    rng = g_rand_new_with_seed(seed);
+    total_packets = total_faults = 0;
+    megpu_start_engines_opts(&m, engines, opts);
+    /* the kernels' array, and an identity map for IBs that use one */
+    for (unsigned i = 0; i < 64; i++) {
+        mmu_set_pte(&m, i * 0x1000ull,
+                    (BIG_PA + i * 0x1000ull) | MEGPU_PTE_VALID |
+                    MEGPU_PTE_WRITE);
+    }
+    for (unsigned n = 0; n < engines; n++) {
+        busy_work(&m, n);
+    }
+    for (unsigned step = 0; step < steps; step++) {
+        fuzz_step(&m);
+        if (step % 1000 == 0) {
+            /* QEMU still answers */
+            g_assert_cmphex(rd(&m, MEGPU_REG_ID), ==, MEGPU_ID_MAGIC);
+        }
+        if (step % 5000 == 4999) {
+            /* and comes back, mid-run too */
+            check_recovery(&m);
+            for (unsigned n = 0; n < engines; n++) {
+                busy_work(&m, n);
+            }
+        }
+    }
+    check_recovery(&m);
+    g_test_message("%u steps: the engines ran %" PRIu64 " packets, "
+                   "%" PRIu64 " faults", steps, total_packets, total_faults);
+    megpu_stop_engines(&m);
+    g_rand_free(rng);
+}
+
+static void test_fuzz_regs(void)
+{
+    fuzz_run(4, "write-mode=strict", 0x72656773);
+}
+
+static void test_fuzz_regs_relaxed(void)
+{
+    fuzz_run(MEGPU_MAX_ENGINES, "write-mode=relaxed", 0x72656c78);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    qtest_add_func("/megpu/fuzz/registers", test_fuzz_regs);
+    qtest_add_func("/megpu/fuzz/registers-16-relaxed", test_fuzz_regs_relaxed);
+    return g_test_run();
+}
