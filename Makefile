@@ -109,9 +109,11 @@ demo: qemu initramfs
 shell: qemu initramfs
 	tools/vm/run.sh shell $(INITRAMFS)
 
-# Benchmarks print tables comparing variants measured in the same run.
+# Benchmarks print tables comparing variants measured in the same run;
+# two GPUs for the multi-GPU table (seed 000).
+BENCH_GPUS ?= 2
 bench: qemu initramfs
-	tools/vm/run.sh bench $(INITRAMFS)
+	GPUS=$(BENCH_GPUS) tools/vm/run.sh bench $(INITRAMFS)
 
 # Inside `make check` everything is built already (CHECK_BUILT=1), so the
 # levels do not rebuild; alone, each builds what it needs.

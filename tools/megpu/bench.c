@@ -17,10 +17,10 @@
 #include "megpu.h"
 
 static const char usage[] =
-"usage: megpu bench [sem|flush|syscall|partition] [--device I] [--jobs N]\n"
-"                   [--quick]\n"
+"usage: megpu bench [sem|flush|syscall|partition|mgpu] [--device I]\n"
+"                   [--jobs N] [--quick]\n"
 "\n"
-"Prints (with sem, flush, syscall or partition, only that table):\n"
+"Prints (with sem, flush, syscall, partition or mgpu, only that table):\n"
 "  - the cost of a no-op ioctl (GET_PARAM)\n"
 "  - submit-to-completion latency of empty jobs (one NOP), one at a time\n"
 "  - empty jobs per second on 1..N engines in parallel (a thread each)\n"
@@ -38,6 +38,12 @@ static const char usage[] =
 "    in-batch SYSCALLs (ECHO answered in the kernel, a user op answered\n"
 "    by a service thread) beside the phased way (end the job, do the\n"
 "    work on the CPU, submit a new job), with the ratio\n"
+"  - work partitioning (seed 002): makespans of CPU-only, GPU-only, a\n"
+"    static split and dynamic dequeuing with stealing (B1, B2)\n"
+"  - with 2 or more GPUs (seed 000): handoffs per second of one lock\n"
+"    among 2 and 4 GPUs by the arbiter and by the summed semaphore (no\n"
+"    CPU in the loop) beside a CPU-mediated lock (a futex, each\n"
+"    critical section a job waited for), with the ratios\n"
 "\n"
 "  --device I   megpu device index (default 0)\n"
 "  --jobs N     empty jobs per engine for the throughput table (default\n"
@@ -756,7 +762,7 @@ int cmd_bench(int argc, char **argv)
 	struct megpu gpu;
 	bool quick = false, only_sem = false, only_flush = false;
 	bool only_syscall = false;
-	bool only_partition = false;
+	bool only_partition = false, only_mgpu = false;
 	int ret, ce;
 
 	if (argc > 1 && !strcmp(argv[1], "sem")) {
@@ -773,6 +779,10 @@ int cmd_bench(int argc, char **argv)
 		argv++;
 	} else if (argc > 1 && !strcmp(argv[1], "partition")) {
 		only_partition = true;
+		argc--;
+		argv++;
+	} else if (argc > 1 && !strcmp(argv[1], "mgpu")) {
+		only_mgpu = true;
 		argc--;
 		argv++;
 	}
@@ -811,6 +821,8 @@ int cmd_bench(int argc, char **argv)
 		goto syscall;
 	if (only_partition)
 		goto partition;
+	if (only_mgpu)
+		goto mgpu;
 
 	progress("no-op ioctl");
 	ret = bench_ioctl(&gpu, quick ? 2000 : 20000, &ioctl_ns);
@@ -896,6 +908,13 @@ syscall:
 partition:
 	progress("work partitioning");
 	ret = bench_partition(&gpu, quick);
+	if (ret)
+		goto fail;
+	if (only_partition)
+		goto done;
+mgpu:
+	progress("multi-GPU lock handoffs");
+	ret = bench_mgpu(quick);
 	if (ret)
 		goto fail;
 done:

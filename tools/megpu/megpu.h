@@ -23,6 +23,8 @@ int cmd_demo_video(int argc, char **argv);
 int bench_syscalls(struct megpu *gpu, bool quick);
 /* partition.c (seed 002): "megpu demo partition", benchmarks B1 and B2 */
 int cmd_demo_partition(int argc, char **argv);
+/* mgpu.c (seed 000): lock handoffs among GPUs, in megpu bench */
+int bench_mgpu(bool quick);
 int bench_partition(struct megpu *gpu, bool quick);
 /* asmcmd.c: assemble or disassemble wave ISA programs, no GPU needed */
 int cmd_asm(int argc, char **argv);

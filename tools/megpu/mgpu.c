@@ -4,6 +4,7 @@
  * and megpu demo video, the seed's FIG. 5 on two GPUs.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,6 +193,157 @@ static int mgpu_msem(int argc, char **argv)
 		megpu_close(&gpu[d]);
 	}
 	return bad ? 1 : 0;
+}
+
+/* --- megpu bench mgpu: handoffs of one lock among agents --- */
+
+#define BENCH_ARB	0	/* the ARB block */
+#define BENCH_MSEM	256	/* the summed semaphore's slots */
+#define BENCH_HOLDER	512	/* the critical section writes its agent */
+
+/* Every agent takes and gives back the lock @h times; handoffs/s. */
+static int bench_gpu_lock(struct megpu *gpu, unsigned int k,
+			  struct megpu_bo **bo, bool arb, unsigned int h,
+			  double *rate)
+{
+	struct megpu_cs cs[MEGPU_MGPU_MAX_AGENTS];
+	unsigned int eng[MEGPU_MGPU_MAX_AGENTS] = { 0 };
+	unsigned int id, count;
+	uint32_t mask = 0;
+	int64_t t0;
+	int ret = 0;
+
+	/* the participants' slots: agent ids need not follow device order */
+	for (unsigned int d = 0; d < k && !ret; d++) {
+		ret = megpu_mgpu_agent(&gpu[d], &id, &count);
+		mask |= 1u << id;
+	}
+	memset(bo[0]->map, 0, 4096);
+	for (unsigned int d = 0; d < k; d++) {
+		uint64_t va = bo[d]->va;
+
+		megpu_cs_init(&cs[d]);
+		/* the summed semaphore starts at 1: one holder at a time */
+		if (!arb && !d)
+			ret = ret ?: megpu_cs_msem_signal(&cs[d], va + BENCH_MSEM);
+		for (unsigned int i = 0; i < h && !ret; i++) {
+			ret = arb ? megpu_cs_arb(&cs[d], true, va + BENCH_ARB, 0) :
+			      megpu_cs_msem_wait(&cs[d], va + BENCH_MSEM, mask);
+			ret = ret ?: megpu_cs_write32(&cs[d], va + BENCH_HOLDER,
+						      d);
+			ret = ret ?: arb ?
+			      megpu_cs_arb(&cs[d], false, va + BENCH_ARB, 0) :
+			      megpu_cs_msem_signal(&cs[d], va + BENCH_MSEM);
+		}
+	}
+	t0 = megpu_now_ns();
+	ret = ret ?: run_all(gpu, k, bo, eng, cs);
+	*rate = (double)k * h * 1e9 / (double)(megpu_now_ns() - t0);
+	for (unsigned int d = 0; d < k; d++)
+		megpu_cs_fini(&cs[d]);
+	return ret;
+}
+
+struct cpu_agent {
+	struct megpu *gpu;
+	struct megpu_bo *bo;
+	pthread_mutex_t *lock;
+	unsigned int h, id;
+	int ret;
+};
+
+/* The CPU-mediated lock: take a futex, run a one-write job, give it back. */
+static void *cpu_agent_run(void *arg)
+{
+	struct cpu_agent *a = arg;
+	struct megpu_job job;
+	struct megpu_cs cs;
+	uint32_t sync;
+
+	a->ret = megpu_syncobj_new(a->gpu, false, &sync);
+	if (a->ret)
+		return NULL;
+	megpu_cs_init(&cs);
+	megpu_cs_write32(&cs, a->bo->va + BENCH_HOLDER, a->id);
+	for (unsigned int i = 0; i < a->h && !a->ret; i++) {
+		pthread_mutex_lock(a->lock);
+		megpu_job_init(&job, 0);
+		job.flags = DRM_MEGPU_SUBMIT_NO_IMPLICIT;
+		megpu_job_signal_sync(&job, sync, 0);
+		a->ret = megpu_job_add_bo(&job, a->bo, DRM_MEGPU_BO_WRITE);
+		a->ret = a->ret ?: megpu_job_run(a->gpu, &job, &cs);
+		a->ret = a->ret ?: megpu_syncobj_wait(a->gpu, sync, 0,
+						      30ll * 1000 * 1000 * 1000);
+		megpu_job_fini(&job);
+		pthread_mutex_unlock(a->lock);
+	}
+	megpu_cs_fini(&cs);
+	megpu_syncobj_free(a->gpu, sync);
+	return NULL;
+}
+
+static int bench_cpu_lock(struct megpu *gpu, unsigned int k,
+			  struct megpu_bo **bo, unsigned int h, double *rate)
+{
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	struct cpu_agent a[MEGPU_MGPU_MAX_AGENTS];
+	pthread_t t[MEGPU_MGPU_MAX_AGENTS];
+	int64_t t0 = megpu_now_ns();
+	int ret = 0;
+
+	for (unsigned int d = 0; d < k; d++) {
+		a[d] = (struct cpu_agent){ &gpu[d], bo[d], &lock, h, d, 0 };
+		pthread_create(&t[d], NULL, cpu_agent_run, &a[d]);
+	}
+	for (unsigned int d = 0; d < k; d++) {
+		pthread_join(t[d], NULL);
+		ret = ret ?: a[d].ret;
+	}
+	*rate = (double)k * h * 1e9 / (double)(megpu_now_ns() - t0);
+	return ret;
+}
+
+/*
+ * The seed's point in numbers: a lock handed among 2 and 4 GPUs by the
+ * arbiter and by the summed semaphore, with no CPU in the loop, beside a
+ * CPU-mediated lock (a futex; each critical section a job waited for).
+ */
+int bench_mgpu(bool quick)
+{
+	struct megpu gpu[MEGPU_MGPU_MAX_AGENTS];
+	struct megpu_bo *bo[MEGPU_MGPU_MAX_AGENTS] = { NULL };
+	/* every job must end well inside the job timeout (2 s by default) */
+	unsigned int n, h = quick ? 30 : 100;
+	int ret;
+
+	if (open_all(gpu, &n))
+		return -ENODEV;
+	if (n < 2) {
+		printf("\nmulti-GPU (seed 000): needs 2 megpu GPUs, %u here\n", n);
+		megpu_close(&gpu[0]);
+		return 0;
+	}
+	ret = shared_bo(gpu, n, 4096, bo);
+	printf("\nmulti-GPU lock handoffs (seed 000), %u in all per row, same run:\n",
+	       2 * h);
+	printf("  %-6s %14s %14s %14s %10s %10s\n", "agents", "arbiter/s",
+	       "summed sem/s", "CPU futex/s", "arb/cpu", "msem/cpu");
+	for (unsigned int k = 2; k <= n && k <= 4 && !ret; k *= 2) {
+		double arb, msem, cpu;
+
+		ret = bench_gpu_lock(gpu, k, bo, true, 2 * h / k, &arb);
+		ret = ret ?: bench_gpu_lock(gpu, k, bo, false, 2 * h / k, &msem);
+		ret = ret ?: bench_cpu_lock(gpu, k, bo, 2 * h / k, &cpu);
+		if (!ret)
+			printf("  %-6u %14.0f %14.0f %14.0f %10.2f %10.2f\n", k,
+			       arb, msem, cpu, arb / cpu, msem / cpu);
+	}
+
+	for (unsigned int d = n; d-- > 0;) {
+		megpu_bo_free(bo[d]);
+		megpu_close(&gpu[d]);
+	}
+	return ret;
 }
 
 int cmd_mgpu(int argc, char **argv)

@@ -866,6 +866,8 @@ TEST_F(mgpu, tool_mgpu)
 	EXPECT_TRUE(tool_ok("mgpu info", want));
 	EXPECT_TRUE(tool_ok("mgpu msem --signals 5 --waits 2",
 			    ": PASS"));
+	/* the bench table runs (its numbers are for reading, not testing) */
+	EXPECT_TRUE(tool_ok("bench mgpu --quick", "  2 "));
 	/* GPU B's video and display jobs need two engines that copy */
 	if (megpu_engines(&self->gpu[0], &engines, NULL) || engines < 3)
 		return;
