@@ -492,12 +492,26 @@
 #define MEGPU_INSN_SRC1(i)		((uint32_t)((i) >> 24) & 0xff)
 #define MEGPU_INSN_IMM(i)		((uint32_t)((i) >> 32))
 #define MEGPU_ISA_IMM			0xff
-/* SYSCALL dst, N, s0, s1, s2: s2 in imm 7:0, N in imm 31:8. */
-#define MEGPU_INSN_SYSCALL(dst, n, s0, s1, s2) \
+/*
+ * SYSCALL dst, N, s0, s1, s2: s2 in imm 6:0, flags in imm 7, N in imm
+ * 31:8. Flag MEGPU_SYSCALL_HI ("syscall.hi", seed 003's optional
+ * acquisition priority): while a HI SYSCALL of a wave of the dispatch
+ * has lanes without a mailbox slot, the engine's non-HI SYSCALLs of that
+ * dispatch claim no FREE slot (they retry); see megpu-hw.rst.
+ */
+#define MEGPU_SYSCALL_HI		MEGPU_BIT(7)
+#define MEGPU_INSN_SYSCALL_FLAGS(dst, n, s0, s1, s2, flags) \
 	MEGPU_INSN(MEGPU_OP_SYSCALL, dst, s0, s1, \
-		   ((uint32_t)(n) << 8) | ((s2) & 0xffu))
+		   ((uint32_t)(n) << 8) | ((s2) & 0x7fu) | \
+		   ((flags) & MEGPU_SYSCALL_HI))
+#define MEGPU_INSN_SYSCALL(dst, n, s0, s1, s2) \
+	MEGPU_INSN_SYSCALL_FLAGS(dst, n, s0, s1, s2, 0)
+#define MEGPU_INSN_SYSCALL_HI(dst, n, s0, s1, s2) \
+	MEGPU_INSN_SYSCALL_FLAGS(dst, n, s0, s1, s2, MEGPU_SYSCALL_HI)
 #define MEGPU_INSN_SYSCALL_N(i)		(MEGPU_INSN_IMM(i) >> 8)
-#define MEGPU_INSN_SYSCALL_SRC2(i)	(MEGPU_INSN_IMM(i) & 0xff)
+#define MEGPU_INSN_SYSCALL_SRC2(i)	(MEGPU_INSN_IMM(i) & 0x7f)
+#define MEGPU_INSN_SYSCALL_IS_HI(i)	\
+	(!!(MEGPU_INSN_IMM(i) & MEGPU_SYSCALL_HI))
 #define MEGPU_SYSCALL_MAX_N		0xffffff
 
 /* Control and moves. Per lane unless said "wave". */

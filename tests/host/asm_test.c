@@ -89,6 +89,8 @@ static const struct {
 	{ "atomcas32 r1, [r2+4], r3", I(ATOMCAS32, 1, 2, 3, 4) },
 	{ "atomxchg32 r1, [r2], r3", I(ATOMXCHG32, 1, 2, 3, 0) },
 	{ "syscall r1, 42, r2, r3, r4", MEGPU_INSN_SYSCALL(1, 42, 2, 3, 4) },
+	{ "syscall.hi r1, 42, r2, r3, r4",
+	  MEGPU_INSN_SYSCALL_HI(1, 42, 2, 3, 4) },
 	{ "interrupt", I(INTERRUPT, 0, 0, 0, 0) },
 	{ "sleep", I(SLEEP, 0, 0, 0, 0) },
 	{ "sleep irq", I(SLEEP, 0, 0, 0, MEGPU_SLEEP_IRQ) },
@@ -244,6 +246,10 @@ static void errors(void)
 		{ "ld32 r1, [r2+1.5]", "offset '1.5' is not an integer" },
 		{ "ld32 r1, [r2+0x80000000]", "out of range" },
 		{ "syscall r1, 0x1000000, r2, r3, r4", "syscall number" },
+		{ "syscall.hi r1, 0x1000000, r2, r3, r4", "syscall number" },
+		{ "add.hi r1, r2, r3", "unknown instruction 'add.hi'" },
+		{ "syscall.lo r1, 1, r2, r3, r4",
+		  "unknown instruction 'syscall.lo'" },
 		{ "add r1, , r2", "empty operand" },
 		{ "add r1, r2, r3, r4, r5, r6, r7", "too many operands" },
 		{ "sleep irq, 2", "sleep takes at most one operand" },
@@ -275,11 +281,21 @@ static void disasm_bad_words(void)
 	char buf[MEGPU_ASM_LINE_MAX];
 	const uint64_t words[] = { 0xee, I(MOV, 32, 1, 0, 0),
 				   I(END, 1, 0, 0, 0),
-				   I(S2R, 1, 0, 0, MEGPU_SR_COUNT) };
-	const int want[] = { -EINVAL, -EBADMSG, -EBADMSG, -EBADMSG };
+				   I(S2R, 1, 0, 0, MEGPU_SR_COUNT),
+				   /* syscall.hi with s2 = 64 */
+				   I(SYSCALL, 1, 2, 3, 42 << 8 |
+				     MEGPU_SYSCALL_HI | 64) };
+	const int want[] = { -EINVAL, -EBADMSG, -EBADMSG, -EBADMSG, -EBADMSG };
+	struct megpu_prog prog;
 	unsigned int i;
 
-	for (i = 0; i < 4; i++) {
+	/* the ".hi" suffix is case-insensitive like mnemonics */
+	CHECK_EQ(megpu_asm("SYSCALL.HI r1, 7, r2, r3, r31", &prog, NULL, 0), 0);
+	CHECK_EQ(prog.len, 1);
+	if (prog.len == 1)
+		CHECK_EQ(prog.insn[0], MEGPU_INSN_SYSCALL_HI(1, 7, 2, 3, 31));
+	megpu_prog_fini(&prog);
+	for (i = 0; i < 5; i++) {
 		CHECK_EQ(megpu_disasm_one(words[i], buf, sizeof(buf)),
 			 want[i]);
 		CHECK(!strncmp(buf, ".quad 0x", 8));

@@ -1120,6 +1120,181 @@ static void test_syscall_contention(void)
     g_assert_cmpuint(rd(&m, MEGPU_REG_WAVE_RESTART_ERRORS), ==, 0);
     megpu_stop_engines(&m);
 }
+/*
+ * Acquisition priority (notes-003 row 7). Waves of group g are "hi" when
+ * bit 0 of g ^ (g >> 1) is 0 (groups 0, 3, 4, 7, ...: as many early as
+ * late ones). Each lane calls N 43 with s0 = global id, s1 = 1 for a hi
+ * wave, s2 = 0, through syscall.hi in hi waves when @prio, else through
+ * a plain syscall; out[global id] = result.
+ */
+#define PRIO_PROG_LEN       17
+
+static void prio_prog(uint64_t *p, bool prio)
+{
+    const uint64_t insn[PRIO_PROG_LEN] = {
+        I(S2R, 1, 0, 0, MEGPU_SR_GROUP_ID_X),
+        I(SHR, 2, 1, IMM, 1),
+        I(XOR, 2, 2, 1, 0),
+        I(AND, 2, 2, IMM, 1),
+        I(XOR, 3, 2, IMM, 1),           /* r3 = hi */
+        I(S2R, 5, 0, 0, MEGPU_SR_GLOBAL_ID),
+        I(LI, 6, 0, 0, 0),
+        I(IF, 0, 3, 0, 0),
+        prio ? MEGPU_INSN_SYSCALL_HI(4, 43, 5, 3, 6)
+             : MEGPU_INSN_SYSCALL(4, 43, 5, 3, 6),
+        I(ELSE, 0, 0, 0, 0),
+        MEGPU_INSN_SYSCALL(4, 43, 5, 3, 6),
+        I(ENDIF, 0, 0, 0, 0),
+        I(LDARG, 7, 0, 0, 0),
+        I(SHL, 8, 5, IMM, 3),
+        I(ADD, 7, 7, 8, 0),
+        I(ST64, 0, 7, 4, 0),
+        I(END, 0, 0, 0, 0),
+    };
+
+    memcpy(p, insn, sizeof(insn));
+}
+
+static bool prio_hi(uint32_t group)
+{
+    return !((group ^ (group >> 1)) & 1);
+}
+
+/*
+ * A slow CPU side: it answers only full batches, when every slot is
+ * ACTIVE (or all the calls left are), and notes each call's batch: the
+ * call's wait, counted in batches served before it, not in time.
+ */
+static void serve_batches(Megpu *m, unsigned slots, unsigned total,
+                          unsigned *batch_of)
+{
+    unsigned served = 0;
+
+    for (unsigned batch = 0; served < total; batch++) {
+        unsigned expect = MIN(slots, total - served), active = 0;
+
+        for (unsigned us = 0; ; us += 100) {
+            active = 0;
+            for (unsigned i = 0; i < slots; i++) {
+                active += qtest_readl(m->qts, MBOX_PA + i * 32 +
+                                      MEGPU_MBOX_STATE) == MEGPU_MBOX_ACTIVE;
+            }
+            if (active == expect) {
+                break;
+            }
+            g_assert_cmpuint(active, <, expect);
+            g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+            g_usleep(100);
+        }
+        for (unsigned i = 0; i < slots; i++) {
+            uint64_t slot = MBOX_PA + i * MEGPU_MBOX_SLOT_SIZE;
+            uint32_t id = qtest_readl(m->qts, slot + MEGPU_MBOX_ARG(0));
+
+            if (qtest_readl(m->qts, slot + MEGPU_MBOX_STATE) !=
+                MEGPU_MBOX_ACTIVE) {
+                continue;
+            }
+            g_assert_cmpuint(id, <, total);
+            g_assert_cmpuint(batch_of[id], ==, UINT_MAX);
+            batch_of[id] = batch;
+        }
+        g_assert_cmpuint(serve_syscalls(m, slots), >=, 1);
+        served += expect;
+    }
+}
+
+/*
+ * 16 waves of 4 lanes (64 callers, half of the waves hi), 4 slots, the
+ * batch-answering CPU side above. Without priority the waves are served
+ * in the round-robin order, so both halves wait alike; with it every hi
+ * call is served before any normal one.
+ */
+static void prio_run(bool prio, double *hi_wait, double *lo_wait)
+{
+    const uint64_t user[1] = { OUT_PA };
+    uint64_t prog[PRIO_PROG_LEN];
+    unsigned batch_of[64], hi_max = 0, lo_min = UINT_MAX;
+    unsigned sum[2] = { 0, 0 }, n[2] = { 0, 0 };
+    Megpu m;
+
+    megpu_start_engines(&m, 1);
+    qtest_memset(m.qts, MBOX_PA, 0, 4 * MEGPU_MBOX_SLOT_SIZE);
+    qtest_memset(m.qts, OUT_PA, 0, 0x1000);
+    memset(batch_of, 0xff, sizeof(batch_of));
+    prio_prog(prog, prio);
+    emit_set_mailbox(&m.ring[0], MBOX_PA, 4);
+    emit_program(&m, 0, prog, PRIO_PROG_LEN, user, 1, 64, 1, 4, 1);
+    kick(&m, 0);
+    serve_batches(&m, 4, 64, batch_of);
+    eng_idle(&m, 0);
+    for (unsigned id = 0; id < 64; id++) {
+        bool hi = prio_hi(id / 4);
+
+        g_assert_cmphex(qtest_readq(m.qts, OUT_PA + id * 8), ==,
+                        sys_result(43, id, hi, 0));
+        sum[hi] += batch_of[id];
+        n[hi]++;
+        if (hi) {
+            hi_max = MAX(hi_max, batch_of[id]);
+        } else {
+            lo_min = MIN(lo_min, batch_of[id]);
+        }
+    }
+    g_assert_cmpuint(n[0], ==, 32);
+    g_assert_cmpuint(n[1], ==, 32);
+    *hi_wait = (double)sum[1] / n[1];
+    *lo_wait = (double)sum[0] / n[0];
+    g_test_message("%s: average wait of hi calls %.2f batches, others %.2f",
+                   prio ? "priority" : "control", *hi_wait, *lo_wait);
+    if (prio) {
+        g_assert_cmpuint(hi_max, <, lo_min);
+    }
+    g_assert_cmpuint(rd(&m, MEGPU_REG_SYSCALLS), ==, 64);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_SYSCALL_RETRIES), >, 0);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_WAVE_RESTART_ERRORS), ==, 0);
+    megpu_stop_engines(&m);
+}
+
+static void test_syscall_priority(void)
+{
+    const uint64_t user[1] = { OUT_PA };
+    uint64_t prog[PRIO_PROG_LEN];
+    double hi, lo;
+    Megpu m;
+
+    /* control: no priority, both groups wait alike (7.5 batches) */
+    prio_run(false, &hi, &lo);
+    g_assert_cmpfloat(hi - lo, <=, 1.0);
+    g_assert_cmpfloat(lo - hi, <=, 1.0);
+    /* priority: hi calls in batches 0-7, the others in 8-15 */
+    prio_run(true, &hi, &lo);
+    g_assert_cmpfloat(hi + 4.0, <=, lo);
+
+    /*
+     * Waves of 16 lanes (more than the slots) mixing hi and normal
+     * calls, answered as the driver does (every ACTIVE slot at once):
+     * a hi wave that holds slots and waits for more does not stall.
+     */
+    megpu_start_engines(&m, 1);
+    qtest_memset(m.qts, MBOX_PA, 0, 4 * MEGPU_MBOX_SLOT_SIZE);
+    qtest_memset(m.qts, OUT_PA, 0, 0x1000);
+    prio_prog(prog, true);
+    emit_set_mailbox(&m.ring[0], MBOX_PA, 4);
+    emit_program(&m, 0, prog, PRIO_PROG_LEN, user, 1, 200, 1, 16, 1);
+    kick(&m, 0);
+    serve_until_idle(&m, 1, 4);
+    for (unsigned id = 0; id < 200; id++) {
+        g_assert_cmphex(qtest_readq(m.qts, OUT_PA + id * 8), ==,
+                        sys_result(43, id, prio_hi(id / 16), 0));
+    }
+    for (unsigned i = 0; i < 4; i++) {
+        g_assert_cmpuint(qtest_readl(m.qts, MBOX_PA + i * 32), ==,
+                         MEGPU_MBOX_FREE);
+    }
+    g_assert_cmpuint(rd(&m, MEGPU_REG_SYSCALLS), ==, 200);
+    megpu_stop_engines(&m);
+}
+
 /* ---- fuzz: random programs never hurt QEMU ---- */
 
 static GRand *fuzz_rand;
@@ -1252,6 +1427,7 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/wave/syscall", test_syscall);
     qtest_add_func("/megpu/wave/syscall-contention",
                    test_syscall_contention);
+    qtest_add_func("/megpu/wave/syscall-priority", test_syscall_priority);
     qtest_add_func("/megpu/wave/fuzz", test_fuzz);
     return g_test_run();
 }

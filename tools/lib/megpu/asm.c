@@ -12,6 +12,7 @@
  *		s2r r7, global_id
  *		brany r8, loop
  *		syscall r1, 42, r2, r3, r4
+ *		syscall.hi r1, 42, r2, r3, r4	; acquisition priority
  *		sleep irq
  *		.quad 0x0123456789abcdef
  *
@@ -50,7 +51,7 @@ enum {
 	F_DM,		/* ld32 rd, [rs+imm] */
 	F_MT,		/* st32 [rs+imm], rt */
 	F_DMT,		/* atomadd32 rd, [rs+imm], rt */
-	F_SYSCALL,	/* syscall rd, N, rs0, rs1, rs2 */
+	F_SYSCALL,	/* syscall[.hi] rd, N, rs0, rs1, rs2 */
 	F_SLEEP,	/* sleep [irq] */
 };
 
@@ -455,8 +456,9 @@ static const int fmt_operands[] = {
 	[F_MT] = 2, [F_DMT] = 3, [F_SYSCALL] = 5, [F_SLEEP] = -1,
 };
 
+/* @hi: the mnemonic had the ".hi" suffix (SYSCALL only) */
 static int assemble_insn(struct asm_state *st, const struct op_info *o,
-			 char *args, uint64_t *insn)
+			 bool hi, char *args, uint64_t *insn)
 {
 	uint32_t d = 0, a = 0, b = 0, imm = 0, s2 = 0, n = 0;
 	char *argv[MAX_OPERANDS];
@@ -539,7 +541,7 @@ static int assemble_insn(struct asm_state *st, const struct op_info *o,
 		if (!ret && n > MEGPU_SYSCALL_MAX_N)
 			ret = asm_error(st, "syscall number %u out of range", n);
 		if (!ret)
-			imm = n << 8 | s2;
+			imm = n << 8 | s2 | (hi ? MEGPU_SYSCALL_HI : 0);
 		break;
 	}
 	*insn = MEGPU_INSN(o->op, d, a, b, imm);
@@ -574,8 +576,9 @@ static int add_label(struct asm_state *st, const char *name)
 static int assemble_line(struct asm_state *st, char *s)
 {
 	const struct op_info *o;
-	char *p, *mnem;
+	char *p, *mnem, *dot;
 	uint64_t insn = 0;
+	bool hi = false;
 	int ret;
 
 	/* comments */
@@ -623,11 +626,21 @@ static int assemble_line(struct asm_state *st, char *s)
 			return asm_error(st, "bad .quad value '%s'", p);
 		return emit(st, v);
 	}
+	/* "syscall.hi": the one suffix, SYSCALL's acquisition priority */
+	dot = strchr(mnem, '.');
+	if (dot && dot != mnem && !strcasecmp(dot, ".hi")) {
+		*dot = 0;
+		hi = true;
+	}
 	ret = megpu_op_by_name(mnem);
+	if (hi && ret != MEGPU_OP_SYSCALL) {
+		*dot = '.';
+		ret = -EINVAL;
+	}
 	if (ret < 0)
 		return asm_error(st, "unknown instruction '%s'", mnem);
 	o = op_info(ret);
-	ret = assemble_insn(st, o, s, &insn);
+	ret = assemble_insn(st, o, hi, s, &insn);
 	return ret ?: emit(st, insn);
 }
 
@@ -800,7 +813,8 @@ static void disasm_text(const struct op_info *o, uint64_t insn, char *buf,
 		snprintf(buf, len, "%s r%u, %s, r%u", o->name, d, m, b);
 		break;
 	case F_SYSCALL:
-		snprintf(buf, len, "%s r%u, %u, r%u, r%u, r%u", o->name, d,
+		snprintf(buf, len, "%s%s r%u, %u, r%u, r%u, r%u", o->name,
+			 MEGPU_INSN_SYSCALL_IS_HI(insn) ? ".hi" : "", d,
 			 MEGPU_INSN_SYSCALL_N(insn), a, b,
 			 MEGPU_INSN_SYSCALL_SRC2(insn));
 		break;

@@ -47,6 +47,12 @@
  *   slots than work-items work. While a wave is inside a SYSCALL, a
  *   restart is never lost: one that comes while the wave is briefly
  *   runnable is remembered and keeps it from parking again.
+ * - Acquisition priority (seed 003's optional one, MEGPU_SYSCALL_HI):
+ *   while a wave of the dispatch waits in a HI SYSCALL for slots, the
+ *   other SYSCALLs of the dispatch still collect their results (freeing
+ *   slots) but claim none, so every slot the engine frees goes to a HI
+ *   waiter. It is per engine and dispatch: other engines and the CPU do
+ *   not know it. Without HI calls nothing changes.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -93,6 +99,7 @@ typedef struct MegpuWave {
     /* SYSCALL in progress; the two flags under the engine lock */
     bool in_syscall;
     bool restart_pending;       /* restarted while not parked */
+    bool sys_hi;                /* the SYSCALL has MEGPU_SYSCALL_HI */
     uint32_t sys_wait;          /* lanes still waiting for a result */
     uint32_t sys_held;          /* lanes holding a mailbox slot */
     uint32_t sys_slot[MEGPU_WAVE_LANES];
@@ -578,6 +585,24 @@ static bool megpu_mbox_take(MegpuExec *x, uint32_t *state)
            cpu_to_le32(MEGPU_MBOX_FREE);
 }
 
+/*
+ * Does a wave of @W other than @self wait in a MEGPU_SYSCALL_HI SYSCALL
+ * for a slot (lanes without one), parked or not? Only the engine thread
+ * writes the fields read here.
+ */
+static bool megpu_syscall_hi_waiting(MegpuWaves *W, MegpuWave *self)
+{
+    for (unsigned slot = 0; slot < MEGPU_WAVE_SLOTS; slot++) {
+        MegpuWave *o = &W->wave[slot];
+
+        if (o != self && o->state != MEGPU_WAVE_FREE && o->in_syscall &&
+            o->sys_hi && (o->sys_wait & ~o->sys_held)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Lanes without a slot: claim FREE ones, fill and publish them. */
 static bool megpu_syscall_claim(MegpuExec *x, MegpuWave *w, uint64_t insn,
                                 uint32_t *published)
@@ -664,8 +689,13 @@ static int megpu_wave_syscall(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
         qemu_mutex_unlock(&e->lock);
         w->sys_wait = w->exec;
         w->sys_held = 0;
+        w->sys_hi = MEGPU_INSN_SYSCALL_IS_HI(insn);
     }
-    if (!megpu_syscall_collect(x, w, MEGPU_INSN_DST(insn)) ||
+    if (!megpu_syscall_collect(x, w, MEGPU_INSN_DST(insn))) {
+        return MEGPU_RUN_FAULT;
+    }
+    /* acquisition priority: normal calls wait while a HI call waits */
+    if ((w->sys_hi || !megpu_syscall_hi_waiting(W, w)) &&
         !megpu_syscall_claim(x, w, insn, &published)) {
         return MEGPU_RUN_FAULT;
     }
@@ -682,7 +712,7 @@ static int megpu_wave_syscall(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
         return MEGPU_RUN_NEXT;
     }
     if (!w->sys_held) {
-        /* every slot is busy with other calls: try again later */
+        /* every slot is busy (or priority): try again later */
         qatomic_inc(&e->s->syscall_retries);
         return MEGPU_RUN_SPIN;
     }

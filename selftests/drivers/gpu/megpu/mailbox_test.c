@@ -4,7 +4,8 @@
  * wave program calls the CPU through the file's mailbox. Calls the kernel
  * runs itself come back right; a client that closes with waves parked on
  * its service gets them answered -EPIPE; a job whose calls are never
- * answered times out, and its slots are free again.
+ * answered times out, and its slots are free again. syscall.hi calls
+ * are served before the others when they compete for few slots.
  */
 
 #include <poll.h>
@@ -332,6 +333,140 @@ TEST_F(mb, sixty_four_callers_on_four_slots)
 	EXPECT_EQ(0, bad);
 	EXPECT_LT(retries0, sc_counter(t, "retry_spins"));
 	caller_free(&c);
+	mt_close(&a);
+}
+
+/*
+ * Acquisition priority (notes-003 row 7): 16 waves of 4 work-items on a
+ * 4-slot file; the waves of groups 0, 3, 4, 7, 8, ... (bit 0 of g ^ g >> 1
+ * clear: as many early as late ones) call with syscall.hi when @hi is
+ * "hi". After its call each work-item takes a ticket (an atomic add), so
+ * the tickets give the order in which calls were served; ECHO returns
+ * (global id, hi flag). out[2i] = result, out[2i + 1] = ticket; user[0]
+ * out, user[1] the ticket counter.
+ */
+static const char prio_src[] =
+	"	s2r	r1, group_id_x\n"
+	"	shr	r2, r1, 1\n"
+	"	xor	r2, r2, r1\n"
+	"	and	r2, r2, 1\n"
+	"	xor	r3, r2, 1\n"
+	"	s2r	r5, global_id\n"
+	"	li	r6, 0\n"
+	"	if	r3\n"
+	"	syscall%s	r4, %u, r5, r3, r6\n"
+	"	else\n"
+	"	syscall	r4, %u, r5, r3, r6\n"
+	"	endif\n"
+	"	ldarg	r7, 8\n"
+	"	li	r10, 1\n"
+	"	atomadd32	r9, [r7], r10\n"
+	"	ldarg	r7, 0\n"
+	"	shl	r8, r5, 4\n"
+	"	add	r7, r7, r8\n"
+	"	st64	[r7], r4\n"
+	"	st64	[r7+8], r9\n"
+	"	end\n";
+
+#define PRIO_CALLERS 64
+
+/* One run; the average tickets of hi and other calls; 0 or -errno. */
+static int prio_run(struct mt *t, struct mt *a, int engine, bool hi,
+		    double *hi_wait, double *lo_wait)
+{
+	struct megpu_pargs pa = { 0 };
+	struct megpu_bo *code = NULL, *out = NULL, *bos[2];
+	unsigned int i, sum[2] = { 0, 0 }, seen[2] = { 0, 0 };
+	uint64_t pva, tickets = 0, *o;
+	struct megpu_prog prog;
+	char src[1024], err[128];
+	struct megpu_cs cs;
+	struct mt_job j;
+	int ret;
+
+	snprintf(src, sizeof(src), prio_src, hi ? ".hi" : "",
+		 DRM_MEGPU_SYSCALL_ECHO, DRM_MEGPU_SYSCALL_ECHO);
+	ret = megpu_asm(src, &prog, err, sizeof(err));
+	if (ret)
+		return ret;
+	ret = mt_bo(&a->gpu, 4096 + prog.len * 8, 0, &code) ?:
+	      mt_bo(&a->gpu, 4096, 0, &out);
+	if (ret)
+		goto out;
+	memset(out->map, 0xee, PRIO_CALLERS * 16);
+	memset((uint8_t *)out->map + 2048, 0, 8);
+	megpu_prog_store(&prog, (uint8_t *)code->map + 4096);
+	pa.program = code->va + 4096;
+	pa.len = prog.len;
+	pa.user[0] = out->va;
+	pa.user[1] = out->va + 2048;
+	ret = megpu_pargs_write(code, 0, &pa, &pva);
+	if (ret)
+		goto out;
+	megpu_cs_init(&cs);
+	megpu_cs_dispatch_program(&cs, pva, PRIO_CALLERS, 1, 4, 1);
+	bos[0] = code;
+	bos[1] = out;
+	ret = mt_submit(&a->gpu, &j, engine, &cs, bos, 2, 0);
+	megpu_cs_fini(&cs);
+	if (ret)
+		goto out;
+	ret = mt_job_finish(&j, mt_job_ns(t));
+	if (ret)
+		goto out;
+	o = out->map;
+	for (i = 0; i < PRIO_CALLERS; i++) {
+		unsigned int h = !((i / 4 ^ i / 8) & 1);
+
+		if (o[2 * i] != (i | (uint64_t)h << 32) ||
+		    o[2 * i + 1] >= PRIO_CALLERS ||
+		    (tickets & 1ull << o[2 * i + 1])) {
+			ret = -EBADMSG;
+			goto out;
+		}
+		tickets |= 1ull << o[2 * i + 1];
+		sum[h] += o[2 * i + 1];
+		seen[h]++;
+	}
+	*hi_wait = (double)sum[1] / seen[1];
+	*lo_wait = (double)sum[0] / seen[0];
+out:
+	megpu_bo_free(out);
+	megpu_bo_free(code);
+	megpu_prog_fini(&prog);
+	return ret;
+}
+
+/*
+ * 64 callers on 4 slots, answered by the kernel as they come: with
+ * syscall.hi the hi half is served first (average ticket about 16 vs
+ * 48); without it both halves are served alike (round-robin).
+ */
+TEST_F(mb, priority_calls_are_served_first)
+{
+	struct mt *t = &self->t;
+	int e = mb_engine(t);
+	double hi, lo;
+	char *old;
+	struct mt a;
+
+	if (e < 0)
+		SKIP(return, "no engine runs wave programs");
+	old = mt_slurp(MT_PARAM_DIR "mailbox_slots");
+	ASSERT_NE(NULL, old);
+	ASSERT_EQ(0, mt_write_file(MT_PARAM_DIR "mailbox_slots", "4"));
+	ASSERT_EQ(0, mt_open_client(t, &a));
+	mt_write_file(MT_PARAM_DIR "mailbox_slots", old);
+	free(old);
+
+	ASSERT_EQ(0, prio_run(t, &a, e, false, &hi, &lo));
+	TH_LOG("control: average ticket of hi calls %.1f, others %.1f", hi, lo);
+	EXPECT_GT(16.0, hi - lo);
+	EXPECT_GT(16.0, lo - hi);
+	ASSERT_EQ(0, prio_run(t, &a, e, true, &hi, &lo));
+	TH_LOG("priority: average ticket of hi calls %.1f, others %.1f", hi,
+	       lo);
+	EXPECT_LE(hi + 16.0, lo);
 	mt_close(&a);
 }
 
