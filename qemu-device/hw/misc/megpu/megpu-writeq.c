@@ -18,9 +18,43 @@
  * issued, and their data. Landing maps RAM the same checked way as other
  * engine DMA (megpu_ram_map), so it never reaches MMIO.
  *
- * The MC thread moves and lands entries and completes host flushes. It
- * never takes the BQL or an engine lock; it sleeps in a poll on
- * @mc_notify with a microsecond timeout, so short delays stay short.
+ * Deterministic timing. The delays are not host time: each engine has
+ * its own generator (xorshift64*, seeded from write-seed and the engine
+ * index, seeded again when the engine or the device resets) and its own
+ * memory clock, counted in ticks. An entry's two delays (1 to 200 ticks,
+ * mostly short) are drawn when it is issued; it moves to stage 2 when
+ * its engine's clock reaches issue + delay 1 and lands delay 2 ticks
+ * later. An engine's clock is
+ *
+ *   virtual time (QEMU_CLOCK_VIRTUAL, 10 us a tick, from the reset)
+ *   + one tick per packet the engine starts and per write it posts
+ *   + the ticks a wait fast-forwarded.
+ *
+ * Whoever moves a clock (the engine thread, the virtual-time timer in
+ * the main loop, the MC thread) catches the entries up one tick with
+ * work at a time, so what has landed at a given clock value depends on
+ * the seed and the engine's packets only, not on which thread got there
+ * or how loaded the host is. Waits fast-forward: a FLUSH packet or a
+ * full queue advances the engine's own clock to its next tick with work;
+ * a host flush makes the MC thread do so for the engine of the oldest
+ * pending write. Time passes faster while someone waits; the order is
+ * the same. Writes land eventually without a flush because virtual time
+ * moves on. Under qtest it moves only in clock_step, so a test sees the
+ * same stale pages after the same packets on any host, and stepping the
+ * clock shows the landing order (the timer runs inside clock_step).
+ * What does not replay: engines running at the same time interleave
+ * their issue numbers as the host schedules them (same-bytes order and a
+ * full stage 2 couple them), and a host flush started while an engine
+ * runs fast-forwards it at a host-timed point. One engine's stream, and
+ * flushes of idle engines, replay.
+ *
+ * x-hold-writes (tests): only virtual time moves writes (no engine
+ * ticks, no fast-forward for flushes or full queues), so queues fill and
+ * flushes stay BUSY until the test steps the clock.
+ *
+ * The MC thread serves host flushes only. It never takes the BQL or an
+ * engine lock. The virtual-time timer runs under the BQL and takes only
+ * @wq_lock (the order MMIO handlers use too).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -170,8 +170,9 @@ struct MegpuState {
 
     /*
      * Posted writes and flushes (megpu-writeq.c). @wq_lock protects all
-     * of it and the engines' queues; the memory-controller thread moves
-     * and lands entries; engine threads post, forward and wait.
+     * of it and the engines' queues; engine threads post, forward, wait
+     * and move their own entries with their clocks; @mc_timer does for
+     * virtual time, the memory-controller thread for host flushes.
      * Lock order: engine lock, then xlat_lock, then wq_lock.
      */
     char *write_mode_prop;      /* "relaxed" (default) or "strict" */
