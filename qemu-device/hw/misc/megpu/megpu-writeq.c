@@ -462,7 +462,9 @@ static void megpu_mc_timer_cb(void *opaque)
 
     qemu_mutex_lock(&s->wq_lock);
     for (unsigned n = 0; n < s->num_engines; n++) {
-        changed |= megpu_wq_catch_up_locked(s, &s->engines[n]);
+        if (s->engines[n].wq_pending) {
+            changed |= megpu_wq_catch_up_locked(s, &s->engines[n]);
+        }
     }
     megpu_flush_check_locked(s);
     qemu_mutex_unlock(&s->wq_lock);
