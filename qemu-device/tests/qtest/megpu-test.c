@@ -1259,7 +1259,17 @@ static void test_teardown_busy(void)
 
 /* ---- posted writes, flushes, idle (seed 004) ---- */
 
+/*
+ * The write model is deterministic (Documentation/megpu-hw.rst): writes
+ * move on with the issuing engine's packets and writes, with virtual
+ * time (which qtest only moves in clock_step) and when something waits
+ * for them. So what a read finds after a TIMESTAMP depends only on the
+ * seed and the packets, and the counts below are the same on any host.
+ * HOLD: only virtual time moves writes; the test steps it.
+ */
 #define RELAXED             "write-mode=relaxed,write-seed=0x4004"
+#define HOLD                RELAXED ",x-hold-writes=on"
+#define TICK_NS             (10 * 1000)
 #define TRIES               20
 #define FILL_PAGES          16
 #define FILL_BYTES          (FILL_PAGES * 0x1000u)
@@ -1283,6 +1293,28 @@ static void host_flush(Megpu *m)
         g_usleep(100);
     }
     g_assert_cmpuint(rd(m, MEGPU_REG_FLUSH_SEQ), ==, seq + 1);
+    wr(m, MEGPU_REG_FLUSH_STATUS, MEGPU_FLUSH_STATUS_DONE);
+    wr(m, MEGPU_REG_MISC_IRQ_STATUS, MEGPU_MISC_IRQ_FLUSH_DONE);
+}
+
+/*
+ * With x-hold-writes: step virtual time until FLUSH_SEQ reaches @seq
+ * (host flushes do not move held writes; time does).
+ */
+static void clock_until_flushed(Megpu *m, uint32_t seq)
+{
+    for (unsigned i = 0; rd(m, MEGPU_REG_FLUSH_SEQ) != seq; i++) {
+        g_assert_cmpuint(i, <, 10000);
+        qtest_clock_step(m->qts, 10 * TICK_NS);
+    }
+}
+
+static void hold_flush(Megpu *m)
+{
+    uint32_t seq = rd(m, MEGPU_REG_FLUSH_SEQ);
+
+    wr(m, MEGPU_REG_FLUSH, 1);
+    clock_until_flushed(m, seq + 1);
     wr(m, MEGPU_REG_FLUSH_STATUS, MEGPU_FLUSH_STATUS_DONE);
     wr(m, MEGPU_REG_MISC_IRQ_STATUS, MEGPU_MISC_IRQ_FLUSH_DONE);
 }
@@ -1385,7 +1417,8 @@ static void test_host_flush(void)
     unsigned busy = 0;
     Megpu m;
 
-    megpu_start_engines_opts(&m, 3, RELAXED);
+    /* held writes: a flush stays BUSY until the test steps the clock */
+    megpu_start_engines_opts(&m, 3, HOLD);
     g_assert_cmpuint(rd(&m, MEGPU_REG_FLUSH), ==, 0);
     g_assert_cmpuint(rd(&m, MEGPU_REG_FLUSH_SEQ), ==, 0);
     g_assert_cmpuint(rd(&m, MEGPU_REG_FLUSH_STATUS), ==, 0);
@@ -1438,11 +1471,10 @@ static void test_host_flush(void)
         mem_poll64(&m, SEM_PA + 8, i);
         wr(&m, MEGPU_REG_FLUSH, 0);
         busy_seen = rd(&m, MEGPU_REG_FLUSH_STATUS) & MEGPU_FLUSH_STATUS_BUSY;
-        for (unsigned us = 0; rd(&m, MEGPU_REG_FLUSH_SEQ) != 1 + i;
-             us += 100) {
-            g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
-            g_usleep(100);
-        }
+        /* nothing moved: the host's speed does not matter */
+        g_assert_cmpuint(rd(&m, MEGPU_REG_FLUSH_SEQ), ==, i);
+        g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_QUEUE), ==, FILL_PAGES);
+        clock_until_flushed(&m, 1 + i);
         busy += busy_seen;
         /* one completion per flush */
         g_assert_cmpuint(rd(&m, MEGPU_REG_FLUSH_SEQ), ==, 1 + i);
@@ -1463,7 +1495,7 @@ static void test_host_flush(void)
     }
 
     g_test_message("BUSY seen in %u of 5 flushes", busy);
-    g_assert_cmpuint(busy, >, 0);
+    g_assert_cmpuint(busy, ==, 5);
 
     /* Several flushes back to back all complete, in order. */
     emit_fill(&m.ring[0], DATA_PA, FILL_BYTES, 1);
@@ -1472,10 +1504,7 @@ static void test_host_flush(void)
         wr(&m, MEGPU_REG_FLUSH, 0);
     }
     g_assert_cmpuint(rd(&m, MEGPU_REG_FLUSH), ==, 10);
-    for (unsigned us = 0; rd(&m, MEGPU_REG_FLUSH_SEQ) != 10; us += 100) {
-        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
-        g_usleep(100);
-    }
+    clock_until_flushed(&m, 10);
     g_assert_cmphex(rd(&m, MEGPU_REG_FLUSH_STATUS), ==,
                     MEGPU_FLUSH_STATUS_DONE);
     megpu_stop_engines(&m);
@@ -1669,17 +1698,17 @@ static void test_writes_order(void)
 
 /*
  * A full engine queue stalls the engine; memory use stays bounded. With
- * x-hold-writes nothing drains until a host flush, so the queue fills
- * whatever the host's load; each flush lets the engine go on.
+ * x-hold-writes nothing drains until virtual time moves, so the queue
+ * fills whatever the host's load; each clock step lets the engine go on.
  */
 static void test_writes_stall(void)
 {
     const uint32_t bytes = 2 * 1024 * 1024;
     g_autofree uint32_t *buf = g_new(uint32_t, bytes / 4);
-    unsigned flushes = 0;
+    unsigned steps = 0;
     Megpu m;
 
-    megpu_start_engines_opts(&m, 1, RELAXED ",x-hold-writes=on");
+    megpu_start_engines_opts(&m, 1, HOLD);
     qtest_memset(m.qts, BIG_PA, 0, bytes);
     emit_fill(&m.ring[0], BIG_PA, bytes, 0x57a11ed);
     emit_ts(&m.ring[0], SEM_PA, 1, 0);
@@ -1693,17 +1722,24 @@ static void test_writes_stall(void)
                      MEGPU_WRITE_QUEUE_DEPTH);
     g_assert_cmpuint(rd(&m, MEGPU_REG_QUEUE_MC), ==, 0);
     g_assert_cmpuint(qtest_readq(m.qts, SEM_PA), ==, 0);
+    /* a host flush does not move held writes */
+    wr(&m, MEGPU_REG_FLUSH, 1);
+    g_assert_cmphex(rd(&m, MEGPU_REG_FLUSH_STATUS), ==,
+                    MEGPU_FLUSH_STATUS_BUSY);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_QUEUE), ==,
+                     MEGPU_WRITE_QUEUE_DEPTH);
     while (qtest_readq(m.qts, SEM_PA) != 1) {
-        host_flush(&m);
+        g_assert_cmpuint(steps, <, 100000);
+        qtest_clock_step(m.qts, 10 * TICK_NS);
         g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_QUEUE), <=,
                          MEGPU_WRITE_QUEUE_DEPTH);
-        flushes++;
+        steps++;
     }
-    g_test_message("%u flushes, stalled %u", flushes,
+    g_test_message("%u clock steps, stalled %u", steps,
                    erd(&m, 0, MEGPU_ENG_STALLED_WRITES));
-    /* held writes wait for a flush: the FILL needed at least one */
-    g_assert_cmpuint(flushes, >=, 1);
-    host_flush(&m);
+    g_assert_cmpuint(steps, >=, 1);
+    clock_until_flushed(&m, 1);
+    hold_flush(&m);
     qtest_memread(m.qts, BIG_PA, buf, bytes);
     for (unsigned i = 0; i < bytes / 4; i++) {
         g_assert_cmphex(le32_to_cpu(buf[i]), ==, 0x57a11ed);
@@ -1756,7 +1792,8 @@ static void test_writes_reset(void)
     int64_t t0;
     Megpu m;
 
-    megpu_start_engines_opts(&m, 3, RELAXED);
+    /* held writes: the queues fill and stay full until the resets */
+    megpu_start_engines_opts(&m, 3, HOLD);
     qtest_memset(m.qts, BIG_PA, 0, bytes);
     emit_fill(&m.ring[0], BIG_PA, bytes, 0xdeadf111);
     kick(&m, 0);
@@ -1814,6 +1851,91 @@ static void test_writes_reset(void)
     emit_fill(&m.ring[0], BIG_PA, bytes, 3);
     kick(&m, 0);
     megpu_stop_engines(&m);
+}
+
+#define REPLAY_WRITES       48
+#define REPLAY_TRIES        8
+
+/*
+ * One run of the replay test with @seed: the tick at which each of
+ * REPLAY_WRITES single-dword writes landed (writes held, virtual time
+ * stepped one tick at a time), and then, with the engine's own packets
+ * moving writes, which pages of a FILL were in memory at its TIMESTAMP.
+ */
+static void replay_run(uint32_t seed, uint32_t *tick, uint32_t *fresh)
+{
+    g_autofree char *hold = g_strdup_printf(
+        "write-mode=relaxed,write-seed=0x%x,x-hold-writes=on", seed);
+    g_autofree char *relaxed = g_strdup_printf(
+        "write-mode=relaxed,write-seed=0x%x", seed);
+    uint32_t landed = 0;
+    Megpu m;
+
+    megpu_start_engines_opts(&m, 1, hold);
+    qtest_memset(m.qts, DATA_PA, 0, REPLAY_WRITES * 4);
+    for (unsigned i = 0; i < REPLAY_WRITES; i++) {
+        uint32_t v = 0x4e000000 + i;
+
+        emit_write(&m.ring[0], DATA_PA + i * 4, &v, 1);
+    }
+    emit_ts(&m.ring[0], SEM_PA, 1, 0);
+    kick(&m, 0);
+    mem_poll64(&m, SEM_PA, 1);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_QUEUE), ==, REPLAY_WRITES);
+    for (uint32_t t = 1; landed < REPLAY_WRITES; t++) {
+        g_assert_cmpuint(t, <, 1000);
+        qtest_clock_step(m.qts, TICK_NS);
+        for (unsigned i = 0; i < REPLAY_WRITES; i++) {
+            if (!tick[i] && qtest_readl(m.qts, DATA_PA + i * 4)) {
+                g_assert_cmphex(qtest_readl(m.qts, DATA_PA + i * 4), ==,
+                                0x4e000000 + i);
+                tick[i] = t;
+                landed++;
+            }
+        }
+    }
+    megpu_stop_engines(&m);
+
+    megpu_start_engines_opts(&m, 1, relaxed);
+    for (unsigned i = 1; i <= REPLAY_TRIES; i++) {
+        qtest_memset(m.qts, DATA_PA, 0, FILL_BYTES);
+        emit_fill(&m.ring[0], DATA_PA, FILL_BYTES, 0x4f000000 + i);
+        emit_ts(&m.ring[0], SEM_PA, i, 0);
+        kick(&m, 0);
+        mem_poll64(&m, SEM_PA, i);
+        fresh[i - 1] = fresh_pages(&m, DATA_PA, 0x4f000000 + i);
+        host_flush(&m);
+        eng_idle(&m, 0);
+    }
+    megpu_stop_engines(&m);
+}
+
+/*
+ * Seeded runs replay (issue 15): the same seed and packets give the same
+ * landing order, on any host; another seed gives another order.
+ */
+static void test_writes_replay(void)
+{
+    uint32_t tick[3][REPLAY_WRITES] = { 0 }, fresh[3][REPLAY_TRIES];
+    const uint32_t seeds[3] = { 0x4004, 0x4004, 0x5005 };
+    bool ordered = true;
+
+    for (unsigned r = 0; r < 3; r++) {
+        replay_run(seeds[r], tick[r], fresh[r]);
+    }
+    /* the writes did not land in issue order */
+    for (unsigned i = 1; i < REPLAY_WRITES; i++) {
+        ordered &= tick[0][i - 1] <= tick[0][i];
+    }
+    g_assert_false(ordered);
+    g_assert_cmpmem(tick[0], sizeof(tick[0]), tick[1], sizeof(tick[1]));
+    g_assert_cmpmem(fresh[0], sizeof(fresh[0]), fresh[1], sizeof(fresh[1]));
+    g_assert_true(memcmp(tick[0], tick[2], sizeof(tick[0])));
+    g_assert_true(memcmp(fresh[0], fresh[2], sizeof(fresh[0])));
+    for (unsigned i = 0; i < REPLAY_TRIES; i++) {
+        g_test_message("try %u: fresh pages 0x%04x (seed 0x5005: 0x%04x)",
+                       i + 1, fresh[0][i], fresh[2][i]);
+    }
 }
 
 /* C references of the image kernels (include/megpu_hw.h). */
@@ -2242,6 +2364,7 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/writes/stall", test_writes_stall);
     qtest_add_func("/megpu/writes/mode-switch", test_write_mode_switch);
     qtest_add_func("/megpu/writes/reset", test_writes_reset);
+    qtest_add_func("/megpu/writes/replay", test_writes_replay);
     qtest_add_func("/megpu/engine/fuzz", test_fuzz);
     return g_test_run();
 }

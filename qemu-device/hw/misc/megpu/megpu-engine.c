@@ -564,6 +564,8 @@ static bool megpu_exec_ib(MegpuExec *x, const uint32_t *p)
                 break;
             }
         }
+        /* each packet is a tick of the engine's memory clock */
+        megpu_wq_tick(e);
         if (!megpu_exec_packet(x, hdr, payload)) {
             ok = false;
             break;
@@ -628,6 +630,8 @@ static uint32_t megpu_run_ring_packet(MegpuExec *x, const MegpuRing *r)
             return next;
         }
     }
+    /* each packet is a tick of the engine's memory clock */
+    megpu_wq_tick(x->e);
     if (megpu_exec_packet(x, hdr, payload)) {
         megpu_count_packet(x->e);
     }

@@ -18,9 +18,43 @@
  * issued, and their data. Landing maps RAM the same checked way as other
  * engine DMA (megpu_ram_map), so it never reaches MMIO.
  *
- * The MC thread moves and lands entries and completes host flushes. It
- * never takes the BQL or an engine lock; it sleeps in a poll on
- * @mc_notify with a microsecond timeout, so short delays stay short.
+ * Deterministic timing. The delays are not host time: each engine has
+ * its own generator (xorshift64*, seeded from write-seed and the engine
+ * index, seeded again when the engine or the device resets) and its own
+ * memory clock, counted in ticks. An entry's two delays (1 to 200 ticks,
+ * mostly short) are drawn when it is issued; it moves to stage 2 when
+ * its engine's clock reaches issue + delay 1 and lands delay 2 ticks
+ * later. An engine's clock is
+ *
+ *   virtual time (QEMU_CLOCK_VIRTUAL, 10 us a tick, from the reset)
+ *   + one tick per packet the engine starts and per write it posts
+ *   + the ticks a wait fast-forwarded.
+ *
+ * Whoever moves a clock (the engine thread, the virtual-time timer in
+ * the main loop, the MC thread) catches the entries up one tick with
+ * work at a time, so what has landed at a given clock value depends on
+ * the seed and the engine's packets only, not on which thread got there
+ * or how loaded the host is. Waits fast-forward: a FLUSH packet or a
+ * full queue advances the engine's own clock to its next tick with work;
+ * a host flush makes the MC thread do so for the engine of the oldest
+ * pending write. Time passes faster while someone waits; the order is
+ * the same. Writes land eventually without a flush because virtual time
+ * moves on. Under qtest it moves only in clock_step, so a test sees the
+ * same stale pages after the same packets on any host, and stepping the
+ * clock shows the landing order (the timer runs inside clock_step).
+ * What does not replay: engines running at the same time interleave
+ * their issue numbers as the host schedules them (same-bytes order and a
+ * full stage 2 couple them), and a host flush started while an engine
+ * runs fast-forwards it at a host-timed point. One engine's stream, and
+ * flushes of idle engines, replay.
+ *
+ * x-hold-writes (tests): only virtual time moves writes (no engine
+ * ticks, no fast-forward for flushes or full queues), so queues fill and
+ * flushes stay BUSY until the test steps the clock.
+ *
+ * The MC thread serves host flushes only. It never takes the BQL or an
+ * engine lock. The virtual-time timer runs under the BQL and takes only
+ * @wq_lock (the order MMIO handlers use too).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -38,7 +72,8 @@ struct MegpuWrite {
     QTAILQ_ENTRY(MegpuWrite) link;
     MegpuEngine *e;
     uint64_t seq;               /* issue order, device-wide */
-    int64_t due;                /* when it leaves its stage (us) */
+    int64_t due;                /* tick of e's clock it leaves its stage */
+    uint32_t delay2;            /* ticks in stage 2, drawn when issued */
     hwaddr pa;
     uint32_t len;
     bool in_mc;                 /* stage 2 */
@@ -51,48 +86,81 @@ typedef struct MegpuFlush {
     uint32_t count;             /* flushes started with this target */
 } MegpuFlush;
 
+/* One tick of the memory clock in virtual time */
+#define MEGPU_WQ_TICK_NS    (10 * SCALE_US)
+
 /* xorshift64*: cheap, and the same seed gives the same delays */
-static uint64_t megpu_wq_rand(MegpuState *s)
+static uint64_t megpu_wq_rand(MegpuEngine *e)
 {
-    s->rng ^= s->rng >> 12;
-    s->rng ^= s->rng << 25;
-    s->rng ^= s->rng >> 27;
-    return s->rng * 0x2545f4914f6cdd1dull;
+    e->wq_rng ^= e->wq_rng >> 12;
+    e->wq_rng ^= e->wq_rng << 25;
+    e->wq_rng ^= e->wq_rng >> 27;
+    return e->wq_rng * 0x2545f4914f6cdd1dull;
 }
 
 /*
- * Delay of one stage in microseconds: mostly short, with a long tail,
- * like a memory system where most requests go through and a few wait
- * behind bank conflicts and refreshes.
+ * Delay of one stage in ticks: mostly short, with a long tail, like a
+ * memory system where most requests go through and a few wait behind
+ * bank conflicts and refreshes. A tick is 10 us of virtual time, or one
+ * packet or write of the issuing engine.
  */
-static int64_t megpu_wq_delay(MegpuState *s)
+static uint32_t megpu_wq_delay(MegpuEngine *e)
 {
-    uint64_t r = megpu_wq_rand(s);
+    uint64_t r = megpu_wq_rand(e);
     uint32_t pick = (r >> 40) % 100, frac = r % 1000;
 
     if (pick < 50) {
-        return 10 + frac * 90 / 1000;           /* 10 us .. 100 us */
+        return 1 + frac * 9 / 1000;             /* 1 .. 10 */
     }
     if (pick < 85) {
-        return 100 + frac * 400 / 1000;         /* 100 us .. 500 us */
+        return 10 + frac * 40 / 1000;           /* 10 .. 50 */
     }
-    return 500 + frac * 1500 / 1000;            /* 0.5 ms .. 2 ms */
+    return 50 + frac * 150 / 1000;              /* 50 .. 200 */
 }
 
-static void megpu_wq_reseed(MegpuState *s)
+/* Each engine has its own generator, from the seed and its index. */
+static void megpu_wq_reseed(MegpuState *s, MegpuEngine *e)
 {
+    uint64_t idx = e - s->engines;
+    uint64_t x = ((uint64_t)s->write_seed << 32 | s->write_seed) ^
+                 0x9e3779b97f4a7c15ull ^ (idx + 1) * 0xbf58476d1ce4e5b9ull;
+
+    /* splitmix64 finaliser, so neighbouring indexes differ at once */
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 31;
     /* xorshift state must not be 0 */
-    s->rng = ((uint64_t)s->write_seed << 32 | s->write_seed) ^
-             0x9e3779b97f4a7c15ull;
+    e->wq_rng = x ? x : 1;
+    e->wq_steps = 0;
 }
 
-/* Wake the MC thread if @due is before it would wake by itself. */
-static void megpu_mc_kick_locked(MegpuState *s, int64_t due)
+/* Ticks of virtual time since the device reset (the clocks' common part) */
+static int64_t megpu_wq_vticks(MegpuState *s)
 {
-    if (due < s->mc_wake_at) {
-        s->mc_wake_at = due;
-        event_notifier_set(&s->mc_notify);
-    }
+    int64_t ns = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) - s->vclock_base;
+
+    return ns > 0 ? ns / MEGPU_WQ_TICK_NS : 0;
+}
+
+/*
+ * The memory clock of @e's writes: virtual time plus the engine's own
+ * ticks (its packets and writes, and the ticks a wait fast-forwarded).
+ * With x-hold-writes only virtual time counts.
+ */
+static int64_t megpu_wq_clock(MegpuState *s, MegpuEngine *e)
+{
+    return megpu_wq_vticks(s) + (s->hold_writes ? 0 : e->wq_steps);
+}
+
+/* Make the virtual-time timer fire by the time @e's tick @due comes. */
+static void megpu_wq_arm_locked(MegpuState *s, MegpuEngine *e, int64_t due)
+{
+    int64_t vt = due - (s->hold_writes ? 0 : e->wq_steps);
+
+    timer_mod_anticipate_ns(s->mc_timer,
+                            s->vclock_base + MAX(vt, 1) * MEGPU_WQ_TICK_NS);
 }
 
 static bool megpu_wq_overlap(const MegpuWrite *w, hwaddr pa, uint64_t len)
@@ -244,57 +312,172 @@ static void megpu_mc_insert_locked(MegpuState *s, MegpuWrite *w)
 }
 
 /*
- * One pass of the memory controller at time @now: land what is due in
- * stage 2, move what is due in stage 1 while stage 2 has room, complete
- * flushes. Returns when the next entry falls due (INT64_MAX: none).
+ * The next tick at which one of @e's entries moves or lands: stage-1
+ * entries count only while stage 2 has room. INT64_MAX: none.
  */
-static int64_t megpu_mc_step_locked(MegpuState *s, int64_t now,
-                                    bool *changed)
+static int64_t megpu_wq_next_due_locked(MegpuState *s, MegpuEngine *e)
 {
     int64_t next = INT64_MAX;
-    MegpuWrite *w, *tmp;
-    /* x-hold-writes: stage 1 moves only for a host flush (tests) */
-    bool hold = s->hold_writes && !s->flushes->len;
+    MegpuWrite *w;
 
-    /* pushing out older writes only removes entries before @w */
-    QTAILQ_FOREACH_SAFE(w, &s->mc_queue, link, tmp) {
-        if (w->due <= now) {
-            megpu_wq_land_locked(s, w);
-            *changed = true;
-        } else {
+    if (s->mc_len < MEGPU_MC_QUEUE_DEPTH) {
+        QTAILQ_FOREACH(w, &e->wq, link) {
             next = MIN(next, w->due);
         }
     }
-    for (unsigned n = 0; n < s->num_engines; n++) {
-        MegpuEngine *e = &s->engines[n];
-
-        QTAILQ_FOREACH_SAFE(w, &e->wq, link, tmp) {
-            if (hold) {
-                break;
-            }
-            if (w->due > now) {
-                next = MIN(next, w->due);
-                continue;
-            }
-            if (s->mc_len >= MEGPU_MC_QUEUE_DEPTH) {
-                /* waits for room: a stage-2 entry lands before long */
-                continue;
-            }
-            QTAILQ_REMOVE(&e->wq, w, link);
-            qatomic_set(&e->wq_len, e->wq_len - 1);
-            w->in_mc = true;
-            w->due = now + megpu_wq_delay(s);
-            megpu_mc_insert_locked(s, w);
-            s->mc_len++;
-            trace_megpu_wq_move(n, w->seq, s->mc_len);
+    QTAILQ_FOREACH(w, &s->mc_queue, link) {
+        if (w->e == e) {
             next = MIN(next, w->due);
-            *changed = true;
         }
     }
-    megpu_flush_check_locked(s);
     return next;
 }
 
+/*
+ * Tick @t of @e's clock: its stage-2 entries due by then land, then its
+ * stage-1 entries due move on while stage 2 has room, in issue order.
+ */
+static void megpu_wq_tick_locked(MegpuState *s, MegpuEngine *e, int64_t t)
+{
+    MegpuWrite *w, *tmp;
+
+    /* pushing out older writes only removes entries before @w */
+    QTAILQ_FOREACH_SAFE(w, &s->mc_queue, link, tmp) {
+        if (w->e == e && w->due <= t) {
+            megpu_wq_land_locked(s, w);
+        }
+    }
+    QTAILQ_FOREACH_SAFE(w, &e->wq, link, tmp) {
+        if (w->due > t) {
+            continue;
+        }
+        if (s->mc_len >= MEGPU_MC_QUEUE_DEPTH) {
+            /* waits for room: a stage-2 entry lands before long */
+            break;
+        }
+        QTAILQ_REMOVE(&e->wq, w, link);
+        qatomic_set(&e->wq_len, e->wq_len - 1);
+        w->in_mc = true;
+        w->due = MAX(w->due, t) + w->delay2;
+        megpu_mc_insert_locked(s, w);
+        s->mc_len++;
+        trace_megpu_wq_move(e->idx, w->seq, s->mc_len);
+    }
+}
+
+/*
+ * Bring @e's entries up to its clock, one tick with work at a time, so
+ * that the result depends only on the clock, not on when or by which
+ * thread this runs. Returns whether anything moved or landed.
+ */
+static bool megpu_wq_catch_up_locked(MegpuState *s, MegpuEngine *e)
+{
+    int64_t clock = megpu_wq_clock(s, e), t;
+    bool changed = false;
+
+    while ((t = megpu_wq_next_due_locked(s, e)) <= clock) {
+        megpu_wq_tick_locked(s, e, t);
+        changed = true;
+    }
+    if (t != INT64_MAX) {
+        megpu_wq_arm_locked(s, e, t);
+    }
+    if (changed) {
+        megpu_flush_check_locked(s);
+        /* room in a stage-1 queue, or an engine's writes landed */
+        qemu_cond_broadcast(&s->wq_cond);
+    }
+    return changed;
+}
+
+/*
+ * Something waits for the memory system (a host flush, a FLUSH packet,
+ * a full queue): advance @e's clock to its next tick with work. Time
+ * passes faster, the order stays the same. False if @e has none (its
+ * stage-1 entries wait for room in stage 2) or writes are held.
+ */
+static bool megpu_wq_fast_forward_locked(MegpuState *s, MegpuEngine *e)
+{
+    int64_t t = megpu_wq_next_due_locked(s, e), clock;
+
+    if (s->hold_writes || t == INT64_MAX) {
+        return false;
+    }
+    clock = megpu_wq_clock(s, e);
+    if (t > clock) {
+        e->wq_steps += t - clock;
+    }
+    megpu_wq_catch_up_locked(s, e);
+    return true;
+}
+
+/*
+ * Stage 2 is full of other engines' entries: fast-forward the engine of
+ * the one due first, which makes room.
+ */
+static bool megpu_wq_make_room_locked(MegpuState *s)
+{
+    MegpuWrite *w, *first = NULL;
+
+    if (s->hold_writes) {
+        return false;
+    }
+    QTAILQ_FOREACH(w, &s->mc_queue, link) {
+        if (!first || w->due - megpu_wq_clock(s, w->e) <
+            first->due - megpu_wq_clock(s, first->e)) {
+            first = w;
+        }
+    }
+    return first && megpu_wq_fast_forward_locked(s, first->e);
+}
+
+/* The engine ran a packet: one tick of its clock. */
+void megpu_wq_tick(MegpuEngine *e)
+{
+    MegpuState *s = e->s;
+    bool changed;
+
+    if (!qatomic_read(&e->wq_pending) || s->hold_writes) {
+        return;
+    }
+    qemu_mutex_lock(&s->wq_lock);
+    e->wq_steps++;
+    changed = megpu_wq_catch_up_locked(s, e);
+    qemu_mutex_unlock(&s->wq_lock);
+    if (changed) {
+        /* a landed write may be the value a WAIT watches */
+        megpu_wake_waiters(s);
+    }
+}
+
+/*
+ * Virtual time passed (QEMU_CLOCK_VIRTUAL timer, main loop): every
+ * engine's clock moved on. Under qtest this runs inside clock_step, so
+ * what has landed by a virtual time is known when the step returns.
+ */
+static void megpu_mc_timer_cb(void *opaque)
+{
+    MegpuState *s = opaque;
+    bool changed = false;
+
+    qemu_mutex_lock(&s->wq_lock);
+    for (unsigned n = 0; n < s->num_engines; n++) {
+        if (s->engines[n].wq_pending) {
+            changed |= megpu_wq_catch_up_locked(s, &s->engines[n]);
+        }
+    }
+    megpu_flush_check_locked(s);
+    qemu_mutex_unlock(&s->wq_lock);
+    if (changed) {
+        megpu_wake_waiters(s);
+    }
+}
+
+/*
+ * The MC thread serves host flushes: while one waits (and writes are not
+ * held), it fast-forwards the engine of the oldest pending write, until
+ * every write below the flush's target has landed.
+ */
 static void *megpu_mc_thread(void *opaque)
 {
     MegpuState *s = opaque;
@@ -307,23 +490,23 @@ static void *megpu_mc_thread(void *opaque)
     rcu_register_thread();
     qemu_mutex_lock(&s->wq_lock);
     while (!s->mc_stop) {
-        int64_t now = g_get_monotonic_time(), next;
-        bool changed = false;
+        MegpuWrite *oldest = NULL;
 
-        next = megpu_mc_step_locked(s, now, &changed);
-        s->mc_wake_at = next;
-        if (changed) {
-            /* room in a stage-1 queue, or an engine's writes landed */
-            qemu_cond_broadcast(&s->wq_cond);
+        megpu_flush_check_locked(s);
+        if (s->flushes->len && !s->hold_writes) {
+            oldest = megpu_wq_oldest_locked(s);
+            if (oldest && !megpu_wq_fast_forward_locked(s, oldest->e)) {
+                megpu_wq_make_room_locked(s);
+            }
         }
         qemu_mutex_unlock(&s->wq_lock);
-        if (changed) {
+        if (oldest) {
             /* a landed write may be the value a WAIT watches */
             megpu_wake_waiters(s);
+        } else {
+            qemu_poll_ns(&pfd, 1, -1);
+            event_notifier_test_and_clear(&s->mc_notify);
         }
-        qemu_poll_ns(&pfd, 1, next == INT64_MAX ? -1 :
-                     MAX(next - now, 0) * SCALE_US);
-        event_notifier_test_and_clear(&s->mc_notify);
         qemu_mutex_lock(&s->wq_lock);
     }
     qemu_mutex_unlock(&s->wq_lock);
@@ -338,8 +521,10 @@ bool megpu_wq_relaxed(MegpuState *s)
 
 /*
  * Wait for room in this engine's queue. Only the engine thread adds to
- * it, so the room is still there when it posts. A reset cuts the wait
- * short; so does a switch to strict mode, where nothing is queued.
+ * it, so the room is still there when it posts. The engine fast-forwards
+ * its own clock meanwhile (unless writes are held), so the wait ends the
+ * same way however busy the host is. A reset cuts the wait short; so
+ * does a switch to strict mode, where nothing is queued.
  */
 bool megpu_wq_reserve(MegpuExec *x)
 {
@@ -363,9 +548,13 @@ bool megpu_wq_reserve(MegpuExec *x)
             qatomic_inc(&e->stalled_writes);
             trace_megpu_wq_stall(e->idx, e->wq_len);
         }
-        qemu_cond_timedwait(&s->wq_cond, &s->wq_lock, 1);
+        if (!megpu_wq_fast_forward_locked(s, e) &&
+            !megpu_wq_make_room_locked(s)) {
+            qemu_cond_timedwait(&s->wq_cond, &s->wq_lock, 1);
+        }
     }
     qemu_mutex_unlock(&s->wq_lock);
+    megpu_wake_waiters(s);
     return ok;
 }
 
@@ -380,6 +569,7 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
     MegpuEngine *e = x->e;
     MegpuState *s = e->s;
     MegpuWrite *w;
+    bool changed = false;
 
     qemu_mutex_lock(&s->wq_lock);
     if (s->write_mode != MEGPU_WRITE_MODE_RELAXED) {
@@ -391,7 +581,8 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
     w = g_malloc(sizeof(*w) + len);
     w->e = e;
     w->seq = s->wq_seq++;
-    w->due = g_get_monotonic_time() + megpu_wq_delay(s);
+    w->due = megpu_wq_clock(s, e) + megpu_wq_delay(e);
+    w->delay2 = megpu_wq_delay(e);
     w->pa = pa;
     w->len = len;
     w->in_mc = false;
@@ -401,8 +592,16 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
     qatomic_set(&e->wq_pending, e->wq_pending + 1);
     qatomic_set(&s->wq_total, s->wq_total + 1);
     trace_megpu_wq_post(e->idx, w->seq, pa, len, e->wq_len);
-    megpu_mc_kick_locked(s, w->due);
+    /* each write is a tick of the engine's clock */
+    if (!s->hold_writes) {
+        e->wq_steps++;
+    }
+    changed = megpu_wq_catch_up_locked(s, e);
+    megpu_wq_arm_locked(s, e, w->due);
     qemu_mutex_unlock(&s->wq_lock);
+    if (changed) {
+        megpu_wake_waiters(s);
+    }
 }
 
 /*
@@ -468,7 +667,10 @@ void megpu_wq_forward(MegpuEngine *e, hwaddr pa, void *buf, uint32_t len)
     qemu_mutex_unlock(&s->wq_lock);
 }
 
-/* FLUSH packet: wait until every write this engine issued has landed. */
+/*
+ * FLUSH packet: wait until every write this engine issued has landed,
+ * fast-forwarding its clock (unless writes are held).
+ */
 bool megpu_wq_engine_flush(MegpuExec *x)
 {
     MegpuEngine *e = x->e;
@@ -483,23 +685,28 @@ bool megpu_wq_engine_flush(MegpuExec *x)
             ok = false;
             break;
         }
-        qemu_cond_timedwait(&s->wq_cond, &s->wq_lock, 1);
+        if (!megpu_wq_fast_forward_locked(s, e) &&
+            !megpu_wq_make_room_locked(s)) {
+            qemu_cond_timedwait(&s->wq_cond, &s->wq_lock, 1);
+        }
     }
     qemu_mutex_unlock(&s->wq_lock);
+    megpu_wake_waiters(s);
     return ok;
 }
 
-/* Engine reset: its queued writes (both stages) are dropped, unwritten. */
+/*
+ * Engine reset: its queued writes (both stages) are dropped, unwritten,
+ * and its generator and clock start again from the seed.
+ */
 void megpu_wq_engine_drop(MegpuEngine *e)
 {
     MegpuState *s = e->s;
     MegpuWrite *w, *tmp;
     uint32_t dropped = 0;
 
-    if (!qatomic_read(&e->wq_pending)) {
-        return;
-    }
     qemu_mutex_lock(&s->wq_lock);
+    megpu_wq_reseed(s, e);
     QTAILQ_FOREACH_SAFE(w, &e->wq, link, tmp) {
         megpu_wq_unlink_locked(s, w);
         g_free(w);
@@ -571,9 +778,9 @@ static void megpu_flush_start(MegpuState *s)
     s->flush_status |= MEGPU_FLUSH_STATUS_BUSY;
     /* with nothing older queued, this completes it at once */
     megpu_flush_check_locked(s);
-    if (s->hold_writes) {
-        /* held entries may be due already: move them now */
-        megpu_mc_kick_locked(s, 0);
+    if (s->flushes->len) {
+        /* the MC thread fast-forwards the engines for it */
+        event_notifier_set(&s->mc_notify);
     }
     qemu_mutex_unlock(&s->wq_lock);
 }
@@ -670,7 +877,12 @@ void megpu_wq_reset(MegpuState *s)
     s->flush_status = 0;
     s->misc_irq_status = 0;
     s->wq_seq = 0;
-    megpu_wq_reseed(s);
+    for (unsigned n = 0; n < MEGPU_MAX_ENGINES; n++) {
+        megpu_wq_reseed(s, &s->engines[n]);
+    }
+    /* the clocks start again, and nothing is due */
+    s->vclock_base = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    timer_del(s->mc_timer);
     qatomic_set(&s->write_mode, s->write_mode_reset);
     qemu_cond_broadcast(&s->wq_cond);
     qemu_mutex_unlock(&s->wq_lock);
@@ -697,10 +909,11 @@ bool megpu_wq_init(MegpuState *s, Error **errp)
     QTAILQ_INIT(&s->mc_queue);
     s->flushes = g_array_new(false, false, sizeof(MegpuFlush));
     s->write_mode = s->write_mode_reset;
-    s->mc_wake_at = INT64_MAX;
-    megpu_wq_reseed(s);
+    s->mc_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, megpu_mc_timer_cb, s);
+    s->vclock_base = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     for (unsigned n = 0; n < MEGPU_MAX_ENGINES; n++) {
         QTAILQ_INIT(&s->engines[n].wq);
+        megpu_wq_reseed(s, &s->engines[n]);
     }
     qemu_thread_create(&s->mc_thread, "megpu-mc", megpu_mc_thread, s,
                        QEMU_THREAD_JOINABLE);
@@ -721,6 +934,8 @@ void megpu_wq_fini(MegpuState *s)
     qemu_thread_join(&s->mc_thread);
     s->mc_started = false;
     megpu_wq_reset(s);
+    timer_free(s->mc_timer);
+    s->mc_timer = NULL;
     g_array_free(s->flushes, true);
     qemu_cond_destroy(&s->wq_cond);
     qemu_mutex_destroy(&s->wq_lock);

@@ -123,6 +123,8 @@ typedef struct MegpuEngine {
     uint32_t wq_len;
     uint32_t wq_pending;
     uint32_t stalled_writes;
+    uint64_t wq_rng;            /* this engine's delay generator */
+    int64_t wq_steps;           /* memory-clock ticks from its own work */
 
     /* Multi-GPU counters (megpu-mgpu.c), atomic */
     uint32_t msem_retries;
@@ -140,7 +142,7 @@ struct MegpuState {
     uint32_t num_engines;
     uint32_t version;           /* x-version: test a driver mismatch */
     bool drop_irqs;             /* x-drop-irqs: test a dead interrupt path */
-    /* x-hold-writes: posted writes wait for a host flush (tests) */
+    /* x-hold-writes: posted writes move only with virtual time (tests) */
     bool hold_writes;
     uint32_t wave_budget;       /* instructions per wave, 0: unlimited */
     bool wave_nonatomic;        /* x-wave-nonatomic: test the atomics test */
@@ -168,8 +170,9 @@ struct MegpuState {
 
     /*
      * Posted writes and flushes (megpu-writeq.c). @wq_lock protects all
-     * of it and the engines' queues; the memory-controller thread moves
-     * and lands entries; engine threads post, forward and wait.
+     * of it and the engines' queues; engine threads post, forward, wait
+     * and move their own entries with their clocks; @mc_timer does for
+     * virtual time, the memory-controller thread for host flushes.
      * Lock order: engine lock, then xlat_lock, then wq_lock.
      */
     char *write_mode_prop;      /* "relaxed" (default) or "strict" */
@@ -181,9 +184,9 @@ struct MegpuState {
     bool mc_started;
     bool mc_stop;
     EventNotifier mc_notify;    /* wakes the MC thread */
-    int64_t mc_wake_at;         /* when it wakes by itself (us) */
+    QEMUTimer *mc_timer;        /* virtual time: the clocks' common part */
+    int64_t vclock_base;        /* QEMU_CLOCK_VIRTUAL ns at tick 0 */
     uint32_t write_mode;
-    uint64_t rng;
     uint64_t wq_seq;            /* issue number of the next write */
     uint32_t wq_total;          /* entries in both stages */
     QTAILQ_HEAD(, MegpuWrite) mc_queue;     /* sorted by issue number */

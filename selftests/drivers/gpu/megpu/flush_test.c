@@ -14,9 +14,12 @@
  * - inside an IB, a FLUSH packet orders the writes before a later SIGNAL.
  *
  * Every guarantee is checked beside its negative control, where the race
- * must show within a bounded number of tries (the device's delays are
- * seeded, the timing is not, so each control stops at the first stale
- * read). The controls need relaxed mode and skip with a message when
+ * must show within a bounded number of tries. The device's delays and
+ * landing order are seeded (per-engine generators, a memory clock of
+ * engine ticks and virtual time: Documentation/megpu-hw.rst "Timing
+ * model"), but in a guest virtual time runs at host speed between a
+ * fence and the CPU's read, so each control stops at the first stale
+ * read; the device's own qtests check the replay. The controls need relaxed mode and skip with a message when
  * debugfs says the device is strict. Counters come from debugfs "flush"
  * through the library (megpu_flush_stats()).
  */
