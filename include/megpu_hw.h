@@ -139,6 +139,16 @@
 #define MEGPU_REG_TASKQ_STEALS		0x00ec	/* RO */
 #define MEGPU_REG_TASKQ_LOCK_RETRIES	0x00f0	/* RO */
 #define MEGPU_REG_TASKQ_EVENT_WAITS	0x00f4	/* RO */
+/*
+ * The discrete variant of seed 002: the driver dequeues for the engines.
+ * An engine whose bit is set in TASKQ_REQ_WORK "requests work" when its
+ * ring runs empty (and at once, if idle, when the bit is set): its bit is
+ * set in TASKQ_REQ_PENDING and MISC_IRQ_WORK is raised. The driver takes
+ * a batch under the queue's lock and submits it as an ordinary job whose
+ * IB runs DISPATCH per task and TASK_DONE for the notifications.
+ */
+#define MEGPU_REG_TASKQ_REQ_WORK	0x00f8	/* RW: engine bit mask */
+#define MEGPU_REG_TASKQ_REQ_PENDING	0x00fc	/* RW1C: engines asking */
 
 #define MEGPU_WRITE_MODE_STRICT		0
 #define MEGPU_WRITE_MODE_RELAXED	1
@@ -149,6 +159,7 @@
 #define MEGPU_MISC_IRQ_FLUSH_DONE	MEGPU_BIT(0)
 #define MEGPU_MISC_IRQ_WAVE		MEGPU_BIT(1)	/* a wave ran INTERRUPT */
 #define MEGPU_MISC_IRQ_SYSCALL		MEGPU_BIT(2)	/* mailbox slots ACTIVE */
+#define MEGPU_MISC_IRQ_WORK		MEGPU_BIT(4)	/* TASKQ_REQ_PENDING set */
 
 /* Entries per engine write queue: a full queue stalls the engine. */
 #define MEGPU_WRITE_QUEUE_DEPTH		64
@@ -341,6 +352,15 @@
 #define MEGPU_DEQ_ONCE			MEGPU_BIT(1)	/* end at none eligible */
 #define MEGPU_DEQ_MAX_QUEUES		16
 
+/*
+ * TASK_DONE: queue(2), note(2), owner(1), batch(1), status(1).
+ * The notification of one task taken by the driver's dequeuer (seed
+ * 002's discrete variant), as DEQUEUE writes it: the MEGPU_TQ_NOTE_*
+ * record at @note (if not 0) gets BY, BATCH, STATUS and an atomic
+ * DONE += 1; the queue at @queue (if not 0) an atomic HDR_DONE += 1.
+ */
+#define MEGPU_PKT_TASK_DONE		0x19
+
 /* Payload dwords of the fixed-size packets. */
 #define MEGPU_PKT_IB_COUNT		3
 #define MEGPU_PKT_TIMESTAMP_COUNT	4
@@ -354,6 +374,7 @@
 #define MEGPU_PKT_IDLE_SIGNAL_COUNT	0
 #define MEGPU_PKT_SET_MAILBOX_COUNT	3
 #define MEGPU_PKT_DEQUEUE_COUNT		5
+#define MEGPU_PKT_TASK_DONE_COUNT	7
 
 /*
  * Which engine types accept which packets (bit per opcode). NOP, IB,
@@ -650,8 +671,12 @@
 #define MEGPU_TQ_F_STRICT		MEGPU_BIT(1)
 #define MEGPU_TQ_F_EVENT		MEGPU_BIT(2)
 
-/* Lock owner ids: CPU threads use 1..0x7fffffff. */
+/*
+ * Lock owner ids: CPU threads use 1..0x3fffffff, the driver's dequeuer
+ * (taking for engine n) MEGPU_TQ_OWNER_DRIVER(n).
+ */
 #define MEGPU_TQ_OWNER_ENGINE(n)	(0x80000000u | (n))
+#define MEGPU_TQ_OWNER_DRIVER(n)	(0x40000000u | (n))
 #define MEGPU_TQ_OWNER_IS_ENGINE(o)	(((o) & 0x80000000u) != 0)
 
 /*

@@ -801,7 +801,7 @@ struct megpu_tq_region {
 
 /**
  * struct megpu_tq_agent - a CPU dequeuer (the seed's CPU dequeuing module)
- * @owner: lock owner id, 1..0x7fffffff, unique among the dequeuers
+ * @owner: lock owner id, 1..0x3fffffff, unique among the dequeuers
  * @regions: how GPU addresses in tasks reach the CPU; @nregions
  * @notify: called to tell the engines (the driver writes
  *	MEGPU_REG_TASKQ_NOTIFY) after a release of an EVENT queue that had

@@ -55,6 +55,7 @@ static const uint8_t megpu_fixed_count[] = {
     [MEGPU_PKT_ARB_ACQUIRE] = MEGPU_PKT_ARB_COUNT,
     [MEGPU_PKT_ARB_RELEASE] = MEGPU_PKT_ARB_COUNT,
     [MEGPU_PKT_DEQUEUE] = MEGPU_PKT_DEQUEUE_COUNT,
+    [MEGPU_PKT_TASK_DONE] = MEGPU_PKT_TASK_DONE_COUNT,
 };
 
 static const uint32_t megpu_type_pkts[MEGPU_ENGINE_NUM_TYPES] = {
@@ -510,6 +511,8 @@ static bool megpu_exec_packet(MegpuExec *x, uint32_t hdr, const uint32_t *p)
         return megpu_exec_arb_release(x, MEGPU_PKT_FLAGS(hdr), p);
     case MEGPU_PKT_DEQUEUE:
         return megpu_exec_dequeue(x, p);
+    case MEGPU_PKT_TASK_DONE:
+        return megpu_exec_task_done(x, p);
     default:
         g_assert_not_reached();     /* megpu_check_header() */
     }
@@ -729,6 +732,7 @@ static void *megpu_engine_thread(void *opaque)
             e->head = next;
             if (e->head == e->tail) {
                 megpu_engine_idle_irq_locked(e, false);
+                megpu_taskq_engine_idle(e);
             }
             continue;
         }
@@ -1051,7 +1055,8 @@ void megpu_engine_init(MegpuState *s, unsigned n)
     e->kernel_mask = megpu_type_kernels[e->type];
     /* the engines that run kernels can dequeue tasks (seed 002) */
     if (e->pkt_mask & MEGPU_BIT(MEGPU_PKT_DISPATCH)) {
-        e->pkt_mask |= MEGPU_BIT(MEGPU_PKT_DEQUEUE);
+        e->pkt_mask |= MEGPU_BIT(MEGPU_PKT_DEQUEUE) |
+                       MEGPU_BIT(MEGPU_PKT_TASK_DONE);
     }
     e->wave_fault_id = MEGPU_WAVE_ID_NONE;
     qemu_mutex_init(&e->lock);

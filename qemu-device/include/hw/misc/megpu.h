@@ -219,6 +219,8 @@ struct MegpuState {
     uint32_t tq_steals;
     uint32_t tq_lock_retries;
     uint32_t tq_event_waits;
+    uint32_t tq_req_work;       /* engines asking for work when idle */
+    uint32_t tq_req_pending;    /* engines that asked (RW1C) */
 
     MegpuEngine engines[MEGPU_MAX_ENGINES];
 };
