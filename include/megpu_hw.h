@@ -677,6 +677,7 @@
  */
 #define MEGPU_TQ_OWNER_ENGINE(n)	(0x80000000u | (n))
 #define MEGPU_TQ_OWNER_DRIVER(n)	(0x40000000u | (n))
+#define MEGPU_TQ_OWNER_IS_DRIVER(o)	(((o) & 0xc0000000u) == 0x40000000u)
 #define MEGPU_TQ_OWNER_IS_ENGINE(o)	(((o) & 0x80000000u) != 0)
 
 /*

@@ -806,8 +806,9 @@ struct megpu_tq_region {
  * @notify: called to tell the engines (the driver writes
  *	MEGPU_REG_TASKQ_NOTIFY) after a release of an EVENT queue that had
  *	waiters, and after taking tasks an engine could not take (which may
- *	have blocked a queue's head for it); NULL: engines notice within
- *	their poll period
+ *	have blocked a queue's head for it), and after notifying the last
+ *	task of a closed queue (for the driver's dequeuer, see
+ *	megpu_taskq_attach()); NULL: engines notice within their poll period
  * @notify_priv: its argument
  * @nonatomic: test only: take the lock with a read, a pause and a write,
  *	and hold it a little longer, so that two holders overlap
@@ -839,6 +840,15 @@ int megpu_taskq_check(struct megpu *gpu, struct megpu_bo *bo,
  */
 int megpu_taskq_wake(struct megpu *gpu);
 void megpu_taskq_wake_cb(void *priv);
+/*
+ * Seed 002's discrete variant (DRM_IOCTL_MEGPU_TASKQ_ATTACH): the driver
+ * dequeues from @count queues for @engines whenever one asks for work;
+ * @syncobj gets a fence that signals once every queue is closed and all
+ * its tasks are notified. 0 or -errno.
+ */
+int megpu_taskq_attach(struct megpu *gpu, const struct drm_megpu_taskq_queue *qs,
+		       unsigned int count, uint32_t engines, uint32_t syncobj);
+int megpu_taskq_detach(struct megpu *gpu);
 
 /* Encode/decode MEGPU_TQ_DESC_SIZE little-endian bytes. */
 void megpu_task_pack(void *dst, const struct megpu_task *t);

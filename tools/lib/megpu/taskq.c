@@ -512,6 +512,11 @@ static void run_batch(struct megpu_taskq *q, struct megpu_tq_agent *a,
 	add32(word(q, MEGPU_TQ_HDR_CPU_TASKS), n);
 	add32(word(q, MEGPU_TQ_HDR_CPU_BATCHES), 1);
 	add32(word(q, MEGPU_TQ_HDR_CPU_STEALS), stolen);
+	/* the last task of a closed queue: the driver's dequeuer may be done */
+	if ((ld32(word(q, MEGPU_TQ_HDR_FLAGS)) & MEGPU_TQ_F_CLOSED) &&
+	    ld32(word(q, MEGPU_TQ_HDR_DONE)) == ld32(word(q, MEGPU_TQ_HDR_TAIL)) &&
+	    a->notify)
+		a->notify(a->notify_priv);
 }
 
 static void count_take(struct megpu_tq_agent *a, uint64_t ns)

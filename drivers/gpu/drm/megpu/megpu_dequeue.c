@@ -35,13 +35,13 @@
  *   call when they finish a queue's last task.
  */
 
-#include <linux/debugfs.h>
 #include <linux/iosys-map.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/unaligned.h>
 #include <linux/workqueue.h>
+#include <drm/drm_debugfs.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
@@ -831,7 +831,8 @@ void megpu_dequeue_init(struct megpu_device *mdev)
 
 static int megpu_dequeue_show(struct seq_file *m, void *data)
 {
-	struct megpu_device *mdev = m->private;
+	struct drm_debugfs_entry *entry = m->private;
+	struct megpu_device *mdev = to_megpu(entry->dev);
 	struct megpu_kdq *kdq;
 
 	seq_printf(m, "requests %llu\n",
@@ -850,11 +851,9 @@ static int megpu_dequeue_show(struct seq_file *m, void *data)
 	mutex_unlock(&mdev->kdq_lock);
 	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(megpu_dequeue);
 
 void megpu_dequeue_debugfs_init(struct megpu_device *mdev)
 {
-	debugfs_create_file("taskq_dequeue", 0444,
-			    mdev->drm.primary->debugfs_root, mdev,
-			    &megpu_dequeue_fops);
+	drm_debugfs_add_file(&mdev->drm, "taskq_dequeue", megpu_dequeue_show,
+			     NULL);
 }

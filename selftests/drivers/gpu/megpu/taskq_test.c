@@ -211,7 +211,8 @@ static struct tq_result tq_check(struct tq *q, uint32_t (*aff)(uint32_t),
 	for (uint32_t i = 0; i < q->n; i++) {
 		uint32_t *nt = tq_note(q, i), by = nt[MEGPU_TQ_NOTE_BY / 4];
 		uint32_t a = aff ? aff(i) : MEGPU_TQ_AFF_ANY;
-		bool gpu = MEGPU_TQ_OWNER_IS_ENGINE(by);
+		bool gpu = MEGPU_TQ_OWNER_IS_ENGINE(by) ||
+			   MEGPU_TQ_OWNER_IS_DRIVER(by);
 
 		if (nt[MEGPU_TQ_NOTE_DONE / 4] != 1 || elems[i] != 1 ||
 		    nt[MEGPU_TQ_NOTE_STATUS / 4]) {
@@ -552,6 +553,295 @@ TEST_F(taskq, malformed_queue_faults_job)
 	ASSERT_EQ(0, mt_probe_engine(&self->t, q.engines[0], q.list, 2048,
 				     0x5a5a));
 	tq_free(&q);
+}
+
+/* ---- the discrete variant: the driver dequeues for the engines ---- */
+
+static uint32_t tq_engine_mask(struct tq *q)
+{
+	uint32_t mask = 0;
+
+	for (unsigned int k = 0; k < q->nengines; k++)
+		mask |= 1u << q->engines[k];
+	return mask;
+}
+
+/* Queues 2, 3 (the engines' homes) first, then the CPUs' to steal from. */
+static int tq_attach(struct tq *q, uint32_t syncobj)
+{
+	struct drm_megpu_taskq_queue refs[TQ_QUEUES];
+
+	for (unsigned int i = 0; i < TQ_QUEUES; i++)
+		refs[i] = (struct drm_megpu_taskq_queue) {
+			.handle = q->qbo->handle, .slots = TQ_SLOTS,
+			.offset = ((i + 2) % TQ_QUEUES) * tq_qbytes(),
+		};
+	return megpu_taskq_attach(&q->t->gpu, refs, TQ_QUEUES,
+				  tq_engine_mask(q), syncobj);
+}
+
+static uint64_t tq_requests(struct mt *t)
+{
+	char *txt = mt_debugfs(t, "taskq_dequeue");
+	unsigned long long v = 0;
+
+	if (txt)
+		sscanf(txt, "requests %llu", &v);
+	free(txt);
+	return v;
+}
+
+/*
+ * No DEQUEUE packet anywhere: the engines ask for work, the driver takes
+ * it under the same lock as two CPU threads. Exactly once, affinity
+ * kept, the GPU share run by the driver's owner ids, and the fence
+ * signals once all is done.
+ */
+TEST_F_TIMEOUT(taskq, discrete_exactly_once, 300)
+{
+	uint32_t n = megpu_test_cmdline("taskq_n", 8000) / 2;
+	uint64_t req0 = tq_requests(&self->t);
+	uint32_t sync, mask, drv = 0;
+	struct tq_result r;
+	struct tq q;
+
+	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
+		SKIP(return, "no task queues, or the negative control");
+	tq_notify_gpu = &self->t.gpu;
+	ASSERT_EQ(0, tq_setup(&self->t, &q, n, 0));
+	tq_notify_gpu = NULL;
+	ASSERT_LT(0, q.nengines);
+	ASSERT_EQ(0, tq_fill(&q, 2, 0, n / 2, aff_mixed));
+	ASSERT_EQ(0, tq_fill(&q, 0, n / 2, n - n / 2, aff_mixed));
+	tq_close_all(&q);
+	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync));
+	ASSERT_EQ(0, tq_attach(&q, sync));
+	ASSERT_EQ(-EBUSY, tq_attach(&q, sync));
+	ASSERT_EQ(0, megpu_taskq_threads(q.agents, 2, q.q, TQ_QUEUES,
+					 MEGPU_DEQ_STEAL));
+	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, sync, 0,
+					60000000000ll));
+	r = tq_check(&q, aff_mixed, _metadata);
+	mask = tq_engine_mask(&q);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t by = tq_note(&q, i)[MEGPU_TQ_NOTE_BY / 4];
+
+		/* nothing ran DEQUEUE: the GPU's share is the driver's */
+		ASSERT_FALSE(MEGPU_TQ_OWNER_IS_ENGINE(by));
+		if (MEGPU_TQ_OWNER_IS_DRIVER(by)) {
+			ASSERT_TRUE(mask & (1u << (by & 0xffff)));
+			drv++;
+		}
+	}
+	TH_LOG("%u tasks: CPU %u, driver %u, %u not exactly once, "
+	       "%llu work requests", n, r.cpu, r.gpu, r.bad,
+	       (unsigned long long)(tq_requests(&self->t) - req0));
+	EXPECT_EQ(0, r.bad);
+	EXPECT_EQ(0, r.wrong_side);
+	EXPECT_EQ(n, r.cpu + r.gpu);
+	EXPECT_EQ(r.gpu, drv);
+	EXPECT_LT(0, r.cpu);
+	EXPECT_LT(0, r.gpu);
+	/* the engines asked: the device's request-work interrupts */
+	EXPECT_LT(0, tq_requests(&self->t) - req0);
+	EXPECT_EQ(0, tq_split_batches(&q, 0, n / 2));
+	for (unsigned int i = 0; i < TQ_QUEUES; i++)
+		EXPECT_EQ(0, megpu_taskq_read(&q.q[i], MEGPU_TQ_HDR_LOCK));
+	EXPECT_EQ(0, megpu_taskq_detach(&self->t.gpu));
+	EXPECT_EQ(-ENOENT, megpu_taskq_detach(&self->t.gpu));
+	megpu_syncobj_free(&self->t.gpu, sync);
+	tq_free(&q);
+}
+
+/*
+ * Only CPU work: the driver never takes the lock, and the completion
+ * fence waits for the CPU (timeout first, then done).
+ */
+TEST_F(taskq, discrete_completion_waits_for_cpu)
+{
+	uint32_t n = 64, sync;
+	struct tq q;
+
+	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
+		SKIP(return, "no task queues, or the negative control");
+	ASSERT_EQ(0, tq_setup(&self->t, &q, n, 0));
+	for (uint32_t i = 0; i < n; i++) {
+		struct megpu_task t = tq_task(&q, i, MEGPU_TQ_AFF_REQUIRE_CPU);
+
+		ASSERT_EQ(1, megpu_taskq_push(&q.q[2], &q.agents[0], &t, 1));
+	}
+	tq_close_all(&q);
+	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync));
+	ASSERT_EQ(0, tq_attach(&q, sync));
+	ASSERT_EQ(-ETIME, megpu_syncobj_wait(&self->t.gpu, sync, 0,
+					     200000000ll));
+	ASSERT_EQ(0, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_HEAD));
+	ASSERT_EQ(0, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_LOCK_RETRIES));
+	ASSERT_LT(0, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_NONE_ELIGIBLE));
+	q.agents[0].notify = megpu_taskq_wake_cb;
+	q.agents[0].notify_priv = &self->t.gpu;
+	ASSERT_EQ(0, megpu_taskq_dequeue(&q.agents[0], q.q, TQ_QUEUES, 2,
+					 MEGPU_DEQ_STEAL));
+	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, sync, 0,
+					10000000000ll));
+	ASSERT_EQ(n, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_CPU_TASKS));
+	ASSERT_EQ(0, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_GPU_TASKS));
+	megpu_syncobj_free(&self->t.gpu, sync);
+	tq_free(&q);
+}
+
+/*
+ * An event-gated task and a malformed one: the first runs only after its
+ * event, once; the second is notified as malformed, and the queue goes on.
+ */
+TEST_F(taskq, discrete_event_and_malformed)
+{
+	uint32_t n = 8, sync;
+	struct megpu_task t[8];
+	struct tq q;
+	uint64_t *ev;
+
+	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
+		SKIP(return, "no task queues, or the negative control");
+	ASSERT_EQ(0, tq_setup(&self->t, &q, n, 0));
+	ev = (uint64_t *)((uint8_t *)q.list->map + 2048);
+	*ev = 0;
+	for (uint32_t i = 0; i < n; i++)
+		t[i] = tq_task(&q, i, MEGPU_TQ_AFF_REQUIRE_GPU);
+	t[0].event_addr = q.list->va + 2048;
+	t[0].event_value = 5;
+	t[3].arg_size = 3;
+	ASSERT_EQ((int)n, megpu_taskq_push(&q.q[2], &q.agents[0], t, n));
+	tq_close_all(&q);
+	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync));
+	ASSERT_EQ(0, tq_attach(&q, sync));
+	ASSERT_EQ(-ETIME, megpu_syncobj_wait(&self->t.gpu, sync, 0,
+					     300000000ll));
+	ASSERT_EQ(0, tq_note(&q, 0)[MEGPU_TQ_NOTE_DONE / 4]);
+	ASSERT_EQ(0, mt_u32(q.elems)[0]);
+	__atomic_store_n(ev, 5, __ATOMIC_SEQ_CST);
+	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, sync, 0,
+					10000000000ll));
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t *nt = tq_note(&q, i);
+
+		ASSERT_EQ(1, nt[MEGPU_TQ_NOTE_DONE / 4]);
+		ASSERT_TRUE(MEGPU_TQ_OWNER_IS_DRIVER(nt[MEGPU_TQ_NOTE_BY / 4]));
+		ASSERT_EQ(i == 3 ? MEGPU_FAULT_TQ_BAD_TASK : 0,
+			  nt[MEGPU_TQ_NOTE_STATUS / 4]);
+		ASSERT_EQ(i == 3 ? 0 : 1, mt_u32(q.elems)[i]);
+	}
+	megpu_syncobj_free(&self->t.gpu, sync);
+	tq_free(&q);
+}
+
+/* What the attach ioctl refuses, and a detach mid-way cancels the fence. */
+TEST_F(taskq, discrete_attach_checks)
+{
+	struct drm_megpu_taskq_attach a;
+	struct drm_megpu_taskq_queue ref;
+	struct megpu_bo *ro;
+	uint32_t sync, mask;
+	struct mt other;
+	struct tq q;
+	int copy = -1;
+
+	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
+		SKIP(return, "no task queues, or the negative control");
+	ASSERT_EQ(0, tq_setup(&self->t, &q, 16, 0));
+	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync));
+	mask = tq_engine_mask(&q);
+	ref = (struct drm_megpu_taskq_queue) {
+		.handle = q.qbo->handle, .slots = TQ_SLOTS,
+	};
+	ASSERT_EQ(-EINVAL, megpu_taskq_attach(&self->t.gpu, &ref, 0, mask,
+					      sync));
+	ASSERT_EQ(-EINVAL, megpu_taskq_attach(&self->t.gpu, &ref,
+					      MEGPU_DEQ_MAX_QUEUES + 1, mask,
+					      sync));
+	ASSERT_EQ(-EINVAL, megpu_taskq_attach(&self->t.gpu, &ref, 1, 0,
+					      sync));
+	ASSERT_EQ(-EINVAL, megpu_taskq_attach(&self->t.gpu, &ref, 1,
+					      1u << self->t.engines, sync));
+	for (unsigned int e = 0; e < self->t.engines; e++)
+		if (mt_type(&self->t, e) == MEGPU_ENGINE_COPY)
+			copy = e;
+	if (copy >= 0)
+		ASSERT_EQ(-EINVAL, megpu_taskq_attach(&self->t.gpu, &ref, 1,
+						      1u << copy, sync));
+	ASSERT_EQ(-ENOENT, megpu_taskq_attach(&self->t.gpu, &ref, 1, mask,
+					      sync + 1000));
+	ref.slots = 12;
+	ASSERT_EQ(-EINVAL, megpu_taskq_attach(&self->t.gpu, &ref, 1, mask,
+					      sync));
+	ref.slots = TQ_SLOTS;
+	ref.offset = 64;
+	ASSERT_EQ(-EINVAL, megpu_taskq_attach(&self->t.gpu, &ref, 1, mask,
+					      sync));
+	ref.offset = q.qbo->size;
+	ASSERT_EQ(-ERANGE, megpu_taskq_attach(&self->t.gpu, &ref, 1, mask,
+					      sync));
+	ref.offset = 0;
+	ASSERT_EQ(0, megpu_bo_new(&self->t.gpu, 1 << 20,
+				  DRM_MEGPU_GEM_CREATE_READ_ONLY, &ro));
+	ref.handle = ro->handle;
+	ASSERT_EQ(-EACCES, megpu_taskq_attach(&self->t.gpu, &ref, 1, mask,
+					      sync));
+	megpu_bo_free(ro);
+	/* another client's handle is not the caller's BO */
+	ASSERT_EQ(0, mt_open_client(&self->t, &other));
+	ref.handle = q.qbo->handle;
+	ASSERT_EQ(-ENOENT, megpu_taskq_attach(&other.gpu, &ref, 1, mask,
+					      sync));
+	mt_close(&other);
+	a = (struct drm_megpu_taskq_attach) { .flags = 2 };
+	ASSERT_EQ(-1, drmIoctl(self->t.gpu.fd, DRM_IOCTL_MEGPU_TASKQ_ATTACH,
+			       &a));
+	ASSERT_EQ(EINVAL, errno);
+	a = (struct drm_megpu_taskq_attach) {
+		.flags = DRM_MEGPU_TASKQ_DETACH, .count = 1,
+	};
+	ASSERT_EQ(-1, drmIoctl(self->t.gpu.fd, DRM_IOCTL_MEGPU_TASKQ_ATTACH,
+			       &a));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(-ENOENT, megpu_taskq_detach(&self->t.gpu));
+	/* an open queue never completes: a detach cancels the fence */
+	ASSERT_EQ(0, megpu_taskq_attach(&self->t.gpu, &ref, 1, mask, sync));
+	ASSERT_EQ(-ETIME, megpu_syncobj_wait(&self->t.gpu, sync, 0,
+					     100000000ll));
+	ASSERT_EQ(0, megpu_taskq_detach(&self->t.gpu));
+	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, sync, 0, 1000000000ll));
+	megpu_syncobj_free(&self->t.gpu, sync);
+	tq_free(&q);
+}
+
+/* A client that closes while the driver dequeues for it: nothing leaks. */
+TEST_F(taskq, discrete_close_while_running)
+{
+	uint32_t n = 4000, sync;
+	struct mt other;
+	struct tq q;
+
+	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
+		SKIP(return, "no task queues, or the negative control");
+	ASSERT_EQ(0, mt_open_client(&self->t, &other));
+	ASSERT_EQ(0, tq_setup(&other, &q, n, 0));
+	ASSERT_EQ(0, tq_fill(&q, 2, 0, n, NULL));
+	tq_close_all(&q);
+	ASSERT_EQ(0, megpu_syncobj_new(&other.gpu, false, &sync));
+	ASSERT_EQ(0, tq_attach(&q, sync));
+	usleep(20000);
+	tq_free(&q);
+	mt_close(&other);
+	/* the engines still work for the others */
+	for (unsigned int k = 0; k < q.nengines; k++) {
+		struct megpu_bo *bo;
+
+		ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
+		ASSERT_EQ(0, mt_probe_engine(&self->t, q.engines[k], bo, 0,
+					     0x1234 + k));
+		megpu_bo_free(bo);
+	}
 }
 
 TEST_HARNESS_MAIN
