@@ -214,6 +214,15 @@
 #define MEGPU_ENG_MAILBOX_LO		0x9c	/* RO: from SET_MAILBOX */
 #define MEGPU_ENG_MAILBOX_HI		0xa0
 #define MEGPU_ENG_MAILBOX_SLOTS		0xa4	/* RO: 0: no mailbox */
+/*
+ * The SPI stage of seed 002 (its shader processor input): what DISPATCH
+ * launched from the execution ranges, in work-items (grid_x * grid_y,
+ * clipped to the image for image kernels) and work-groups.
+ */
+#define MEGPU_ENG_WORK_ITEMS_LO		0xa8	/* RO */
+#define MEGPU_ENG_WORK_ITEMS_HI		0xac
+#define MEGPU_ENG_WORK_GROUPS_LO	0xb0	/* RO */
+#define MEGPU_ENG_WORK_GROUPS_HI	0xb4
 
 /* Task queues (seed 002): what this engine's DEQUEUE did. */
 #define MEGPU_ENG_TASKQ_TASKS		0xd0	/* RO: tasks run */

@@ -837,6 +837,41 @@ static void test_task_done(void)
     megpu_stop_engines(&m);
 }
 
+/*
+ * The SPI stage (F12): DISPATCH counts the work-items and work-groups it
+ * launches from the execution range; a dispatch that faults, nothing.
+ */
+static void test_spi_counters(void)
+{
+    Megpu m;
+    uint32_t at;
+    uint8_t ka[MEGPU_KARGS_SIZE] = { 0 };
+    g_autofree uint32_t *el = g_new(uint32_t, 200);
+
+    megpu_start_engines(&m, 4);
+    qtest_memset(m.qts, ELEM_PA, 0, 4 * 200);
+    stq_le_p(ka + MEGPU_KARGS_PTR(0), ELEM_PA);
+    stl_le_p(ka + MEGPU_KARGS_N, 200);
+    qtest_memwrite(m.qts, KARGS_PA, ka, sizeof(ka));
+    emit_dispatch(&m.ring[0], MEGPU_KERNEL_INCREMENT, KARGS_PA, 100, 2, 16, 1);
+    kick(&m, 0);
+    eng_idle(&m, 0);
+    g_assert_cmpuint(erd64(&m, 0, MEGPU_ENG_WORK_ITEMS_LO), ==, 200);
+    g_assert_cmpuint(erd64(&m, 0, MEGPU_ENG_WORK_GROUPS_LO), ==, 7 * 2);
+    qtest_memread(m.qts, ELEM_PA, el, 4 * 200);
+    for (unsigned i = 0; i < 200; i++) {
+        g_assert_cmpuint(le32_to_cpu(el[i]), ==, 1);
+    }
+    /* a dispatch that faults launched nothing */
+    at = m.ring[0].pos;
+    emit_dispatch(&m.ring[0], MEGPU_KERNEL_INCREMENT, KARGS_PA, 100, 2, 0, 1);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_BAD_ARG, RING_PA(0) + at, at, 0);
+    g_assert_cmpuint(erd64(&m, 0, MEGPU_ENG_WORK_ITEMS_LO), ==, 200);
+    g_assert_cmpuint(erd64(&m, 0, MEGPU_ENG_WORK_GROUPS_LO), ==, 14);
+    megpu_stop_engines(&m);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -850,6 +885,7 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/dequeue/reset", test_reset);
     qtest_add_func("/megpu/dequeue/request-work", test_request_work);
     qtest_add_func("/megpu/dequeue/task-done", test_task_done);
+    qtest_add_func("/megpu/dequeue/spi-counters", test_spi_counters);
     qtest_add_func("/megpu/dequeue/exactly-once", test_exactly_once);
     qtest_add_func("/megpu/dequeue/exactly-once-relaxed",
                    test_exactly_once_relaxed);

@@ -677,6 +677,8 @@ static void megpu_engine_do_reset(MegpuEngine *e)
         e->flushes = 0;
         e->idle_signals = 0;
         e->wave_insns = 0;
+        e->work_items = 0;
+        e->work_groups = 0;
         e->tq_tasks = 0;
         e->tq_batches = 0;
         e->tq_steals = 0;
@@ -885,6 +887,18 @@ uint32_t megpu_engine_read(MegpuEngine *e, hwaddr off)
         break;
     case MEGPU_ENG_WAVE_INSNS_HI:
         val = e->wave_insns >> 32;
+        break;
+    case MEGPU_ENG_WORK_ITEMS_LO:
+        val = e->work_items;
+        break;
+    case MEGPU_ENG_WORK_ITEMS_HI:
+        val = e->work_items >> 32;
+        break;
+    case MEGPU_ENG_WORK_GROUPS_LO:
+        val = e->work_groups;
+        break;
+    case MEGPU_ENG_WORK_GROUPS_HI:
+        val = e->work_groups >> 32;
         break;
     case MEGPU_ENG_MAILBOX_LO:
         val = e->mbox_base;

@@ -307,6 +307,18 @@ static bool megpu_kernel_load_args(MegpuExec *x, MegpuKernel *k,
     return true;
 }
 
+/*
+ * The SPI stage's count: what a dispatch that passed its checks launches
+ * (engine registers WORK_ITEMS, WORK_GROUPS).
+ */
+void megpu_spi_count(MegpuEngine *e, uint64_t items, uint64_t groups)
+{
+    qemu_mutex_lock(&e->lock);
+    e->work_items += items;
+    e->work_groups += groups;
+    qemu_mutex_unlock(&e->lock);
+}
+
 bool megpu_dispatch(MegpuExec *x, uint32_t kernel, uint64_t args,
                     uint32_t grid_x, uint32_t grid_y,
                     uint32_t group_x, uint32_t group_y)
@@ -352,6 +364,8 @@ bool megpu_dispatch(MegpuExec *x, uint32_t kernel, uint64_t args,
         /* items past n do nothing: only groups holding one below n run */
         limit = MIN(total, k.n);
     }
+    megpu_spi_count(x->e, total,
+                    groups_x * DIV_ROUND_UP((uint64_t)grid_y, group_y));
     a = g_new(uint32_t, MEGPU_KCHUNK);
     b = g_new(uint32_t, MEGPU_KCHUNK);
     k.a = a;

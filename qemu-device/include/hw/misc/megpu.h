@@ -103,6 +103,8 @@ typedef struct MegpuEngine {
     uint32_t waves_parked;
     uint32_t wave_seq;          /* launch number of the next wave */
     uint64_t wave_insns;
+    uint64_t work_items;        /* launched by DISPATCH (the SPI stage) */
+    uint64_t work_groups;
     uint32_t wave_fault_id;
     uint32_t wave_fault_pc;
     uint64_t mbox_base;         /* SET_MAILBOX (seed 003) */

@@ -844,4 +844,86 @@ TEST_F(taskq, discrete_close_while_running)
 	}
 }
 
+/* The SPI stage's counters of @engine (debugfs "engines"). */
+static int tq_spi(struct mt *t, unsigned int engine, uint64_t *items,
+		  uint64_t *groups)
+{
+	char *txt = mt_debugfs(t, "engines"), key[32], *at;
+	unsigned long long i, g;
+	int ret = -ENOENT;
+
+	if (!txt)
+		return -ENOENT;
+	snprintf(key, sizeof(key), ": engine %u status", engine);
+	at = strstr(txt, key);
+	if (at)
+		at = strstr(at, "work_items");
+	if (at && sscanf(at, "work_items %llu work_groups %llu", &i, &g) == 2) {
+		*items = i;
+		*groups = g;
+		ret = 0;
+	}
+	free(txt);
+	return ret;
+}
+
+/*
+ * F12, the SPI stage: DISPATCH splits the execution range into
+ * work-items and work-groups; one element per work-item is written (full
+ * coverage, nothing twice) and the counters grow by the global size and
+ * the group count. Tasks a dequeuer runs are counted the same way.
+ */
+TEST_F(taskq, spi_counts_work_items)
+{
+	uint64_t i0, g0, i1, g1;
+	struct megpu_kargs k = { .n = 3000 };
+	struct megpu_bo *bos[2];
+	struct megpu_cs cs;
+	struct tq q;
+	uint32_t *el;
+
+	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
+		SKIP(return, "no task queues, or the negative control");
+	ASSERT_EQ(0, tq_setup(&self->t, &q, 3000, 0));
+	if (tq_spi(&self->t, q.engines[0], &i0, &g0))
+		SKIP(goto out, "no debugfs");
+	k.ptr[0] = q.elems->va;
+	megpu_kargs_pack(q.kargs->map, &k);
+	bos[0] = q.kargs;
+	bos[1] = q.elems;
+	megpu_cs_init(&cs);
+	ASSERT_EQ(0, megpu_cs_dispatch(&cs, MEGPU_KERNEL_INCREMENT,
+				       q.kargs->va, 1000, 3, 64, 1));
+	ASSERT_EQ(0, mt_run(&self->t, q.engines[0], &cs, bos, 2));
+	megpu_cs_fini(&cs);
+	ASSERT_EQ(0, tq_spi(&self->t, q.engines[0], &i1, &g1));
+	EXPECT_EQ(3000, i1 - i0);
+	EXPECT_EQ(16 * 3, g1 - g0);
+	el = q.elems->map;
+	for (uint32_t i = 0; i < 3000; i++) {
+		if (el[i] != 1)
+			TH_LOG("element %u: %u", i, el[i]);
+		ASSERT_EQ(1, el[i]);
+	}
+
+	/* 100 one-item tasks through DEQUEUE on the same engine */
+	memset(el, 0, 4 * 3000);
+	for (uint32_t i = 0; i < 100; i++) {
+		struct megpu_kargs one = { .n = 1 };
+
+		one.ptr[0] = q.elems->va + 4ull * i;
+		megpu_kargs_pack((uint8_t *)q.kargs->map + 64ull * i, &one);
+	}
+	ASSERT_EQ(0, tq_fill(&q, 2, 0, 100, NULL));
+	tq_close_all(&q);
+	q.nengines = 1;
+	ASSERT_EQ(0, tq_gpu_start(&q, 0));
+	ASSERT_EQ(0, tq_gpu_finish(&q));
+	ASSERT_EQ(0, tq_spi(&self->t, q.engines[0], &i0, &g0));
+	EXPECT_EQ(100, i0 - i1);
+	EXPECT_EQ(100, g0 - g1);
+out:
+	tq_free(&q);
+}
+
 TEST_HARNESS_MAIN
