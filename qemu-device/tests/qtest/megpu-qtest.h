@@ -1,7 +1,8 @@
 /*
  * Helpers shared by the megpu qtests: start the device, registers,
- * rings and packet streams, bounded polls, MSI-X, faults, the GPU MMU.
- * Guest-physical layout of the q35 machine's RAM used by the tests.
+ * rings and packet streams (an emitter per packet), bounded polls, MSI-X,
+ * faults, the GPU MMU, the host flush. Guest-physical layout of the q35
+ * machine's RAM used by the tests.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
