@@ -1,12 +1,15 @@
 /*
  * megpu: built-in kernels run by DISPATCH
  *
+ * DOC: built-in kernels
+ *
  * The kernels stand in for shader programs. The device splits the grid
  * into work-groups (the role of a shader processor input unit) and runs
  * each group's work-items in order; CHECKSUM shows why groups matter:
  * each group adds its partial sum to the result with one atomic add.
  * BLUR3X3 and SEPIA are image kernels over a 2D grid of RGBA8888 pixels
- * (the seed's blur -> flush -> sepia chain).
+ * (seed 004's blur -> flush -> sepia chain). Programs of the device's
+ * own instruction set (MEGPU_KERNEL_PROGRAM) run in megpu-wave.c.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -1,6 +1,10 @@
 /*
  * megpu: a virtual multi-engine GPU (QEMU device state)
  *
+ * The state of the device and of each engine, shared by the files of
+ * hw/misc/megpu/ (megpu.c lists them by mechanism). The register layout
+ * is the hardware contract, include/hw/misc/megpu_hw.h.
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #ifndef HW_MISC_MEGPU_H
