@@ -92,7 +92,8 @@ enum drm_megpu_param {
 	DRM_MEGPU_PARAM_VA_SIZE = 5,
 	/**
 	 * @DRM_MEGPU_PARAM_JOB_TIMEOUT_MS: how long a job may run before its
-	 * engine is reset.
+	 * engine is reset. A job whose engine keeps taking tasks from task
+	 * queues (a DEQUEUE) gets another period each time, up to 64.
 	 */
 	DRM_MEGPU_PARAM_JOB_TIMEOUT_MS = 6,
 	/**

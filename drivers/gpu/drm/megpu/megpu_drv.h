@@ -462,6 +462,8 @@ struct megpu_file {
  * @cancelled: a producer failed: its IB is replaced by a NOP
  * @fence_mem: the hardware fence, allocated at submit, until run_job
  * @reserved_sem: the semaphore object prepare_job reserved for it
+ * @progress_tasks: its engine's TASKQ_TASKS at its last timeout check
+ * @progress_periods: timeout periods it was granted for taking tasks
  */
 struct megpu_job {
 	struct drm_sched_job base;
@@ -492,6 +494,8 @@ struct megpu_job {
 	bool cancelled;
 	struct megpu_fence *fence_mem;
 	u32 reserved_sem;
+	u32 progress_tasks;
+	u32 progress_periods;
 };
 
 static inline struct megpu_device *to_megpu(struct drm_device *drm)

@@ -19,7 +19,7 @@
 #include "megpu_test.h"
 
 #define TQ_QUEUES	4	/* CPU homes 0, 1; engine homes 2, 3 */
-#define TQ_SLOTS	16384
+#define TQ_SLOTS	65536
 #define TQ_MAX_ENGINES	2
 
 /* When set, CPU dequeuers ring TASKQ_NOTIFY after contended releases. */
@@ -278,13 +278,13 @@ static bool tq_supported(struct mt *t)
  * CPU threads and engines at once on mixed affinities, tasks spread so
  * that both sides must steal: exactly once, each on an allowed side.
  */
-static void tq_race(struct mt *t, uint32_t qflags,
+static void tq_race(struct mt *t, uint32_t qflags, uint32_t n,
 		    struct __test_metadata *_metadata)
 {
 	bool nonatomic = megpu_test_cmdline("nonatomic", 0);
-	uint32_t n = megpu_test_cmdline("taskq_n", 8000);
 	struct tq_result r;
 	struct tq q;
+	uint64_t t0;
 	int ret;
 
 	ASSERT_EQ(0, tq_setup(t, &q, n, qflags));
@@ -296,12 +296,17 @@ static void tq_race(struct mt *t, uint32_t qflags,
 			     aff_mixed));
 	tq_close_all(&q);
 
+	t0 = megpu_now_ns();
 	ASSERT_EQ(0, tq_gpu_start(&q, MEGPU_DEQ_STEAL));
 	/* two CPU threads, homes 0 and 1, stealing from all queues */
 	ret = megpu_taskq_threads(q.agents, 2, q.q, TQ_QUEUES,
 				  MEGPU_DEQ_STEAL);
 	EXPECT_EQ(0, ret);
 	ret = tq_gpu_finish(&q);
+	/* longer than a job timeout: the DEQUEUEs were granted more time */
+	TH_LOG("the DEQUEUE jobs ran %llu ms (job timeout %llu ms)",
+	       (unsigned long long)((megpu_now_ns() - t0) / 1000000),
+	       (unsigned long long)t->timeout_ms);
 	r = tq_check(&q, aff_mixed, _metadata);
 	TH_LOG("%u tasks: CPU %u (%llu batches, %llu stolen), GPU %u, %u not "
 	       "exactly once; lock retries %u+%u", n, r.cpu,
@@ -333,11 +338,12 @@ static void tq_race(struct mt *t, uint32_t qflags,
 	tq_free(&q);
 }
 
-TEST_F_TIMEOUT(taskq, exactly_once_cpu_and_gpu, 300)
+TEST_F_TIMEOUT(taskq, exactly_once_cpu_and_gpu, 900)
 {
 	if (!tq_supported(&self->t))
 		SKIP(return, "no task queues");
-	tq_race(&self->t, 0, _metadata);
+	/* 100k tasks: the engines' DEQUEUEs run for many job timeouts */
+	tq_race(&self->t, 0, megpu_test_cmdline("taskq_n", 100000), _metadata);
 }
 
 /*
@@ -356,7 +362,8 @@ TEST_F_TIMEOUT(taskq, exactly_once_event_mode, 300)
 	if (!tq_supported(&self->t))
 		SKIP(return, "no task queues");
 	TQ_NEED_ATOMIC_LOCK();
-	tq_race(&self->t, MEGPU_TQ_F_EVENT, _metadata);
+	tq_race(&self->t, MEGPU_TQ_F_EVENT,
+		megpu_test_cmdline("taskq_event_n", 8000), _metadata);
 }
 
 /* EVENT mode with the CPU's releases ringing TASKQ_NOTIFY. */
@@ -366,7 +373,8 @@ TEST_F_TIMEOUT(taskq, exactly_once_event_notify, 300)
 		SKIP(return, "no task queues");
 	TQ_NEED_ATOMIC_LOCK();
 	tq_notify_gpu = &self->t.gpu;
-	tq_race(&self->t, MEGPU_TQ_F_EVENT, _metadata);
+	tq_race(&self->t, MEGPU_TQ_F_EVENT,
+		megpu_test_cmdline("taskq_event_n", 8000), _metadata);
 	tq_notify_gpu = NULL;
 }
 
@@ -599,7 +607,7 @@ static uint64_t tq_requests(struct mt *t)
  */
 TEST_F_TIMEOUT(taskq, discrete_exactly_once, 300)
 {
-	uint32_t n = megpu_test_cmdline("taskq_n", 8000) / 2;
+	uint32_t n = megpu_test_cmdline("taskq_event_n", 8000) / 2;
 	uint64_t req0 = tq_requests(&self->t);
 	uint32_t sync, mask, drv = 0;
 	struct tq_result r;
@@ -621,6 +629,7 @@ TEST_F_TIMEOUT(taskq, discrete_exactly_once, 300)
 					 MEGPU_DEQ_STEAL));
 	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, sync, 0,
 					60000000000ll));
+	ASSERT_EQ(0, megpu_fence_status(self->t.gpu.fd, sync, 0));
 	r = tq_check(&q, aff_mixed, _metadata);
 	mask = tq_engine_mask(&q);
 	for (uint32_t i = 0; i < n; i++) {
@@ -811,6 +820,7 @@ TEST_F(taskq, discrete_attach_checks)
 					     100000000ll));
 	ASSERT_EQ(0, megpu_taskq_detach(&self->t.gpu));
 	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, sync, 0, 1000000000ll));
+	ASSERT_EQ(-ECANCELED, megpu_fence_status(self->t.gpu.fd, sync, 0));
 	megpu_syncobj_free(&self->t.gpu, sync);
 	tq_free(&q);
 }
@@ -924,6 +934,29 @@ TEST_F(taskq, spi_counts_work_items)
 	EXPECT_EQ(100, g0 - g1);
 out:
 	tq_free(&q);
+}
+
+/*
+ * A DEQUEUE gets more time only while it takes tasks: one that waits on
+ * an open, empty queue is a hang and times out like any other job.
+ */
+TEST_F_TIMEOUT(taskq, waiting_dequeue_times_out, 120)
+{
+	struct mt other;
+	struct tq q;
+
+	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
+		SKIP(return, "no task queues, or the negative control");
+	/* a hang bans the file: another client's */
+	ASSERT_EQ(0, mt_open_client(&self->t, &other));
+	ASSERT_EQ(0, tq_setup(&other, &q, 16, 0));
+	q.nengines = 1;
+	ASSERT_EQ(0, tq_gpu_start(&q, 0));
+	EXPECT_EQ(-ETIMEDOUT, mt_job_finish(&q.jobs[0],
+					    (int64_t)(self->t.timeout_ms + 5000) *
+					    1000000));
+	tq_free(&q);
+	mt_close(&other);
 }
 
 TEST_HARNESS_MAIN
