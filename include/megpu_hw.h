@@ -811,6 +811,33 @@
 #define MEGPU_MGPU_SCHED_AGENT(i)	(8 + (i))
 #define MEGPU_MGPU_SCHED_MAX		65536
 
+/*
+ * A seeded schedule: LEN has MEGPU_MGPU_SCHED_SEEDED, no list follows but
+ * a u64 seed and a u32 agent mask (not 0, agents < MEGPU_MGPU_MAX_AGENTS),
+ * and agent[pos] is megpu_mgpu_seed_agent(seed, mask, pos): every device
+ * computes the order itself from the seed alone.
+ */
+#define MEGPU_MGPU_SCHED_SEEDED		0x80000000u
+#define MEGPU_MGPU_SCHED_SEED		8	/* u64 */
+#define MEGPU_MGPU_SCHED_MASK		16	/* u32 */
+#define MEGPU_MGPU_SCHED_SEEDED_BYTES	20
+
+/* splitmix64 of (seed, pos), then one of @mask's agents: pure. */
+static inline unsigned int megpu_mgpu_seed_agent(unsigned long long seed,
+						 unsigned int mask,
+						 unsigned int pos)
+{
+	unsigned long long z = seed + (pos + 1ull) * 0x9e3779b97f4a7c15ull;
+	unsigned int k;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	for (k = z % __builtin_popcount(mask); k; k--)
+		mask &= mask - 1;
+	return __builtin_ctz(mask);
+}
+
 /* Per-engine counters (relative to the engine block). */
 #define MEGPU_ENG_MSEM_RETRIES		0xc0	/* RO: MSEM_WAIT attempts that blocked */
 #define MEGPU_ENG_MSEM_FALSE_BLOCKS	0xc4	/* RO: of which a signal was there */

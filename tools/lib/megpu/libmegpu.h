@@ -917,6 +917,13 @@ int megpu_taskq_threads(struct megpu_tq_agent *agents, unsigned int n,
  */
 int megpu_mgpu_schedule_set(struct megpu *gpu, const uint8_t *agent,
 			    size_t len);
+/*
+ * The device-side seed mode: the devices draw @len steps from @seed over
+ * the agents of @agents_mask themselves (megpu_mgpu_seed_agent()), the
+ * order megpu_mgpu_schedule() lists for the same seed. Needs debugfs.
+ */
+int megpu_mgpu_schedule_seeded(struct megpu *gpu, uint64_t seed,
+			       uint32_t agents_mask, size_t len);
 #define MEGPU_MGPU_ENGINES 16	/* MEGPU_MAX_ENGINES */
 /* debugfs mgpu: the agent, the schedule position, the MSEM/ARB counters. */
 struct megpu_mgpu_status {

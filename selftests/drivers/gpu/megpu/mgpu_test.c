@@ -471,6 +471,94 @@ TEST_F(mgpu, msem_trace_false_block)
 }
 
 /*
+ * One signal, two waiters (the false-block race) under a random schedule
+ * of 256 steps, explicit (@seeded false: libmegpu's list) or drawn by
+ * the devices from the seed (seed mode). *@passer: the agent that passed
+ * first; @fb: each agent's false blocks by then.
+ */
+static void race_seeded(FIXTURE_DATA(mgpu) *self, bool seeded, uint64_t seed,
+			unsigned int *passer, uint32_t fb[2],
+			struct __test_metadata *_metadata)
+{
+	struct megpu_mgpu_status st[2], st2;
+	struct mt_job j[2], fin;
+	uint8_t order[256];
+	struct megpu_cs cs;
+	unsigned int a;
+	uint32_t sum;
+
+	memset(self->bo[0]->map, 0, BO_SIZE);
+	for (a = 0; a < 2; a++)
+		ASSERT_EQ(0, megpu_mgpu_status(G(a), &st[a]));
+	if (seeded) {
+		ASSERT_EQ(0, megpu_mgpu_schedule_seeded(G(0), seed, 0x3,
+							sizeof(order)));
+	} else {
+		megpu_mgpu_schedule(seed, 0x3, order, sizeof(order));
+		ASSERT_EQ(0, schedule(self, order, sizeof(order)));
+	}
+	for (a = 0; a < 2; a++) {
+		megpu_cs_init(&cs);
+		if (a == 1)
+			ASSERT_EQ(0, megpu_cs_msem_signal(&cs, VA(a, SLOTS)));
+		ASSERT_EQ(0, megpu_cs_msem_wait(&cs, VA(a, SLOTS), 0x3));
+		ASSERT_EQ(0, megpu_cs_timestamp(&cs, VA(a, DONE(a)), 1, false));
+		ASSERT_EQ(0, mt_submit(G(a), &j[a], 0, &cs, &BO(a), 1, NOIMP));
+		megpu_cs_fini(&cs);
+	}
+	for (int ms = 0; ms < 20000 && !rd64(self, DONE(0)) &&
+	     !rd64(self, DONE(1)); ms++)
+		usleep(1000);
+	ASSERT_EQ(1, !!rd64(self, DONE(0)) + !!rd64(self, DONE(1)));
+	*passer = rd64(self, DONE(0)) ? 0 : 1;
+	for (a = 0; a < 2; a++) {
+		ASSERT_EQ(0, megpu_mgpu_status(G(a), &st2));
+		fb[a] = st2.msem_false_blocks[0] - st[a].msem_false_blocks[0];
+	}
+	/* free running again: a final signal lets the other one pass */
+	ASSERT_EQ(0, schedule(self, NULL, 0));
+	megpu_cs_init(&cs);
+	ASSERT_EQ(0, megpu_cs_msem_signal(&cs, VA(*passer, SLOTS)));
+	ASSERT_EQ(0, mt_submit(G(*passer), &fin, 0, &cs, &BO(*passer), 1,
+			       NOIMP));
+	megpu_cs_fini(&cs);
+	EXPECT_EQ(0, mt_job_finish(&fin, 20 * SEC));
+	for (a = 0; a < 2; a++)
+		EXPECT_EQ(0, mt_job_finish(&j[a], 20 * SEC));
+	ASSERT_EQ(0, megpu_msem_query(self->bo[0], SLOTS, 0x3, &sum));
+	EXPECT_EQ(0, sum);
+}
+
+/*
+ * F17's seed mode: the devices draw the step order from a seed alone and
+ * replay the race exactly as the explicit list libmegpu expands from the
+ * same seed (who passes, who counts false blocks); different seeds give
+ * different races.
+ */
+TEST_F(mgpu, seeded_schedule_replays)
+{
+	unsigned int outcomes = 0;
+
+	for (uint64_t seed = 1; seed <= 6; seed++) {
+		unsigned int p_list, p_seed;
+		uint32_t fb_list[2], fb_seed[2];
+
+		race_seeded(self, false, seed, &p_list, fb_list, _metadata);
+		race_seeded(self, true, seed, &p_seed, fb_seed, _metadata);
+		TH_LOG("seed %llu: agent %u passed, false blocks %u/%u "
+		       "(seed mode: agent %u, %u/%u)",
+		       (unsigned long long)seed, p_list, fb_list[0],
+		       fb_list[1], p_seed, fb_seed[0], fb_seed[1]);
+		EXPECT_EQ(p_list, p_seed);
+		EXPECT_EQ(fb_list[0], fb_seed[0]);
+		EXPECT_EQ(fb_list[1], fb_seed[1]);
+		outcomes |= 1u << p_list;
+	}
+	/* the seed decides: each agent wins the race under some seed */
+	EXPECT_EQ(0x3, outcomes);
+}
+
+/*
  * Trace 3 (signed wrap) and the FIG. 5 numbers, stepped: slots start at
  * 0x80000002 / 0x7ffffffe (sum 0); B signals (sum 1), A waits: OK,
  * A = 0x80000001, sum 0; then B signals twice (FIG. 5: 2 copies), A and
