@@ -718,7 +718,15 @@
 #define MEGPU_TQ_AFF_PREFER_GPU		2
 #define MEGPU_TQ_AFF_REQUIRE_CPU	3
 #define MEGPU_TQ_AFF_REQUIRE_GPU	4
-#define MEGPU_TQ_AFF_COUNT		5
+/*
+ * Hints (the seed's third kind of affinity): advice, never enforced, not
+ * even in STRICT mode; a dequeuer of the other kind takes such a task
+ * only in a batch of its own (one task), so that it does not sweep up a
+ * run of them meant for the hinted side.
+ */
+#define MEGPU_TQ_AFF_HINT_CPU		5
+#define MEGPU_TQ_AFF_HINT_GPU		6
+#define MEGPU_TQ_AFF_COUNT		7
 
 /*
  * Notification record, 16 bytes, 8-aligned: DONE is incremented

@@ -382,6 +382,51 @@ static void test_affinity(void)
  * once and the word keeps the CPU's value. With an eligible task the
  * engine must wait for the lock instead, and goes on at its release.
  */
+/*
+ * Hints are advice: an engine takes HINT_CPU tasks even from a STRICT
+ * queue, but each only in a batch of its own; HINT_GPU batches like ANY.
+ */
+static void test_hints(void)
+{
+    static const TaskSpec mix[] = {
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT,
+          MEGPU_TQ_AFF_HINT_GPU },
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT,
+          MEGPU_TQ_AFF_HINT_GPU },
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT,
+          MEGPU_TQ_AFF_HINT_CPU },
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT,
+          MEGPU_TQ_AFF_HINT_CPU },
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT, MEGPU_TQ_AFF_ANY },
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT, MEGPU_TQ_AFF_ANY },
+    };
+    /* the batch each task is in: 1, 1, 2, 3, 4, 4 (counted per engine) */
+    static const uint32_t batch[] = { 0, 0, 1, 2, 3, 3 };
+    static const unsigned q0[] = { 0 };
+    Note r[6];
+    Megpu m;
+
+    megpu_start_engines(&m, 4);
+    for (uint32_t strict = 0; strict <= 1; strict++) {
+        uint32_t base;
+
+        results_clear(&m, 6);
+        q_init(&m, 0, 16, strict ? MEGPU_TQ_F_STRICT : 0, 16);
+        q_push(&m, 0, 0, 6, mix);
+        dequeue_run(&m, 0, q0, 1, 0, MEGPU_DEQ_ONCE);
+        results_read(&m, 6, r);
+        base = r[0].batch;
+        for (unsigned t = 0; t < 6; t++) {
+            g_assert_cmpuint(r[t].done, ==, 1);
+            g_assert_cmpuint(r[t].elem, ==, 1);
+            g_assert_cmphex(r[t].by, ==, MEGPU_TQ_OWNER_ENGINE(0));
+            g_assert_cmpuint(r[t].batch - base, ==, batch[t]);
+        }
+        g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_GPU_BATCHES), ==, 4);
+    }
+    megpu_stop_engines(&m);
+}
+
 static void test_none_eligible(void)
 {
     static const TaskSpec cpu_only[] = {
@@ -877,6 +922,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/megpu/dequeue/caps", test_caps);
     qtest_add_func("/megpu/dequeue/affinity", test_affinity);
+    qtest_add_func("/megpu/dequeue/hints", test_hints);
     qtest_add_func("/megpu/dequeue/none-eligible", test_none_eligible);
     qtest_add_func("/megpu/dequeue/steal", test_steal);
     qtest_add_func("/megpu/dequeue/event-mode", test_event_mode);

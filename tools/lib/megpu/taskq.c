@@ -371,10 +371,13 @@ int megpu_taskq_take(struct megpu_taskq *q, struct megpu_tq_agent *a,
 		bad = !megpu_task_valid(t);
 		if (bad && n)
 			break;
+		/* a task hinted for the GPU only in a batch of its own */
+		if (t->affinity == MEGPU_TQ_AFF_HINT_GPU && n)
+			break;
 		if (cpu_look_task(a, t, flags) != LOOK_ELIGIBLE)
 			break;
 		n++;
-		if (bad)
+		if (bad || t->affinity == MEGPU_TQ_AFF_HINT_GPU)
 			break;
 		/* a task engines could not take may be what holds them up */
 		if (t->affinity == MEGPU_TQ_AFF_REQUIRE_CPU ||

@@ -23,7 +23,8 @@
  * - The driver never spins on a lock a CPU thread holds: after a few
  *   tries it looks again a millisecond later (counted as lock retries).
  * - An event-gated task is taken only at the head of a batch, and its
- *   job waits for the event on the GPU (WAIT), not on the CPU.
+ *   job waits for the event on the GPU (WAIT), not on the CPU. A task
+ *   hinted for the CPU is taken alone too, as DEQUEUE does.
  * - A malformed descriptor is taken and notified with
  *   MEGPU_FAULT_TQ_BAD_TASK, so nobody is stuck behind it; a malformed
  *   queue (magic, size, indexes) is dropped and fails the attachment.
@@ -371,11 +372,13 @@ static int megpu_kdq_take(struct megpu_kdq *kdq, struct megpu_kdq_queue *q,
 		megpu_kdq_read_task(q, head + n, t);
 		if (!megpu_kdq_gpu_may_run(t, strict))
 			break;
-		/* an event-gated task only heads a batch */
-		if (n && t->event_addr && !t->bad)
+		/* event-gated or hinted for the CPU: only in a batch alone */
+		if (n && !t->bad && (t->event_addr ||
+				     t->affinity == MEGPU_TQ_AFF_HINT_CPU))
 			break;
 		n++;
-		if (t->event_addr && !t->bad)
+		if (!t->bad && (t->event_addr ||
+				t->affinity == MEGPU_TQ_AFF_HINT_CPU))
 			break;
 	}
 	if (!n) {

@@ -25,8 +25,8 @@
  *   this engine may not run stops the batch (head-of-line; the queue
  *   stays a plain ring without holes).
  * - Affinity: REQUIRE_CPU is never taken; PREFER_CPU only when the queue
- *   is not STRICT; a task whose kernel this engine type cannot run is not
- *   eligible either.
+ *   is not STRICT; HINT_CPU always, but only in a batch of its own; a
+ *   task whose kernel this engine type cannot run is not eligible either.
  * - Stealing: with MEGPU_DEQ_STEAL the engine looks at its home queue
  *   first and at the others in list order after it, and goes back to its
  *   home queue after every batch. It ends when every queue is CLOSED and
@@ -479,6 +479,10 @@ static bool tq_take(MegpuDequeuer *d, const MegpuQueue *q, uint32_t *n)
         if (t->bad && *n) {
             break;              /* first the good ones */
         }
+        /* a task hinted for the CPU only in a batch of its own */
+        if (t->affinity == MEGPU_TQ_AFF_HINT_CPU && *n) {
+            break;
+        }
         if (!tq_eligible(x, q, t, &ok)) {
             if (!ok) {
                 return false;
@@ -486,7 +490,7 @@ static bool tq_take(MegpuDequeuer *d, const MegpuQueue *q, uint32_t *n)
             break;
         }
         (*n)++;
-        if (t->bad) {
+        if (t->bad || t->affinity == MEGPU_TQ_AFF_HINT_CPU) {
             break;
         }
     }

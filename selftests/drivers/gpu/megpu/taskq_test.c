@@ -959,4 +959,43 @@ TEST_F_TIMEOUT(taskq, waiting_dequeue_times_out, 120)
 	mt_close(&other);
 }
 
+/*
+ * Hints are advice: the driver's dequeuer takes HINT_CPU tasks even from
+ * a STRICT queue, each in a batch of its own; HINT_GPU ones in one batch.
+ */
+TEST_F(taskq, discrete_hints)
+{
+	uint32_t n = 8, sync, batches[8];
+	struct megpu_task t[8];
+	struct tq q;
+
+	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
+		SKIP(return, "no task queues, or the negative control");
+	ASSERT_EQ(0, tq_setup(&self->t, &q, n, MEGPU_TQ_F_STRICT));
+	q.nengines = 1;
+	for (uint32_t i = 0; i < n; i++)
+		t[i] = tq_task(&q, i, i < 4 ? MEGPU_TQ_AFF_HINT_CPU :
+			       MEGPU_TQ_AFF_HINT_GPU);
+	ASSERT_EQ((int)n, megpu_taskq_push(&q.q[2], &q.agents[0], t, n));
+	tq_close_all(&q);
+	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync));
+	ASSERT_EQ(0, tq_attach(&q, sync));
+	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, sync, 0,
+					10000000000ll));
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t *nt = tq_note(&q, i);
+
+		ASSERT_EQ(1, nt[MEGPU_TQ_NOTE_DONE / 4]);
+		ASSERT_TRUE(MEGPU_TQ_OWNER_IS_DRIVER(nt[MEGPU_TQ_NOTE_BY / 4]));
+		batches[i] = nt[MEGPU_TQ_NOTE_BATCH / 4];
+	}
+	for (uint32_t i = 1; i < 4; i++)
+		EXPECT_NE(batches[i - 1], batches[i]);
+	for (uint32_t i = 5; i < n; i++)
+		EXPECT_EQ(batches[4], batches[i]);
+	EXPECT_EQ(5, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_GPU_BATCHES));
+	megpu_syncobj_free(&self->t.gpu, sync);
+	tq_free(&q);
+}
+
 TEST_HARNESS_MAIN
