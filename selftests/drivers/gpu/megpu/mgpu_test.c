@@ -826,7 +826,9 @@ TEST_F(mgpu, bad_input_faults)
 }
 
 /*
- * Safety under seeded random schedules, 2..4 agents: each agent runs a
+ * Safety under seeded random schedules, 2, 3, 4 and 8 agents (as many as
+ * the boot has), the first seed as a list, the second in the devices'
+ * seed mode: each agent runs a
  * random mix of signals and waits (never more waits than signals in any
  * prefix of its own list, so all complete). Each signal is logged before
  * it is made, each wait after it completed; sampled while running,
@@ -838,19 +840,25 @@ TEST_F(mgpu, msem_safety_random_schedules)
 	enum { OPS = 40 };
 	uint32_t *w = mt_u32(self->bo[0]);
 
-	for (unsigned int m = 2; m <= 4 && m <= self->n; m++) {
+	for (unsigned int m = 2; m <= MAXG && m <= self->n;
+	     m = m < 4 ? m + 1 : 2 * m) {
 		for (uint64_t seed = 1; seed <= 2; seed++) {
-			uint32_t mask = (1u << m) - 1, sig[4] = { 0 };
-			uint32_t waits[4] = { 0 }, sum;
+			uint32_t mask = (1u << m) - 1, sig[MAXG] = { 0 };
+			uint32_t waits[MAXG] = { 0 }, sum;
 			uint8_t order[OPS];
-			struct mt_job j[4];
+			struct mt_job j[MAXG];
 			uint64_t x = seed * 0x9e3779b97f4a7c15ull + m;
 			int samples = 0;
 			bool running = true;
 
 			memset(w, 0, BO_SIZE);
 			megpu_mgpu_schedule(seed * 7 + m, mask, order, OPS);
-			ASSERT_EQ(0, schedule(self, order, OPS));
+			if (seed == 1) {
+				ASSERT_EQ(0, schedule(self, order, OPS));
+			} else {
+				ASSERT_EQ(0, megpu_mgpu_schedule_seeded(G(0),
+						seed * 7 + m, mask, OPS));
+			}
 			for (unsigned int a = 0; a < m; a++) {
 				struct megpu_cs cs;
 
