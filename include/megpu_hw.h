@@ -728,6 +728,49 @@
 #define MEGPU_TQ_AFF_HINT_GPU		6
 #define MEGPU_TQ_AFF_COUNT		7
 
+/* Little-endian loads for the helpers below (device, driver, libmegpu). */
+static inline unsigned int megpu_hw_ld32(const unsigned char *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (unsigned int)p[3] << 24;
+}
+
+static inline unsigned long long megpu_hw_ld64(const unsigned char *p)
+{
+	return megpu_hw_ld32(p) | (unsigned long long)megpu_hw_ld32(p + 4) << 32;
+}
+
+/*
+ * Whether the MEGPU_TQ_DESC_SIZE bytes at @d are a well-formed task,
+ * whoever would run it: DEQUEUE, a CPU dequeuer or the driver's.
+ */
+static inline int megpu_tq_desc_valid(const unsigned char *d)
+{
+	unsigned int cpu_fn = megpu_hw_ld32(d + MEGPU_TQ_DESC_CPU_FN);
+	unsigned int kernel = megpu_hw_ld32(d + MEGPU_TQ_DESC_GPU_KERNEL);
+	unsigned int aff = megpu_hw_ld32(d + MEGPU_TQ_DESC_AFFINITY);
+	unsigned int arg_size = megpu_hw_ld32(d + MEGPU_TQ_DESC_ARG_SIZE);
+	unsigned long long group =
+		(unsigned long long)megpu_hw_ld32(d + MEGPU_TQ_DESC_GROUP_X) *
+		megpu_hw_ld32(d + MEGPU_TQ_DESC_GROUP_Y);
+
+	if (aff >= MEGPU_TQ_AFF_COUNT)
+		return 0;
+	if (kernel != MEGPU_TQ_NONE && kernel >= MEGPU_KERNEL_COUNT)
+		return 0;
+	if (cpu_fn == MEGPU_TQ_NONE && kernel == MEGPU_TQ_NONE)
+		return 0;
+	if ((aff == MEGPU_TQ_AFF_REQUIRE_GPU && kernel == MEGPU_TQ_NONE) ||
+	    (aff == MEGPU_TQ_AFF_REQUIRE_CPU && cpu_fn == MEGPU_TQ_NONE))
+		return 0;
+	if (arg_size && arg_size != MEGPU_KARGS_SIZE)
+		return 0;
+	if (!group || group > MEGPU_MAX_GROUP_SIZE)
+		return 0;
+	return !((megpu_hw_ld64(d + MEGPU_TQ_DESC_DATA) |
+		  megpu_hw_ld64(d + MEGPU_TQ_DESC_NOTIFY) |
+		  megpu_hw_ld64(d + MEGPU_TQ_DESC_EVENT_ADDR)) & 7);
+}
+
 /*
  * Notification record, 16 bytes, 8-aligned: DONE is incremented
  * atomically once per take (so exactly-once means DONE == 1), BY is the

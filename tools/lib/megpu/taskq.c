@@ -111,28 +111,13 @@ void megpu_task_unpack(const void *src, struct megpu_task *t)
 	t->event_value = get64(s + MEGPU_TQ_DESC_EVENT_VALUE);
 }
 
-/* The device's rules (megpu-dequeue.c: tq_task_valid), word for word. */
+/* The contract's rules (megpu_tq_desc_valid), as every dequeuer has them. */
 bool megpu_task_valid(const struct megpu_task *t)
 {
-	uint64_t group = (uint64_t)t->group_x * t->group_y;
+	uint8_t d[MEGPU_TQ_DESC_SIZE];
 
-	if (t->affinity >= MEGPU_TQ_AFF_COUNT)
-		return false;
-	if (t->gpu_kernel != MEGPU_TQ_NONE &&
-	    t->gpu_kernel >= MEGPU_KERNEL_COUNT)
-		return false;
-	if (t->cpu_fn == MEGPU_TQ_NONE && t->gpu_kernel == MEGPU_TQ_NONE)
-		return false;
-	if ((t->affinity == MEGPU_TQ_AFF_REQUIRE_GPU &&
-	     t->gpu_kernel == MEGPU_TQ_NONE) ||
-	    (t->affinity == MEGPU_TQ_AFF_REQUIRE_CPU &&
-	     t->cpu_fn == MEGPU_TQ_NONE))
-		return false;
-	if (t->arg_size && t->arg_size != MEGPU_KARGS_SIZE)
-		return false;
-	if (!group || group > MEGPU_MAX_GROUP_SIZE)
-		return false;
-	return !(t->data & 7) && !(t->notify & 7) && !(t->event_addr & 7);
+	megpu_task_pack(d, t);
+	return megpu_tq_desc_valid(d);
 }
 
 bool megpu_task_cpu_eligible(const struct megpu_task *t, uint32_t qflags)

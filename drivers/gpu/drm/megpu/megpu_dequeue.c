@@ -209,7 +209,6 @@ static void megpu_kdq_free(struct megpu_kdq *kdq)
 }
 
 struct megpu_kdq_task {
-	u32 cpu_fn;
 	u32 gpu_kernel;
 	u64 data;
 	u32 range_x, range_y, group_x, group_y;
@@ -220,30 +219,6 @@ struct megpu_kdq_task {
 	u64 event_value;
 	bool bad;
 };
-
-/* What makes a descriptor malformed, as the device's DEQUEUE decides. */
-static bool megpu_kdq_task_valid(const struct megpu_kdq_task *t)
-{
-	u64 group = (u64)t->group_x * t->group_y;
-
-	if (t->affinity >= MEGPU_TQ_AFF_COUNT)
-		return false;
-	if (t->gpu_kernel != MEGPU_TQ_NONE &&
-	    t->gpu_kernel >= MEGPU_KERNEL_COUNT)
-		return false;
-	if (t->cpu_fn == MEGPU_TQ_NONE && t->gpu_kernel == MEGPU_TQ_NONE)
-		return false;
-	if ((t->affinity == MEGPU_TQ_AFF_REQUIRE_GPU &&
-	     t->gpu_kernel == MEGPU_TQ_NONE) ||
-	    (t->affinity == MEGPU_TQ_AFF_REQUIRE_CPU &&
-	     t->cpu_fn == MEGPU_TQ_NONE))
-		return false;
-	if (t->arg_size && t->arg_size != MEGPU_KARGS_SIZE)
-		return false;
-	if (!group || group > MEGPU_MAX_GROUP_SIZE)
-		return false;
-	return !(t->data & 7) && !(t->notify & 7) && !(t->event_addr & 7);
-}
 
 /*
  * May a GPU consumer take this task? A malformed one is taken, so that
@@ -272,7 +247,6 @@ static void megpu_kdq_read_task(struct megpu_kdq_queue *q, u32 idx,
 
 	memcpy(d, q->mem + MEGPU_TQ_HDR_BYTES +
 	       (size_t)(idx & (q->slots - 1)) * MEGPU_TQ_DESC_SIZE, sizeof(d));
-	t->cpu_fn = get_unaligned_le32(d + MEGPU_TQ_DESC_CPU_FN);
 	t->gpu_kernel = get_unaligned_le32(d + MEGPU_TQ_DESC_GPU_KERNEL);
 	t->data = kdq_ld64(d, MEGPU_TQ_DESC_DATA);
 	t->range_x = get_unaligned_le32(d + MEGPU_TQ_DESC_RANGE_X);
@@ -284,7 +258,7 @@ static void megpu_kdq_read_task(struct megpu_kdq_queue *q, u32 idx,
 	t->arg_size = get_unaligned_le32(d + MEGPU_TQ_DESC_ARG_SIZE);
 	t->event_addr = kdq_ld64(d, MEGPU_TQ_DESC_EVENT_ADDR);
 	t->event_value = kdq_ld64(d, MEGPU_TQ_DESC_EVENT_VALUE);
-	t->bad = !megpu_kdq_task_valid(t);
+	t->bad = !megpu_tq_desc_valid(d);
 }
 
 /* A queue the device would fault on: drop the attachment. */

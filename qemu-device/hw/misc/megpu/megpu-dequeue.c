@@ -214,36 +214,6 @@ static bool tq_aligned8(uint64_t a)
     return !(a & 7);
 }
 
-/* What makes a descriptor malformed, whoever would run it. */
-static bool tq_task_valid(const MegpuTask *t)
-{
-    uint64_t group = (uint64_t)t->group_x * t->group_y;
-
-    if (t->affinity >= MEGPU_TQ_AFF_COUNT) {
-        return false;
-    }
-    if (t->gpu_kernel != MEGPU_TQ_NONE && t->gpu_kernel >= MEGPU_KERNEL_COUNT) {
-        return false;
-    }
-    if (t->cpu_fn == MEGPU_TQ_NONE && t->gpu_kernel == MEGPU_TQ_NONE) {
-        return false;
-    }
-    if ((t->affinity == MEGPU_TQ_AFF_REQUIRE_GPU &&
-         t->gpu_kernel == MEGPU_TQ_NONE) ||
-        (t->affinity == MEGPU_TQ_AFF_REQUIRE_CPU &&
-         t->cpu_fn == MEGPU_TQ_NONE)) {
-        return false;
-    }
-    if (t->arg_size && t->arg_size != MEGPU_KARGS_SIZE) {
-        return false;
-    }
-    if (!group || group > MEGPU_MAX_GROUP_SIZE) {
-        return false;
-    }
-    return tq_aligned8(t->data) && tq_aligned8(t->notify) &&
-           tq_aligned8(t->event_addr);
-}
-
 static bool tq_read_task(MegpuExec *x, const MegpuQueue *q, uint32_t idx,
                          MegpuTask *t)
 {
@@ -266,7 +236,7 @@ static bool tq_read_task(MegpuExec *x, const MegpuQueue *q, uint32_t idx,
     t->arg_size = ldl_le_p(d + MEGPU_TQ_DESC_ARG_SIZE);
     t->event_addr = ldq_le_p(d + MEGPU_TQ_DESC_EVENT_ADDR);
     t->event_value = ldq_le_p(d + MEGPU_TQ_DESC_EVENT_VALUE);
-    t->bad = !tq_task_valid(t);
+    t->bad = !megpu_tq_desc_valid(d);
     return true;
 }
 

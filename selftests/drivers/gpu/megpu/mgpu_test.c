@@ -391,6 +391,23 @@ static uint32_t slot(FIXTURE_DATA(mgpu) *self, unsigned int a)
 	return __atomic_load_n(mt_u32(self->bo[0]) + a, __ATOMIC_SEQ_CST);
 }
 
+/* B (agent 1) signals once and waits, A (agent 0) waits; each marks DONE. */
+static void race_submit(FIXTURE_DATA(mgpu) *self, struct mt_job j[2],
+			struct __test_metadata *_metadata)
+{
+	struct megpu_cs cs;
+
+	for (unsigned int a = 0; a < 2; a++) {
+		megpu_cs_init(&cs);
+		if (a == 1)
+			ASSERT_EQ(0, megpu_cs_msem_signal(&cs, VA(a, SLOTS)));
+		ASSERT_EQ(0, megpu_cs_msem_wait(&cs, VA(a, SLOTS), 0x3));
+		ASSERT_EQ(0, megpu_cs_timestamp(&cs, VA(a, DONE(a)), 1, false));
+		ASSERT_EQ(0, mt_submit(G(a), &j[a], 0, &cs, &BO(a), 1, NOIMP));
+		megpu_cs_fini(&cs);
+	}
+}
+
 /*
  * The seed's §II.D traces on the devices, agent 0 = GPU A, agent 1 =
  * GPU B, mask 0x3. A race with a false block (F10), every coordination
@@ -422,15 +439,7 @@ TEST_F(mgpu, msem_trace_false_block)
 	for (a = 0; a < 2; a++)
 		ASSERT_EQ(0, megpu_mgpu_status(G(a), &st[a]));
 	ASSERT_EQ(0, schedule(self, order, sizeof(order)));
-	for (a = 0; a < 2; a++) {
-		megpu_cs_init(&cs);
-		if (a == 1)
-			ASSERT_EQ(0, megpu_cs_msem_signal(&cs, VA(a, SLOTS)));
-		ASSERT_EQ(0, megpu_cs_msem_wait(&cs, VA(a, SLOTS), 0x3));
-		ASSERT_EQ(0, megpu_cs_timestamp(&cs, VA(a, DONE(a)), 1, false));
-		ASSERT_EQ(0, mt_submit(G(a), &j[a], 0, &cs, &BO(a), 1, NOIMP));
-		megpu_cs_fini(&cs);
-	}
+	race_submit(self, j, _metadata);
 	ASSERT_EQ(0, schedule_done(self));
 	/* B passed within the script; A is blocked */
 	for (int ms = 0; ms < 20000 && !rd64(self, DONE(1)); ms++)
@@ -497,15 +506,7 @@ static void race_seeded(FIXTURE_DATA(mgpu) *self, bool seeded, uint64_t seed,
 		megpu_mgpu_schedule(seed, 0x3, order, sizeof(order));
 		ASSERT_EQ(0, schedule(self, order, sizeof(order)));
 	}
-	for (a = 0; a < 2; a++) {
-		megpu_cs_init(&cs);
-		if (a == 1)
-			ASSERT_EQ(0, megpu_cs_msem_signal(&cs, VA(a, SLOTS)));
-		ASSERT_EQ(0, megpu_cs_msem_wait(&cs, VA(a, SLOTS), 0x3));
-		ASSERT_EQ(0, megpu_cs_timestamp(&cs, VA(a, DONE(a)), 1, false));
-		ASSERT_EQ(0, mt_submit(G(a), &j[a], 0, &cs, &BO(a), 1, NOIMP));
-		megpu_cs_fini(&cs);
-	}
+	race_submit(self, j, _metadata);
 	for (int ms = 0; ms < 20000 && !rd64(self, DONE(0)) &&
 	     !rd64(self, DONE(1)); ms++)
 		usleep(1000);
@@ -925,21 +926,9 @@ TEST_F(mgpu, msem_safety_random_schedules)
 /* The megpu tool: "megpu @args" exits 0 and its output has @text. */
 static bool tool_ok(const char *args, const char *text)
 {
-	char cmd[256], buf[8192];
-	size_t n = 0;
-	int status;
-	FILE *f;
+	char buf[8192];
 
-	snprintf(cmd, sizeof(cmd), "megpu %s >/tmp/mgpu-tool.out 2>&1", args);
-	status = system(cmd);
-	f = fopen("/tmp/mgpu-tool.out", "r");
-	if (f) {
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-	}
-	buf[n] = '\0';
-	fputs(buf, stderr);
-	return WIFEXITED(status) && !WEXITSTATUS(status) && strstr(buf, text);
+	return !mt_tool(args, buf, sizeof(buf)) && strstr(buf, text);
 }
 
 /* megpu mgpu info and msem pass; so does the FIG. 5 demo. */

@@ -1007,27 +1007,22 @@ TEST_F_TIMEOUT(taskq, tool_demo_partition, 300)
 		SKIP(return, "no task queues, or the negative control");
 	for (unsigned int i = 0; i < 2; i++) {
 		char cmd[128], buf[4096];
-		size_t n = 0;
-		int status;
-		FILE *f;
 
-		snprintf(cmd, sizeof(cmd), "megpu demo partition --tasks 2000%s"
-			 " >/tmp/partition.out 2>&1", args[i]);
-		status = system(cmd);
-		f = fopen("/tmp/partition.out", "r");
-		if (f) {
-			n = fread(buf, 1, sizeof(buf) - 1, f);
-			fclose(f);
-		}
-		buf[n] = '\0';
-		TH_LOG("%s", buf);
-		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+		snprintf(cmd, sizeof(cmd), "demo partition --tasks 2000%s",
+			 args[i]);
+		EXPECT_EQ(0, mt_tool(cmd, buf, sizeof(buf)));
 		EXPECT_NE(NULL, strstr(buf, "on an allowed side: ok"));
 		EXPECT_NE(NULL, strstr(buf, i ? "the driver dequeues" :
 				       "DEQUEUE jobs"));
 	}
 	/* a bad option is refused with the usage */
-	EXPECT_EQ(2 << 8, system("megpu demo partition --bogus 2>/dev/null"));
+	{
+		char buf[1024];
+
+		EXPECT_EQ(2, mt_tool("demo partition --bogus", buf,
+				     sizeof(buf)));
+		EXPECT_NE(NULL, strstr(buf, "usage: megpu demo partition"));
+	}
 }
 
 TEST_HARNESS_MAIN
