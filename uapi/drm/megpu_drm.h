@@ -586,9 +586,12 @@ struct drm_megpu_taskq_queue {
  * one of its tasks is notified (HDR_DONE == tail, whoever ran it), with
  * -EIO if a job of the dequeuer failed, -EPROTO if a queue became
  * malformed (the attachment then stops), -ECANCELED on a detach before
- * that. A CPU dequeuer that notifies a queue's last task calls
- * &DRM_IOCTL_MEGPU_TASKQ_NOTIFY so that the driver looks again; so does a
- * producer that adds tasks.
+ * that, -ETIMEDOUT (and the attachment stops) when nothing moved in the
+ * queues for a job timeout (&DRM_MEGPU_PARAM_JOB_TIMEOUT_MS), or after 64
+ * job timeouts in all: the fence never waits for ever on userspace. A
+ * CPU dequeuer that notifies a queue's last task calls
+ * &DRM_IOCTL_MEGPU_TASKQ_NOTIFY so that the driver looks again; so does
+ * a producer that adds tasks.
  *
  * One attachment per file. With %DRM_MEGPU_TASKQ_DETACH in @flags (and
  * every other field zero) the attachment ends; jobs already submitted

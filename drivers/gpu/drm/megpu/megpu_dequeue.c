@@ -34,6 +34,11 @@
  *   no job of this module is in flight. It is checked on every request,
  *   job completion and DRM_IOCTL_MEGPU_TASKQ_NOTIFY, which CPU dequeuers
  *   call when they finish a queue's last task.
+ * - That fence must signal in bounded time, whatever userspace does (no
+ *   indefinite fences): as a DEQUEUE job, the attachment lives while its
+ *   queues move (a task taken or notified) at least once a job timeout,
+ *   up to MEGPU_KDQ_MAX_PERIODS timeouts in all; then the fence signals
+ *   with -ETIMEDOUT and the driver stops dequeuing for it.
  */
 
 #include <linux/iosys-map.h>
@@ -59,6 +64,7 @@
 #define MEGPU_KDQ_IB_DWORDS	(MEGPU_TQ_MAX_BATCH * MEGPU_KDQ_TASK_DWORDS + 1)
 #define MEGPU_KDQ_IB_BYTES	ALIGN(MEGPU_KDQ_IB_DWORDS * 4, PAGE_SIZE)
 #define MEGPU_KDQ_LOCK_TRIES	64
+#define MEGPU_KDQ_MAX_PERIODS	64
 
 struct megpu_kdq_queue {
 	struct drm_gem_object *obj;
@@ -99,6 +105,9 @@ struct megpu_kdq_job {
  * @tasks: tasks taken
  * @lock_retries: tries that found the lock taken
  * @failed_jobs: jobs that did not complete
+ * @progress: the queues' HEAD + DONE sums when last seen to move
+ * @progress_at: when (jiffies)
+ * @attached_at: when the attachment began (jiffies)
  */
 struct megpu_kdq {
 	struct megpu_device *mdev;
@@ -123,6 +132,9 @@ struct megpu_kdq {
 	u64 tasks;
 	u64 lock_retries;
 	u64 failed_jobs;
+	u64 progress;
+	unsigned long progress_at;
+	unsigned long attached_at;
 };
 
 static const char *megpu_kdq_fence_driver_name(struct dma_fence *fence)
@@ -502,6 +514,28 @@ static bool megpu_kdq_all_done(struct megpu_kdq *kdq)
 	return true;
 }
 
+/*
+ * The bound on the completion fence: -ETIMEDOUT once the queues stood
+ * still for a job timeout, or after MEGPU_KDQ_MAX_PERIODS of them.
+ */
+static bool megpu_kdq_timed_out(struct megpu_kdq *kdq)
+{
+	unsigned long period = msecs_to_jiffies(megpu_job_timeout_ms);
+	u64 sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < kdq->count; i++)
+		sum += (u64)kdq_ld(&kdq->queues[i], MEGPU_TQ_HDR_HEAD) +
+		       kdq_ld(&kdq->queues[i], MEGPU_TQ_HDR_DONE);
+	if (sum != kdq->progress) {
+		kdq->progress = sum;
+		kdq->progress_at = jiffies;
+	}
+	return time_after(jiffies, kdq->progress_at + period) ||
+	       time_after(jiffies, kdq->attached_at +
+			  MEGPU_KDQ_MAX_PERIODS * period);
+}
+
 static void megpu_kdq_work(struct work_struct *work)
 {
 	struct megpu_kdq *kdq = container_of(to_delayed_work(work),
@@ -546,9 +580,18 @@ static void megpu_kdq_work(struct work_struct *work)
 		megpu_kdq_finish(kdq, ret);
 	} else if (megpu_kdq_all_done(kdq)) {
 		megpu_kdq_finish(kdq, kdq->failed_jobs ? -EIO : 0);
+	} else if (megpu_kdq_timed_out(kdq)) {
+		kdq->error = -ETIMEDOUT;
+		megpu_kdq_finish(kdq, -ETIMEDOUT);
 	}
-	if (retry && kdq->done)
-		mod_delayed_work(system_wq, &kdq->work, msecs_to_jiffies(1));
+	/*
+	 * Again soon on a taken lock, else at least every quarter timeout;
+	 * never later than a kick already asked for.
+	 */
+	if (kdq->done)
+		queue_delayed_work(system_wq, &kdq->work, retry ?
+				   msecs_to_jiffies(1) :
+				   msecs_to_jiffies(megpu_job_timeout_ms / 4));
 out:
 	mutex_unlock(&kdq->lock);
 }
@@ -751,6 +794,9 @@ int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 	INIT_LIST_HEAD(&kdq->link);
 	kdq->engines = args->engines;
 	kdq->requests = args->engines;
+	kdq->attached_at = jiffies;
+	kdq->progress_at = jiffies;
+	kdq->progress = ~0ull;
 
 	for (i = 0; i < args->count; i++) {
 		ret = megpu_kdq_map_queue(kdq, file, &refs[i]);

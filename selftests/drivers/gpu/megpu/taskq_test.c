@@ -1025,4 +1025,32 @@ TEST_F_TIMEOUT(taskq, tool_demo_partition, 300)
 	}
 }
 
+/*
+ * No indefinite fence: a queue that never closes, and nothing moves in
+ * it, ends the attachment one job timeout later with -ETIMEDOUT.
+ */
+TEST_F_TIMEOUT(taskq, discrete_fence_is_bounded, 120)
+{
+	struct drm_megpu_taskq_queue ref;
+	uint32_t sync;
+	struct tq q;
+
+	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
+		SKIP(return, "no task queues, or the negative control");
+	ASSERT_EQ(0, tq_setup(&self->t, &q, 16, 0));
+	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync));
+	ref = (struct drm_megpu_taskq_queue) {
+		.handle = q.qbo->handle, .slots = TQ_SLOTS,
+	};
+	ASSERT_EQ(0, megpu_taskq_attach(&self->t.gpu, &ref, 1,
+					tq_engine_mask(&q), sync));
+	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, sync, 0,
+					(int64_t)(4 * self->t.timeout_ms + 5000) *
+					1000000));
+	ASSERT_EQ(-ETIMEDOUT, megpu_fence_status(self->t.gpu.fd, sync, 0));
+	ASSERT_EQ(0, megpu_taskq_detach(&self->t.gpu));
+	megpu_syncobj_free(&self->t.gpu, sync);
+	tq_free(&q);
+}
+
 TEST_HARNESS_MAIN
