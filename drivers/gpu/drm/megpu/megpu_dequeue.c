@@ -38,7 +38,9 @@
  *   indefinite fences): as a DEQUEUE job, the attachment lives while its
  *   queues move (a task taken or notified) at least once a job timeout,
  *   up to MEGPU_KDQ_MAX_PERIODS timeouts in all; then the fence signals
- *   with -ETIMEDOUT and the driver stops dequeuing for it.
+ *   with -ETIMEDOUT and the driver stops dequeuing for it. A timer
+ *   watches that, not the work: the work allocates (a job) and may wait
+ *   in reclaim, the timer neither allocates nor takes a lock.
  */
 
 #include <linux/iosys-map.h>
@@ -106,8 +108,10 @@ struct megpu_kdq_job {
  * @lock_retries: tries that found the lock taken
  * @failed_jobs: jobs that did not complete
  * @progress: the queues' HEAD + DONE sums when last seen to move
+ *	(the watchdog's alone)
  * @progress_at: when (jiffies)
  * @attached_at: when the attachment began (jiffies)
+ * @watchdog: bounds the completion fence (megpu_kdq_watchdog())
  */
 struct megpu_kdq {
 	struct megpu_device *mdev;
@@ -135,6 +139,7 @@ struct megpu_kdq {
 	u64 progress;
 	unsigned long progress_at;
 	unsigned long attached_at;
+	struct timer_list watchdog;
 };
 
 static const char *megpu_kdq_fence_driver_name(struct dma_fence *fence)
@@ -188,6 +193,19 @@ static void megpu_kdq_update_req_work(struct megpu_device *mdev)
 	}
 }
 
+/* Signal the completion fence once, from the work or the watchdog. */
+static void megpu_kdq_finish(struct megpu_kdq *kdq, int error)
+{
+	struct dma_fence *done = xchg(&kdq->done, NULL);
+
+	if (!done)
+		return;
+	if (error)
+		dma_fence_set_error(done, error);
+	dma_fence_signal(done);
+	dma_fence_put(done);
+}
+
 /* No work and no fence callback can run any more. */
 static void megpu_kdq_free(struct megpu_kdq *kdq)
 {
@@ -210,11 +228,7 @@ static void megpu_kdq_free(struct megpu_kdq *kdq)
 		megpu_gem_mapping_put(kdq->ib_mapping);
 		drm_gem_object_put(kdq->ib);
 	}
-	if (kdq->done) {
-		dma_fence_set_error(kdq->done, -ECANCELED);
-		dma_fence_signal(kdq->done);
-		dma_fence_put(kdq->done);
-	}
+	megpu_kdq_finish(kdq, -ECANCELED);
 	megpu_file_put(kdq->mfile);
 	mutex_destroy(&kdq->lock);
 	kfree(kdq);
@@ -486,17 +500,6 @@ static void megpu_kdq_retire(struct megpu_kdq *kdq)
 	}
 }
 
-static void megpu_kdq_finish(struct megpu_kdq *kdq, int error)
-{
-	if (!kdq->done)
-		return;
-	if (error)
-		dma_fence_set_error(kdq->done, error);
-	dma_fence_signal(kdq->done);
-	dma_fence_put(kdq->done);
-	kdq->done = NULL;
-}
-
 /* Every queue closed and fully notified, no job in flight? */
 static bool megpu_kdq_all_done(struct megpu_kdq *kdq)
 {
@@ -536,6 +539,21 @@ static bool megpu_kdq_timed_out(struct megpu_kdq *kdq)
 			  MEGPU_KDQ_MAX_PERIODS * period);
 }
 
+static void megpu_kdq_watchdog(struct timer_list *t)
+{
+	struct megpu_kdq *kdq = from_timer(kdq, t, watchdog);
+
+	if (!READ_ONCE(kdq->done))
+		return;
+	if (megpu_kdq_timed_out(kdq)) {
+		WRITE_ONCE(kdq->error, -ETIMEDOUT);
+		megpu_kdq_finish(kdq, -ETIMEDOUT);
+		return;
+	}
+	mod_timer(&kdq->watchdog,
+		  jiffies + msecs_to_jiffies(megpu_job_timeout_ms / 4));
+}
+
 static void megpu_kdq_work(struct work_struct *work)
 {
 	struct megpu_kdq *kdq = container_of(to_delayed_work(work),
@@ -547,7 +565,7 @@ static void megpu_kdq_work(struct work_struct *work)
 
 	mutex_lock(&kdq->lock);
 	megpu_kdq_retire(kdq);
-	if (kdq->closing || !kdq->done)
+	if (kdq->closing || !READ_ONCE(kdq->done))
 		goto out;
 	want = kdq->requests & ~kdq->busy;
 	for_each_set_bit(e, &want, MEGPU_MAX_ENGINES) {
@@ -580,15 +598,12 @@ static void megpu_kdq_work(struct work_struct *work)
 		megpu_kdq_finish(kdq, ret);
 	} else if (megpu_kdq_all_done(kdq)) {
 		megpu_kdq_finish(kdq, kdq->failed_jobs ? -EIO : 0);
-	} else if (megpu_kdq_timed_out(kdq)) {
-		kdq->error = -ETIMEDOUT;
-		megpu_kdq_finish(kdq, -ETIMEDOUT);
 	}
 	/*
 	 * Again soon on a taken lock, else at least every quarter timeout;
 	 * never later than a kick already asked for.
 	 */
-	if (kdq->done)
+	if (READ_ONCE(kdq->done))
 		queue_delayed_work(system_wq, &kdq->work, retry ?
 				   msecs_to_jiffies(1) :
 				   msecs_to_jiffies(megpu_job_timeout_ms / 4));
@@ -738,6 +753,7 @@ static int megpu_dequeue_detach(struct megpu_file *mfile)
 	 * lock), then the work they may have queued. The jobs in flight run
 	 * out on their own references to the BOs.
 	 */
+	timer_shutdown_sync(&kdq->watchdog);
 	for (i = 0; i < MEGPU_MAX_ENGINES; i++)
 		if (kdq->jobs[i].fence)
 			dma_fence_remove_callback(kdq->jobs[i].fence,
@@ -791,6 +807,7 @@ int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 	kdq->file = file;
 	mutex_init(&kdq->lock);
 	INIT_DELAYED_WORK(&kdq->work, megpu_kdq_work);
+	timer_setup(&kdq->watchdog, megpu_kdq_watchdog, 0);
 	INIT_LIST_HEAD(&kdq->link);
 	kdq->engines = args->engines;
 	kdq->requests = args->engines;
@@ -827,6 +844,8 @@ int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 	list_add_tail(&kdq->link, &mdev->kdqs);
 	megpu_kdq_update_req_work(mdev);
 	mutex_unlock(&mdev->kdq_lock);
+	mod_timer(&kdq->watchdog,
+		  jiffies + msecs_to_jiffies(megpu_job_timeout_ms / 4));
 	mod_delayed_work(system_wq, &kdq->work, 0);
 	ret = 0;
 	goto out_sync;
@@ -867,7 +886,8 @@ static int megpu_dequeue_show(struct seq_file *m, void *data)
 			   "ctx %u queues %u engines 0x%x busy 0x%x batches %llu tasks %llu lock_retries %llu failed_jobs %llu done %d error %d\n",
 			   kdq->mfile->vm->ctx_id, kdq->count, kdq->engines,
 			   kdq->busy, kdq->batches, kdq->tasks,
-			   kdq->lock_retries, kdq->failed_jobs, !kdq->done,
+			   kdq->lock_retries, kdq->failed_jobs,
+			   !READ_ONCE(kdq->done),
 			   kdq->error);
 		mutex_unlock(&kdq->lock);
 	}
