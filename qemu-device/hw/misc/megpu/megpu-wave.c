@@ -33,6 +33,11 @@
  *   "wave-budget", 0 = none) turns a runaway loop into a BUDGET fault,
  *   and the engine checks for a reset between slices, so the driver's
  *   job timeout can always stop a dispatch.
+ * - An engine whose runnable waves have run out while one is parked in
+ *   a SYSCALL polls for the restart for up to wave-spin-us (default
+ *   200) before it sleeps: the CPU usually answers within that, and a
+ *   polling engine resumes the wave at once where a sleeping thread
+ *   takes a host wake-up (megpu_waves_idle_locked).
  * - SLEEP parks the wave under the engine lock, and WAVE_RESTART takes
  *   the same lock: a restart can never slip in before the park. With
  *   flag MEGPU_SLEEP_IRQ the wave raises MISC_IRQ_WAVE only once it is
@@ -62,6 +67,7 @@
 #include "qemu/atomic.h"
 #include "qemu/bswap.h"
 #include "qemu/log.h"
+#include "qemu/timer.h"
 #include "megpu-internal.h"
 #include "trace.h"
 
@@ -69,6 +75,8 @@
 #define MEGPU_WAVE_SLICE        256
 /* when every wave is parked: how often to look for a reset anyway (ms) */
 #define MEGPU_WAVE_PARK_POLL_MS 100
+/* a SYSCALL that found no FREE slot and no one else to run: retry after */
+#define MEGPU_WAVE_RETRY_MS     1
 
 enum {
     MEGPU_WAVE_FREE,            /* slot unused */
@@ -966,6 +974,48 @@ static bool megpu_waves_ready_locked(MegpuWaves *W, MegpuWave *self)
     return false;
 }
 
+/* Is a wave parked in a SYSCALL, waiting for the CPU's answer? */
+static bool megpu_waves_calling_locked(MegpuWaves *W)
+{
+    for (unsigned slot = 0; slot < MEGPU_WAVE_SLOTS; slot++) {
+        if (W->wave[slot].state == MEGPU_WAVE_PARKED &&
+            W->wave[slot].in_syscall) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * No resident wave can run: wait for a WAVE_RESTART (or a reset), at
+ * most @ms. While a wave is parked in a SYSCALL its answer usually
+ * comes within tens of microseconds, so the engine first polls for up
+ * to wave-spin-us, as a hardware wave scheduler watches its restart
+ * line, and only then sleeps on the condition variable: waking a
+ * sleeping host thread took 10-20 us of a 60-70 us round trip (its
+ * "restart -> resume" stage), polling takes 1-3 us. Not for plain
+ * SLEEPs, whose restart may be far off. Called and returns with the
+ * engine lock held.
+ */
+static void megpu_waves_idle_locked(MegpuEngine *e, MegpuWaves *W, int ms)
+{
+    uint32_t seen = e->wave_wakes;
+    int64_t end;
+
+    if (e->s->wave_spin_us && megpu_waves_calling_locked(W)) {
+        end = get_clock() + e->s->wave_spin_us * (int64_t)SCALE_US;
+        qemu_mutex_unlock(&e->lock);
+        while (qatomic_read(&e->wave_wakes) == seen &&
+               !megpu_engine_should_abort(e) && get_clock() < end) {
+            cpu_relax();
+        }
+        qemu_mutex_lock(&e->lock);
+    }
+    if (e->wave_wakes == seen && !e->reset_pending && !e->stop) {
+        qemu_cond_timedwait(&e->cond, &e->lock, ms);
+    }
+}
+
 static bool megpu_waves_run(MegpuExec *x, MegpuWaves *W)
 {
     MegpuEngine *e = x->e;
@@ -997,7 +1047,7 @@ static bool megpu_waves_run(MegpuExec *x, MegpuWaves *W)
         }
         if (!w) {
             /* all parked: WAVE_RESTART and reset wake us */
-            qemu_cond_timedwait(&e->cond, &e->lock, MEGPU_WAVE_PARK_POLL_MS);
+            megpu_waves_idle_locked(e, W, MEGPU_WAVE_PARK_POLL_MS);
             qemu_mutex_unlock(&e->lock);
             continue;
         }
@@ -1013,7 +1063,7 @@ static bool megpu_waves_run(MegpuExec *x, MegpuWaves *W)
         }
         if (r == MEGPU_RUN_SPIN && !megpu_waves_ready_locked(W, w)) {
             /* no one else to run: give the CPU time to free a slot */
-            qemu_cond_timedwait(&e->cond, &e->lock, 1);
+            megpu_waves_idle_locked(e, W, MEGPU_WAVE_RETRY_MS);
         }
         qemu_mutex_unlock(&e->lock);
         if (r == MEGPU_RUN_FAULT) {
@@ -1121,6 +1171,10 @@ void megpu_wave_restart(MegpuState *s, uint32_t id)
             /* it looks at its slots again before it parks */
             w->restart_pending = true;
             ok = true;
+        }
+        if (ok) {
+            /* an engine polling for restarts sees this (wave-spin-us) */
+            qatomic_inc(&e->wave_wakes);
         }
         qemu_mutex_unlock(&e->lock);
     }
