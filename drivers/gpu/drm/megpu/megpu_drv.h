@@ -36,7 +36,8 @@ struct sg_table;
  *   (planning a frame), &megpu_device.syscall_lock (slots of a reset
  *   engine), &megpu_device.flush_lock and &megpu_engine.job_lock.
  * - &megpu_device.bos_lock, then &megpu_device.sem_lock (debugfs).
- * - &megpu_device.syscall_lock: mailboxes; only MMIO inside.
+ * - &megpu_device.syscall_lock: mailboxes; only MMIO inside. A
+ *   spinlock taken in the hard interrupt handler too (the syscall scan).
  * - &megpu_bo.mappings_lock, &megpu_vm.lock, &megpu_vm.mm_lock,
  *   &megpu_device.mmu_lock: taken alone.
  * - Spinlocks, innermost: &megpu_engine.job_lock, &megpu_device.flush_lock,
@@ -273,7 +274,7 @@ struct megpu_device {
 	struct list_head bos;
 	u32 next_bo_id;
 
-	struct mutex syscall_lock;	/* mailboxes, sc */
+	spinlock_t syscall_lock;	/* mailboxes, sc; hard IRQ too */
 	struct list_head mailboxes;
 	struct {
 		u64 irqs;

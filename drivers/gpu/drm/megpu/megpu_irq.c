@@ -32,6 +32,13 @@ static irqreturn_t megpu_irq_handler(int irq, void *arg)
 		status = megpu_read(mdev, MEGPU_REG_MISC_IRQ_STATUS);
 		if (status) {
 			megpu_write(mdev, MEGPU_REG_MISC_IRQ_STATUS, status);
+			ret = IRQ_HANDLED;
+		}
+		/* the syscall scan is quick: here, without a thread wake-up */
+		if (status & MEGPU_MISC_IRQ_SYSCALL)
+			megpu_syscall_irq(mdev);
+		status &= ~MEGPU_MISC_IRQ_SYSCALL;
+		if (status) {
 			atomic_or(status, &vec->pending);
 			ret = IRQ_WAKE_THREAD;
 		}
@@ -61,8 +68,6 @@ static irqreturn_t megpu_irq_thread(int irq, void *arg)
 	}
 	if (status & MEGPU_MISC_IRQ_FLUSH_DONE)
 		megpu_flush_irq(vec->mdev);
-	if (status & MEGPU_MISC_IRQ_SYSCALL)
-		megpu_syscall_irq(vec->mdev);
 	return IRQ_HANDLED;
 }
 

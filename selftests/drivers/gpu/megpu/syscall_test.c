@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <stddef.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "megpu_programs.h"
@@ -808,6 +809,61 @@ TEST_F(syscall, bad_returns_are_refused)
 	ASSERT_EQ(0, megpu_syscall_return(gpu, c.slot, c.caller, 44));
 	ASSERT_EQ(0, mt_job_finish(&j, mt_job_ns(&self->t)));
 	ASSERT_EQ(44, ((uint64_t *)out->map)[0]);
+	megpu_bo_free(out);
+	mt_prog_free(&p);
+}
+
+/*
+ * SYSCALL_WAIT hands calls out under a lock and copies them to userspace
+ * after it: a call whose copy fails is not lost but handed out again.
+ * Two calls of one wave are pending together; the buffer ends after
+ * the first entry (the next page is inaccessible), so one call comes
+ * out and the other stays; a buffer that is all bad gives -EFAULT and
+ * keeps it.
+ */
+TEST_F(syscall, failed_copy_out_keeps_the_call)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct drm_megpu_syscall c[2], *edge;
+	struct megpu *gpu = &self->t.gpu;
+	struct megpu_bo *out;
+	struct mt_prog p;
+	struct mt_job j;
+	char *map;
+	int i;
+
+	if (self->slots < 2)
+		SKIP(return, "one mailbox slot");
+	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	/* kept mapped, so that nothing else can land there */
+	ASSERT_EQ(0, mprotect(map + page, page, PROT_NONE));
+	edge = (struct drm_megpu_syscall *)(map + page) - 1;
+
+	ASSERT_EQ(0, op_prog(gpu, USER_OP, &p));
+	ASSERT_EQ(0, mt_bo(gpu, 4096, 0, &out));
+	ASSERT_EQ(0, start_calls(&self->t, &j, self->engine, &p, 0, out, 0,
+				 2));
+	/* one wave: both calls are published before its one interrupt */
+	ASSERT_EQ(1, megpu_syscall_wait(gpu, edge, 2, mt_job_ns(&self->t)));
+	c[0] = *edge;
+	ASSERT_EQ(-EFAULT, megpu_syscall_wait(gpu, (void *)(map + page), 2,
+					      mt_job_ns(&self->t)));
+	ASSERT_EQ(0, take_call(&self->t, gpu, &c[1]));
+	ASSERT_NE(c[0].slot, c[1].slot);
+	/* nothing else is pending */
+	ASSERT_EQ(-ETIME, megpu_syscall_wait(gpu, edge, 1, 0));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(USER_OP, c[i].op);
+		ASSERT_EQ(7, c[i].args[2]);
+		ASSERT_EQ(0, megpu_syscall_return(gpu, c[i].slot, c[i].caller,
+						  user_of(c[i].args[0])));
+	}
+	ASSERT_EQ(0, mt_job_finish(&j, mt_job_ns(&self->t)));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(user_of(i), ((uint64_t *)out->map)[i]);
+	munmap(map, 2 * page);
 	megpu_bo_free(out);
 	mt_prog_free(&p);
 }
