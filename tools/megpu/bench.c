@@ -48,7 +48,9 @@ static const char usage[] =
 "  --device I   megpu device index (default 0)\n"
 "  --jobs N     empty jobs per engine for the throughput table (default\n"
 "               1000)\n"
-"  --rounds N   rounds per row of the GPU-to-CPU call table (default 30)\n"
+"  --rounds N   rounds per row of the GPU-to-CPU call table (default 30;\n"
+"               an in-batch row is one job: too many rounds of 64\n"
+"               callers can outlast the job timeout)\n"
 "  --quick      fewer repetitions\n";
 
 static double ms(int64_t ns)

@@ -49,9 +49,12 @@
  *   restarted the wave, the wave copies each RET into its lane's
  *   destination and frees the slot. Lanes that find no FREE slot retry
  *   on the wave's next turns (the seed's software loop), so far fewer
- *   slots than work-items work. While a wave is inside a SYSCALL, a
- *   restart is never lost: one that comes while the wave is briefly
- *   runnable is remembered and keeps it from parking again.
+ *   slots than work-items work. Once every runnable wave has retried in
+ *   vain, the engine waits for a restart (at most 1 ms, for slots that
+ *   other engines free) rather than spin through the mailbox. While a
+ *   wave is inside a SYSCALL, a restart is never lost: one that comes
+ *   while the wave is briefly runnable is remembered and keeps it from
+ *   parking again.
  * - Acquisition priority (seed 003's optional one, MEGPU_SYSCALL_HI):
  *   while a wave of the dispatch waits in a HI SYSCALL for slots, the
  *   other SYSCALLs of the dispatch still collect their results (freeing
@@ -962,16 +965,15 @@ static int megpu_wave_slice(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
 
 /* ---- the dispatch ---- */
 
-/* Is a wave other than @self runnable? */
-static bool megpu_waves_ready_locked(MegpuWaves *W, MegpuWave *self)
+/* How many resident waves are runnable? */
+static unsigned megpu_waves_ready_locked(MegpuWaves *W)
 {
+    unsigned n = 0;
+
     for (unsigned slot = 0; slot < MEGPU_WAVE_SLOTS; slot++) {
-        if (&W->wave[slot] != self &&
-            W->wave[slot].state == MEGPU_WAVE_READY) {
-            return true;
-        }
+        n += W->wave[slot].state == MEGPU_WAVE_READY;
     }
-    return false;
+    return n;
 }
 
 /* Is a wave parked in a SYSCALL, waiting for the CPU's answer? */
@@ -1019,6 +1021,7 @@ static void megpu_waves_idle_locked(MegpuEngine *e, MegpuWaves *W, int ms)
 static bool megpu_waves_run(MegpuExec *x, MegpuWaves *W)
 {
     MegpuEngine *e = x->e;
+    unsigned spins = 0;         /* slices in a row that found no slot */
 
     for (;;) {
         MegpuWave *w = NULL;
@@ -1061,9 +1064,16 @@ static bool megpu_waves_run(MegpuExec *x, MegpuWaves *W)
             w->state = MEGPU_WAVE_FREE;
             e->waves_live--;
         }
-        if (r == MEGPU_RUN_SPIN && !megpu_waves_ready_locked(W, w)) {
-            /* no one else to run: give the CPU time to free a slot */
+        spins = r == MEGPU_RUN_SPIN ? spins + 1 : 0;
+        if (spins && spins >= megpu_waves_ready_locked(W)) {
+            /*
+             * Every runnable wave retried its SYSCALL in vain since the
+             * last one that got on: give the CPU time to free a slot
+             * (a restart ends the wait) instead of spinning through the
+             * mailbox, which would take the host CPU the answer needs.
+             */
             megpu_waves_idle_locked(e, W, MEGPU_WAVE_RETRY_MS);
+            spins = 0;
         }
         qemu_mutex_unlock(&e->lock);
         if (r == MEGPU_RUN_FAULT) {
