@@ -67,6 +67,7 @@ extern bool megpu_drop_waits;
  * @index: MSI-X vector number (MEGPU_VEC_*)
  * @irq: Linux IRQ number
  * @test_done: completed when a test interrupt arrives on this vector
+ * @testing: a test interrupt is expected (the self-test at probe)
  * @engine: the engine whose vector it is, once the engine is set up
  * @pending: engine interrupt status for the IRQ thread
  */
@@ -75,6 +76,7 @@ struct megpu_vector {
 	unsigned int index;
 	int irq;
 	struct completion test_done;
+	bool testing;
 	struct megpu_engine *engine;
 	atomic_t pending;
 };
