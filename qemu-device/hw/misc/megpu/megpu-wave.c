@@ -35,9 +35,10 @@
  *   job timeout can always stop a dispatch.
  * - An engine whose runnable waves have run out while one is parked in
  *   a SYSCALL polls for the restart for up to wave-spin-us (default
- *   200) before it sleeps: the CPU usually answers within that, and a
+ *   100) before it sleeps: the CPU usually answers within that, and a
  *   polling engine resumes the wave at once where a sleeping thread
- *   takes a host wake-up (megpu_waves_idle_locked).
+ *   takes a host wake-up. After a poll in vain it sleeps at once for a
+ *   while (megpu_waves_idle_locked).
  * - SLEEP parks the wave under the engine lock, and WAVE_RESTART takes
  *   the same lock: a restart can never slip in before the park. With
  *   flag MEGPU_SLEEP_IRQ the wave raises MISC_IRQ_WAVE only once it is
@@ -80,6 +81,8 @@
 #define MEGPU_WAVE_PARK_POLL_MS 100
 /* a SYSCALL that found no FREE slot and no one else to run: retry after */
 #define MEGPU_WAVE_RETRY_MS     1
+/* waits that sleep at once after a restart poll that came to nothing */
+#define MEGPU_WAVE_SPIN_BACKOFF 8
 
 enum {
     MEGPU_WAVE_FREE,            /* slot unused */
@@ -996,15 +999,19 @@ static bool megpu_waves_calling_locked(MegpuWaves *W)
  * line, and only then sleeps on the condition variable: waking a
  * sleeping host thread took 10-20 us of a 60-70 us round trip (its
  * "restart -> resume" stage), polling takes 1-3 us. Not for plain
- * SLEEPs, whose restart may be far off. Called and returns with the
- * engine lock held.
+ * SLEEPs, whose restart may be far off. A poll that ends without the
+ * restart means slow answers (a user-space service): the next
+ * MEGPU_WAVE_SPIN_BACKOFF waits sleep at once, so that the polling
+ * does not take the host CPU the service needs. Called and returns
+ * with the engine lock held.
  */
 static void megpu_waves_idle_locked(MegpuEngine *e, MegpuWaves *W, int ms)
 {
     uint32_t seen = e->wave_wakes;
     int64_t end;
 
-    if (e->s->wave_spin_us && megpu_waves_calling_locked(W)) {
+    if (e->s->wave_spin_us && megpu_waves_calling_locked(W) &&
+        !e->wave_spin_skip) {
         end = get_clock() + e->s->wave_spin_us * (int64_t)SCALE_US;
         qemu_mutex_unlock(&e->lock);
         while (qatomic_read(&e->wave_wakes) == seen &&
@@ -1012,6 +1019,12 @@ static void megpu_waves_idle_locked(MegpuEngine *e, MegpuWaves *W, int ms)
             cpu_relax();
         }
         qemu_mutex_lock(&e->lock);
+        if (e->wave_wakes == seen) {
+            /* in vain: slow answers (a user service), back off */
+            e->wave_spin_skip = MEGPU_WAVE_SPIN_BACKOFF;
+        }
+    } else if (e->wave_spin_skip) {
+        e->wave_spin_skip--;
     }
     if (e->wave_wakes == seen && !e->reset_pending && !e->stop) {
         qemu_cond_timedwait(&e->cond, &e->lock, ms);
@@ -1141,6 +1154,7 @@ bool megpu_wave_dispatch(MegpuExec *x, uint64_t args, uint32_t grid_x,
 
     qemu_mutex_lock(&e->lock);
     e->waves = W;
+    e->wave_spin_skip = 0;      /* a new program: poll for restarts again */
     qemu_mutex_unlock(&e->lock);
 
     x->in_wave = true;

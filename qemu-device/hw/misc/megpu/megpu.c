@@ -338,7 +338,7 @@ static const Property megpu_properties[] = {
      * an engine whose waves all wait for the CPU polls this long for the
      * WAVE_RESTART before it sleeps (0: sleep at once)
      */
-    DEFINE_PROP_UINT32("wave-spin-us", MegpuState, wave_spin_us, 200),
+    DEFINE_PROP_UINT32("wave-spin-us", MegpuState, wave_spin_us, 100),
     /* test only: wave atomics become read-yield-write (a negative control) */
     DEFINE_PROP_BOOL("x-wave-nonatomic", MegpuState, wave_nonatomic, false),
     /* test only: the task-queue lock becomes read-pause-write */

@@ -103,6 +103,7 @@ typedef struct MegpuEngine {
     uint32_t waves_parked;
     uint32_t wave_seq;          /* launch number of the next wave */
     uint32_t wave_wakes;        /* restarts that woke a wave; atomic */
+    uint32_t wave_spin_skip;    /* waits left that do not poll first */
     uint64_t wave_insns;
     uint32_t wave_fault_id;
     uint32_t wave_fault_pc;
