@@ -1001,9 +1001,9 @@ static const uint64_t sys_prog[] = {
 
 /*
  * One SYSCALL dispatch served by the test, with the engine's restart
- * poll (wave-spin-us) as @opts sets it: the default (restarts come
- * while the engine polls, or after), none (the engine always sleeps
- * until the restart wakes it).
+ * poll (wave-spin-us) as @opts sets it: none, the default (the engine
+ * sleeps until the restart wakes it), or 200 us (restarts come while
+ * the engine polls, or after it gave up).
  */
 static void syscall_run(const char *opts)
 {
@@ -1110,9 +1110,9 @@ static void test_syscall(void)
     syscall_run("write-mode=strict");
 }
 
-static void test_syscall_nospin(void)
+static void test_syscall_spin(void)
 {
-    syscall_run("write-mode=strict,wave-spin-us=0");
+    syscall_run("write-mode=strict,wave-spin-us=200");
 }
 
 /*
@@ -1497,7 +1497,7 @@ int main(int argc, char **argv)
                    test_two_engines_relaxed);
     qtest_add_func("/megpu/wave/atomic-race", test_atomic_race);
     qtest_add_func("/megpu/wave/syscall", test_syscall);
-    qtest_add_func("/megpu/wave/syscall-nospin", test_syscall_nospin);
+    qtest_add_func("/megpu/wave/syscall-spin", test_syscall_spin);
     qtest_add_func("/megpu/wave/syscall-spin-reset",
                    test_syscall_spin_reset);
     qtest_add_func("/megpu/wave/syscall-contention",

@@ -33,12 +33,16 @@
  *   "wave-budget", 0 = none) turns a runaway loop into a BUDGET fault,
  *   and the engine checks for a reset between slices, so the driver's
  *   job timeout can always stop a dispatch.
- * - An engine whose runnable waves have run out while one is parked in
- *   a SYSCALL polls for the restart for up to wave-spin-us (default
- *   100) before it sleeps: the CPU usually answers within that, and a
- *   polling engine resumes the wave at once where a sleeping thread
- *   takes a host wake-up. After a poll in vain it sleeps at once for a
- *   while (megpu_waves_idle_locked).
+ * - With wave-spin-us set, an engine whose runnable waves have run out
+ *   while one is parked in a SYSCALL polls for the restart that long
+ *   before it sleeps: a polling engine resumes the wave at once where a
+ *   sleeping thread takes a host wake-up (10-20 us here). After a poll
+ *   in vain it sleeps at once for a while (megpu_waves_idle_locked).
+ *   Off by default: on a host without a CPU to spare (2 cores shared
+ *   with other guests, load 6-8) the polling thread took the CPU that
+ *   the main loop and the guest's service needed, and the round trips
+ *   got slower (traced medians, 1 caller: user-space service 47-112 us
+ *   without the poll, 316-493 us with it; ECHO 36-57 us, 53-56 us).
  * - SLEEP parks the wave under the engine lock, and WAVE_RESTART takes
  *   the same lock: a restart can never slip in before the park. With
  *   flag MEGPU_SLEEP_IRQ the wave raises MISC_IRQ_WAVE only once it is
