@@ -236,7 +236,7 @@ static void megpu_mailbox_scan(struct megpu_device *mdev,
 		}
 	}
 	if (wake)
-		wake_up_all(&mbox->wq);
+		wake_up(&mbox->wq);	/* one service thread; it passes on */
 }
 
 /* MISC_IRQ_SYSCALL, in the hard interrupt handler: serve every ACTIVE slot. */
@@ -341,7 +341,38 @@ static void megpu_syscall_unfetch(struct megpu_device *mdev,
 		mdev->sc.user_ops--;
 	}
 	spin_unlock_irq(&mdev->syscall_lock);
-	wake_up_all(&mbox->wq);
+	wake_up(&mbox->wq);
+}
+
+/*
+ * Wait for pending calls as one of the service's exclusive waiters: a
+ * scan wakes one thread, not all of them (each woken thread costs the
+ * guest a context switch, often on another CPU); a thread that leaves
+ * with calls still pending wakes the next (megpu_ioctl_syscall_wait).
+ * Returns as wait_event_interruptible_timeout() does, but without 1 for
+ * a condition that came true just as the time ran out (only the sign
+ * matters to the caller).
+ */
+static long megpu_syscall_wait_pending(struct megpu_mailbox *mbox,
+				       long timeout)
+{
+	DEFINE_WAIT(wait);
+
+	for (;;) {
+		prepare_to_wait_exclusive(&mbox->wq, &wait,
+					  TASK_INTERRUPTIBLE);
+		if (megpu_mailbox_has_pending(mbox))
+			break;
+		if (signal_pending(current)) {
+			timeout = -ERESTARTSYS;
+			break;
+		}
+		if (!timeout)
+			break;
+		timeout = schedule_timeout(timeout);
+	}
+	finish_wait(&mbox->wq, &wait);
+	return timeout;
 }
 
 int megpu_ioctl_syscall_wait(struct drm_device *drm, void *data,
@@ -367,9 +398,7 @@ int megpu_ioctl_syscall_wait(struct drm_device *drm, void *data,
 	if (!calls)
 		return -ENOMEM;
 
-	ret = wait_event_interruptible_timeout(mbox->wq,
-					       megpu_mailbox_has_pending(mbox),
-					       timeout);
+	ret = megpu_syscall_wait_pending(mbox, timeout);
 	if (ret < 0)
 		goto out;
 
@@ -394,6 +423,9 @@ int megpu_ioctl_syscall_wait(struct drm_device *drm, void *data,
 		ret = -ETIME;
 		goto out;
 	}
+	/* more than this thread takes: the next waiter's turn */
+	if (megpu_mailbox_has_pending(mbox))
+		wake_up(&mbox->wq);
 	/* a call stays pending unless it reached userspace */
 	for (done = 0; done < n; done++)
 		if (copy_to_user(&user[done], &calls[done], sizeof(*calls)))
@@ -407,6 +439,9 @@ int megpu_ioctl_syscall_wait(struct drm_device *drm, void *data,
 	args->count = done;
 	ret = 0;
 out:
+	/* leaving without the calls (a signal, no room): pass the wake on */
+	if (ret && megpu_mailbox_has_pending(mbox))
+		wake_up(&mbox->wq);
 	kfree(calls);
 	return ret;
 }
