@@ -287,6 +287,7 @@ struct megpu_device {
 		u64 orphans;
 		u64 bad_returns;
 		u64 restarts;
+		u64 deferred_restarts;
 		u64 reclaimed;
 	} sc;
 

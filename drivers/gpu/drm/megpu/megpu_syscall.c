@@ -18,7 +18,10 @@
  * switch out of every call's round trip (the kernel ops are answered,
  * and a user op's service woken, straight from the interrupt). So
  * syscall_lock is a spinlock, and SYSCALL_WAIT copies the calls out to
- * userspace after dropping it.
+ * userspace after dropping it. A scan wakes one service thread (the
+ * waiters are exclusive); a SYSCALL_RETURN restarts the caller's wave
+ * only if it was the wave's last call with the service, since the wave
+ * cannot go past its SYSCALL before all its lanes have their answers.
  *
  * Mailboxes are per file, not per device: each frame points its engine at
  * its file's mailbox (SET_MAILBOX), so a client only ever sees, and can
@@ -446,6 +449,25 @@ out:
 	return ret;
 }
 
+/*
+ * Does @caller have another call with the service (pending or fetched)?
+ * Then its wave cannot go on before that one is answered too, and the
+ * last answer restarts it: one restart, one resume and one new round of
+ * claims per wave and batch of answers instead of one per answer.
+ */
+static bool megpu_caller_has_service_calls(struct megpu_mailbox *mbox,
+					   u32 caller)
+{
+	u32 slot;
+
+	for (slot = 0; slot < mbox->slots; slot++)
+		if ((test_bit(slot, mbox->pending) ||
+		     test_bit(slot, mbox->fetched)) &&
+		    slot_u32(mbox, slot, MEGPU_MBOX_CALLER) == caller)
+			return true;
+	return false;
+}
+
 int megpu_ioctl_syscall_return(struct drm_device *drm, void *data,
 			       struct drm_file *file)
 {
@@ -469,6 +491,10 @@ int megpu_ioctl_syscall_return(struct drm_device *drm, void *data,
 		ret = -ENOENT;
 	} else {
 		megpu_slot_answer(mdev, mbox, args->slot, args->ret, &r);
+		if (megpu_caller_has_service_calls(mbox, args->caller)) {
+			r.n = 0;	/* its last answer restarts it */
+			mdev->sc.deferred_restarts++;
+		}
 		megpu_restart_flush(mdev, &r);
 	}
 	spin_unlock_irq(&mdev->syscall_lock);
@@ -519,6 +545,7 @@ static int megpu_syscalls_show(struct seq_file *m, void *data)
 	seq_printf(m, "orphans %llu\n", mdev->sc.orphans);
 	seq_printf(m, "bad_returns %llu\n", mdev->sc.bad_returns);
 	seq_printf(m, "restarts %llu\n", mdev->sc.restarts);
+	seq_printf(m, "deferred_restarts %llu\n", mdev->sc.deferred_restarts);
 	seq_printf(m, "reclaimed %llu\n", mdev->sc.reclaimed);
 	list_for_each_entry(mbox, &mdev->mailboxes, node) {
 		seq_printf(m, "mailbox ctx %u slots %u%s:",

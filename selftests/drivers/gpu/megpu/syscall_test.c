@@ -254,13 +254,18 @@ TEST_F(syscall, many_callers_few_slots)
  * device's "retry_spins" (SYSCALLs that found no FREE slot).
  */
 struct sc_counters {
-	uint64_t calls, retries, irqs;
-	bool has_calls, has_retries, has_irqs;
+	uint64_t calls, retries, irqs, restarts, deferred;
+	bool has_calls, has_retries, has_irqs, has_deferred;
 };
 
 static void sc_add(struct sc_counters *c, const char *key, uint64_t v)
 {
-	if (!strcmp(key, "retry_spins")) {
+	if (!strcmp(key, "restarts")) {
+		c->restarts = v;
+	} else if (!strcmp(key, "deferred_restarts")) {
+		c->deferred = v;
+		c->has_deferred = true;
+	} else if (!strcmp(key, "retry_spins")) {
 		c->retries = v;
 		c->has_retries = true;
 	} else if (!strcmp(key, "irqs")) {
@@ -320,6 +325,58 @@ TEST_F(syscall, counters_show_retries_and_batching)
 	ASSERT_LT(before.retries, after.retries) TH_LOG("%s", t1);
 	ASSERT_LT(after.irqs - before.irqs, after.calls - before.calls)
 		TH_LOG("%s", t1);
+	free(t0);
+	free(t1);
+	megpu_bo_free(out);
+	mt_prog_free(&p);
+}
+
+/*
+ * A wave whose calls all went to the service cannot go on before the
+ * last of them is answered: the driver restarts it once, with that last
+ * answer, not once per answer (debugfs "restarts", "deferred_restarts").
+ * Answered in reverse order; every lane gets its own answer.
+ */
+TEST_F(syscall, wave_restarted_once_per_batch_of_answers)
+{
+	struct sc_counters before, after;
+	struct drm_megpu_syscall c[4];
+	struct megpu *gpu = &self->t.gpu;
+	char *t0 = NULL, *t1 = NULL;
+	struct megpu_bo *out;
+	struct mt_prog p;
+	struct mt_job j;
+	int i, n = 0, got, ret;
+
+	if (self->slots < 4)
+		SKIP(return, "fewer than 4 mailbox slots");
+	ret = sc_read(&self->t, &before, &t0);
+	if (ret == -ENOENT || (!ret && !before.has_deferred))
+		SKIP(return, "no debugfs syscalls file with deferred_restarts");
+	ASSERT_EQ(0, ret) TH_LOG("debugfs syscalls:\n%s", t0);
+	ASSERT_EQ(0, op_prog(gpu, USER_OP, &p));
+	ASSERT_EQ(0, mt_bo(gpu, 4096, 0, &out));
+	/* four lanes of one wave: four slots, one interrupt */
+	ASSERT_EQ(0, start_calls(&self->t, &j, self->engine, &p, 0, out, 0,
+				 4));
+	while (n < 4) {
+		got = megpu_syscall_wait(gpu, c + n, 4 - n,
+					 mt_job_ns(&self->t));
+		ASSERT_LT(0, got);
+		n += got;
+	}
+	for (i = 3; i >= 0; i--) {
+		ASSERT_EQ(0, megpu_syscall_return(gpu, c[i].slot, c[i].caller,
+						  user_of(c[i].args[0])));
+		if (i)	/* still waiting for its other answers */
+			ASSERT_EQ(-ETIME, mt_job_done(&j, 0));
+	}
+	ASSERT_EQ(0, mt_job_finish(&j, mt_job_ns(&self->t)));
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(user_of(i), ((uint64_t *)out->map)[i]);
+	ASSERT_EQ(0, sc_read(&self->t, &after, &t1));
+	EXPECT_EQ(before.restarts + 1, after.restarts) TH_LOG("%s", t1);
+	EXPECT_EQ(before.deferred + 3, after.deferred) TH_LOG("%s", t1);
 	free(t0);
 	free(t1);
 	megpu_bo_free(out);
