@@ -18,7 +18,7 @@
 
 static const char usage[] =
 "usage: megpu bench [sem|flush|syscall|partition|mgpu] [--device I]\n"
-"                   [--jobs N] [--quick]\n"
+"                   [--jobs N] [--rounds N] [--quick]\n"
 "\n"
 "Prints (with sem, flush, syscall, partition or mgpu, only that table):\n"
 "  - the cost of a no-op ioctl (GET_PARAM)\n"
@@ -48,6 +48,9 @@ static const char usage[] =
 "  --device I   megpu device index (default 0)\n"
 "  --jobs N     empty jobs per engine for the throughput table (default\n"
 "               1000)\n"
+"  --rounds N   rounds per row of the GPU-to-CPU call table (default 30;\n"
+"               an in-batch row is one job: too many rounds of 64\n"
+"               callers can outlast the job timeout)\n"
 "  --quick      fewer repetitions\n";
 
 static double ms(int64_t ns)
@@ -755,7 +758,7 @@ out:
 int cmd_bench(int argc, char **argv)
 {
 	static const uint32_t sizes[] = { 1 << 20, 4 << 20, 16 << 20 };
-	uint64_t device = 0, jobs = 1000;
+	uint64_t device = 0, jobs = 1000, rounds = 0;
 	unsigned int engines, reps, i, e;
 	int64_t lat[400], gns = 1, cns = 1;
 	double ioctl_ns, secs, one = 0;
@@ -796,6 +799,11 @@ int cmd_bench(int argc, char **argv)
 			   !strcmp(argv[i], "--jobs") &&
 			   tool_parse_u64(argv[i + 1], &jobs) && jobs &&
 			   jobs <= 1000000) {
+			i++;
+		} else if (i + 1 < (unsigned int)argc &&
+			   !strcmp(argv[i], "--rounds") &&
+			   tool_parse_u64(argv[i + 1], &rounds) && rounds &&
+			   rounds <= 100000) {
 			i++;
 		} else if (!strcmp(argv[i], "--quick")) {
 			quick = true;
@@ -900,7 +908,7 @@ flush:
 		goto done;
 syscall:
 	progress("syscalls");
-	ret = bench_syscalls(&gpu, quick);
+	ret = bench_syscalls(&gpu, rounds ? rounds : quick ? 10 : 30);
 	if (ret)
 		goto fail;
 	if (only_syscall)

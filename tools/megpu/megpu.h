@@ -20,7 +20,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_mgpu(int argc, char **argv);
 int cmd_demo_video(int argc, char **argv);
 /* The syscall table of megpu bench (syscalls.c). */
-int bench_syscalls(struct megpu *gpu, bool quick);
+int bench_syscalls(struct megpu *gpu, uint32_t rounds);
 /* partition.c (seed 002): "megpu demo partition", benchmarks B1 and B2 */
 int cmd_demo_partition(int argc, char **argv);
 /* mgpu.c (seed 000): lock handoffs among GPUs, in megpu bench */

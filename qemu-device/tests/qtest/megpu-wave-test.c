@@ -999,14 +999,20 @@ static const uint64_t sys_prog[] = {
     I(END, 0, 0, 0, 0),
 };
 
-static void test_syscall(void)
+/*
+ * One SYSCALL dispatch served by the test, with the engine's restart
+ * poll (wave-spin-us) as @opts sets it: none, the default (the engine
+ * sleeps until the restart wakes it), or 200 us (restarts come while
+ * the engine polls, or after it gave up).
+ */
+static void syscall_run(const char *opts)
 {
     const uint64_t user[1] = { OUT_PA };
     Stream *r;
     uint32_t id, at;
     Megpu m;
 
-    megpu_start_engines(&m, 4);
+    megpu_start_engines_opts(&m, 4, opts);
     r = &m.ring[0];
     qtest_memset(m.qts, MBOX_PA, 0, 64 * MEGPU_MBOX_SLOT_SIZE);
     qtest_memset(m.qts, OUT_PA, 0, 0x1000);
@@ -1096,6 +1102,57 @@ static void test_syscall(void)
                  MEGPU_FAULT_INFO_WAVE | MEGPU_FAULT_INFO_WRITE);
     g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_WAVE_FAULT_PC), ==, 3);
     eng_idle(&m, 0);
+    megpu_stop_engines(&m);
+}
+
+static void test_syscall(void)
+{
+    syscall_run("write-mode=strict");
+}
+
+static void test_syscall_spin(void)
+{
+    syscall_run("write-mode=strict,wave-spin-us=200");
+}
+
+/*
+ * An engine polling for a restart (here for up to 60 s) still notices
+ * an engine reset at once: the reset drops the parked wave, the engine
+ * is idle, and a new dispatch on it runs and is served.
+ */
+static void test_syscall_spin_reset(void)
+{
+    const uint64_t user[1] = { OUT_PA };
+    Megpu m;
+
+    megpu_start_engines_opts(&m, 2, "write-mode=strict,wave-spin-us=60000000");
+    qtest_memset(m.qts, MBOX_PA, 0, 4 * MEGPU_MBOX_SLOT_SIZE);
+    qtest_memset(m.qts, OUT_PA, 0, 0x1000);
+    emit_set_mailbox(&m.ring[0], MBOX_PA, 4);
+    emit_program(&m, 0, sys_prog, ARRAY_SIZE(sys_prog), user, 1,
+                 1, 1, 1, 1);
+    kick(&m, 0);
+    eng_poll(&m, 0, MEGPU_ENG_STATUS_WAVE_PARKED);
+    g_assert_cmpuint(qtest_readl(m.qts, MBOX_PA + MEGPU_MBOX_STATE), ==,
+                     MEGPU_MBOX_ACTIVE);
+    /* the engine is polling for the restart now: reset it */
+    eng_reset(&m, 0);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_WAVES_PARKED), ==, 0);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_PARKED_WAVE), ==,
+                    MEGPU_WAVE_ID_NONE);
+    eng_idle(&m, 0);
+    /* the engine works again; the restart ends its poll at once */
+    qtest_memset(m.qts, MBOX_PA, 0, 4 * MEGPU_MBOX_SLOT_SIZE);
+    emit_set_mailbox(&m.ring[0], MBOX_PA, 4);
+    emit_program(&m, 0, sys_prog, ARRAY_SIZE(sys_prog), user, 1,
+                 3, 1, 16, 1);
+    kick(&m, 0);
+    serve_until_idle(&m, 1, 4);
+    for (unsigned l = 0; l < 3; l++) {
+        g_assert_cmphex(qtest_readq(m.qts, OUT_PA + l * 8), ==,
+                        sys_result(42, l, l + 100, 7));
+    }
+    g_assert_cmpuint(rd(&m, MEGPU_REG_WAVE_RESTART_ERRORS), ==, 0);
     megpu_stop_engines(&m);
 }
 
@@ -1440,6 +1497,9 @@ int main(int argc, char **argv)
                    test_two_engines_relaxed);
     qtest_add_func("/megpu/wave/atomic-race", test_atomic_race);
     qtest_add_func("/megpu/wave/syscall", test_syscall);
+    qtest_add_func("/megpu/wave/syscall-spin", test_syscall_spin);
+    qtest_add_func("/megpu/wave/syscall-spin-reset",
+                   test_syscall_spin_reset);
     qtest_add_func("/megpu/wave/syscall-contention",
                    test_syscall_contention);
     qtest_add_func("/megpu/wave/syscall-priority", test_syscall_priority);

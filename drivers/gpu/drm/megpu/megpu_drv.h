@@ -36,7 +36,8 @@ struct sg_table;
  *   (planning a frame), &megpu_device.syscall_lock (slots of a reset
  *   engine), &megpu_device.flush_lock and &megpu_engine.job_lock.
  * - &megpu_device.bos_lock, then &megpu_device.sem_lock (debugfs).
- * - &megpu_device.syscall_lock: mailboxes; only MMIO inside.
+ * - &megpu_device.syscall_lock: mailboxes; only MMIO inside. A
+ *   spinlock taken in the hard interrupt handler too (the syscall scan).
  * - &megpu_bo.mappings_lock, &megpu_vm.lock, &megpu_vm.mm_lock,
  *   &megpu_device.mmu_lock: taken alone.
  * - Spinlocks, innermost: &megpu_engine.job_lock, &megpu_device.flush_lock,
@@ -66,6 +67,7 @@ extern bool megpu_drop_waits;
  * @index: MSI-X vector number (MEGPU_VEC_*)
  * @irq: Linux IRQ number
  * @test_done: completed when a test interrupt arrives on this vector
+ * @testing: a test interrupt is expected (the self-test at probe)
  * @engine: the engine whose vector it is, once the engine is set up
  * @pending: engine interrupt status for the IRQ thread
  */
@@ -74,6 +76,7 @@ struct megpu_vector {
 	unsigned int index;
 	int irq;
 	struct completion test_done;
+	bool testing;
 	struct megpu_engine *engine;
 	atomic_t pending;
 };
@@ -273,7 +276,7 @@ struct megpu_device {
 	struct list_head bos;
 	u32 next_bo_id;
 
-	struct mutex syscall_lock;	/* mailboxes, sc */
+	spinlock_t syscall_lock;	/* mailboxes, sc; hard IRQ too */
 	struct list_head mailboxes;
 	struct {
 		u64 irqs;
@@ -284,6 +287,7 @@ struct megpu_device {
 		u64 orphans;
 		u64 bad_returns;
 		u64 restarts;
+		u64 deferred_restarts;
 		u64 reclaimed;
 	} sc;
 

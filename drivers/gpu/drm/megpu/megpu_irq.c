@@ -22,7 +22,9 @@ static irqreturn_t megpu_irq_handler(int irq, void *arg)
 	u32 bit = BIT(vec->index);
 	u32 status;
 
-	if (megpu_read(mdev, MEGPU_REG_IRQ_TEST_STATUS) & bit) {
+	/* only during the self-test: a register read less per interrupt */
+	if (READ_ONCE(vec->testing) &&
+	    megpu_read(mdev, MEGPU_REG_IRQ_TEST_STATUS) & bit) {
 		megpu_write(mdev, MEGPU_REG_IRQ_TEST_STATUS, bit);
 		complete(&vec->test_done);
 		ret = IRQ_HANDLED;
@@ -32,6 +34,13 @@ static irqreturn_t megpu_irq_handler(int irq, void *arg)
 		status = megpu_read(mdev, MEGPU_REG_MISC_IRQ_STATUS);
 		if (status) {
 			megpu_write(mdev, MEGPU_REG_MISC_IRQ_STATUS, status);
+			ret = IRQ_HANDLED;
+		}
+		/* the syscall scan is quick: here, without a thread wake-up */
+		if (status & MEGPU_MISC_IRQ_SYSCALL)
+			megpu_syscall_irq(mdev);
+		status &= ~MEGPU_MISC_IRQ_SYSCALL;
+		if (status) {
 			atomic_or(status, &vec->pending);
 			ret = IRQ_WAKE_THREAD;
 		}
@@ -61,8 +70,7 @@ static irqreturn_t megpu_irq_thread(int irq, void *arg)
 	}
 	if (status & MEGPU_MISC_IRQ_FLUSH_DONE)
 		megpu_flush_irq(vec->mdev);
-	if (status & MEGPU_MISC_IRQ_SYSCALL)
-		megpu_syscall_irq(vec->mdev);
+	/* the driver's task-queue dequeuer takes locks: in the thread */
 	if (status & MEGPU_MISC_IRQ_WORK)
 		megpu_dequeue_irq(vec->mdev);
 	return IRQ_HANDLED;
@@ -128,14 +136,18 @@ void megpu_irq_fini(struct megpu_device *mdev)
 int megpu_irq_self_test(struct megpu_device *mdev)
 {
 	unsigned long timeout = msecs_to_jiffies(MEGPU_IRQ_TEST_TIMEOUT_MS);
+	unsigned long ret;
 	unsigned int i;
 
 	for (i = 0; i < MEGPU_NUM_VECTORS; i++) {
 		struct megpu_vector *vec = &mdev->vec[i];
 
 		reinit_completion(&vec->test_done);
+		WRITE_ONCE(vec->testing, true);
 		megpu_write(mdev, MEGPU_REG_IRQ_TEST, i);
-		if (!wait_for_completion_timeout(&vec->test_done, timeout)) {
+		ret = wait_for_completion_timeout(&vec->test_done, timeout);
+		WRITE_ONCE(vec->testing, false);
+		if (!ret) {
 			dev_err(&mdev->pdev->dev,
 				"interrupt self-test: no interrupt on vector %u\n",
 				i);

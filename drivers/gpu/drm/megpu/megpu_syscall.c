@@ -5,12 +5,23 @@
  *
  * A wave's SYSCALL takes a FREE slot of its engine's mailbox, fills it,
  * marks it ACTIVE, parks and interrupts (MISC_IRQ_SYSCALL). Here the CPU
- * side of the seed's FIG. 3: the interrupt thread scans every ACTIVE slot
- * of every mailbox (one interrupt may serve many calls), answers the
- * calls it runs itself (ECHO, ADD), hands the others to the service of
- * the file they belong to (DRM_IOCTL_MEGPU_SYSCALL_WAIT), and for each
- * answer writes the result, stores RETURNING and restarts the caller's
- * wave through WAVE_RESTART, once per wave per scan.
+ * side of the seed's FIG. 3: the hard interrupt handler scans every
+ * ACTIVE slot of every mailbox (one interrupt may serve many calls),
+ * answers the calls it runs itself (ECHO, ADD), hands the others to the
+ * service of the file they belong to (DRM_IOCTL_MEGPU_SYSCALL_WAIT), and
+ * for each answer writes the result, stores RETURNING and restarts the
+ * caller's wave through WAVE_RESTART, once per wave per scan.
+ *
+ * The scan runs in the hard handler, not in the interrupt thread: it
+ * only reads and writes the coherent mailboxes and one register per
+ * restarted wave, and skipping the thread's wake-up takes a context
+ * switch out of every call's round trip (the kernel ops are answered,
+ * and a user op's service woken, straight from the interrupt). So
+ * syscall_lock is a spinlock, and SYSCALL_WAIT copies the calls out to
+ * userspace after dropping it. A scan wakes one service thread (the
+ * waiters are exclusive); a SYSCALL_RETURN restarts the caller's wave
+ * only if it was the wave's last call with the service, since the wave
+ * cannot go past its SYSCALL before all its lanes have their answers.
  *
  * Mailboxes are per file, not per device: each frame points its engine at
  * its file's mailbox (SET_MAILBOX), so a client only ever sees, and can
@@ -99,9 +110,9 @@ int megpu_syscall_file_init(struct megpu_file *mfile)
 		return -ENOMEM;
 	}
 	mbox->slots = slots;
-	mutex_lock(&mdev->syscall_lock);
+	spin_lock_irq(&mdev->syscall_lock);
 	list_add_tail(&mbox->node, &mdev->mailboxes);
-	mutex_unlock(&mdev->syscall_lock);
+	spin_unlock_irq(&mdev->syscall_lock);
 	return 0;
 }
 
@@ -111,9 +122,9 @@ void megpu_syscall_file_fini(struct megpu_file *mfile)
 	struct megpu_device *mdev = mfile->mdev;
 	struct megpu_mailbox *mbox = &mfile->mbox;
 
-	mutex_lock(&mdev->syscall_lock);
+	spin_lock_irq(&mdev->syscall_lock);
 	list_del_init(&mbox->node);
-	mutex_unlock(&mdev->syscall_lock);
+	spin_unlock_irq(&mdev->syscall_lock);
 	if (mbox->cpu)
 		dma_free_coherent(mdev->drm.dev,
 				  mbox->slots * MEGPU_MBOX_SLOT_SIZE,
@@ -228,22 +239,23 @@ static void megpu_mailbox_scan(struct megpu_device *mdev,
 		}
 	}
 	if (wake)
-		wake_up_all(&mbox->wq);
+		wake_up(&mbox->wq);	/* one service thread; it passes on */
 }
 
-/* MISC_IRQ_SYSCALL, in the interrupt thread: serve every ACTIVE slot. */
+/* MISC_IRQ_SYSCALL, in the hard interrupt handler: serve every ACTIVE slot. */
 void megpu_syscall_irq(struct megpu_device *mdev)
 {
 	struct megpu_mailbox *mbox;
 	struct megpu_restarts r;
+	unsigned long flags;
 
 	r.n = 0;
-	mutex_lock(&mdev->syscall_lock);
+	spin_lock_irqsave(&mdev->syscall_lock, flags);
 	mdev->sc.irqs++;
 	list_for_each_entry(mbox, &mdev->mailboxes, node)
 		megpu_mailbox_scan(mdev, mbox, &r);
 	megpu_restart_flush(mdev, &r);
-	mutex_unlock(&mdev->syscall_lock);
+	spin_unlock_irqrestore(&mdev->syscall_lock, flags);
 }
 
 /*
@@ -260,7 +272,7 @@ void megpu_syscall_file_close(struct megpu_file *mfile)
 	if (!mbox->cpu)
 		return;
 	r.n = 0;
-	mutex_lock(&mdev->syscall_lock);
+	spin_lock_irq(&mdev->syscall_lock);
 	mbox->closed = true;
 	for (slot = 0; slot < mbox->slots; slot++) {
 		if (slot_state(mbox, slot) != MEGPU_MBOX_ACTIVE)
@@ -269,7 +281,7 @@ void megpu_syscall_file_close(struct megpu_file *mfile)
 		megpu_slot_answer(mdev, mbox, slot, (u64)-EPIPE, &r);
 	}
 	megpu_restart_flush(mdev, &r);
-	mutex_unlock(&mdev->syscall_lock);
+	spin_unlock_irq(&mdev->syscall_lock);
 	wake_up_all(&mbox->wq);
 }
 
@@ -281,11 +293,12 @@ void megpu_syscall_engine_reset(struct megpu_engine *eng)
 {
 	struct megpu_device *mdev = eng->mdev;
 	struct megpu_mailbox *mbox;
+	unsigned long flags;
 	u32 slot;
 
 	if (!megpu_has_waves(mdev))
 		return;
-	mutex_lock(&mdev->syscall_lock);
+	spin_lock_irqsave(&mdev->syscall_lock, flags);
 	list_for_each_entry(mbox, &mdev->mailboxes, node) {
 		for (slot = 0; slot < mbox->slots; slot++) {
 			if (slot_state(mbox, slot) == MEGPU_MBOX_FREE ||
@@ -299,12 +312,70 @@ void megpu_syscall_engine_reset(struct megpu_engine *eng)
 			mdev->sc.reclaimed++;
 		}
 	}
-	mutex_unlock(&mdev->syscall_lock);
+	spin_unlock_irqrestore(&mdev->syscall_lock, flags);
 }
 
 static bool megpu_mailbox_has_pending(struct megpu_mailbox *mbox)
 {
 	return find_first_bit(mbox->pending, mbox->slots) < mbox->slots;
+}
+
+/*
+ * A call that did not reach userspace goes back to pending, unless it
+ * was answered or reclaimed meanwhile (then it is no longer fetched, or
+ * the slot holds another caller's call).
+ */
+static void megpu_syscall_unfetch(struct megpu_device *mdev,
+				  struct megpu_mailbox *mbox,
+				  const struct drm_megpu_syscall *calls, u32 n)
+{
+	u32 i;
+
+	spin_lock_irq(&mdev->syscall_lock);
+	for (i = 0; i < n; i++) {
+		u32 slot = calls[i].slot;
+
+		if (!test_bit(slot, mbox->fetched) ||
+		    slot_state(mbox, slot) != MEGPU_MBOX_ACTIVE ||
+		    slot_u32(mbox, slot, MEGPU_MBOX_CALLER) != calls[i].caller)
+			continue;
+		clear_bit(slot, mbox->fetched);
+		set_bit(slot, mbox->pending);
+		mdev->sc.user_ops--;
+	}
+	spin_unlock_irq(&mdev->syscall_lock);
+	wake_up(&mbox->wq);
+}
+
+/*
+ * Wait for pending calls as one of the service's exclusive waiters: a
+ * scan wakes one thread, not all of them (each woken thread costs the
+ * guest a context switch, often on another CPU); a thread that leaves
+ * with calls still pending wakes the next (megpu_ioctl_syscall_wait).
+ * Returns as wait_event_interruptible_timeout() does, but without 1 for
+ * a condition that came true just as the time ran out (only the sign
+ * matters to the caller).
+ */
+static long megpu_syscall_wait_pending(struct megpu_mailbox *mbox,
+				       long timeout)
+{
+	DEFINE_WAIT(wait);
+
+	for (;;) {
+		prepare_to_wait_exclusive(&mbox->wq, &wait,
+					  TASK_INTERRUPTIBLE);
+		if (megpu_mailbox_has_pending(mbox))
+			break;
+		if (signal_pending(current)) {
+			timeout = -ERESTARTSYS;
+			break;
+		}
+		if (!timeout)
+			break;
+		timeout = schedule_timeout(timeout);
+	}
+	finish_wait(&mbox->wq, &wait);
+	return timeout;
 }
 
 int megpu_ioctl_syscall_wait(struct drm_device *drm, void *data,
@@ -316,44 +387,85 @@ int megpu_ioctl_syscall_wait(struct drm_device *drm, void *data,
 	struct drm_megpu_syscall_wait *args = data;
 	struct drm_megpu_syscall __user *user = u64_to_user_ptr(args->calls);
 	unsigned long timeout = drm_timeout_abs_to_jiffies(args->timeout_ns);
-	struct drm_megpu_syscall call;
-	u32 slot, n = 0;
+	struct drm_megpu_syscall *calls;
+	u32 slot, n = 0, max, done;
 	long ret;
 
 	if (!args->count || args->flags)
 		return -EINVAL;
 	if (!mbox->cpu)
 		return -EOPNOTSUPP;
+	/* at most every slot is pending at once */
+	max = min(args->count, mbox->slots);
+	calls = kmalloc_array(max, sizeof(*calls), GFP_KERNEL);
+	if (!calls)
+		return -ENOMEM;
 
-	ret = wait_event_interruptible_timeout(mbox->wq,
-					       megpu_mailbox_has_pending(mbox),
-					       timeout);
+	ret = megpu_syscall_wait_pending(mbox, timeout);
 	if (ret < 0)
-		return ret;
+		goto out;
 
-	mutex_lock(&mdev->syscall_lock);
+	/* fetched under the lock, copied out after it */
+	spin_lock_irq(&mdev->syscall_lock);
 	for_each_set_bit(slot, mbox->pending, mbox->slots) {
-		if (n == args->count)
+		if (n == max)
 			break;
-		call.slot = slot;
-		call.op = slot_u32(mbox, slot, MEGPU_MBOX_OP);
-		call.args[0] = slot_u32(mbox, slot, MEGPU_MBOX_ARG(0));
-		call.args[1] = slot_u32(mbox, slot, MEGPU_MBOX_ARG(1));
-		call.args[2] = slot_u32(mbox, slot, MEGPU_MBOX_ARG(2));
-		call.caller = slot_u32(mbox, slot, MEGPU_MBOX_CALLER);
-		/* a call stays pending unless it reached userspace */
-		if (copy_to_user(&user[n], &call, sizeof(call)))
-			break;
+		calls[n].slot = slot;
+		calls[n].op = slot_u32(mbox, slot, MEGPU_MBOX_OP);
+		calls[n].args[0] = slot_u32(mbox, slot, MEGPU_MBOX_ARG(0));
+		calls[n].args[1] = slot_u32(mbox, slot, MEGPU_MBOX_ARG(1));
+		calls[n].args[2] = slot_u32(mbox, slot, MEGPU_MBOX_ARG(2));
+		calls[n].caller = slot_u32(mbox, slot, MEGPU_MBOX_CALLER);
 		clear_bit(slot, mbox->pending);
 		set_bit(slot, mbox->fetched);
 		n++;
 	}
 	mdev->sc.user_ops += n;
-	mutex_unlock(&mdev->syscall_lock);
-	if (!n)
-		return slot < mbox->slots && n < args->count ? -EFAULT : -ETIME;
-	args->count = n;
-	return 0;
+	spin_unlock_irq(&mdev->syscall_lock);
+	if (!n) {
+		ret = -ETIME;
+		goto out;
+	}
+	/* more than this thread takes: the next waiter's turn */
+	if (megpu_mailbox_has_pending(mbox))
+		wake_up(&mbox->wq);
+	/* a call stays pending unless it reached userspace */
+	for (done = 0; done < n; done++)
+		if (copy_to_user(&user[done], &calls[done], sizeof(*calls)))
+			break;
+	if (done < n)
+		megpu_syscall_unfetch(mdev, mbox, calls + done, n - done);
+	if (!done) {
+		ret = -EFAULT;
+		goto out;
+	}
+	args->count = done;
+	ret = 0;
+out:
+	/* leaving without the calls (a signal, no room): pass the wake on */
+	if (ret && megpu_mailbox_has_pending(mbox))
+		wake_up(&mbox->wq);
+	kfree(calls);
+	return ret;
+}
+
+/*
+ * Does @caller have another call with the service (pending or fetched)?
+ * Then its wave cannot go on before that one is answered too, and the
+ * last answer restarts it: one restart, one resume and one new round of
+ * claims per wave and batch of answers instead of one per answer.
+ */
+static bool megpu_caller_has_service_calls(struct megpu_mailbox *mbox,
+					   u32 caller)
+{
+	u32 slot;
+
+	for (slot = 0; slot < mbox->slots; slot++)
+		if ((test_bit(slot, mbox->pending) ||
+		     test_bit(slot, mbox->fetched)) &&
+		    slot_u32(mbox, slot, MEGPU_MBOX_CALLER) == caller)
+			return true;
+	return false;
 }
 
 int megpu_ioctl_syscall_return(struct drm_device *drm, void *data,
@@ -371,7 +483,7 @@ int megpu_ioctl_syscall_return(struct drm_device *drm, void *data,
 	if (args->slot >= mbox->slots)
 		return -EINVAL;
 	r.n = 0;
-	mutex_lock(&mdev->syscall_lock);
+	spin_lock_irq(&mdev->syscall_lock);
 	if (!test_bit(args->slot, mbox->fetched) ||
 	    slot_state(mbox, args->slot) != MEGPU_MBOX_ACTIVE ||
 	    slot_u32(mbox, args->slot, MEGPU_MBOX_CALLER) != args->caller) {
@@ -379,9 +491,13 @@ int megpu_ioctl_syscall_return(struct drm_device *drm, void *data,
 		ret = -ENOENT;
 	} else {
 		megpu_slot_answer(mdev, mbox, args->slot, args->ret, &r);
+		if (megpu_caller_has_service_calls(mbox, args->caller)) {
+			r.n = 0;	/* its last answer restarts it */
+			mdev->sc.deferred_restarts++;
+		}
 		megpu_restart_flush(mdev, &r);
 	}
-	mutex_unlock(&mdev->syscall_lock);
+	spin_unlock_irq(&mdev->syscall_lock);
 	return ret;
 }
 
@@ -420,7 +536,7 @@ static int megpu_syscalls_show(struct seq_file *m, void *data)
 		}
 		drm_dev_exit(idx);
 	}
-	mutex_lock(&mdev->syscall_lock);
+	spin_lock_irq(&mdev->syscall_lock);
 	seq_printf(m, "irqs %llu\n", mdev->sc.irqs);
 	seq_printf(m, "calls %llu\n", mdev->sc.calls);
 	seq_printf(m, "kernel_ops %llu\n", mdev->sc.kernel_ops);
@@ -429,6 +545,7 @@ static int megpu_syscalls_show(struct seq_file *m, void *data)
 	seq_printf(m, "orphans %llu\n", mdev->sc.orphans);
 	seq_printf(m, "bad_returns %llu\n", mdev->sc.bad_returns);
 	seq_printf(m, "restarts %llu\n", mdev->sc.restarts);
+	seq_printf(m, "deferred_restarts %llu\n", mdev->sc.deferred_restarts);
 	seq_printf(m, "reclaimed %llu\n", mdev->sc.reclaimed);
 	list_for_each_entry(mbox, &mdev->mailboxes, node) {
 		seq_printf(m, "mailbox ctx %u slots %u%s:",
@@ -438,13 +555,13 @@ static int megpu_syscalls_show(struct seq_file *m, void *data)
 			seq_printf(m, " %u", slot_state(mbox, slot));
 		seq_puts(m, "\n");
 	}
-	mutex_unlock(&mdev->syscall_lock);
+	spin_unlock_irq(&mdev->syscall_lock);
 	return 0;
 }
 
 void megpu_syscall_init(struct megpu_device *mdev)
 {
-	mutex_init(&mdev->syscall_lock);
+	spin_lock_init(&mdev->syscall_lock);
 	INIT_LIST_HEAD(&mdev->mailboxes);
 }
 

@@ -33,6 +33,16 @@
  *   "wave-budget", 0 = none) turns a runaway loop into a BUDGET fault,
  *   and the engine checks for a reset between slices, so the driver's
  *   job timeout can always stop a dispatch.
+ * - With wave-spin-us set, an engine whose runnable waves have run out
+ *   while one is parked in a SYSCALL polls for the restart that long
+ *   before it sleeps: a polling engine resumes the wave at once where a
+ *   sleeping thread takes a host wake-up (10-20 us here). After a poll
+ *   in vain it sleeps at once for a while (megpu_waves_idle_locked).
+ *   Off by default: on a host without a CPU to spare (2 cores shared
+ *   with other guests, load 6-8) the polling thread took the CPU that
+ *   the main loop and the guest's service needed, and the round trips
+ *   got slower (traced medians, 1 caller: user-space service 47-112 us
+ *   without the poll, 316-493 us with it; ECHO 36-57 us, 53-56 us).
  * - SLEEP parks the wave under the engine lock, and WAVE_RESTART takes
  *   the same lock: a restart can never slip in before the park. With
  *   flag MEGPU_SLEEP_IRQ the wave raises MISC_IRQ_WAVE only once it is
@@ -44,9 +54,12 @@
  *   restarted the wave, the wave copies each RET into its lane's
  *   destination and frees the slot. Lanes that find no FREE slot retry
  *   on the wave's next turns (the seed's software loop), so far fewer
- *   slots than work-items work. While a wave is inside a SYSCALL, a
- *   restart is never lost: one that comes while the wave is briefly
- *   runnable is remembered and keeps it from parking again.
+ *   slots than work-items work. Once every runnable wave has retried in
+ *   vain, the engine waits for a restart (at most 1 ms, for slots that
+ *   other engines free) rather than spin through the mailbox. While a
+ *   wave is inside a SYSCALL, a restart is never lost: one that comes
+ *   while the wave is briefly runnable is remembered and keeps it from
+ *   parking again.
  * - Acquisition priority (seed 003's optional one, MEGPU_SYSCALL_HI):
  *   while a wave of the dispatch waits in a HI SYSCALL for slots, the
  *   other SYSCALLs of the dispatch still collect their results (freeing
@@ -62,6 +75,7 @@
 #include "qemu/atomic.h"
 #include "qemu/bswap.h"
 #include "qemu/log.h"
+#include "qemu/timer.h"
 #include "megpu-internal.h"
 #include "trace.h"
 
@@ -69,6 +83,10 @@
 #define MEGPU_WAVE_SLICE        256
 /* when every wave is parked: how often to look for a reset anyway (ms) */
 #define MEGPU_WAVE_PARK_POLL_MS 100
+/* a SYSCALL that found no FREE slot and no one else to run: retry after */
+#define MEGPU_WAVE_RETRY_MS     1
+/* waits that sleep at once after a restart poll that came to nothing */
+#define MEGPU_WAVE_SPIN_BACKOFF 8
 
 enum {
     MEGPU_WAVE_FREE,            /* slot unused */
@@ -954,21 +972,73 @@ static int megpu_wave_slice(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
 
 /* ---- the dispatch ---- */
 
-/* Is a wave other than @self runnable? */
-static bool megpu_waves_ready_locked(MegpuWaves *W, MegpuWave *self)
+/* How many resident waves are runnable? */
+static unsigned megpu_waves_ready_locked(MegpuWaves *W)
+{
+    unsigned n = 0;
+
+    for (unsigned slot = 0; slot < MEGPU_WAVE_SLOTS; slot++) {
+        n += W->wave[slot].state == MEGPU_WAVE_READY;
+    }
+    return n;
+}
+
+/* Is a wave parked in a SYSCALL, waiting for the CPU's answer? */
+static bool megpu_waves_calling_locked(MegpuWaves *W)
 {
     for (unsigned slot = 0; slot < MEGPU_WAVE_SLOTS; slot++) {
-        if (&W->wave[slot] != self &&
-            W->wave[slot].state == MEGPU_WAVE_READY) {
+        if (W->wave[slot].state == MEGPU_WAVE_PARKED &&
+            W->wave[slot].in_syscall) {
             return true;
         }
     }
     return false;
 }
 
+/*
+ * No resident wave can run: wait for a WAVE_RESTART (or a reset), at
+ * most @ms. While a wave is parked in a SYSCALL its answer usually
+ * comes within tens of microseconds, so the engine first polls for up
+ * to wave-spin-us, as a hardware wave scheduler watches its restart
+ * line, and only then sleeps on the condition variable: waking a
+ * sleeping host thread took 10-20 us of a 60-70 us round trip (its
+ * "restart -> resume" stage), polling takes 1-3 us. Not for plain
+ * SLEEPs, whose restart may be far off. A poll that ends without the
+ * restart means slow answers (a user-space service): the next
+ * MEGPU_WAVE_SPIN_BACKOFF waits sleep at once, so that the polling
+ * does not take the host CPU the service needs. Called and returns
+ * with the engine lock held.
+ */
+static void megpu_waves_idle_locked(MegpuEngine *e, MegpuWaves *W, int ms)
+{
+    uint32_t seen = e->wave_wakes;
+    int64_t end;
+
+    if (e->s->wave_spin_us && megpu_waves_calling_locked(W) &&
+        !e->wave_spin_skip) {
+        end = get_clock() + e->s->wave_spin_us * (int64_t)SCALE_US;
+        qemu_mutex_unlock(&e->lock);
+        while (qatomic_read(&e->wave_wakes) == seen &&
+               !megpu_engine_should_abort(e) && get_clock() < end) {
+            cpu_relax();
+        }
+        qemu_mutex_lock(&e->lock);
+        if (e->wave_wakes == seen) {
+            /* in vain: slow answers (a user service), back off */
+            e->wave_spin_skip = MEGPU_WAVE_SPIN_BACKOFF;
+        }
+    } else if (e->wave_spin_skip) {
+        e->wave_spin_skip--;
+    }
+    if (e->wave_wakes == seen && !e->reset_pending && !e->stop) {
+        qemu_cond_timedwait(&e->cond, &e->lock, ms);
+    }
+}
+
 static bool megpu_waves_run(MegpuExec *x, MegpuWaves *W)
 {
     MegpuEngine *e = x->e;
+    unsigned spins = 0;         /* slices in a row that found no slot */
 
     for (;;) {
         MegpuWave *w = NULL;
@@ -997,7 +1067,7 @@ static bool megpu_waves_run(MegpuExec *x, MegpuWaves *W)
         }
         if (!w) {
             /* all parked: WAVE_RESTART and reset wake us */
-            qemu_cond_timedwait(&e->cond, &e->lock, MEGPU_WAVE_PARK_POLL_MS);
+            megpu_waves_idle_locked(e, W, MEGPU_WAVE_PARK_POLL_MS);
             qemu_mutex_unlock(&e->lock);
             continue;
         }
@@ -1011,9 +1081,16 @@ static bool megpu_waves_run(MegpuExec *x, MegpuWaves *W)
             w->state = MEGPU_WAVE_FREE;
             e->waves_live--;
         }
-        if (r == MEGPU_RUN_SPIN && !megpu_waves_ready_locked(W, w)) {
-            /* no one else to run: give the CPU time to free a slot */
-            qemu_cond_timedwait(&e->cond, &e->lock, 1);
+        spins = r == MEGPU_RUN_SPIN ? spins + 1 : 0;
+        if (spins && spins >= megpu_waves_ready_locked(W)) {
+            /*
+             * Every runnable wave retried its SYSCALL in vain since the
+             * last one that got on: give the CPU time to free a slot
+             * (a restart ends the wait) instead of spinning through the
+             * mailbox, which would take the host CPU the answer needs.
+             */
+            megpu_waves_idle_locked(e, W, MEGPU_WAVE_RETRY_MS);
+            spins = 0;
         }
         qemu_mutex_unlock(&e->lock);
         if (r == MEGPU_RUN_FAULT) {
@@ -1082,6 +1159,7 @@ bool megpu_wave_dispatch(MegpuExec *x, uint64_t args, uint32_t grid_x,
 
     qemu_mutex_lock(&e->lock);
     e->waves = W;
+    e->wave_spin_skip = 0;      /* a new program: poll for restarts again */
     qemu_mutex_unlock(&e->lock);
 
     x->in_wave = true;
@@ -1122,6 +1200,10 @@ void megpu_wave_restart(MegpuState *s, uint32_t id)
             /* it looks at its slots again before it parks */
             w->restart_pending = true;
             ok = true;
+        }
+        if (ok) {
+            /* an engine polling for restarts sees this (wave-spin-us) */
+            qatomic_inc(&e->wave_wakes);
         }
         qemu_mutex_unlock(&e->lock);
     }

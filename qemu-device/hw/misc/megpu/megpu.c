@@ -346,6 +346,12 @@ static const Property megpu_properties[] = {
     DEFINE_PROP_STRING("write-mode", MegpuState, write_mode_prop),
     /* a runaway wave faults BUDGET after this many instructions */
     DEFINE_PROP_UINT32("wave-budget", MegpuState, wave_budget, 1u << 24),
+    /*
+     * an engine whose waves all wait for the CPU polls this long for the
+     * WAVE_RESTART before it sleeps (0: sleep at once). Off by default:
+     * it pays only with a host CPU to spare (see megpu-wave.c).
+     */
+    DEFINE_PROP_UINT32("wave-spin-us", MegpuState, wave_spin_us, 0),
     /* test only: wave atomics become read-yield-write (a negative control) */
     DEFINE_PROP_BOOL("x-wave-nonatomic", MegpuState, wave_nonatomic, false),
     /* test only: the task-queue lock becomes read-pause-write */

@@ -106,6 +106,8 @@ typedef struct MegpuEngine {
     uint32_t waves_live;
     uint32_t waves_parked;
     uint32_t wave_seq;          /* launch number of the next wave */
+    uint32_t wave_wakes;        /* restarts that woke a wave; atomic */
+    uint32_t wave_spin_skip;    /* waits left that do not poll first */
     uint64_t wave_insns;
     uint64_t work_items;        /* launched by DISPATCH (the SPI stage) */
     uint64_t work_groups;
@@ -151,6 +153,7 @@ struct MegpuState {
     /* x-hold-writes: posted writes move only with virtual time (tests) */
     bool hold_writes;
     uint32_t wave_budget;       /* instructions per wave, 0: unlimited */
+    uint32_t wave_spin_us;      /* poll this long for a SYSCALL's restart */
     bool wave_nonatomic;        /* x-wave-nonatomic: test the atomics test */
     bool taskq_nonatomic;       /* x-taskq-nonatomic: queue lock test */
 

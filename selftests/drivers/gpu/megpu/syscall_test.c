@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <stddef.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "megpu_programs.h"
@@ -253,13 +254,18 @@ TEST_F(syscall, many_callers_few_slots)
  * device's "retry_spins" (SYSCALLs that found no FREE slot).
  */
 struct sc_counters {
-	uint64_t calls, retries, irqs;
-	bool has_calls, has_retries, has_irqs;
+	uint64_t calls, retries, irqs, restarts, deferred;
+	bool has_calls, has_retries, has_irqs, has_deferred;
 };
 
 static void sc_add(struct sc_counters *c, const char *key, uint64_t v)
 {
-	if (!strcmp(key, "retry_spins")) {
+	if (!strcmp(key, "restarts")) {
+		c->restarts = v;
+	} else if (!strcmp(key, "deferred_restarts")) {
+		c->deferred = v;
+		c->has_deferred = true;
+	} else if (!strcmp(key, "retry_spins")) {
 		c->retries = v;
 		c->has_retries = true;
 	} else if (!strcmp(key, "irqs")) {
@@ -319,6 +325,58 @@ TEST_F(syscall, counters_show_retries_and_batching)
 	ASSERT_LT(before.retries, after.retries) TH_LOG("%s", t1);
 	ASSERT_LT(after.irqs - before.irqs, after.calls - before.calls)
 		TH_LOG("%s", t1);
+	free(t0);
+	free(t1);
+	megpu_bo_free(out);
+	mt_prog_free(&p);
+}
+
+/*
+ * A wave whose calls all went to the service cannot go on before the
+ * last of them is answered: the driver restarts it once, with that last
+ * answer, not once per answer (debugfs "restarts", "deferred_restarts").
+ * Answered in reverse order; every lane gets its own answer.
+ */
+TEST_F(syscall, wave_restarted_once_per_batch_of_answers)
+{
+	struct sc_counters before, after;
+	struct drm_megpu_syscall c[4];
+	struct megpu *gpu = &self->t.gpu;
+	char *t0 = NULL, *t1 = NULL;
+	struct megpu_bo *out;
+	struct mt_prog p;
+	struct mt_job j;
+	int i, n = 0, got, ret;
+
+	if (self->slots < 4)
+		SKIP(return, "fewer than 4 mailbox slots");
+	ret = sc_read(&self->t, &before, &t0);
+	if (ret == -ENOENT || (!ret && !before.has_deferred))
+		SKIP(return, "no debugfs syscalls file with deferred_restarts");
+	ASSERT_EQ(0, ret) TH_LOG("debugfs syscalls:\n%s", t0);
+	ASSERT_EQ(0, op_prog(gpu, USER_OP, &p));
+	ASSERT_EQ(0, mt_bo(gpu, 4096, 0, &out));
+	/* four lanes of one wave: four slots, one interrupt */
+	ASSERT_EQ(0, start_calls(&self->t, &j, self->engine, &p, 0, out, 0,
+				 4));
+	while (n < 4) {
+		got = megpu_syscall_wait(gpu, c + n, 4 - n,
+					 mt_job_ns(&self->t));
+		ASSERT_LT(0, got);
+		n += got;
+	}
+	for (i = 3; i >= 0; i--) {
+		ASSERT_EQ(0, megpu_syscall_return(gpu, c[i].slot, c[i].caller,
+						  user_of(c[i].args[0])));
+		if (i)	/* still waiting for its other answers */
+			ASSERT_EQ(-ETIME, mt_job_done(&j, 0));
+	}
+	ASSERT_EQ(0, mt_job_finish(&j, mt_job_ns(&self->t)));
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(user_of(i), ((uint64_t *)out->map)[i]);
+	ASSERT_EQ(0, sc_read(&self->t, &after, &t1));
+	EXPECT_EQ(before.restarts + 1, after.restarts) TH_LOG("%s", t1);
+	EXPECT_EQ(before.deferred + 3, after.deferred) TH_LOG("%s", t1);
 	free(t0);
 	free(t1);
 	megpu_bo_free(out);
@@ -808,6 +866,61 @@ TEST_F(syscall, bad_returns_are_refused)
 	ASSERT_EQ(0, megpu_syscall_return(gpu, c.slot, c.caller, 44));
 	ASSERT_EQ(0, mt_job_finish(&j, mt_job_ns(&self->t)));
 	ASSERT_EQ(44, ((uint64_t *)out->map)[0]);
+	megpu_bo_free(out);
+	mt_prog_free(&p);
+}
+
+/*
+ * SYSCALL_WAIT hands calls out under a lock and copies them to userspace
+ * after it: a call whose copy fails is not lost but handed out again.
+ * Two calls of one wave are pending together; the buffer ends after
+ * the first entry (the next page is inaccessible), so one call comes
+ * out and the other stays; a buffer that is all bad gives -EFAULT and
+ * keeps it.
+ */
+TEST_F(syscall, failed_copy_out_keeps_the_call)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct drm_megpu_syscall c[2], *edge;
+	struct megpu *gpu = &self->t.gpu;
+	struct megpu_bo *out;
+	struct mt_prog p;
+	struct mt_job j;
+	char *map;
+	int i;
+
+	if (self->slots < 2)
+		SKIP(return, "one mailbox slot");
+	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	/* kept mapped, so that nothing else can land there */
+	ASSERT_EQ(0, mprotect(map + page, page, PROT_NONE));
+	edge = (struct drm_megpu_syscall *)(map + page) - 1;
+
+	ASSERT_EQ(0, op_prog(gpu, USER_OP, &p));
+	ASSERT_EQ(0, mt_bo(gpu, 4096, 0, &out));
+	ASSERT_EQ(0, start_calls(&self->t, &j, self->engine, &p, 0, out, 0,
+				 2));
+	/* one wave: both calls are published before its one interrupt */
+	ASSERT_EQ(1, megpu_syscall_wait(gpu, edge, 2, mt_job_ns(&self->t)));
+	c[0] = *edge;
+	ASSERT_EQ(-EFAULT, megpu_syscall_wait(gpu, (void *)(map + page), 2,
+					      mt_job_ns(&self->t)));
+	ASSERT_EQ(0, take_call(&self->t, gpu, &c[1]));
+	ASSERT_NE(c[0].slot, c[1].slot);
+	/* nothing else is pending */
+	ASSERT_EQ(-ETIME, megpu_syscall_wait(gpu, edge, 1, 0));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(USER_OP, c[i].op);
+		ASSERT_EQ(7, c[i].args[2]);
+		ASSERT_EQ(0, megpu_syscall_return(gpu, c[i].slot, c[i].caller,
+						  user_of(c[i].args[0])));
+	}
+	ASSERT_EQ(0, mt_job_finish(&j, mt_job_ns(&self->t)));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(user_of(i), ((uint64_t *)out->map)[i]);
+	munmap(map, 2 * page);
 	megpu_bo_free(out);
 	mt_prog_free(&p);
 }
