@@ -454,6 +454,7 @@ struct megpu_file {
  * @cancelled: a producer failed: its IB is replaced by a NOP
  * @fence_mem: the hardware fence, allocated at submit, until run_job
  * @reserved_sem: the semaphore object prepare_job reserved for it
+ * @free_work: the release after free_job (megpu_cleanup.c)
  */
 struct megpu_job {
 	struct drm_sched_job base;
@@ -484,6 +485,7 @@ struct megpu_job {
 	bool cancelled;
 	struct megpu_fence *fence_mem;
 	u32 reserved_sem;
+	struct work_struct free_work;
 };
 
 static inline struct megpu_device *to_megpu(struct drm_device *drm)
@@ -532,7 +534,7 @@ struct megpu_vm *megpu_vm_create(struct megpu_device *mdev);
 struct megpu_vm *megpu_vm_get(struct megpu_vm *vm);
 void megpu_vm_put(struct megpu_vm *vm);
 int megpu_vm_map(struct megpu_mapping *mapping);
-int megpu_vm_unmap(struct megpu_mapping *mapping);
+int megpu_vm_unmap(struct megpu_mapping *mapping, bool patient);
 void megpu_mmu_invalidate(struct megpu_device *mdev);
 
 /* megpu_gem.c */
@@ -546,6 +548,7 @@ u64 megpu_gem_pinned_bytes(void);
 struct megpu_mapping *megpu_gem_mapping_get(struct megpu_bo *bo,
 					    struct megpu_vm *vm);
 void megpu_gem_mapping_put(struct megpu_mapping *mapping);
+void megpu_gem_mapping_put_patient(struct megpu_mapping *mapping);
 u64 megpu_mapping_va(struct megpu_mapping *mapping);
 int megpu_ioctl_gem_create(struct drm_device *drm, void *data,
 			   struct drm_file *file);
@@ -570,6 +573,12 @@ void megpu_sched_fini(struct megpu_device *mdev);
 void megpu_sched_fail_all(struct megpu_device *mdev, int error);
 void megpu_engine_irq(struct megpu_engine *eng, u32 status);
 void megpu_job_put(struct megpu_job *job);
+void __megpu_job_put(struct megpu_job *job, bool patient);
+
+/* megpu_cleanup.c */
+int megpu_cleanup_module_init(void);
+void megpu_cleanup_module_exit(void);
+void megpu_job_put_deferred(struct megpu_job *job);
 void megpu_job_signal(struct megpu_job *job);
 bool megpu_sched_fence_is_ours(struct megpu_device *mdev,
 			       struct dma_fence *fence,
@@ -602,7 +611,7 @@ int megpu_ioctl_flush(struct drm_device *drm, void *data,
 		      struct drm_file *file);
 void megpu_flush_debugfs_init(struct megpu_device *mdev);
 void megpu_flush_debugfs_minor_init(struct drm_minor *minor);
-int megpu_flush_unmapped(struct megpu_vm *vm);
+int megpu_flush_unmapped(struct megpu_vm *vm, bool patient);
 void megpu_flush_unplug(struct megpu_device *mdev);
 void megpu_flush_before_reset(struct megpu_device *mdev);
 void megpu_flush_mark_dirty(struct megpu_device *mdev);

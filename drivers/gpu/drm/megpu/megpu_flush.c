@@ -148,10 +148,9 @@ void megpu_flush_irq(struct megpu_device *mdev)
  * acknowledges nothing: -ENODEV at once, also for flushes already
  * waiting (megpu_flush_unplug()).
  */
-static int megpu_flush_wait(struct megpu_device *mdev, u64 *seqno,
-			    bool interruptible)
+static int __megpu_flush_wait(struct megpu_device *mdev, u64 *seqno,
+			      bool interruptible, long timeout)
 {
-	unsigned long timeout = msecs_to_jiffies(MEGPU_FLUSH_TIMEOUT_MS);
 	struct drm_device *drm = &mdev->drm;
 	u64 target;
 	long ret;
@@ -182,6 +181,13 @@ static int megpu_flush_wait(struct megpu_device *mdev, u64 *seqno,
 	}
 	*seqno = target;
 	return 0;
+}
+
+static int megpu_flush_wait(struct megpu_device *mdev, u64 *seqno,
+			    bool interruptible)
+{
+	return __megpu_flush_wait(mdev, seqno, interruptible,
+				  msecs_to_jiffies(MEGPU_FLUSH_TIMEOUT_MS));
 }
 
 /*
@@ -301,7 +307,7 @@ void megpu_flush_debugfs_minor_init(struct drm_minor *minor)
  * megpu_flush_before_reset()). Returns 0, or an error when the device did not drain:
  * then the pages must not be freed.
  */
-int megpu_flush_unmapped(struct megpu_vm *vm)
+int megpu_flush_unmapped(struct megpu_vm *vm, bool patient)
 {
 	struct megpu_device *mdev = vm->mdev;
 	unsigned long flags;
@@ -314,7 +320,9 @@ int megpu_flush_unmapped(struct megpu_vm *vm)
 	spin_unlock_irqrestore(&mdev->flush_lock, flags);
 	if (clean && !atomic_read(&vm->jobs_in_ring))
 		return 0;
-	ret = megpu_flush_wait(mdev, &seqno, false);
+	ret = __megpu_flush_wait(mdev, &seqno, false, patient ?
+				 MAX_SCHEDULE_TIMEOUT :
+				 msecs_to_jiffies(MEGPU_FLUSH_TIMEOUT_MS));
 	/* an unplugged device was reset: its queued writes were dropped */
 	return ret == -ENODEV ? 0 : ret;
 }

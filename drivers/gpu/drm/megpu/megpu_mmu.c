@@ -192,7 +192,7 @@ int megpu_vm_map(struct megpu_mapping *mapping)
  * only when this returns 0: entries cleared, TLB invalidated, and every
  * write the device had queued for them landed (megpu_flush_unmapped()).
  */
-int megpu_vm_unmap(struct megpu_mapping *mapping)
+int megpu_vm_unmap(struct megpu_mapping *mapping, bool patient)
 {
 	struct megpu_vm *vm = mapping->vm;
 
@@ -204,5 +204,5 @@ int megpu_vm_unmap(struct megpu_mapping *mapping)
 	mapping->mapped = false;
 	mutex_unlock(&vm->lock);
 	megpu_mmu_invalidate(vm->mdev);
-	return megpu_flush_unmapped(vm);
+	return megpu_flush_unmapped(vm, patient);
 }

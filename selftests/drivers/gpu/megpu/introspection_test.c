@@ -53,6 +53,10 @@ TEST_F(gpu, ring_dump_shows_frames)
 	ASSERT_LE(1, i);
 	EXPECT_TRUE(k[i - 1].op == MEGPU_PKT_SET_CONTEXT ||
 		    k[i - 1].op == MEGPU_PKT_SET_MAILBOX);
+	/* the job flushes its writes (no NO_FLUSH) before its SIGNAL */
+	ASSERT_GT(n, i + 1);
+	EXPECT_EQ(MEGPU_PKT_FLUSH, k[i + 1].op);
+	i++;
 	ASSERT_GT(n, i + 2);
 	EXPECT_EQ(MEGPU_PKT_SIGNAL, k[i + 1].op);
 	EXPECT_EQ(MEGPU_PKT_TIMESTAMP, k[i + 2].op);

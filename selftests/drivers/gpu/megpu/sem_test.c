@@ -1169,7 +1169,8 @@ static int frame_packets(struct __test_metadata *_metadata, struct mt *t,
  * later on X (a larger timestamp), E written on Y (held), C written on Y
  * and completed, not used. The operation on Z writes A, D and E. Its
  * frame, decoded from Z's ring, is exactly WAIT X@D, WAIT Y@E, (our
- * SET_CONTEXT), IB, SIGNAL Z@seqno on its own semaphore, TIMESTAMP seqno;
+ * SET_CONTEXT), IB, (our FLUSH), SIGNAL Z@seqno on its own semaphore,
+ * TIMESTAMP seqno;
  * the WAITs name the semaphores D's and E's frames SIGNAL. A, D and E
  * then stand for the operation alone; C is unchanged.
  */
@@ -1232,7 +1233,11 @@ TEST_F(sem, worked_example_replay)
 	ASSERT_LE(0, fx);
 	ASSERT_LE(0, fy);
 	ASSERT_LE(0, fz);
-	/* D's and E's SIGNALs follow their IBs */
+	/* D's and E's SIGNALs follow their IBs and FLUSHes */
+	ASSERT_TRUE(is(&kx[lx + 1], MEGPU_PKT_FLUSH));
+	ASSERT_TRUE(is(&ky[ly + 1], MEGPU_PKT_FLUSH));
+	lx++;
+	ly++;
 	ASSERT_TRUE(is(&kx[lx + 1], MEGPU_PKT_SIGNAL));
 	ASSERT_TRUE(is(&ky[ly + 1], MEGPU_PKT_SIGNAL));
 	EXPECT_EQ(fd.seqno, kx[lx + 1].b);
@@ -1249,6 +1254,10 @@ TEST_F(sem, worked_example_replay)
 	EXPECT_EQ(fe.seqno, kz[fz + 1].b) TH_LOG("not Y@E's timestamp");
 	EXPECT_TRUE(is(&kz[fz + 2], MEGPU_PKT_SET_CONTEXT));
 	EXPECT_TRUE(is(&kz[lz], MEGPU_PKT_IB));
+	/* ours: the FLUSH that makes the writes visible before the SIGNAL */
+	ASSERT_TRUE(is(&kz[lz + 1], MEGPU_PKT_FLUSH)) TH_LOG("%s",
+							     kz[lz + 1].text);
+	lz++;
 	ASSERT_TRUE(is(&kz[lz + 1], MEGPU_PKT_SIGNAL))
 		TH_LOG("%s", kz[lz + 1].text);
 	EXPECT_EQ(ff.seqno, kz[lz + 1].b);
