@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
 /*
+ * DOC: megpu driver
+ *
  * megpu: DRM render driver for the megpu virtual multi-engine GPU.
  * PCI probe and remove, the drm_driver and its ioctl table.
  */

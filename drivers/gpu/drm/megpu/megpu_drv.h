@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* Copyright 2026 The megpu authors */
+/*
+ * DOC: Driver structures
+ *
+ * The device, its engines, address spaces, BOs, files and jobs, and the
+ * functions the driver's files share; the lock order is below.
+ */
 #ifndef MEGPU_DRV_H
 #define MEGPU_DRV_H
 
@@ -594,10 +600,13 @@ struct dma_fence *megpu_sem_reserve(struct megpu_job *job);
 void megpu_sem_unreserve(struct megpu_job *job);
 void megpu_sem_plan_job(struct megpu_job *job);
 void megpu_sem_force_signal(struct megpu_job *job);
-void megpu_sem_bo_add(struct megpu_device *mdev, struct megpu_bo *bo);
-void megpu_sem_bo_del(struct megpu_device *mdev, struct megpu_bo *bo);
+/* megpu_registry.c */
+void megpu_bo_registry_init(struct megpu_device *mdev);
+void megpu_bo_registry_add(struct megpu_device *mdev, struct megpu_bo *bo);
+void megpu_bo_registry_del(struct megpu_device *mdev, struct megpu_bo *bo);
 u64 megpu_sem_addr(struct megpu_device *mdev, u32 sem);
 void megpu_sem_debugfs_init(struct megpu_device *mdev);
+/* megpu_knobs.c */
 void megpu_debugfs_minor_init(struct drm_minor *minor);
 
 /* megpu_flush.c */

@@ -88,7 +88,7 @@ static void megpu_gem_free(struct drm_gem_object *obj)
 		megpu_pin_uncharge(bo->owner, obj->size);
 		megpu_file_put(bo->owner);
 	}
-	megpu_sem_bo_del(mdev, bo);
+	megpu_bo_registry_del(mdev, bo);
 	mutex_destroy(&bo->mappings_lock);
 	drm_gem_shmem_free(&bo->base);
 	atomic_dec(&mdev->live_bos);
@@ -286,7 +286,7 @@ struct drm_gem_object *megpu_gem_create_object(struct drm_device *drm,
  */
 static void megpu_gem_register(struct megpu_device *mdev, struct megpu_bo *bo)
 {
-	megpu_sem_bo_add(mdev, bo);
+	megpu_bo_registry_add(mdev, bo);
 	atomic_inc(&mdev->live_bos);
 }
 

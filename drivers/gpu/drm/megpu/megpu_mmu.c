@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
 /*
+ * DOC: GPU address spaces
+ *
  * GPU address spaces: one per open file, a two-level page table in the
  * format of megpu_hw.h. Page 0 is never mapped so that a NULL GPU pointer
  * faults, and every BO is followed by an unmapped guard page so that an

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
 /*
+ * DOC: Scheduling, retirement, faults and resets
+ *
  * One drm_sched per engine. run_job puts the job's frame in the ring; the
  * frame's TIMESTAMP writes the job's seqno and interrupts, and the
  * interrupt retires every job up to the seqno the engine wrote (never one
- * interrupt per fence). A fault marks the running job, the oldest active
- * one, and lets the engine go on; a timeout resets the engine, fails the
+ * interrupt per fence). A fault marks the job whose IB packet faulted
+ * and lets the engine go on; a timeout resets the engine, fails the
  * job that hung and puts the innocent jobs back into the emptied ring.
  */
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
 /*
+ * DOC: The SUBMIT ioctl
+ *
  * The SUBMIT ioctl: validate every field, collect the job's dependencies
  * (in-syncobjs and, unless told otherwise, the BOs' earlier fences), push
  * the job to its engine's scheduler and publish its fence in the BOs and
