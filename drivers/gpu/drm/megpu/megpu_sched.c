@@ -654,6 +654,8 @@ void __megpu_job_put(struct megpu_job *job, bool patient)
 	megpu_file_put(job->file);
 	kfree(job);
 	atomic_dec(&mdev->live_jobs);
+	/* maybe the last reference: never from the scheduler's own work */
+	megpu_job_release_device(mdev);
 }
 
 static const struct drm_sched_backend_ops megpu_sched_ops = {
