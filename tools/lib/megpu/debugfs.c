@@ -669,3 +669,36 @@ int megpu_debug_ring_packets(const struct megpu_debug_ring *r,
 	}
 	return (int)n;
 }
+
+#define PARAM_DIR "/sys/module/megpu/parameters/"
+
+int megpu_module_param_get(const char *name)
+{
+	char path[128], *text;
+	int ret;
+
+	snprintf(path, sizeof(path), PARAM_DIR "%s", name);
+	text = megpu_read_file(path);
+	if (!text)
+		return -errno ?: -EIO;
+	ret = text[0] == 'Y' || text[0] == 'y' || text[0] == '1';
+	free(text);
+	return ret;
+}
+
+int megpu_module_param_set(const char *name, bool on)
+{
+	const char *text = on ? "Y" : "N";
+	char path[128];
+	ssize_t n;
+	int fd, ret;
+
+	snprintf(path, sizeof(path), PARAM_DIR "%s", name);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, 1);
+	ret = n < 0 ? -errno : n == 1 ? 0 : -EIO;
+	close(fd);
+	return ret;
+}

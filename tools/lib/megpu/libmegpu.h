@@ -474,6 +474,12 @@ int megpu_debugfs_write(struct megpu *gpu, const char *name,
 			const char *text);
 /* A whole text file (debugfs, sysfs, procfs) in a new buffer, or NULL. */
 char *megpu_read_file(const char *path);
+/*
+ * A bool parameter of megpu.ko (gpu_semaphores, drop_waits): 1 (Y), 0
+ * (N) or -errno; set it (root).
+ */
+int megpu_module_param_get(const char *name);
+int megpu_module_param_set(const char *name, bool on);
 /* debugfs delay_us: @engine sleeps @usec before each packet (0: off). */
 int megpu_debug_delay_us(struct megpu *gpu, unsigned int engine,
 			 unsigned int usec);

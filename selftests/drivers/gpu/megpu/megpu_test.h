@@ -482,28 +482,16 @@ static inline int mt_write_file(const char *path, const char *text)
 
 #define MT_PARAM_DIR "/sys/module/megpu/parameters/"
 
-/* A bool parameter of megpu.ko: 1 (Y), 0 (N) or -errno. */
+/* A bool parameter of megpu.ko: 1 (Y), 0 (N) or -errno (libmegpu). */
 static inline int mt_param_get(const char *name)
 {
-	char path[128], *text;
-	int ret;
-
-	snprintf(path, sizeof(path), MT_PARAM_DIR "%s", name);
-	text = mt_slurp(path);
-	if (!text)
-		return -errno ?: -EIO;
-	ret = text[0] == 'Y' || text[0] == 'y' || text[0] == '1';
-	free(text);
-	return ret;
+	return megpu_module_param_get(name);
 }
 
 /* Set a bool parameter of megpu.ko (gpu_semaphores, drop_waits). */
 static inline int mt_param_set(const char *name, bool on)
 {
-	char path[128];
-
-	snprintf(path, sizeof(path), MT_PARAM_DIR "%s", name);
-	return mt_write_file(path, on ? "Y" : "N");
+	return megpu_module_param_set(name, on);
 }
 
 /* debugfs delay_us: @engine sleeps @usec before each packet (0: off). */

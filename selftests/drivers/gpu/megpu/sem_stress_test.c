@@ -100,17 +100,16 @@ static void make_plan(struct plan *p, unsigned int jobs, unsigned int engines)
 	}
 }
 
-/* The number of WAITs in the frames debugfs shows now. */
+/* The number of WAITs in the frames debugfs shows now (libmegpu). */
 static unsigned int frame_waits(struct mt *t)
 {
-	char *text = mt_debugfs(t, "frames"), *p;
-	unsigned int n = 0, w;
+	static struct megpu_debug_frame f[16 * MEGPU_MAX_ENGINES];
+	int n = megpu_debug_frames(&t->gpu, f, 16 * MEGPU_MAX_ENGINES), i;
+	unsigned int w = 0;
 
-	for (p = text; p && (p = strstr(p, " waits ")); p++)
-		if (sscanf(p, " waits %u", &w) == 1)
-			n += w;
-	free(text);
-	return n;
+	for (i = 0; i < n; i++)
+		w += f[i].nwaits;
+	return w;
 }
 
 struct client {

@@ -968,17 +968,13 @@ TEST_F(sem, no_implicit_writer_keeps_earlier_writer)
 	megpu_bo_free(x);
 }
 
-/* debugfs "semaphores": pool_waits, or -1. */
+/* debugfs "semaphores": pool_waits (libmegpu), or -1. */
 static long long pool_waits(struct mt *t)
 {
-	char *text = mt_debugfs(t, "semaphores"), *p;
-	long long v = -1;
+	struct megpu_debug_sems s;
 
-	p = text ? strstr(text, "pool_waits ") : NULL;
-	if (p)
-		v = strtoll(p + strlen("pool_waits "), NULL, 0);
-	free(text);
-	return v;
+	return megpu_debug_semaphores(&t->gpu, &s, 0) ? -1 :
+	       (long long)s.pool_waits;
 }
 
 #define POOL_JOBS 24
