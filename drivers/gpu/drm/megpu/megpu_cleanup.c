@@ -38,7 +38,7 @@ static atomic_t megpu_jobs_alive = ATOMIC_INIT(0);
 static DECLARE_WAIT_QUEUE_HEAD(megpu_jobs_gone);
 
 /* A job is created: it keeps its device, and the module. */
-void megpu_job_hold_device(struct megpu_job *job, struct megpu_device *mdev)
+void megpu_job_hold_device(struct megpu_device *mdev)
 {
 	drm_dev_get(&mdev->drm);
 	atomic_inc(&megpu_jobs_alive);

@@ -585,7 +585,7 @@ void __megpu_job_put(struct megpu_job *job, bool patient);
 int megpu_cleanup_module_init(void);
 void megpu_cleanup_module_exit(void);
 void megpu_job_put_deferred(struct megpu_job *job);
-void megpu_job_hold_device(struct megpu_job *job, struct megpu_device *mdev);
+void megpu_job_hold_device(struct megpu_device *mdev);
 void megpu_job_release_device(struct megpu_device *mdev);
 void megpu_job_signal(struct megpu_job *job);
 bool megpu_sched_fence_is_ours(struct megpu_device *mdev,

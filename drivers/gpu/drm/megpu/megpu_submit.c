@@ -239,7 +239,7 @@ static struct megpu_job *megpu_job_alloc(struct megpu_file *mfile, u32 count)
 	 * closed and the device unbound while it is in a ring, and the
 	 * device's release must not come before the job's (megpu_cleanup.c).
 	 */
-	megpu_job_hold_device(job, mfile->mdev);
+	megpu_job_hold_device(mfile->mdev);
 	atomic_inc(&mfile->mdev->live_jobs);
 	return job;
 }
