@@ -118,6 +118,7 @@ struct client {
 	struct megpu_bo *cells[CELLS], *log, *kargs, *ibs;
 	struct megpu_bo *gate;	/* the negative control's hold */
 	struct mt_job hold;
+	unsigned int held;	/* the engine it holds */
 	uint32_t sync[JOBS];
 	struct plan plan[JOBS];
 };
@@ -188,60 +189,11 @@ static unsigned int check(struct client *cl)
 }
 
 /*
- * The negative control (drop_waits=Y): before the plan, a job on engine 0
- * that WAITs in its IB for a gate the CPU opens only once every job of
- * the other engines is done. Engine 0's jobs run after all of them then,
- * whatever the timing: each read on another engine of a cell an engine 0
- * job wrote last sees an older value, and the checker must count it.
+ * The wrong values the control must produce at least when engine @h is
+ * held: reads on another engine of a cell whose last writer (in
+ * submission order) ran on @h.
  */
-static int hold_engine0(struct client *cl, struct megpu_cs *cs)
-{
-	int ret = mt_bo(&cl->t.gpu, 4096, 0, &cl->gate);
-
-	if (ret)
-		return ret;
-	megpu_cs_reset(cs);
-	mt_gate_hold(cs, cl->gate);
-	return mt_submit(&cl->t.gpu, &cl->hold, 0, cs, &cl->gate, 1,
-			 DRM_MEGPU_SUBMIT_NO_IMPLICIT);
-}
-
-static int release_engine0(struct client *cl)
-{
-	int64_t deadline = megpu_now_ns() + DEADLINE_S * 1000000000ll;
-	unsigned int j;
-	int ret;
-
-	for (j = 0; j < njobs; j++) {
-		if (!cl->plan[j].engine)
-			continue;
-		ret = megpu_syncobj_wait(&cl->t.gpu, cl->sync[j], 0,
-					 deadline - megpu_now_ns());
-		if (ret) {
-			fprintf(stderr, "# control: job %u (engine %u) not "
-				"done with engine 0 held: %s\n", j + 1,
-				cl->plan[j].engine, strerror(-ret));
-			return ret;
-		}
-	}
-	/* engine 0 still at its gate: the hold did not time out */
-	if (!mt_pending(&cl->t.gpu, cl->hold.sync, 0)) {
-		fprintf(stderr, "# control: the hold on engine 0 ended early "
-			"(%s)\n", strerror(-mt_job_done(&cl->hold, 0)));
-		return -EIO;
-	}
-	mt_gate_open(cl->gate);
-	ret = mt_job_finish(&cl->hold, mt_job_ns(&cl->t));
-	megpu_bo_free(cl->gate);
-	return ret;
-}
-
-/*
- * The wrong values the control must produce at least: reads on another
- * engine of a cell whose last writer (in submission order) ran on
- * engine 0.
- */
-static unsigned int control_expected(const struct client *cl)
+static unsigned int control_expected(const struct client *cl, unsigned int h)
 {
 	int last[CELLS];
 	unsigned int j, k, n = 0;
@@ -251,13 +203,71 @@ static unsigned int control_expected(const struct client *cl)
 	for (j = 0; j < njobs; j++) {
 		const struct plan *p = &cl->plan[j];
 
-		for (k = 0; p->engine && k < p->nr; k++)
-			if (last[p->r[k]] >= 0 && !cl->plan[last[p->r[k]]].engine)
+		for (k = 0; p->engine != h && k < p->nr; k++)
+			if (last[p->r[k]] >= 0 &&
+			    cl->plan[last[p->r[k]]].engine == h)
 				n++;
 		for (k = 0; k < p->nw; k++)
 			last[p->w[k]] = (int)j;
 	}
 	return n;
+}
+
+/*
+ * The negative control (drop_waits=Y): before the plan, a job on the
+ * engine whose holding the plan makes show most, that WAITs in its IB for
+ * a gate the CPU opens only once every job of the other engines is done.
+ * That engine's jobs run after all of them then, whatever the timing:
+ * each read on another engine of a cell it wrote last sees an older
+ * value, and the checker must count it.
+ */
+static int hold_engine(struct client *cl, struct megpu_cs *cs)
+{
+	unsigned int e, best = 0;
+	int ret;
+
+	for (e = 1; e < cl->t.engines; e++)
+		if (control_expected(cl, e) > control_expected(cl, best))
+			best = e;
+	cl->held = best;
+	ret = mt_bo(&cl->t.gpu, 4096, 0, &cl->gate);
+	if (ret)
+		return ret;
+	megpu_cs_reset(cs);
+	mt_gate_hold(cs, cl->gate);
+	return mt_submit(&cl->t.gpu, &cl->hold, best, cs, &cl->gate, 1,
+			 DRM_MEGPU_SUBMIT_NO_IMPLICIT);
+}
+
+static int release_engine(struct client *cl)
+{
+	int64_t deadline = megpu_now_ns() + DEADLINE_S * 1000000000ll;
+	unsigned int j;
+	int ret;
+
+	for (j = 0; j < njobs; j++) {
+		if (cl->plan[j].engine == cl->held)
+			continue;
+		ret = megpu_syncobj_wait(&cl->t.gpu, cl->sync[j], 0,
+					 deadline - megpu_now_ns());
+		if (ret) {
+			fprintf(stderr, "# control: job %u (engine %u) not "
+				"done with engine %u held: %s\n", j + 1,
+				cl->plan[j].engine, cl->held, strerror(-ret));
+			return ret;
+		}
+	}
+	/* the held engine still at its gate: the hold did not time out */
+	if (!mt_pending(&cl->t.gpu, cl->hold.sync, 0)) {
+		fprintf(stderr, "# control: the hold on engine %u ended early "
+			"(%s)\n", cl->held,
+			strerror(-mt_job_done(&cl->hold, 0)));
+		return -EIO;
+	}
+	mt_gate_open(cl->gate);
+	ret = mt_job_finish(&cl->hold, mt_job_ns(&cl->t));
+	megpu_bo_free(cl->gate);
+	return ret;
 }
 
 /* One client's work; 0 when everything was right. */
@@ -291,8 +301,8 @@ static int client(unsigned int id, uint64_t seed, unsigned int *nbad)
 
 	megpu_cs_init(&cs);
 	if (nbad) {
-		/* the control: engine 0 held until the others are done */
-		ret = hold_engine0(cl, &cs);
+		/* the control: one engine held until the others are done */
+		ret = hold_engine(cl, &cs);
 		if (ret)
 			return 1;
 	}
@@ -307,7 +317,7 @@ static int client(unsigned int id, uint64_t seed, unsigned int *nbad)
 			waits += frame_waits(&cl->t);
 	}
 	megpu_cs_fini(&cs);
-	if (nbad && release_engine0(cl))
+	if (nbad && release_engine(cl))
 		return 1;
 
 	deadline = megpu_now_ns() + DEADLINE_S * 1000000000ll;
@@ -332,10 +342,10 @@ static int client(unsigned int id, uint64_t seed, unsigned int *nbad)
 	}
 	bad += check(cl);
 	if (nbad) {
-		unsigned int want = control_expected(cl);
+		unsigned int want = control_expected(cl, cl->held);
 
-		fprintf(stderr, "# control: %u wrong values, at least %u "
-			"expected\n", bad, want);
+		fprintf(stderr, "# control: engine %u held, %u wrong values, "
+			"at least %u expected\n", cl->held, bad, want);
 		*nbad = bad;
 		bad = !want || bad < want;
 		waits = 1;
@@ -413,11 +423,11 @@ TEST_F_TIMEOUT(gpu, random_dag_many_clients, 300)
 		       (unsigned long long)base[2]);
 }
 
-#define CONTROL_JOBS 48
+#define CONTROL_JOBS 64
 
 /*
  * The checker checked, in every run: with the WAITs dropped (drop_waits)
- * and engine 0 held until the other engines are done, the checker finds
+ * and one engine held until the others are done, the checker finds
  * at least the wrong values the plan implies (a deterministic lower
  * bound, not a race that may or may not show).
  */
