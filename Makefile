@@ -180,6 +180,9 @@ check-guest: $(GUEST_NEEDS)
 	@echo "== guest kselftests: 8 GPUs sharing memory (seed 000)"
 	NAME=check-mgpu8 GPUS=8 ENGINES=1 TESTS=mgpu_test \
 		tools/vm/run.sh check $(INITRAMFS)
+	@echo "== guest kselftests: posted writes held at runtime (x-test-regs)"
+	NAME=check-hold TESTS=hold_test DEVICE_PROPS="x-test-regs=on" \
+		tools/vm/run.sh check $(INITRAMFS)
 	@echo "== guest kselftests: probe failures"
 	NAME=check-probe TESTS=probe_test TEST_ARGS=megpu_test.faulty=2 \
 	DEVICE_PROPS="x-version=0x20000 x-drop-irqs=on" \
@@ -189,7 +192,7 @@ check-guest: $(GUEST_NEEDS)
 # the other, all of them even when one fails, so the summary counts all.
 CHECK_RESULTS := host qtest guest-check guest-check-8 guest-check-nonatomic \
 	guest-check-mgpu guest-check-taskq-nonatomic guest-check-mgpu8 \
-	guest-check-probe
+	guest-check-probe guest-check-hold
 check: qemu initramfs $(DEPS_STAMP)
 	@rm -rf $(B)/results
 	@$(MAKE) --no-print-directory -j1 -k CHECK_BUILT=1 \

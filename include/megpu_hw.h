@@ -115,6 +115,20 @@
 #define MEGPU_REG_QUEUE_MC		0x0040	/* RO: MC queue occupancy */
 
 /*
+ * TEST_HOLD (tests only: exists with the device's "x-test-regs" property;
+ * without it reads 0 and ignores writes): hold the posted writes of the
+ * relaxed mode at runtime, so that a guest test can make a flush slow or
+ * keep a completed job's writes queued until something flushes them.
+ * HOLD_TIME: writes land only when a flush (FLUSH packet, host flush) or
+ * a full queue makes them, never because time passes. HOLD_ALL: nothing
+ * lands, flushes and FLUSH packets wait. 0 releases; a device reset too.
+ */
+#define MEGPU_REG_TEST_HOLD		0x0044	/* RW: MEGPU_TEST_HOLD_* */
+#define MEGPU_TEST_HOLD_NONE		0
+#define MEGPU_TEST_HOLD_TIME		1
+#define MEGPU_TEST_HOLD_ALL		2
+
+/*
  * Waves (seed 003). WAVE_RESTART: write the id of a wave parked by SLEEP
  * to let it run on; an id that is not a parked wave only counts in
  * WAVE_RESTART_ERRORS. WAVE_INTERRUPTS counts INTERRUPT instructions.

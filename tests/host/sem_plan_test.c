@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Host unit tests of the driver's wait-bucket planner (seed 001), built
- * from the driver's own source.
+ * Host unit tests of the driver's wait-bucket planner and ring-frame
+ * builder (seed 001), built from the driver's own source; the frames are
+ * decoded with libmegpu's decoder, the one the tool and the selftests use.
  */
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef uint32_t u32;
 typedef uint64_t u64;
 
 #include "../../drivers/gpu/drm/megpu/megpu_sem_plan.c"
+#include "../../drivers/gpu/drm/megpu/megpu_frame.c"
+#include "libmegpu.h"
 #include "tap.h"
 
 enum { X, Y, Z, W };
@@ -37,36 +41,179 @@ static struct megpu_resource written_by(struct megpu_sem_ref r)
 
 /*
  * The seed's worked example: current X=212, Y=87, Z=75, next on Z is 88;
- * A=(X,213), D=(X,218), E=(Y,90); an operation on Z uses A, D and E.
- * The bucket keeps D for X (218 > 213) and E for Y: WAIT X@218, WAIT
- * Y@90; A, D and E become (sem 4, Z, 88).
+ * A=(X,213), D=(X,218), E=(Y,90); an operation on Z uses A, D and E, not
+ * C=(W,40). The bucket keeps D for X (218 > 213) and E for Y: WAIT X@218,
+ * WAIT Y@90; A, D and E become (sem 4, Z, 88); C is unchanged. The four
+ * resource objects sit side by side, as the BOs' do in the driver, and
+ * the operation's list names three of them.
  */
+enum { RES_A, RES_C, RES_D, RES_E, NUM_RES };
+
+static void worked_example_plan(struct megpu_resource *res,
+				struct megpu_bucket *b,
+				const struct megpu_sem_ref *own, bool check)
+{
+	static const unsigned int used[] = { RES_A, RES_D, RES_E };
+	u64 cur[MEGPU_MAX_ENGINES] = { [X] = 212, [Y] = 87, [Z] = 75 };
+	unsigned int i;
+
+	res[RES_A] = written_by(ref(1, X, 213));
+	res[RES_C] = written_by(ref(5, W, 40));
+	res[RES_D] = written_by(ref(2, X, 218));
+	res[RES_E] = written_by(ref(3, Y, 90));
+	memset(b, 0, sizeof(*b));
+	for (i = 0; i < 3; i++) {
+		megpu_plan_resource(b, &res[used[i]], true, own, cur);
+		/* after A the bucket holds X@213 */
+		if (check && i == 0) {
+			CHECK_EQ(b->mask, 1u << X);
+			CHECK_EQ(b->wait[X].ts, 213);
+		}
+	}
+}
+
 static void worked_example(void)
 {
-	u64 cur[MEGPU_MAX_ENGINES] = { [X] = 212, [Y] = 87, [Z] = 75 };
-	struct megpu_resource a = written_by(ref(1, X, 213));
-	struct megpu_resource d = written_by(ref(2, X, 218));
-	struct megpu_resource e = written_by(ref(3, Y, 90));
+	struct megpu_resource res[NUM_RES];
+	struct megpu_resource c = written_by(ref(5, W, 40));
 	struct megpu_sem_ref own = ref(4, Z, 88);
-	struct megpu_bucket b = { 0 };
+	struct megpu_bucket b;
 
-	megpu_plan_resource(&b, &a, true, &own, cur);
-	/* after A the bucket holds X@213 */
-	CHECK_EQ(b.mask, 1u << X);
-	CHECK_EQ(b.wait[X].ts, 213);
-	megpu_plan_resource(&b, &d, true, &own, cur);
-	megpu_plan_resource(&b, &e, true, &own, cur);
-
+	worked_example_plan(res, &b, &own, true);
 	CHECK_EQ(b.mask, (1u << X) | (1u << Y));
 	CHECK(ref_eq(b.wait[X], ref(2, X, 218)));
 	CHECK(ref_eq(b.wait[Y], ref(3, Y, 90)));
 	/* each now stands for the operation alone */
-	CHECK(ref_eq(a.write[Z], own));
-	CHECK(ref_eq(d.write[Z], own));
-	CHECK(ref_eq(e.write[Z], own));
-	CHECK_EQ(a.write[X].sem, 0);
-	CHECK_EQ(d.write[X].sem, 0);
-	CHECK_EQ(e.write[Y].sem, 0);
+	CHECK(ref_eq(res[RES_A].write[Z], own));
+	CHECK(ref_eq(res[RES_D].write[Z], own));
+	CHECK(ref_eq(res[RES_E].write[Z], own));
+	CHECK_EQ(res[RES_A].write[X].sem, 0);
+	CHECK_EQ(res[RES_D].write[X].sem, 0);
+	CHECK_EQ(res[RES_E].write[Y].sem, 0);
+	/* C, between A and D, was not used: untouched */
+	CHECK(!memcmp(&res[RES_C], &c, sizeof(c)));
+}
+
+#define SEM_BASE 0x7f0000000ull		/* the pool's device address */
+#define SEQNO_Z 0x7e0000080ull		/* Z's timestamp memory */
+#define RING_DW 1024u
+
+static u64 sem_addr(u32 sem)
+{
+	return SEM_BASE + 8ull * sem;
+}
+
+struct lines {
+	unsigned int n;
+	char text[16][MEGPU_CS_LINE_MAX];
+};
+
+static void collect(void *priv, size_t dword, const char *text)
+{
+	struct lines *l = priv;
+
+	(void)dword;
+	if (l->n < 16)
+		snprintf(l->text[l->n++], MEGPU_CS_LINE_MAX, "%s", text);
+}
+
+/*
+ * The worked example's frame, built by the driver's frame builder from
+ * the planner's bucket and decoded with libmegpu's decoder: exactly
+ * WAIT X@218, WAIT Y@90, (our SET_CONTEXT), IB, SIGNAL Z@88 on the
+ * operation's semaphore #4, TIMESTAMP 88 with its interrupt. The frame
+ * starts near the ring's end, so that it wraps.
+ */
+static void worked_example_frame(void)
+{
+	static u32 ring[RING_DW];
+	u32 flat[MEGPU_FRAME_MAX_DWORDS];
+	struct megpu_resource res[NUM_RES];
+	struct megpu_sem_ref own = ref(4, Z, 88);
+	struct megpu_frame_desc d = {
+		.pd = 0x1000, .ctx = 7, .ib_va = 0x200000, .ib_dwords = 12,
+		.signal = { sem_addr(own.sem), own.ts },
+		.seqno_addr = SEQNO_Z, .seqno = 88,
+	};
+	char want[7][MEGPU_CS_LINE_MAX];
+	struct lines l = { 0 };
+	struct megpu_bucket b;
+	u32 tail = RING_DW - 9, end, ib_dw, n, i;
+
+	worked_example_plan(res, &b, &own, false);
+	for (i = 0; i < MEGPU_MAX_ENGINES; i++)
+		if (b.mask & (1u << i))
+			d.waits[d.nwaits++] = (struct megpu_frame_sem){
+				sem_addr(b.wait[i].sem), b.wait[i].ts };
+	memset(ring, 0xee, sizeof(ring));
+	end = megpu_frame_build(ring, RING_DW, tail, &d, &ib_dw);
+	n = (end - tail) & (RING_DW - 1);
+	CHECK(n <= MEGPU_FRAME_MAX_DWORDS);
+	for (i = 0; i < n && i < MEGPU_FRAME_MAX_DWORDS; i++)
+		flat[i] = ring[(tail + i) & (RING_DW - 1)];
+	CHECK_EQ(megpu_cs_decode(flat, n, collect, &l, NULL), 6);
+	/* nothing written past the frame */
+	CHECK_EQ(ring[end], 0xeeeeeeee);
+	CHECK_EQ(ring[tail - 1], 0xeeeeeeee);
+
+	snprintf(want[0], sizeof(want[0]), "WAIT addr=0x%llx value=218",
+		 (unsigned long long)sem_addr(2));
+	snprintf(want[1], sizeof(want[1]), "WAIT addr=0x%llx value=90",
+		 (unsigned long long)sem_addr(3));
+	snprintf(want[2], sizeof(want[2]), "SET_CONTEXT pt=0x1000 ctx=7");
+	snprintf(want[3], sizeof(want[3]), "IB addr=0x200000 dwords=12");
+	snprintf(want[4], sizeof(want[4]), "SIGNAL addr=0x%llx value=88",
+		 (unsigned long long)sem_addr(4));
+	snprintf(want[5], sizeof(want[5]), "TIMESTAMP addr=0x%llx value=88 irq",
+		 SEQNO_Z);
+	CHECK_EQ(l.n, 6);
+	for (i = 0; i < 6 && i < l.n; i++) {
+		if (strcmp(l.text[i], want[i]))
+			printf("#   packet %u: '%s', want '%s'\n", i,
+			       l.text[i], want[i]);
+		CHECK(!strcmp(l.text[i], want[i]));
+	}
+	/* the IB packet's dword, for fault blame */
+	CHECK_EQ(ib_dw, (tail + 2 * 5 + 4) & (RING_DW - 1));
+	CHECK_EQ(MEGPU_PKT_OPCODE(ring[ib_dw]), MEGPU_PKT_IB);
+}
+
+/*
+ * The other shapes: a cancelled job's IB is a NOP of the same length,
+ * FLUSH before the SIGNAL, SET_MAILBOX after SET_CONTEXT, and a
+ * host-flushed job's TIMESTAMP without interrupt, then IDLE_SIGNAL.
+ */
+static void frame_variants(void)
+{
+	static u32 ring[RING_DW];
+	struct megpu_frame_desc d = {
+		.pd = 0x1000, .ctx = 3, .mailbox = true, .mbox_addr = 0x5000,
+		.mbox_slots = 4, .cancelled = true, .ib_va = 0x9000,
+		.ib_dwords = 5, .flush = true, .host_flush = true,
+		.signal = { sem_addr(9), 12 }, .seqno_addr = SEQNO_Z,
+		.seqno = 12,
+	};
+	static const char *const want[] = {
+		"SET_CONTEXT pt=0x1000 ctx=3",
+		"SET_MAILBOX addr=0x5000 slots=4",
+		"NOP count=3",
+		"FLUSH",
+		"SIGNAL addr=0x7f0000048 value=12",
+		"TIMESTAMP addr=0x7e0000080 value=12",
+		"IDLE_SIGNAL",
+	};
+	struct lines l = { 0 };
+	u32 end, ib_dw, i;
+
+	end = megpu_frame_build(ring, RING_DW, 0, &d, &ib_dw);
+	CHECK_EQ(megpu_cs_decode(ring, end, collect, &l, NULL), 7);
+	for (i = 0; i < 7 && i < l.n; i++) {
+		if (strcmp(l.text[i], want[i]))
+			printf("#   packet %u: '%s', want '%s'\n", i,
+			       l.text[i], want[i]);
+		CHECK(!strcmp(l.text[i], want[i]));
+	}
+	CHECK_EQ(ib_dw, 8);
 }
 
 /* The order the resources come in does not change the bucket. */
@@ -224,6 +371,8 @@ static void no_implicit_writer_keeps_history(void)
 int main(void)
 {
 	TEST_RUN(worked_example);
+	TEST_RUN(worked_example_frame);
+	TEST_RUN(frame_variants);
 	TEST_RUN(worked_example_any_order);
 	TEST_RUN(skip_rules);
 	TEST_RUN(one_entry_per_engine);

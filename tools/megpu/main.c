@@ -27,6 +27,8 @@ static const struct command {
 	  "           ('bench flush|syscall|partition': only that one)" },
 	{ "mgpu", cmd_mgpu, "multi-GPU agents ('mgpu info') and the summed\n"
 	  "           semaphore on a PRIME-shared BO ('mgpu msem')" },
+	{ "debug", cmd_debug, "seed 001's dump: 'debug frames|resources|\n"
+	  "           timestamps|semaphores' (debugfs, root)" },
 	{ "asm", cmd_asm, "assemble (or -d: disassemble) a wave ISA program" },
 };
 

@@ -29,6 +29,9 @@ int bench_partition(struct megpu *gpu, bool quick);
 /* asmcmd.c: assemble or disassemble wave ISA programs, no GPU needed */
 int cmd_asm(int argc, char **argv);
 
+/* debug.c: seed 001's dump tool (debugfs) */
+int cmd_debug(int argc, char **argv);
+
 /* common.c */
 
 /* Open device @index, with a message on failure. */

@@ -460,6 +460,161 @@ int megpu_flush_stats(struct megpu *gpu, struct megpu_flush_stats *st);
 int megpu_write_mode_get(struct megpu *gpu, bool *strict);
 int megpu_write_mode_set(struct megpu *gpu, bool strict);
 
+/*
+ * The seed 001 dump (debugfs "rings", "frames", "timestamps",
+ * "semaphores", "resources") parsed, and the test knobs. The ring words
+ * are decoded here with megpu_cs_decode_one(): one packet decoder for the
+ * driver's rings, the tool and the tests. Engines are named by index.
+ */
+
+/* A whole debugfs file of the device in a new buffer, or NULL (errno). */
+char *megpu_debugfs_read(struct megpu *gpu, const char *name);
+/* Write @text to a debugfs knob of the device; 0 or -errno. */
+int megpu_debugfs_write(struct megpu *gpu, const char *name,
+			const char *text);
+/* A whole text file (debugfs, sysfs, procfs) in a new buffer, or NULL. */
+char *megpu_read_file(const char *path);
+/*
+ * A bool parameter of megpu.ko (gpu_semaphores, drop_waits): 1 (Y), 0
+ * (N) or -errno; set it (root).
+ */
+int megpu_module_param_get(const char *name);
+int megpu_module_param_set(const char *name, bool on);
+/* debugfs delay_us: @engine sleeps @usec before each packet (0: off). */
+int megpu_debug_delay_us(struct megpu *gpu, unsigned int engine,
+			 unsigned int usec);
+
+/**
+ * struct megpu_debug_ref - a semaphore object's tag, "copy0@12:sem7"
+ * @engine: engine index, -1 when the name is unknown
+ * @ts: timestamp
+ * @sem: semaphore object number
+ */
+struct megpu_debug_ref {
+	int engine;
+	uint64_t ts;
+	uint32_t sem;
+};
+
+/**
+ * struct megpu_debug_frame - a frame as the planner recorded it ("frames")
+ * @engine: engine index
+ * @seqno: the job's timestamp
+ * @ctx: its GPU context
+ * @ib: its IB's GPU address
+ * @nwaits: entries of @waits
+ * @waits: what it waits for
+ * @signal: its own semaphore
+ */
+struct megpu_debug_frame {
+	unsigned int engine;
+	uint64_t seqno;
+	uint32_t ctx;
+	uint64_t ib;
+	unsigned int nwaits;
+	struct megpu_debug_ref waits[MEGPU_STATS_ENGINES];
+	struct megpu_debug_ref signal;
+};
+
+/*
+ * debugfs "frames": the last frames of every engine, oldest first per
+ * engine, into @f (up to @max); their count, or -ENOENT / -EBADMSG.
+ */
+int megpu_debug_frames(struct megpu *gpu, struct megpu_debug_frame *f,
+		       unsigned int max);
+
+/* debugfs "timestamps": @engine's current and next timestamps. */
+int megpu_debug_timestamps(struct megpu *gpu, unsigned int engine,
+			   uint64_t *cur, uint64_t *next);
+
+/**
+ * struct megpu_debug_sems - debugfs "semaphores": the pool
+ * @pool: objects in the pool
+ * @busy: objects in use (tag or waiters not expired)
+ * @pool_waits: jobs that found the pool in use and waited
+ * @count: entries of @obj (at most @max of megpu_debug_semaphores())
+ * @obj: objects in use: number, tag, slot value
+ */
+struct megpu_debug_sems {
+	unsigned int pool, busy;
+	uint64_t pool_waits;
+	unsigned int count;
+	struct {
+		struct megpu_debug_ref tag;
+		uint64_t value;
+	} *obj;
+};
+
+/* Parse "semaphores"; @s->obj gets up to @max objects (NULL: none). */
+int megpu_debug_semaphores(struct megpu *gpu, struct megpu_debug_sems *s,
+			   unsigned int max);
+
+/**
+ * struct megpu_debug_resource - a BO's resource object ("resources")
+ * @id: the driver's BO number
+ * @size: its size
+ * @nwrites: entries of @write
+ * @write: its last writers, one per engine at most
+ * @nreads: entries of @read
+ * @read: its last readers since
+ */
+struct megpu_debug_resource {
+	unsigned int id;
+	uint64_t size;
+	unsigned int nwrites, nreads;
+	struct megpu_debug_ref write[MEGPU_STATS_ENGINES];
+	struct megpu_debug_ref read[MEGPU_STATS_ENGINES];
+};
+
+/* Parse "resources" into @r (up to @max); the count or -errno. */
+int megpu_debug_resources(struct megpu *gpu, struct megpu_debug_resource *r,
+			  unsigned int max);
+
+/**
+ * struct megpu_debug_ring - the words of an engine's last frames
+ * @engine: engine index
+ * @size: the ring's size in bytes
+ * @start: ring offset of @dw[0]
+ * @ndw: words in @dw
+ * @dw: the words, in ring order from @start (allocated)
+ */
+struct megpu_debug_ring {
+	unsigned int engine;
+	uint32_t size, start, ndw;
+	uint32_t *dw;
+};
+
+/* Read debugfs "rings" into @r (up to @max engines); count or -errno. */
+int megpu_debug_rings(struct megpu *gpu, struct megpu_debug_ring *r,
+		      unsigned int max);
+void megpu_debug_rings_free(struct megpu_debug_ring *r, unsigned int n);
+
+/**
+ * struct megpu_debug_packet - one decoded ring packet
+ * @off: its ring offset
+ * @op: opcode
+ * @a: first operand: addr (WAIT, SIGNAL, TIMESTAMP, IB, SET_MAILBOX),
+ *	page table (SET_CONTEXT)
+ * @b: second: value (WAIT, SIGNAL, TIMESTAMP), dwords (IB), ctx
+ *	(SET_CONTEXT), slots (SET_MAILBOX)
+ * @flags: header flags
+ * @text: the decoder's line
+ */
+struct megpu_debug_packet {
+	uint32_t off;
+	unsigned int op;
+	uint64_t a, b;
+	uint32_t flags;
+	char text[MEGPU_CS_LINE_MAX];
+};
+
+/*
+ * Decode the words of @r into @p (up to @max packets): their count, or
+ * the decoder's error (-EINVAL, -EBADMSG, -ENODATA) at a bad packet.
+ */
+int megpu_debug_ring_packets(const struct megpu_debug_ring *r,
+			     struct megpu_debug_packet *p, unsigned int max);
+
 /* --- The seed's FIG. 5 chain: blur, then sepia (image.c) --- */
 
 /**

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
 /*
- * debugfs: live object counters (leak checks), engine state, the last
- * ring frames decoded, and the last faults.
+ * DOC: debugfs
+ *
+ * Live object counters (leak checks), engine state, the raw words of the
+ * last ring frames (decoded in userspace by libmegpu, the one packet
+ * decoder), and the last faults.
  */
 
 #include <linux/debugfs.h>
@@ -63,66 +66,25 @@ static int megpu_engines_show(struct seq_file *m, void *data)
 	return 0;
 }
 
-static u64 ring_qword(const u32 *ring, u32 dw)
-{
-	u32 mask = MEGPU_RING_SIZE / 4 - 1;
-
-	return ring[dw & mask] | (u64)ring[(dw + 1) & mask] << 32;
-}
-
-/* One line per packet of the frames still in the ring. */
-static void megpu_ring_decode(struct seq_file *m, struct megpu_engine *eng)
+/*
+ * The raw words of the frames still in the ring, from the oldest logged
+ * frame's start to the tail, eight per line: libmegpu decodes them with
+ * the decoder the tool and the tests use (megpu_debug_rings()).
+ */
+static void megpu_ring_words(struct seq_file *m, struct megpu_engine *eng)
 {
 	u32 mask = MEGPU_RING_SIZE / 4 - 1;
 	unsigned int n = min(eng->frame_count, MEGPU_FAULT_LOG);
-	u32 dw, end = eng->tail / 4;
+	u32 dw = eng->tail / 4, end = eng->tail / 4, count, i;
 
-	if (!n)
-		return;
-	dw = eng->frames[(eng->frame_count - n) % MEGPU_FAULT_LOG] / 4;
-	while (dw != end) {
-		u32 h = eng->ring[dw & mask];
-		u32 count = MEGPU_PKT_COUNT(h);
-
-		seq_printf(m, "  %05x: ", (dw & mask) * 4);
-		switch (MEGPU_PKT_OPCODE(h)) {
-		case MEGPU_PKT_SET_CONTEXT:
-			seq_printf(m, "SET_CONTEXT pd=0x%llx ctx=%u\n",
-				   ring_qword(eng->ring, dw + 1),
-				   eng->ring[(dw + 3) & mask]);
-			break;
-		case MEGPU_PKT_SET_MAILBOX:
-			seq_printf(m, "SET_MAILBOX addr=0x%llx slots=%u\n",
-				   ring_qword(eng->ring, dw + 1),
-				   eng->ring[(dw + 3) & mask]);
-			break;
-		case MEGPU_PKT_IB:
-			seq_printf(m, "IB va=0x%llx dwords=%u\n",
-				   ring_qword(eng->ring, dw + 1),
-				   eng->ring[(dw + 3) & mask]);
-			break;
-		case MEGPU_PKT_TIMESTAMP:
-			seq_printf(m, "TIMESTAMP addr=0x%llx value=%llu%s\n",
-				   ring_qword(eng->ring, dw + 1),
-				   ring_qword(eng->ring, dw + 3),
-				   MEGPU_PKT_FLAGS(h) & MEGPU_TIMESTAMP_FLAG_IRQ ?
-				   " irq" : "");
-			break;
-		case MEGPU_PKT_SIGNAL:
-		case MEGPU_PKT_WAIT:
-			seq_printf(m, "%s addr=0x%llx value=%llu\n",
-				   MEGPU_PKT_OPCODE(h) == MEGPU_PKT_WAIT ?
-				   "WAIT" : "SIGNAL",
-				   ring_qword(eng->ring, dw + 1),
-				   ring_qword(eng->ring, dw + 3));
-			break;
-		default:
-			seq_printf(m, "opcode 0x%x count %u\n",
-				   MEGPU_PKT_OPCODE(h), count);
-			break;
-		}
-		dw = (dw + 1 + count) & mask;
-	}
+	if (n)
+		dw = eng->frames[(eng->frame_count - n) % MEGPU_FAULT_LOG] / 4;
+	count = (end - dw) & mask;
+	seq_printf(m, "%s size %u start 0x%x dwords %u\n", eng->name,
+		   MEGPU_RING_SIZE, dw * 4, count);
+	for (i = 0; i < count; i++)
+		seq_printf(m, " %08x%s", READ_ONCE(eng->ring[(dw + i) & mask]),
+			   i % 8 == 7 || i + 1 == count ? "\n" : "");
 }
 
 static int megpu_rings_show(struct seq_file *m, void *data)
@@ -134,9 +96,8 @@ static int megpu_rings_show(struct seq_file *m, void *data)
 	for (i = 0; i < mdev->num_engines; i++) {
 		struct megpu_engine *eng = &mdev->engines[i];
 
-		seq_printf(m, "%s:\n", eng->name);
 		mutex_lock(&eng->ring_lock);
-		megpu_ring_decode(m, eng);
+		megpu_ring_words(m, eng);
 		mutex_unlock(&eng->ring_lock);
 	}
 	return 0;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
 /*
+ * DOC: megpu driver
+ *
  * megpu: DRM render driver for the megpu virtual multi-engine GPU.
  * PCI probe and remove, the drm_driver and its ioctl table.
  */
@@ -399,7 +401,26 @@ static struct pci_driver megpu_pci_driver = {
 	.probe = megpu_probe,
 	.remove = megpu_remove,
 };
-module_pci_driver(megpu_pci_driver);
+
+static int __init megpu_init(void)
+{
+	int ret = megpu_cleanup_module_init();
+
+	if (ret)
+		return ret;
+	ret = pci_register_driver(&megpu_pci_driver);
+	if (ret)
+		megpu_cleanup_module_exit();
+	return ret;
+}
+module_init(megpu_init);
+
+static void __exit megpu_exit(void)
+{
+	pci_unregister_driver(&megpu_pci_driver);
+	megpu_cleanup_module_exit();
+}
+module_exit(megpu_exit);
 
 MODULE_AUTHOR("The megpu authors");
 MODULE_DESCRIPTION(DRIVER_DESC);

@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* Copyright 2026 The megpu authors */
+/*
+ * DOC: Driver structures
+ *
+ * The device, its engines, address spaces, BOs, files and jobs, and the
+ * functions the driver's files share; the lock order is below.
+ */
 #ifndef MEGPU_DRV_H
 #define MEGPU_DRV_H
 
@@ -468,6 +474,7 @@ struct megpu_file {
  * @reserved_sem: the semaphore object prepare_job reserved for it
  * @progress_tasks: its engine's TASKQ_TASKS at its last timeout check
  * @progress_periods: timeout periods it was granted for taking tasks
+ * @free_work: the release after free_job (megpu_cleanup.c)
  */
 struct megpu_job {
 	struct drm_sched_job base;
@@ -500,6 +507,7 @@ struct megpu_job {
 	u32 reserved_sem;
 	u32 progress_tasks;
 	u32 progress_periods;
+	struct work_struct free_work;
 };
 
 static inline struct megpu_device *to_megpu(struct drm_device *drm)
@@ -548,7 +556,7 @@ struct megpu_vm *megpu_vm_create(struct megpu_device *mdev);
 struct megpu_vm *megpu_vm_get(struct megpu_vm *vm);
 void megpu_vm_put(struct megpu_vm *vm);
 int megpu_vm_map(struct megpu_mapping *mapping);
-int megpu_vm_unmap(struct megpu_mapping *mapping);
+int megpu_vm_unmap(struct megpu_mapping *mapping, bool patient);
 void megpu_mmu_invalidate(struct megpu_device *mdev);
 
 /* megpu_gem.c */
@@ -562,6 +570,7 @@ u64 megpu_gem_pinned_bytes(void);
 struct megpu_mapping *megpu_gem_mapping_get(struct megpu_bo *bo,
 					    struct megpu_vm *vm);
 void megpu_gem_mapping_put(struct megpu_mapping *mapping);
+void megpu_gem_mapping_put_patient(struct megpu_mapping *mapping);
 u64 megpu_mapping_va(struct megpu_mapping *mapping);
 int megpu_ioctl_gem_create(struct drm_device *drm, void *data,
 			   struct drm_file *file);
@@ -586,6 +595,14 @@ void megpu_sched_fini(struct megpu_device *mdev);
 void megpu_sched_fail_all(struct megpu_device *mdev, int error);
 void megpu_engine_irq(struct megpu_engine *eng, u32 status);
 void megpu_job_put(struct megpu_job *job);
+void __megpu_job_put(struct megpu_job *job, bool patient);
+
+/* megpu_cleanup.c */
+int megpu_cleanup_module_init(void);
+void megpu_cleanup_module_exit(void);
+void megpu_job_put_deferred(struct megpu_job *job);
+void megpu_job_hold_device(struct megpu_device *mdev);
+void megpu_job_release_device(struct megpu_device *mdev);
 void megpu_job_signal(struct megpu_job *job);
 bool megpu_sched_fence_is_ours(struct megpu_device *mdev,
 			       struct dma_fence *fence,
@@ -601,10 +618,13 @@ struct dma_fence *megpu_sem_reserve(struct megpu_job *job);
 void megpu_sem_unreserve(struct megpu_job *job);
 void megpu_sem_plan_job(struct megpu_job *job);
 void megpu_sem_force_signal(struct megpu_job *job);
-void megpu_sem_bo_add(struct megpu_device *mdev, struct megpu_bo *bo);
-void megpu_sem_bo_del(struct megpu_device *mdev, struct megpu_bo *bo);
+/* megpu_registry.c */
+void megpu_bo_registry_init(struct megpu_device *mdev);
+void megpu_bo_registry_add(struct megpu_device *mdev, struct megpu_bo *bo);
+void megpu_bo_registry_del(struct megpu_device *mdev, struct megpu_bo *bo);
 u64 megpu_sem_addr(struct megpu_device *mdev, u32 sem);
 void megpu_sem_debugfs_init(struct megpu_device *mdev);
+/* megpu_knobs.c */
 void megpu_debugfs_minor_init(struct drm_minor *minor);
 
 /* megpu_flush.c */
@@ -618,7 +638,7 @@ int megpu_ioctl_flush(struct drm_device *drm, void *data,
 		      struct drm_file *file);
 void megpu_flush_debugfs_init(struct megpu_device *mdev);
 void megpu_flush_debugfs_minor_init(struct drm_minor *minor);
-int megpu_flush_unmapped(struct megpu_vm *vm);
+int megpu_flush_unmapped(struct megpu_vm *vm, bool patient);
 void megpu_flush_unplug(struct megpu_device *mdev);
 void megpu_flush_before_reset(struct megpu_device *mdev);
 void megpu_flush_mark_dirty(struct megpu_device *mdev);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
 /*
- * Flushes for dependent computations (seed 004).
+ * DOC: Flushes for dependent computations (seed 004)
  *
  * In the device's relaxed mode an engine's writes reach memory late and
  * out of order. By default a job's frame ends with a FLUSH packet before
@@ -148,10 +148,9 @@ void megpu_flush_irq(struct megpu_device *mdev)
  * acknowledges nothing: -ENODEV at once, also for flushes already
  * waiting (megpu_flush_unplug()).
  */
-static int megpu_flush_wait(struct megpu_device *mdev, u64 *seqno,
-			    bool interruptible)
+static int __megpu_flush_wait(struct megpu_device *mdev, u64 *seqno,
+			      bool interruptible, long timeout)
 {
-	unsigned long timeout = msecs_to_jiffies(MEGPU_FLUSH_TIMEOUT_MS);
 	struct drm_device *drm = &mdev->drm;
 	u64 target;
 	long ret;
@@ -182,6 +181,13 @@ static int megpu_flush_wait(struct megpu_device *mdev, u64 *seqno,
 	}
 	*seqno = target;
 	return 0;
+}
+
+static int megpu_flush_wait(struct megpu_device *mdev, u64 *seqno,
+			    bool interruptible)
+{
+	return __megpu_flush_wait(mdev, seqno, interruptible,
+				  msecs_to_jiffies(MEGPU_FLUSH_TIMEOUT_MS));
 }
 
 /*
@@ -285,10 +291,52 @@ static ssize_t megpu_write_mode_write(struct file *file,
 
 DEFINE_SHOW_STORE_ATTRIBUTE(megpu_write_mode);
 
+static int megpu_test_hold_show(struct seq_file *m, void *data)
+{
+	struct megpu_device *mdev = m->private;
+	int idx;
+
+	if (!drm_dev_enter(&mdev->drm, &idx))
+		return -ENODEV;
+	seq_printf(m, "%u\n", megpu_read(mdev, MEGPU_REG_TEST_HOLD));
+	drm_dev_exit(idx);
+	return 0;
+}
+
+/*
+ * Tests: MEGPU_REG_TEST_HOLD, which holds the posted writes (a device
+ * with "x-test-regs" only; elsewhere it reads 0 after any write).
+ */
+static ssize_t megpu_test_hold_write(struct file *file,
+				     const char __user *ubuf, size_t len,
+				     loff_t *pos)
+{
+	struct megpu_device *mdev =
+		((struct seq_file *)file->private_data)->private;
+	unsigned int v;
+	char buf[16];
+	int ret, idx;
+
+	ret = megpu_debugfs_arg(ubuf, len, buf, sizeof(buf));
+	if (ret)
+		return ret;
+	if (kstrtouint(strim(buf), 0, &v) || v > MEGPU_TEST_HOLD_ALL)
+		return -EINVAL;
+	if (!drm_dev_enter(&mdev->drm, &idx))
+		return -ENODEV;
+	megpu_write(mdev, MEGPU_REG_TEST_HOLD, v);
+	drm_dev_exit(idx);
+	return len;
+}
+
+DEFINE_SHOW_STORE_ATTRIBUTE(megpu_test_hold);
+
 void megpu_flush_debugfs_minor_init(struct drm_minor *minor)
 {
 	debugfs_create_file("write_mode", 0644, minor->debugfs_root,
 			    to_megpu(minor->dev), &megpu_write_mode_fops);
+	debugfs_create_file("test_hold", 0644, minor->debugfs_root,
+			    to_megpu(minor->dev), &megpu_test_hold_fops);
 }
 
 /*
@@ -301,7 +349,7 @@ void megpu_flush_debugfs_minor_init(struct drm_minor *minor)
  * megpu_flush_before_reset()). Returns 0, or an error when the device did not drain:
  * then the pages must not be freed.
  */
-int megpu_flush_unmapped(struct megpu_vm *vm)
+int megpu_flush_unmapped(struct megpu_vm *vm, bool patient)
 {
 	struct megpu_device *mdev = vm->mdev;
 	unsigned long flags;
@@ -314,7 +362,9 @@ int megpu_flush_unmapped(struct megpu_vm *vm)
 	spin_unlock_irqrestore(&mdev->flush_lock, flags);
 	if (clean && !atomic_read(&vm->jobs_in_ring))
 		return 0;
-	ret = megpu_flush_wait(mdev, &seqno, false);
+	ret = __megpu_flush_wait(mdev, &seqno, false, patient ?
+				 MAX_SCHEDULE_TIMEOUT :
+				 msecs_to_jiffies(MEGPU_FLUSH_TIMEOUT_MS));
 	/* an unplugged device was reset: its queued writes were dropped */
 	return ret == -ENODEV ? 0 : ret;
 }

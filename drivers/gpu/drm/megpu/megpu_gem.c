@@ -88,18 +88,17 @@ static void megpu_gem_free(struct drm_gem_object *obj)
 		megpu_pin_uncharge(bo->owner, obj->size);
 		megpu_file_put(bo->owner);
 	}
-	megpu_sem_bo_del(mdev, bo);
+	megpu_bo_registry_del(mdev, bo);
 	mutex_destroy(&bo->mappings_lock);
 	drm_gem_shmem_free(&bo->base);
 	atomic_dec(&mdev->live_bos);
 }
 
-static void megpu_mapping_release(struct kref *kref)
+static void __megpu_mapping_release(struct megpu_mapping *mapping,
+				    bool patient)
 {
-	struct megpu_mapping *mapping =
-		container_of(kref, struct megpu_mapping, refcount);
 	struct megpu_vm *vm = mapping->vm;
-	bool drained = !megpu_vm_unmap(mapping);
+	bool drained = !megpu_vm_unmap(mapping, patient);
 
 	spin_lock(&vm->mm_lock);
 	if (drm_mm_node_allocated(&mapping->mmnode))
@@ -119,10 +118,33 @@ static void megpu_mapping_release(struct kref *kref)
 	kfree(mapping);
 }
 
+static void megpu_mapping_release(struct kref *kref)
+{
+	__megpu_mapping_release(container_of(kref, struct megpu_mapping,
+					     refcount), false);
+}
+
+static void megpu_mapping_release_patient(struct kref *kref)
+{
+	__megpu_mapping_release(container_of(kref, struct megpu_mapping,
+					     refcount), true);
+}
+
 void megpu_gem_mapping_put(struct megpu_mapping *mapping)
 {
 	if (mapping)
 		kref_put(&mapping->refcount, megpu_mapping_release);
+}
+
+/*
+ * The last reference of a job's mapping, in the cleanup worker: when the
+ * pages wait for a host flush, wait until the device acknowledges it or
+ * goes away, however long (the worker holds up no fence).
+ */
+void megpu_gem_mapping_put_patient(struct megpu_mapping *mapping)
+{
+	if (mapping)
+		kref_put(&mapping->refcount, megpu_mapping_release_patient);
 }
 
 /* The BO's mapping in @vm, or NULL; mappings_lock held. */
@@ -264,7 +286,7 @@ struct drm_gem_object *megpu_gem_create_object(struct drm_device *drm,
  */
 void megpu_gem_register(struct megpu_device *mdev, struct megpu_bo *bo)
 {
-	megpu_sem_bo_add(mdev, bo);
+	megpu_bo_registry_add(mdev, bo);
 	atomic_inc(&mdev->live_bos);
 }
 

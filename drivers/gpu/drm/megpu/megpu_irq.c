@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
 /*
+ * DOC: Interrupts
+ *
  * MSI-X vectors: one per engine slot plus a device-wide one. At probe every
  * vector is raised once through MEGPU_REG_IRQ_TEST so that a broken
  * interrupt path fails the probe instead of hanging the first job.

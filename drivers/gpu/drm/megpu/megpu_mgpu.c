@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Multi-GPU coordination (seed 000): agent numbering and the summed
+ * DOC: Multi-GPU coordination (seed 000)
+ *
+ * Agent numbering and the summed
  * semaphore query.
  *
  * Every bound megpu device with the MGPU feature is an agent. The driver

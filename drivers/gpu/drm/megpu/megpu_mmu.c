@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
 /*
+ * DOC: GPU address spaces
+ *
  * GPU address spaces: one per open file, a two-level page table in the
  * format of megpu_hw.h. Page 0 is never mapped so that a NULL GPU pointer
  * faults, and every BO is followed by an unmapped guard page so that an
@@ -192,7 +194,7 @@ int megpu_vm_map(struct megpu_mapping *mapping)
  * only when this returns 0: entries cleared, TLB invalidated, and every
  * write the device had queued for them landed (megpu_flush_unmapped()).
  */
-int megpu_vm_unmap(struct megpu_mapping *mapping)
+int megpu_vm_unmap(struct megpu_mapping *mapping, bool patient)
 {
 	struct megpu_vm *vm = mapping->vm;
 
@@ -204,5 +206,5 @@ int megpu_vm_unmap(struct megpu_mapping *mapping)
 	mapping->mapped = false;
 	mutex_unlock(&vm->lock);
 	megpu_mmu_invalidate(vm->mdev);
-	return megpu_flush_unmapped(vm);
+	return megpu_flush_unmapped(vm, patient);
 }

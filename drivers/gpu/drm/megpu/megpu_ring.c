@@ -1,18 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
 /*
- * Engine rings and the ring-frame builder. A job's frame is
+ * DOC: Engine rings
  *
- *	WAIT(sem, ts)* SET_CONTEXT(pd, ctx) [SET_MAILBOX(mbox, slots)] IB(ib)
- *	[FLUSH] SIGNAL(own sem, seqno) TIMESTAMP(seqno, irq)
- *
- * or, for a job with the host-driven flush handshake,
- *
- *	... SIGNAL(own sem, seqno) TIMESTAMP(seqno) IDLE_SIGNAL
- *
- * with the waits and the semaphore planned by megpu_sem.c and the FLUSH
- * that makes the job's writes visible before its semaphore and fence say
- * it is done (megpu_flush.c).
+ * The rings of the engines (seed 001: base, size, head and tail, RP == WP
+ * when empty). A job's frame is laid out by megpu_frame_build()
+ * (megpu_frame.c) from the waits and the semaphore megpu_sem.c planned.
  * The ring is only written from the engine's scheduler (run_job) and from
  * its timeout handler while the scheduler is stopped; ring_lock keeps the
  * two apart anyway.
@@ -24,35 +17,36 @@
 #include <drm/drm_print.h>
 
 #include "megpu_drv.h"
+#include "megpu_frame.h"
 
 #define MEGPU_RESET_TIMEOUT_US	1000000
-
-static void ring_put(struct megpu_engine *eng, u32 dw)
-{
-	eng->ring[eng->tail / 4] = dw;
-	eng->tail = (eng->tail + 4) & (MEGPU_RING_SIZE - 1);
-}
-
-static void ring_put64(struct megpu_engine *eng, u64 v)
-{
-	ring_put(eng, lower_32_bits(v));
-	ring_put(eng, upper_32_bits(v));
-}
-
-static void ring_sem(struct megpu_engine *eng, u32 op,
-		     const struct megpu_sem_ref *ref)
-{
-	ring_put(eng, MEGPU_PKT_HEADER(op, MEGPU_PKT_WAIT_COUNT, 0));
-	ring_put64(eng, megpu_sem_addr(eng->mdev, ref->sem));
-	ring_put64(eng, ref->ts);
-}
 
 void megpu_ring_emit_job(struct megpu_engine *eng, struct megpu_job *job)
 {
 	const struct megpu_frame *frame = &job->frame;
+	struct megpu_frame_desc d = {
+		.nwaits = frame->nwaits,
+		.pd = job->vm->pd_dma,
+		.ctx = job->vm->ctx_id,
+		.mailbox = eng->mdev->caps & MEGPU_CAP_WAVES,
+		.mbox_addr = job->file->mbox.dma,
+		.mbox_slots = job->file->mbox.slots,
+		.cancelled = job->cancelled,
+		.ib_va = job->ib_va,
+		.ib_dwords = job->ib_dwords,
+		.flush = job->flush,
+		.host_flush = job->host_flush,
+		.signal = {
+			megpu_sem_addr(eng->mdev, frame->own.sem),
+			frame->own.ts,
+		},
+		.seqno_addr = eng->seqno_dma,
+		.seqno = job->seqno,
+	};
 	unsigned int i;
-	u32 start;
+	u32 start, ib_dw;
 
+	BUILD_BUG_ON(MEGPU_FRAME_MAX_DWORDS * 4 > MEGPU_FRAME_MAX_BYTES);
 	lockdep_assert_held(&eng->ring_lock);
 	start = eng->tail;
 	eng->frames[eng->frame_count % MEGPU_FAULT_LOG] = start;
@@ -60,47 +54,13 @@ void megpu_ring_emit_job(struct megpu_engine *eng, struct megpu_job *job)
 	eng->frame_count++;
 
 	for (i = 0; i < frame->nwaits; i++)
-		ring_sem(eng, MEGPU_PKT_WAIT, &frame->waits[i]);
-
-	ring_put(eng, MEGPU_PKT_HEADER(MEGPU_PKT_SET_CONTEXT,
-				       MEGPU_PKT_SET_CONTEXT_COUNT, 0));
-	ring_put64(eng, job->vm->pd_dma);
-	ring_put(eng, job->vm->ctx_id);
-	/* the engine keeps a mailbox across jobs: always this file's */
-	if (eng->mdev->caps & MEGPU_CAP_WAVES) {
-		ring_put(eng, MEGPU_PKT_HEADER(MEGPU_PKT_SET_MAILBOX,
-					       MEGPU_PKT_SET_MAILBOX_COUNT, 0));
-		ring_put64(eng, job->file->mbox.dma);
-		ring_put(eng, job->file->mbox.slots);
-	}
-
-	job->ib_ring_off = eng->tail;
-	ring_put(eng, MEGPU_PKT_HEADER(job->cancelled ? MEGPU_PKT_NOP :
-				       MEGPU_PKT_IB, MEGPU_PKT_IB_COUNT, 0));
-	ring_put64(eng, job->ib_va);
-	ring_put(eng, job->ib_dwords);
-
-	if (job->flush)
-		ring_put(eng, MEGPU_PKT_HEADER(MEGPU_PKT_FLUSH,
-					       MEGPU_PKT_FLUSH_COUNT, 0));
-	ring_sem(eng, MEGPU_PKT_SIGNAL, &frame->own);
-
-	/*
-	 * A host-flushed job ends with the engine's idle signal instead of
-	 * a timestamp interrupt: the seed's "wait for idle" step.
-	 */
-	ring_put(eng, MEGPU_PKT_HEADER(MEGPU_PKT_TIMESTAMP,
-				       MEGPU_PKT_TIMESTAMP_COUNT,
-				       job->host_flush ? 0 :
-				       MEGPU_TIMESTAMP_FLAG_IRQ));
-	ring_put64(eng, eng->seqno_dma);
-	ring_put64(eng, job->seqno);
-	if (job->host_flush)
-		ring_put(eng, MEGPU_PKT_HEADER(MEGPU_PKT_IDLE_SIGNAL,
-					       MEGPU_PKT_IDLE_SIGNAL_COUNT, 0));
-
-	WARN_ON(((eng->tail - start) & (MEGPU_RING_SIZE - 1)) >
-		MEGPU_FRAME_MAX_BYTES);
+		d.waits[i] = (struct megpu_frame_sem){
+			megpu_sem_addr(eng->mdev, frame->waits[i].sem),
+			frame->waits[i].ts,
+		};
+	eng->tail = megpu_frame_build(eng->ring, MEGPU_RING_SIZE / 4,
+				      eng->tail / 4, &d, &ib_dw) * 4;
+	job->ib_ring_off = ib_dw * 4;
 }
 
 /*

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
 /*
+ * DOC: Scheduling, retirement, faults and resets
+ *
  * One drm_sched per engine. run_job puts the job's frame in the ring; the
  * frame's TIMESTAMP writes the job's seqno and interrupts, and the
  * interrupt retires every job up to the seqno the engine wrote (never one
- * interrupt per fence). A fault marks the running job, the oldest active
- * one, and lets the engine go on; a timeout resets the engine, fails the
+ * interrupt per fence). A fault marks the job whose IB packet faulted
+ * and lets the engine go on; a timeout resets the engine, fails the
  * job that hung and puts the innocent jobs back into the emptied ring.
  */
 
@@ -627,16 +629,31 @@ restart:
 	return DRM_GPU_SCHED_STAT_NOMINAL;
 }
 
+/*
+ * Never blocks: releasing a job's mappings may wait for a host flush
+ * (megpu_flush_unmapped()), and the scheduler's free path, which in
+ * 6.12 shares an ordered workqueue with run_job, must not wait for the
+ * device. The release runs in a worker (megpu_cleanup.c).
+ */
 static void megpu_free_job(struct drm_sched_job *sched_job)
 {
 	struct megpu_job *job = to_megpu_job(sched_job);
 
 	drm_sched_job_cleanup(sched_job);
-	megpu_job_put(job);
+	megpu_job_put_deferred(job);
 }
 
 /* Release everything a job holds; also used before it was armed. */
 void megpu_job_put(struct megpu_job *job)
+{
+	__megpu_job_put(job, false);
+}
+
+/*
+ * @patient: in the cleanup worker, a mapping whose pages wait for a host
+ * flush waits as long as the device is there (no 1 s limit).
+ */
+void __megpu_job_put(struct megpu_job *job, bool patient)
 {
 	struct megpu_device *mdev = job->file->mdev;
 	struct dma_fence *fence;
@@ -650,8 +667,12 @@ void megpu_job_put(struct megpu_job *job)
 		dma_fence_put(fence);
 	xa_destroy(&job->sem_deps);
 	kvfree(job->bo_flags);
-	for (i = 0; i < job->bo_count; i++)
-		megpu_gem_mapping_put(job->mappings[i]);
+	for (i = 0; i < job->bo_count; i++) {
+		if (patient)
+			megpu_gem_mapping_put_patient(job->mappings[i]);
+		else
+			megpu_gem_mapping_put(job->mappings[i]);
+	}
 	kvfree(job->mappings);
 	megpu_sem_unreserve(job);
 	kfree(job->fence_mem);
@@ -661,6 +682,8 @@ void megpu_job_put(struct megpu_job *job)
 	megpu_file_put(job->file);
 	kfree(job);
 	atomic_dec(&mdev->live_jobs);
+	/* maybe the last reference: never from the scheduler's own work */
+	megpu_job_release_device(mdev);
 }
 
 static const struct drm_sched_backend_ops megpu_sched_ops = {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
 /*
- * Semaphores between engines with resource tracking (seed 001).
+ * DOC: Semaphores between engines with resource tracking (seed 001)
+ *
  *
  * Each engine's current timestamp is the seqno its last frame wrote; its
  * next timestamp is the seqno run_job gives the next job. Every job takes
@@ -26,7 +27,6 @@
 #include <linux/dma-mapping.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
-#include <linux/uaccess.h>
 #include <drm/drm_debugfs.h>
 #include <drm/drm_file.h>
 #include <drm/drm_print.h>
@@ -37,8 +37,7 @@
 int megpu_sem_init(struct megpu_device *mdev)
 {
 	mutex_init(&mdev->sem_lock);
-	mutex_init(&mdev->bos_lock);
-	INIT_LIST_HEAD(&mdev->bos);
+	megpu_bo_registry_init(mdev);
 	mdev->sem_cursor = 1;
 	mdev->sems = kvcalloc(MEGPU_SEM_COUNT, sizeof(*mdev->sems), GFP_KERNEL);
 	if (!mdev->sems)
@@ -63,21 +62,6 @@ void megpu_sem_fini(struct megpu_device *mdev)
 u64 megpu_sem_addr(struct megpu_device *mdev, u32 sem)
 {
 	return mdev->sem_dma + sem * sizeof(u64);
-}
-
-void megpu_sem_bo_add(struct megpu_device *mdev, struct megpu_bo *bo)
-{
-	mutex_lock(&mdev->bos_lock);
-	bo->id = ++mdev->next_bo_id;
-	list_add_tail(&bo->dev_node, &mdev->bos);
-	mutex_unlock(&mdev->bos_lock);
-}
-
-void megpu_sem_bo_del(struct megpu_device *mdev, struct megpu_bo *bo)
-{
-	mutex_lock(&mdev->bos_lock);
-	list_del(&bo->dev_node);
-	mutex_unlock(&mdev->bos_lock);
 }
 
 static void megpu_current_ts(struct megpu_device *mdev, u64 *cur)
@@ -373,40 +357,6 @@ static int megpu_frames_show(struct seq_file *m, void *data)
 	return 0;
 }
 
-static int megpu_delay_show(struct seq_file *m, void *data)
-{
-	struct megpu_device *mdev = m->private;
-	unsigned int i;
-
-	for (i = 0; i < mdev->num_engines; i++)
-		seq_printf(m, "%u %u\n", i,
-			   megpu_eng_read(&mdev->engines[i],
-					  MEGPU_ENG_DELAY_US));
-	return 0;
-}
-
-/* "ENGINE USEC": hold an engine back before each packet (tests). */
-static ssize_t megpu_delay_write(struct file *file, const char __user *ubuf,
-				 size_t len, loff_t *pos)
-{
-	struct megpu_device *mdev =
-		((struct seq_file *)file->private_data)->private;
-	unsigned int engine, usec;
-	char buf[32];
-	int ret;
-
-	ret = megpu_debugfs_arg(ubuf, len, buf, sizeof(buf));
-	if (ret)
-		return ret;
-	if (sscanf(buf, "%u %u", &engine, &usec) != 2 ||
-	    engine >= mdev->num_engines || usec > 1000000)
-		return -EINVAL;
-	megpu_eng_write(&mdev->engines[engine], MEGPU_ENG_DELAY_US, usec);
-	return len;
-}
-
-DEFINE_SHOW_STORE_ATTRIBUTE(megpu_delay);
-
 static const struct drm_debugfs_info megpu_sem_debugfs_list[] = {
 	{ "timestamps", megpu_timestamps_show, 0 },
 	{ "semaphores", megpu_semaphores_show, 0 },
@@ -418,15 +368,4 @@ void megpu_sem_debugfs_init(struct megpu_device *mdev)
 {
 	drm_debugfs_add_files(&mdev->drm, megpu_sem_debugfs_list,
 			      ARRAY_SIZE(megpu_sem_debugfs_list));
-}
-
-/* drm_driver.debugfs_init: the files that can be written. */
-void megpu_debugfs_minor_init(struct drm_minor *minor)
-{
-	debugfs_create_file("delay_us", 0644, minor->debugfs_root,
-			    to_megpu(minor->dev), &megpu_delay_fops);
-	debugfs_create_u32("sem_pool_limit", 0644, minor->debugfs_root,
-			   &to_megpu(minor->dev)->sem_limit);
-	megpu_flush_debugfs_minor_init(minor);
-	megpu_mgpu_debugfs_minor_init(minor);
 }

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
-/* The wait-bucket planner; see megpu_sem_plan.h. */
+/*
+ * DOC: Wait-bucket planner, the code
+ *
+ * Steps 5-9 of seed 001's flow chart; see megpu_sem_plan.h.
+ */
 
 #include "megpu_sem_plan.h"
 

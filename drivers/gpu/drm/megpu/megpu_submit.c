@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
 /*
+ * DOC: The SUBMIT ioctl
+ *
  * The SUBMIT ioctl: validate every field, collect the job's dependencies
  * (in-syncobjs and, unless told otherwise, the BOs' earlier fences), push
  * the job to its engine's scheduler and publish its fence in the BOs and
@@ -232,6 +234,12 @@ static struct megpu_job *megpu_job_alloc(struct megpu_file *mfile, u32 count)
 	xa_init_flags(&job->sem_deps, XA_FLAGS_ALLOC);
 	job->file = megpu_file_get(mfile);
 	job->vm = megpu_vm_get(mfile->vm);
+	/*
+	 * The job keeps the device: the file that submitted it may be
+	 * closed and the device unbound while it is in a ring, and the
+	 * device's release must not come before the job's (megpu_cleanup.c).
+	 */
+	megpu_job_hold_device(mfile->mdev);
 	atomic_inc(&mfile->mdev->live_jobs);
 	return job;
 }

@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* Copyright 2026 The megpu authors */
+/*
+ * DOC: Tracepoints
+ *
+ * Jobs run, done and timed out, and faults, per engine (tracefs events
+ * megpu:*).
+ */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM megpu
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Task queues (seed 002): what the kernel checks of a queue, and the
+ * DOC: Task queues (seed 002)
+ *
+ * What the kernel checks of a queue, and the
  * CPU's release notification of the EVENT exclusion mode.
  *
  * The queues themselves live in client BOs and are shared by CPU threads

@@ -60,6 +60,11 @@
  * ticks, no fast-forward for flushes or full queues), so queues fill and
  * flushes stay BUSY until the test steps the clock.
  *
+ * TEST_HOLD (x-test-regs, guest tests): HOLD_TIME stops landing by time
+ * and engine ticks (only flushes and full queues land writes); HOLD_ALL
+ * stops all landing, so host flushes and FLUSH packets wait until the
+ * test writes 0.
+ *
  * The MC thread serves host flushes only. It never takes the BQL or an
  * engine lock. The virtual-time timer runs under the BQL and takes only
  * @wq_lock (the order MMIO handlers use too).
@@ -160,6 +165,19 @@ static int64_t megpu_wq_vticks(MegpuState *s)
 static int64_t megpu_wq_clock(MegpuState *s, MegpuEngine *e)
 {
     return megpu_wq_vticks(s) + (s->hold_writes ? 0 : e->wq_steps);
+}
+
+/* TEST_HOLD: writes do not land because time passes */
+static bool megpu_wq_time_held(MegpuState *s)
+{
+    return qatomic_read(&s->test_hold) != MEGPU_TEST_HOLD_NONE;
+}
+
+/* TEST_HOLD_ALL or x-hold-writes: waits do not fast-forward */
+static bool megpu_wq_ff_held(MegpuState *s)
+{
+    return s->hold_writes ||
+           qatomic_read(&s->test_hold) == MEGPU_TEST_HOLD_ALL;
 }
 
 /* Make the virtual-time timer fire by the time @e's tick @due comes. */
@@ -408,7 +426,7 @@ static bool megpu_wq_fast_forward_locked(MegpuState *s, MegpuEngine *e)
 {
     int64_t t = megpu_wq_next_due_locked(s, e), clock;
 
-    if (s->hold_writes || t == INT64_MAX) {
+    if (megpu_wq_ff_held(s) || t == INT64_MAX) {
         return false;
     }
     clock = megpu_wq_clock(s, e);
@@ -427,7 +445,7 @@ static bool megpu_wq_make_room_locked(MegpuState *s)
 {
     MegpuWrite *w, *first = NULL;
 
-    if (s->hold_writes) {
+    if (megpu_wq_ff_held(s)) {
         return false;
     }
     QTAILQ_FOREACH(w, &s->mc_queue, link) {
@@ -445,7 +463,8 @@ void megpu_wq_tick(MegpuEngine *e)
     MegpuState *s = e->s;
     bool changed;
 
-    if (!qatomic_read(&e->wq_pending) || s->hold_writes) {
+    if (!qatomic_read(&e->wq_pending) || s->hold_writes ||
+        megpu_wq_time_held(s)) {
         return;
     }
     qemu_mutex_lock(&s->wq_lock);
@@ -469,7 +488,7 @@ static void megpu_mc_timer_cb(void *opaque)
     bool changed = false;
 
     qemu_mutex_lock(&s->wq_lock);
-    for (unsigned n = 0; n < s->num_engines; n++) {
+    for (unsigned n = 0; n < s->num_engines && !megpu_wq_time_held(s); n++) {
         if (s->engines[n].wq_pending) {
             changed |= megpu_wq_catch_up_locked(s, &s->engines[n]);
         }
@@ -501,7 +520,7 @@ static void *megpu_mc_thread(void *opaque)
         MegpuWrite *oldest = NULL;
 
         megpu_flush_check_locked(s);
-        if (s->flushes->len && !s->hold_writes) {
+        if (s->flushes->len && !megpu_wq_ff_held(s)) {
             oldest = megpu_wq_oldest_locked(s);
             if (oldest && !megpu_wq_fast_forward_locked(s, oldest->e)) {
                 megpu_wq_make_room_locked(s);
@@ -604,7 +623,7 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
     if (!s->hold_writes) {
         e->wq_steps++;
     }
-    changed = megpu_wq_catch_up_locked(s, e);
+    changed = !megpu_wq_time_held(s) && megpu_wq_catch_up_locked(s, e);
     megpu_wq_arm_locked(s, e, w->due);
     qemu_mutex_unlock(&s->wq_lock);
     if (changed) {
@@ -793,9 +812,38 @@ static void megpu_flush_start(MegpuState *s)
     qemu_mutex_unlock(&s->wq_lock);
 }
 
+/* TEST_HOLD written: hold, or let the waits go on */
+static void megpu_wq_set_test_hold(MegpuState *s, uint32_t val)
+{
+    if (!s->test_regs) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "megpu: TEST_HOLD without x-test-regs, ignored\n");
+        return;
+    }
+    if (val > MEGPU_TEST_HOLD_ALL) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "megpu: TEST_HOLD %u unknown, ignored\n", val);
+        return;
+    }
+    qemu_mutex_lock(&s->wq_lock);
+    qatomic_set(&s->test_hold, val);
+    /* the MC thread, FLUSH packets and the timer look again */
+    event_notifier_set(&s->mc_notify);
+    qemu_cond_broadcast(&s->wq_cond);
+    if (val == MEGPU_TEST_HOLD_NONE) {
+        timer_mod_anticipate_ns(s->mc_timer,
+                                qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + 1);
+    }
+    qemu_mutex_unlock(&s->wq_lock);
+    megpu_wake_waiters(s);
+}
+
 bool megpu_wq_reg_read(MegpuState *s, hwaddr addr, uint64_t *val)
 {
     switch (addr) {
+    case MEGPU_REG_TEST_HOLD:
+        *val = qatomic_read(&s->test_hold);
+        return true;
     case MEGPU_REG_WRITE_MODE:
         *val = qatomic_read(&s->write_mode);
         return true;
@@ -849,6 +897,9 @@ bool megpu_wq_reg_write(MegpuState *s, hwaddr addr, uint32_t val)
         s->misc_irq_status &= ~val;
         qemu_mutex_unlock(&s->wq_lock);
         return true;
+    case MEGPU_REG_TEST_HOLD:
+        megpu_wq_set_test_hold(s, val);
+        return true;
     case MEGPU_REG_FLUSH_SEQ:
     case MEGPU_REG_QUEUE_MC:
         return true;            /* read-only: ignored */
@@ -892,6 +943,7 @@ void megpu_wq_reset(MegpuState *s)
     s->vclock_base = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     timer_del(s->mc_timer);
     qatomic_set(&s->write_mode, s->write_mode_reset);
+    qatomic_set(&s->test_hold, MEGPU_TEST_HOLD_NONE);
     qemu_cond_broadcast(&s->wq_cond);
     qemu_mutex_unlock(&s->wq_lock);
 }

@@ -339,6 +339,8 @@ static const Property megpu_properties[] = {
                                         MEGPU_HW_VERSION_MINOR)),
     DEFINE_PROP_BOOL("x-drop-irqs", MegpuState, drop_irqs, false),
     DEFINE_PROP_BOOL("x-hold-writes", MegpuState, hold_writes, false),
+    /* tests: MEGPU_REG_TEST_HOLD holds posted writes at runtime */
+    DEFINE_PROP_BOOL("x-test-regs", MegpuState, test_regs, false),
     /*
      * Relaxed by default: it is the seed's hardware, and it makes every
      * job exercise the driver's flushes. Strict is there to compare.

@@ -152,6 +152,8 @@ struct MegpuState {
     bool drop_irqs;             /* x-drop-irqs: test a dead interrupt path */
     /* x-hold-writes: posted writes move only with virtual time (tests) */
     bool hold_writes;
+    bool test_regs;         /* x-test-regs: MEGPU_REG_TEST_HOLD exists */
+    uint32_t test_hold;     /* MEGPU_TEST_HOLD_*, under wq_lock (atomic) */
     uint32_t wave_budget;       /* instructions per wave, 0: unlimited */
     uint32_t wave_spin_us;      /* poll this long for a SYSCALL's restart */
     bool wave_nonatomic;        /* x-wave-nonatomic: test the atomics test */

@@ -238,17 +238,29 @@ TEST_F_TIMEOUT(gpu, idle_is_not_visibility, 90)
 		ASSERT_EQ(0, wait_idle_counted(&self->t, e, &a, &b))
 			TH_LOG("run %u: no idle interrupt counted on %s", i,
 			       b.eng[e].name);
-		/* idle, and the data is not necessarily there */
+		/*
+		 * Idle, and the data is not necessarily there: stale data
+		 * after the stats were read means its writes were still
+		 * queued when they were (a write leaves the queues only by
+		 * landing), so the queues the driver shows held some.
+		 */
 		if (stale_pages(bo, i + 1)) {
 			stale++;
 			queued = b.eng[e].queue + b.mc_queue;
+			EXPECT_LT(0, queued)
+				TH_LOG("run %u: stale after idle, but debugfs "
+				       "showed empty queues", i);
 		}
-		/* the flush makes it visible, always */
+		/* the flush makes it visible, always, and empties them */
 		ASSERT_EQ(0, megpu_flush(&self->t.gpu, &seqno));
 		EXPECT_LT(last, seqno);
 		last = seqno;
 		ASSERT_EQ(0, stale_pages(bo, i + 1))
 			TH_LOG("run %u: stale after the flush", i);
+		ASSERT_EQ(0, mt_flush_stats(&self->t, &b));
+		EXPECT_EQ(0, b.eng[e].queue + b.mc_queue)
+			TH_LOG("run %u: %u + %u writes queued after the flush",
+			       i, b.eng[e].queue, b.mc_queue);
 	}
 	TH_LOG("%u runs, stale after idle in %u (queued then: %u)", i, stale,
 	       queued);

@@ -458,43 +458,13 @@ static inline int mt_cs_copy_any(const struct mt *t, unsigned int engine,
 /* A whole text file (debugfs, sysfs, procfs) in a new buffer, or NULL. */
 static inline char *mt_slurp(const char *path)
 {
-	size_t len = 0, cap = 65536;
-	char *buf = malloc(cap + 1), *bigger;
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0 || !buf) {
-		free(buf);
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	while ((n = read(fd, buf + len, cap - len)) > 0) {
-		len += n;
-		if (len == cap) {
-			cap *= 2;
-			bigger = realloc(buf, cap + 1);
-			if (!bigger) {
-				free(buf);
-				close(fd);
-				return NULL;
-			}
-			buf = bigger;
-		}
-	}
-	close(fd);
-	buf[len] = '\0';
-	return buf;
+	return megpu_read_file(path);
 }
 
 /* The device's debugfs file @name, read whole, or NULL. */
 static inline char *mt_debugfs(struct mt *t, const char *name)
 {
-	char path[256];
-
-	if (megpu_debugfs_path(&t->gpu, name, path, sizeof(path)))
-		return NULL;
-	return mt_slurp(path);
+	return megpu_debugfs_read(&t->gpu, name);
 }
 
 static inline int mt_write_file(const char *path, const char *text)
@@ -513,41 +483,23 @@ static inline int mt_write_file(const char *path, const char *text)
 
 #define MT_PARAM_DIR "/sys/module/megpu/parameters/"
 
-/* A bool parameter of megpu.ko: 1 (Y), 0 (N) or -errno. */
+/* A bool parameter of megpu.ko: 1 (Y), 0 (N) or -errno (libmegpu). */
 static inline int mt_param_get(const char *name)
 {
-	char path[128], *text;
-	int ret;
-
-	snprintf(path, sizeof(path), MT_PARAM_DIR "%s", name);
-	text = mt_slurp(path);
-	if (!text)
-		return -errno ?: -EIO;
-	ret = text[0] == 'Y' || text[0] == 'y' || text[0] == '1';
-	free(text);
-	return ret;
+	return megpu_module_param_get(name);
 }
 
 /* Set a bool parameter of megpu.ko (gpu_semaphores, drop_waits). */
 static inline int mt_param_set(const char *name, bool on)
 {
-	char path[128];
-
-	snprintf(path, sizeof(path), MT_PARAM_DIR "%s", name);
-	return mt_write_file(path, on ? "Y" : "N");
+	return megpu_module_param_set(name, on);
 }
 
 /* debugfs delay_us: @engine sleeps @usec before each packet (0: off). */
 static inline int mt_delay_us(struct mt *t, unsigned int engine,
 			      unsigned int usec)
 {
-	char path[256], text[32];
-	int ret = megpu_debugfs_path(&t->gpu, "delay_us", path, sizeof(path));
-
-	if (ret)
-		return ret;
-	snprintf(text, sizeof(text), "%u %u", engine, usec);
-	return mt_write_file(path, text);
+	return megpu_debug_delay_us(&t->gpu, engine, usec);
 }
 
 /* --- posted writes and flushes (seed 004) --- */
@@ -593,47 +545,11 @@ static inline int mt_flush_ioctl(struct mt *t, uint32_t flags, uint32_t pad,
 	return 0;
 }
 
-/* Engine index for a driver engine name ("copy0"), or -1. */
-static inline int mt_engine_by_name(const struct mt *t, const char *name,
-				    size_t len)
-{
-	char buf[16];
-	unsigned int e;
-
-	for (e = 0; e < t->engines; e++) {
-		megpu_engine_name(t->types, e, buf, sizeof(buf));
-		if (strlen(buf) == len && !strncmp(buf, name, len))
-			return (int)e;
-	}
-	return -1;
-}
-
 /* debugfs "timestamps": the engine's current and next timestamps. */
 static inline int mt_timestamps(struct mt *t, unsigned int engine,
 				uint64_t *cur, uint64_t *next)
 {
-	char name[16], *text, *line;
-	unsigned long long c, n;
-	int ret = -ENOENT;
-
-	text = mt_debugfs(t, "timestamps");
-	if (!text)
-		return -ENOENT;
-	megpu_engine_name(t->types, engine, name, sizeof(name));
-	for (line = text; line; line = strchr(line, '\n')) {
-		line += *line == '\n';
-		if (!strncmp(line, name, strlen(name)) &&
-		    line[strlen(name)] == ' ' &&
-		    sscanf(line + strlen(name), " current %llu next %llu",
-			   &c, &n) == 2) {
-			*cur = c;
-			*next = n;
-			ret = 0;
-			break;
-		}
-	}
-	free(text);
-	return ret;
+	return megpu_debug_timestamps(&t->gpu, engine, cur, next);
 }
 
 /* Poll until @engine is idle (current == next - 1); 0 or -EBUSY. */
@@ -660,14 +576,11 @@ static inline int mt_engine_settle(struct mt *t, unsigned int engine,
 static inline int mt_sem_busy(struct mt *t, unsigned int *pool,
 			      unsigned int *busy)
 {
-	char *text = mt_debugfs(t, "semaphores");
-	int ret = 0;
+	struct megpu_debug_sems s;
+	int ret = megpu_debug_semaphores(&t->gpu, &s, 0);
 
-	if (!text)
-		return -ENOENT;
-	if (sscanf(text, "pool %u busy %u", pool, busy) != 2)
-		ret = -EBADMSG;
-	free(text);
+	*pool = s.pool;
+	*busy = s.busy;
 	return ret;
 }
 
@@ -691,76 +604,9 @@ static inline int mt_sem_settle(struct mt *t, unsigned int most,
 	}
 }
 
-/* A semaphore reference as debugfs prints it: "copy0@12:sem7". */
-struct mt_sem_ref {
-	int engine;	/* index, -1 when the name is unknown */
-	uint64_t ts;
-	uint32_t sem;
-};
-
-/* One line of debugfs "frames". */
-struct mt_frame {
-	unsigned int engine;
-	uint64_t seqno;
-	uint32_t ctx;
-	uint64_t ib;
-	unsigned int nwaits;
-	struct mt_sem_ref waits[MEGPU_MAX_ENGINES];
-	struct mt_sem_ref signal;
-};
-
-/* Parse "NAME@TS:semK" at *@p, advance past it; 0 or -EBADMSG. */
-static inline int mt_parse_ref(const struct mt *t, const char **p,
-			       struct mt_sem_ref *r)
-{
-	const char *at = strchr(*p, '@');
-	unsigned long long ts;
-	unsigned int sem;
-	int used;
-
-	if (!at || sscanf(at, "@%llu:sem%u%n", &ts, &sem, &used) != 2)
-		return -EBADMSG;
-	r->engine = mt_engine_by_name(t, *p, at - *p);
-	r->ts = ts;
-	r->sem = sem;
-	*p = at + used;
-	return 0;
-}
-
-/* Parse one line of debugfs "frames"; 0 or -EBADMSG. */
-static inline int mt_parse_frame(const struct mt *t, const char *line,
-				 struct mt_frame *f)
-{
-	unsigned long long seqno, ib;
-	const char *sp = strchr(line, ' '), *p;
-	unsigned int ctx, n, i;
-	int e, used;
-
-	if (!sp)
-		return -EBADMSG;
-	e = mt_engine_by_name(t, line, sp - line);
-	if (e < 0 || sscanf(sp, " seqno %llu ctx %u ib 0x%llx waits %u%n",
-			    &seqno, &ctx, &ib, &n, &used) != 4 ||
-	    n > MEGPU_MAX_ENGINES)
-		return -EBADMSG;
-	memset(f, 0, sizeof(*f));
-	f->engine = e;
-	f->seqno = seqno;
-	f->ctx = ctx;
-	f->ib = ib;
-	f->nwaits = n;
-	p = sp + used;
-	for (i = 0; i < n; i++) {
-		while (*p == ' ')
-			p++;
-		if (mt_parse_ref(t, &p, &f->waits[i]))
-			return -EBADMSG;
-	}
-	if (strncmp(p, " signal ", 8))
-		return -EBADMSG;
-	p += 8;
-	return mt_parse_ref(t, &p, &f->signal);
-}
+/* A frame as debugfs "frames" shows it (libmegpu parses it). */
+#define mt_frame megpu_debug_frame
+#define MT_FRAMES (16 * MEGPU_MAX_ENGINES)
 
 /*
  * The newest frame in debugfs "frames" of @engine whose IB is at @ib_va
@@ -770,29 +616,44 @@ static inline int mt_parse_frame(const struct mt *t, const char *line,
 static inline int mt_frame_find(struct mt *t, unsigned int engine,
 				uint64_t ib_va, struct mt_frame *f)
 {
-	char *text = mt_debugfs(t, "frames"), *line, *nl;
-	struct mt_frame cur;
-	int ret = -ENOENT;
+	struct mt_frame *all = calloc(MT_FRAMES, sizeof(*all));
+	int n, i, ret = -ENOENT;
 
-	if (!text)
-		return -ENOENT;
-	for (line = text; *line; line = nl + 1) {
-		nl = strchr(line, '\n');
-		if (!nl)
-			break;
-		*nl = '\0';
-		if (mt_parse_frame(t, line, &cur)) {
-			ret = -EBADMSG;
-			break;
-		}
+	memset(f, 0, sizeof(*f));
+	if (!all)
+		return -ENOMEM;
+	n = megpu_debug_frames(&t->gpu, all, MT_FRAMES);
+	if (n < 0)
+		ret = n;
+	for (i = 0; i < n; i++) {
 		/* IB addresses repeat across clients: the context tells */
-		if (cur.engine == engine && cur.ib == ib_va &&
-		    (!t->ctx || cur.ctx == t->ctx)) {
-			*f = cur;
+		if (all[i].engine == engine && all[i].ib == ib_va &&
+		    (!t->ctx || all[i].ctx == t->ctx)) {
+			*f = all[i];
 			ret = 0;
 		}
 	}
-	free(text);
+	free(all);
+	return ret;
+}
+
+/*
+ * The packets of the last frames in @engine's ring, decoded by libmegpu
+ * from the ring words debugfs "rings" shows: their count, or -errno.
+ */
+static inline int mt_ring_packets(struct mt *t, unsigned int engine,
+				  struct megpu_debug_packet *out, int max)
+{
+	struct megpu_debug_ring r[MEGPU_MAX_ENGINES];
+	int n, i, ret = -ENOENT;
+
+	n = megpu_debug_rings(&t->gpu, r, MEGPU_MAX_ENGINES);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++)
+		if (r[i].engine == engine)
+			ret = megpu_debug_ring_packets(&r[i], out, max);
+	megpu_debug_rings_free(r, n);
 	return ret;
 }
 

@@ -155,22 +155,19 @@ TEST_F(gpu, other_client_unaffected_by_fault)
 /* A semaphore of the driver's pool: the address a frame SIGNALs. */
 static uint64_t pool_address(struct __test_metadata *_metadata, struct mt *t)
 {
+	static struct megpu_debug_packet k[512];
 	struct megpu_bo *probe;
-	uint64_t addr = 0;
-	char *rings, *p;
+	int n, i;
 
 	if (mt_bo(&t->gpu, 4096, 0, &probe))
 		return 0;
 	EXPECT_EQ(0, mt_probe_engine(t, 0, probe, 0, 1));
 	megpu_bo_free(probe);
-	rings = mt_debugfs(t, "rings");
-	if (!rings)
-		return 0;
-	p = strstr(rings, "SIGNAL addr=");
-	if (p)
-		addr = strtoull(p + strlen("SIGNAL addr="), NULL, 0);
-	free(rings);
-	return addr;
+	n = mt_ring_packets(t, 0, k, 512);
+	for (i = 0; i < n; i++)
+		if (k[i].op == MEGPU_PKT_SIGNAL)
+			return k[i].a;
+	return 0;
 }
 
 #define POOL_BO_MAX (128u << 20)

@@ -50,6 +50,7 @@ struct plan {
 };
 
 static uint64_t rnd_state;
+static unsigned int njobs = JOBS;	/* jobs per client this run */
 
 static uint32_t rnd(void)
 {
@@ -99,23 +100,25 @@ static void make_plan(struct plan *p, unsigned int jobs, unsigned int engines)
 	}
 }
 
-/* The number of WAITs in the frames debugfs shows now. */
+/* The number of WAITs in the frames debugfs shows now (libmegpu). */
 static unsigned int frame_waits(struct mt *t)
 {
-	char *text = mt_debugfs(t, "frames"), *p;
-	unsigned int n = 0, w;
+	static struct megpu_debug_frame f[16 * MEGPU_MAX_ENGINES];
+	int n = megpu_debug_frames(&t->gpu, f, 16 * MEGPU_MAX_ENGINES), i;
+	unsigned int w = 0;
 
-	for (p = text; p && (p = strstr(p, " waits ")); p++)
-		if (sscanf(p, " waits %u", &w) == 1)
-			n += w;
-	free(text);
-	return n;
+	for (i = 0; i < n; i++)
+		w += f[i].nwaits;
+	return w;
 }
 
 struct client {
 	struct mt t;
 	unsigned int id;
 	struct megpu_bo *cells[CELLS], *log, *kargs, *ibs;
+	struct megpu_bo *gate;	/* the negative control's hold */
+	struct mt_job hold;
+	unsigned int held;	/* the engine it holds */
 	uint32_t sync[JOBS];
 	struct plan plan[JOBS];
 };
@@ -158,7 +161,7 @@ static unsigned int check(struct client *cl)
 	uint32_t last[CELLS] = { 0 }, *log = mt_u32(cl->log), got;
 	unsigned int j, k, bad = 0;
 
-	for (j = 0; j < JOBS; j++) {
+	for (j = 0; j < njobs; j++) {
 		const struct plan *p = &cl->plan[j];
 
 		for (k = 0; k < p->nr; k++) {
@@ -185,8 +188,90 @@ static unsigned int check(struct client *cl)
 	return bad;
 }
 
+/*
+ * The wrong values the control must produce at least when engine @h is
+ * held: reads on another engine of a cell whose last writer (in
+ * submission order) ran on @h.
+ */
+static unsigned int control_expected(const struct client *cl, unsigned int h)
+{
+	int last[CELLS];
+	unsigned int j, k, n = 0;
+
+	for (k = 0; k < CELLS; k++)
+		last[k] = -1;
+	for (j = 0; j < njobs; j++) {
+		const struct plan *p = &cl->plan[j];
+
+		for (k = 0; p->engine != h && k < p->nr; k++)
+			if (last[p->r[k]] >= 0 &&
+			    cl->plan[last[p->r[k]]].engine == h)
+				n++;
+		for (k = 0; k < p->nw; k++)
+			last[p->w[k]] = (int)j;
+	}
+	return n;
+}
+
+/*
+ * The negative control (drop_waits=Y): before the plan, a job on the
+ * engine whose holding the plan makes show most, that WAITs in its IB for
+ * a gate the CPU opens only once every job of the other engines is done.
+ * That engine's jobs run after all of them then, whatever the timing:
+ * each read on another engine of a cell it wrote last sees an older
+ * value, and the checker must count it.
+ */
+static int hold_engine(struct client *cl, struct megpu_cs *cs)
+{
+	unsigned int e, best = 0;
+	int ret;
+
+	for (e = 1; e < cl->t.engines; e++)
+		if (control_expected(cl, e) > control_expected(cl, best))
+			best = e;
+	cl->held = best;
+	ret = mt_bo(&cl->t.gpu, 4096, 0, &cl->gate);
+	if (ret)
+		return ret;
+	megpu_cs_reset(cs);
+	mt_gate_hold(cs, cl->gate);
+	return mt_submit(&cl->t.gpu, &cl->hold, best, cs, &cl->gate, 1,
+			 DRM_MEGPU_SUBMIT_NO_IMPLICIT);
+}
+
+static int release_engine(struct client *cl)
+{
+	int64_t deadline = megpu_now_ns() + DEADLINE_S * 1000000000ll;
+	unsigned int j;
+	int ret;
+
+	for (j = 0; j < njobs; j++) {
+		if (cl->plan[j].engine == cl->held)
+			continue;
+		ret = megpu_syncobj_wait(&cl->t.gpu, cl->sync[j], 0,
+					 deadline - megpu_now_ns());
+		if (ret) {
+			fprintf(stderr, "# control: job %u (engine %u) not "
+				"done with engine %u held: %s\n", j + 1,
+				cl->plan[j].engine, cl->held, strerror(-ret));
+			return ret;
+		}
+	}
+	/* the held engine still at its gate: the hold did not time out */
+	if (!mt_pending(&cl->t.gpu, cl->hold.sync, 0)) {
+		fprintf(stderr, "# control: the hold on engine %u ended early "
+			"(%s)\n", cl->held,
+			strerror(-mt_job_done(&cl->hold, 0)));
+		return -EIO;
+	}
+	mt_gate_open(cl->gate);
+	ret = mt_job_finish(&cl->hold, mt_job_ns(&cl->t));
+	megpu_bo_free(cl->gate);
+	return ret;
+}
+
 /* One client's work; 0 when everything was right. */
-static int client(unsigned int id, uint64_t seed)
+static int client(unsigned int id, uint64_t seed, unsigned int *nbad)
 {
 	struct client *cl = calloc(1, sizeof(*cl));
 	unsigned int j, k, bad = 0, waits = 0;
@@ -212,10 +297,16 @@ static int client(unsigned int id, uint64_t seed)
 		return 1;
 	}
 	memset(cl->log->map, 0xff, cl->log->size);
-	make_plan(cl->plan, JOBS, cl->t.engines);
+	make_plan(cl->plan, njobs, cl->t.engines);
 
 	megpu_cs_init(&cs);
-	for (j = 0; j < JOBS; j++) {
+	if (nbad) {
+		/* the control: one engine held until the others are done */
+		ret = hold_engine(cl, &cs);
+		if (ret)
+			return 1;
+	}
+	for (j = 0; j < njobs; j++) {
 		ret = submit(cl, j, &cs);
 		if (ret) {
 			fprintf(stderr, "# client %u job %u: submit: %s\n", id,
@@ -226,9 +317,11 @@ static int client(unsigned int id, uint64_t seed)
 			waits += frame_waits(&cl->t);
 	}
 	megpu_cs_fini(&cs);
+	if (nbad && release_engine(cl))
+		return 1;
 
 	deadline = megpu_now_ns() + DEADLINE_S * 1000000000ll;
-	for (j = 0; j < JOBS; j++) {
+	for (j = 0; j < njobs; j++) {
 		ret = megpu_syncobj_wait(&cl->t.gpu, cl->sync[j], 0,
 					 deadline - megpu_now_ns());
 		if (ret) {
@@ -238,11 +331,25 @@ static int client(unsigned int id, uint64_t seed)
 			return 1;
 		}
 		ret = megpu_fence_status(cl->t.gpu.fd, cl->sync[j], 0);
+		if (ret && nbad) {
+			fprintf(stderr, "# control: job %u: %s\n", j + 1,
+				strerror(-ret));
+			return 1;
+		}
 		if (ret && bad++ < 8)
 			fprintf(stderr, "# client %u job %u: %s\n", id, j + 1,
 				strerror(-ret));
 	}
 	bad += check(cl);
+	if (nbad) {
+		unsigned int want = control_expected(cl, cl->held);
+
+		fprintf(stderr, "# control: engine %u held, %u wrong values, "
+			"at least %u expected\n", cl->held, bad, want);
+		*nbad = bad;
+		bad = !want || bad < want;
+		waits = 1;
+	}
 	if (id == 0) {
 		fprintf(stderr, "# client 0: %u WAITs in sampled frames\n",
 			waits);
@@ -251,7 +358,7 @@ static int client(unsigned int id, uint64_t seed)
 				"GPU: semaphores not exercised\n");
 	}
 
-	for (j = 0; j < JOBS; j++)
+	for (j = 0; j < njobs; j++)
 		megpu_syncobj_free(&cl->t.gpu, cl->sync[j]);
 	megpu_bo_free(cl->ibs);
 	megpu_bo_free(cl->kargs);
@@ -293,7 +400,7 @@ TEST_F_TIMEOUT(gpu, random_dag_many_clients, 300)
 		pid[c] = fork();
 		ASSERT_LE(0, pid[c]);
 		if (!pid[c])
-			_exit(client(c, seed));
+			_exit(client(c, seed, NULL));
 	}
 	for (c = 0; c < CLIENTS; c++) {
 		ASSERT_EQ(pid[c], waitpid(pid[c], &status, 0));
@@ -314,6 +421,39 @@ TEST_F_TIMEOUT(gpu, random_dag_many_clients, 300)
 		       (unsigned long long)now[2], (unsigned long long)base[0],
 		       (unsigned long long)base[1],
 		       (unsigned long long)base[2]);
+}
+
+#define CONTROL_JOBS 64
+
+/*
+ * The checker checked, in every run: with the WAITs dropped (drop_waits)
+ * and one engine held until the others are done, the checker finds
+ * at least the wrong values the plan implies (a deterministic lower
+ * bound, not a race that may or may not show).
+ */
+TEST_F_TIMEOUT(gpu, dropped_waits_are_caught, 120)
+{
+	struct mt *t = &self->t;
+	unsigned int bad = 0;
+	int status;
+	pid_t pid;
+
+	MT_NEED_ENGINES(t, 2);
+	if (mt_param_get("drop_waits") < 0)
+		SKIP(return, "no drop_waits parameter");
+	ASSERT_EQ(0, mt_param_set("drop_waits", true));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		njobs = CONTROL_JOBS;
+		status = client(0, 0xc0ffee, &bad);
+		_exit(status ? 1 : bad ? 0 : 2);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, mt_param_set("drop_waits", false));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("the checker missed the dropped waits (status 0x%x)",
+		       status);
 }
 
 TEST_HARNESS_MAIN

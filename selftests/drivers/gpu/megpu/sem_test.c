@@ -57,6 +57,7 @@ FIXTURE_TEARDOWN_PARENT(sem)
 		mt_param_set("gpu_semaphores", self->gpu_semaphores);
 	if (self->drop_waits >= 0)
 		mt_param_set("drop_waits", self->drop_waits);
+	megpu_debugfs_write(&self->t.gpu, "sem_pool_limit", "0");
 	for (e = 0; self->delay_path[0] && e < self->t.engines; e++) {
 		snprintf(text, sizeof(text), "%u 0", e);
 		mt_write_file(self->delay_path, text);
@@ -653,9 +654,9 @@ TEST_F(sem, foreign_fence_holds_job)
 	ASSERT_EQ(0, mt_vgem_signal(vgem, fence));
 	EXPECT_EQ(0, mt_job_done(&j, mt_job_ns(&self->t)));
 	EXPECT_EQ(0xf0f0, mt_u32(out)[0]);
-	if (!mt_frame_find(&self->t, e, mt_job_ib_va(&j), &f))
-		EXPECT_EQ(0, f.nwaits)
-			TH_LOG("a foreign fence is no semaphore");
+	ASSERT_EQ(0, mt_frame_find(&self->t, e, mt_job_ib_va(&j), &f))
+		TH_LOG("the job's frame is not in debugfs \"frames\"");
+	EXPECT_EQ(0, f.nwaits) TH_LOG("a foreign fence is no semaphore");
 	mt_job_free(&j);
 	megpu_bo_free(out);
 	megpu_bo_free(shared);
@@ -701,18 +702,104 @@ TEST_F(sem, timestamps_follow_jobs)
 #define POOL_IB_STRIDE 64
 
 /*
+ * Reuse after expiry, with a pool of two objects (debugfs sem_pool_limit):
+ * both are used and expire on engine B at timestamps above engine A's
+ * next one; a producer P on A, held by a gate, is handed one of them
+ * again, and a consumer C on B WAITs for it. The object's stale value
+ * (B's timestamp, larger than P's) must not satisfy C's WAIT: C stays
+ * pending until P runs, then reads P's value.
+ */
+static void reuse_after_expiry(struct __test_metadata *_metadata,
+			       struct mt *t)
+{
+	struct megpu_bo *x, *out, *gate, *pad;
+	struct mt_frame fq[2], fp, fc;
+	uint64_t ca, na, cb, nb, next[MEGPU_MAX_ENGINES];
+	struct mt_job q[2], p, c;
+	unsigned int ea, eb, e, i;
+
+	/* A: the engine with the smallest next timestamp, B the largest */
+	for (e = 0; e < t->engines; e++) {
+		ASSERT_EQ(0, mt_engine_settle(t, e, 5000));
+		ASSERT_EQ(0, mt_timestamps(t, e, &ca, &next[e]));
+	}
+	ea = 0;
+	for (e = 1; e < t->engines; e++)
+		if (next[e] < next[ea])
+			ea = e;
+	eb = mt_other_engine(t, ea);
+	for (e = 0; e < t->engines; e++)
+		if (e != ea && next[e] > next[eb])
+			eb = e;
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &x));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &out));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &gate));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &pad));
+	/* B's next timestamp well above A's */
+	ASSERT_EQ(0, mt_timestamps(t, ea, &ca, &na));
+	ASSERT_EQ(0, mt_timestamps(t, eb, &cb, &nb));
+	for (i = 0; nb <= na + 4; i++, nb++) {
+		ASSERT_EQ(0, mt_write_job(t, &q[0], eb, pad, 0, i, NULL, NULL,
+					  0, DRM_MEGPU_SUBMIT_NO_IMPLICIT));
+		ASSERT_EQ(0, mt_job_finish(&q[0], mt_job_ns(t)));
+	}
+
+	ASSERT_EQ(0, megpu_debugfs_write(&t->gpu, "sem_pool_limit", "2"));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, mt_write_job(t, &q[i], eb, pad, 4 * i, i, NULL,
+					  NULL, 0,
+					  DRM_MEGPU_SUBMIT_NO_IMPLICIT));
+		ASSERT_EQ(0, mt_job_done(&q[i], mt_job_ns(t)));
+		ASSERT_EQ(0, frame_of(t, &q[i], &fq[i]));
+	}
+	ASSERT_NE(fq[0].signal.sem, fq[1].signal.sem);
+	ASSERT_EQ(0, mt_engine_settle(t, eb, 5000));
+
+	ASSERT_EQ(0, mt_write_job(t, &p, ea, x, 0, 0x5eed, gate, NULL, 0, 0));
+	ASSERT_EQ(0, read_job(t, &c, eb, x, out, NULL, NULL, 0, 0));
+	ASSERT_EQ(0, mt_frame_wait(t, ea, mt_job_ib_va(&p), &fp, FRAME_MS));
+	ASSERT_EQ(0, mt_frame_wait(t, eb, mt_job_ib_va(&c), &fc, FRAME_MS));
+	/* P's object is one B's jobs used and expired: handed out again */
+	EXPECT_TRUE(fp.signal.sem == fq[0].signal.sem ||
+		    fp.signal.sem == fq[1].signal.sem)
+		TH_LOG("P signals sem%u, B's jobs used sem%u and sem%u",
+		       fp.signal.sem, fq[0].signal.sem, fq[1].signal.sem);
+	EXPECT_LT(fp.seqno, fq[0].seqno);
+	ASSERT_EQ(1, fc.nwaits);
+	EXPECT_EQ(fp.signal.sem, fc.waits[0].sem);
+	EXPECT_EQ(fp.seqno, fc.waits[0].ts);
+
+	/* the stale value is above the timestamp C waits for: not enough */
+	usleep(SETTLE_US);
+	EXPECT_TRUE(mt_pending(&t->gpu, c.sync, 0))
+		TH_LOG("C ran before P: a stale semaphore value satisfied it");
+	EXPECT_EQ(0, mt_u32(out)[0]);
+	mt_gate_open(gate);
+	EXPECT_EQ(0, mt_job_finish(&p, mt_job_ns(t)));
+	EXPECT_EQ(0, mt_job_finish(&c, mt_job_ns(t)));
+	EXPECT_EQ(0x5eed, mt_u32(out)[0]);
+	ASSERT_EQ(0, megpu_debugfs_write(&t->gpu, "sem_pool_limit", "0"));
+	for (i = 0; i < 2; i++)
+		mt_job_free(&q[i]);
+	megpu_bo_free(pad);
+	megpu_bo_free(gate);
+	megpu_bo_free(out);
+	megpu_bo_free(x);
+}
+
+/*
  * More jobs than the pool has semaphore objects, each depending on jobs
  * of other engines: none fails (objects are reused once expired), and
- * once idle almost none is busy.
+ * once idle almost none is busy; then an object reused after expiry
+ * cannot satisfy a new wait with its stale value.
  */
 TEST_F_TIMEOUT(sem, pool_is_reused, 180)
 {
 	struct megpu_bo *bos[POOL_BOS], *ibs;
-	unsigned int pool, busy, n, i, k, waits = 0;
+	unsigned int pool, busy, n, i, k;
 	uint32_t sync[POOL_BATCH];
 	struct megpu_job job;
 	struct megpu_cs cs;
-	struct mt_frame f;
 
 	NEED_DEBUGFS(&self->t);
 	MT_NEED_ENGINES(&self->t, 2);
@@ -743,10 +830,6 @@ TEST_F_TIMEOUT(sem, pool_is_reused, 180)
 			ASSERT_EQ(0, megpu_job_run(&self->t.gpu, &job, &cs))
 				TH_LOG("job %u", id);
 		}
-		/* the last job's frame: planned while others ran */
-		if (!mt_frame_find(&self->t, job.engine,
-				   ibs->va + (k - 1) * POOL_IB_STRIDE, &f))
-			waits += f.nwaits;
 		ASSERT_EQ(0, megpu_syncobj_wait_many(&self->t.gpu, sync, k,
 						     true,
 						     mt_job_ns(&self->t)));
@@ -758,10 +841,9 @@ TEST_F_TIMEOUT(sem, pool_is_reused, 180)
 	megpu_cs_fini(&cs);
 	for (k = 0; k < POOL_BOS; k++)
 		EXPECT_EQ(n - 1 - (n - 1 - k) % POOL_BOS, mt_u32(bos[k])[0]);
-	TH_LOG("%u jobs, pool %u, last frames of the batches: %u WAITs", n,
-	       pool, waits);
 	EXPECT_EQ(0, mt_sem_settle(&self->t, self->t.engines, &busy, 5000))
 		TH_LOG("%u semaphore objects still busy when idle", busy);
+	reuse_after_expiry(_metadata, &self->t);
 	for (k = 0; k < POOL_BATCH; k++)
 		megpu_syncobj_free(&self->t.gpu, sync[k]);
 	megpu_bo_free(ibs);
@@ -886,17 +968,13 @@ TEST_F(sem, no_implicit_writer_keeps_earlier_writer)
 	megpu_bo_free(x);
 }
 
-/* debugfs "semaphores": pool_waits, or -1. */
+/* debugfs "semaphores": pool_waits (libmegpu), or -1. */
 static long long pool_waits(struct mt *t)
 {
-	char *text = mt_debugfs(t, "semaphores"), *p;
-	long long v = -1;
+	struct megpu_debug_sems s;
 
-	p = text ? strstr(text, "pool_waits ") : NULL;
-	if (p)
-		v = strtoll(p + strlen("pool_waits "), NULL, 0);
-	free(text);
-	return v;
+	return megpu_debug_semaphores(&t->gpu, &s, 0) ? -1 :
+	       (long long)s.pool_waits;
 }
 
 #define POOL_JOBS 24
@@ -941,65 +1019,11 @@ TEST_F(sem, full_pool_makes_jobs_wait)
 	megpu_bo_free(gate);
 }
 
-/* One decoded ring packet of debugfs "rings". */
-struct ring_pkt {
-	char op[16];		/* WAIT, SET_CONTEXT, IB, NOP, FLUSH, ... */
-	uint64_t a, b;		/* addr/va/pd and value/dwords/ctx */
-};
+#define ring_pkt megpu_debug_packet
 
-/* The packets of @engine's section of "rings"; their count or -1. */
-static int ring_packets(struct mt *t, unsigned int engine,
-			struct ring_pkt *out, int max)
+static bool is(const struct ring_pkt *k, unsigned int op)
 {
-	char name[16], head[24], *text = mt_debugfs(t, "rings"), *line, *save;
-	bool in = false;
-	int n = 0;
-
-	if (!text)
-		return -1;
-	megpu_engine_name(t->types, engine, name, sizeof(name));
-	snprintf(head, sizeof(head), "%s:", name);
-	for (line = strtok_r(text, "\n", &save); line && n < max;
-	     line = strtok_r(NULL, "\n", &save)) {
-		struct ring_pkt *k = &out[n];
-		unsigned int op, count;
-		char *c;
-
-		if (line[0] != ' ') {
-			in = !strcmp(line, head);
-			continue;
-		}
-		c = strchr(line, ':');
-		if (!in || !c)
-			continue;
-		c += 2;
-		memset(k, 0, sizeof(*k));
-		if (sscanf(c, "opcode 0x%x count %u", &op, &count) == 2) {
-			snprintf(k->op, sizeof(k->op), "%s",
-				 op == MEGPU_PKT_NOP ? "NOP" :
-				 op == MEGPU_PKT_FLUSH ? "FLUSH" :
-				 op == MEGPU_PKT_IDLE_SIGNAL ? "IDLE_SIGNAL" :
-				 "?");
-		} else {
-			char *eq = strchr(c, '=');
-
-			sscanf(c, "%15s", k->op);
-			/* "OP key=a key=b" */
-			if (eq)
-				sscanf(eq + 1, "%" SCNi64, &k->a);
-			if (eq && strchr(eq + 1, '='))
-				sscanf(strchr(eq + 1, '=') + 1, "%" SCNi64,
-				       &k->b);
-		}
-		n++;
-	}
-	free(text);
-	return n;
-}
-
-static bool is(const struct ring_pkt *k, const char *op)
-{
-	return !strcmp(k->op, op);
+	return k->op == op;
 }
 
 /*
@@ -1015,26 +1039,26 @@ static int ring_frames(const struct ring_pkt *k, int n, uint64_t ib,
 
 	while (i < n) {
 		start = i;
-		while (i < n && is(&k[i], "WAIT"))
+		while (i < n && is(&k[i], MEGPU_PKT_WAIT))
 			i++;
-		if (i >= n || !is(&k[i++], "SET_CONTEXT"))
+		if (i >= n || !is(&k[i++], MEGPU_PKT_SET_CONTEXT))
 			return -i;
-		if (i < n && is(&k[i], "SET_MAILBOX"))
+		if (i < n && is(&k[i], MEGPU_PKT_SET_MAILBOX))
 			i++;
-		if (i >= n || !(is(&k[i], "IB") || is(&k[i], "NOP")))
+		if (i >= n || !(is(&k[i], MEGPU_PKT_IB) || is(&k[i], MEGPU_PKT_NOP)))
 			return -(i + 1);
-		if (is(&k[i], "IB") && k[i].a == ib) {
+		if (is(&k[i], MEGPU_PKT_IB) && k[i].a == ib) {
 			*first = start;
 			*last = i;
 		}
 		i++;
-		if (i < n && is(&k[i], "FLUSH"))
+		if (i < n && is(&k[i], MEGPU_PKT_FLUSH))
 			i++;
-		if (i >= n || !is(&k[i++], "SIGNAL"))
+		if (i >= n || !is(&k[i++], MEGPU_PKT_SIGNAL))
 			return -i;
-		if (i >= n || !is(&k[i++], "TIMESTAMP"))
+		if (i >= n || !is(&k[i++], MEGPU_PKT_TIMESTAMP))
 			return -i;
-		if (i < n && is(&k[i], "IDLE_SIGNAL"))
+		if (i < n && is(&k[i], MEGPU_PKT_IDLE_SIGNAL))
 			i++;
 		frames++;
 	}
@@ -1070,8 +1094,8 @@ TEST_F(sem, frames_in_ring_order)
 	usleep(100000);
 	EXPECT_TRUE(mt_pending(&t->gpu, c.sync, 0));
 
-	na = ring_packets(t, ea, pa, 256);
-	nb = ring_packets(t, eb, pb, 256);
+	na = mt_ring_packets(t, ea, pa, 256);
+	nb = mt_ring_packets(t, eb, pb, 256);
 	ASSERT_LT(0, na);
 	ASSERT_LT(0, nb);
 	EXPECT_LT(0, ring_frames(pa, na, mt_job_ib_va(&p), &fa, &la));
@@ -1079,18 +1103,18 @@ TEST_F(sem, frames_in_ring_order)
 	ASSERT_LE(0, fa);
 	ASSERT_LE(0, fb);
 	/* the producer's SIGNAL and TIMESTAMP follow its IB */
-	for (i = la; i < na && !is(&pa[i], "SIGNAL"); i++)
+	for (i = la; i < na && !is(&pa[i], MEGPU_PKT_SIGNAL); i++)
 		;
 	ASSERT_GT(na, i);
 	sig = pa[i].a;
 	ts = pa[i].b;
-	ASSERT_TRUE(is(&pa[i + 1], "TIMESTAMP"));
+	ASSERT_TRUE(is(&pa[i + 1], MEGPU_PKT_TIMESTAMP));
 	EXPECT_EQ(ts, pa[i + 1].b);
 	/* the consumer's one WAIT, first in its frame, is for that */
-	ASSERT_TRUE(is(&pb[fb], "WAIT"));
+	ASSERT_TRUE(is(&pb[fb], MEGPU_PKT_WAIT));
 	EXPECT_EQ(sig, pb[fb].a);
 	EXPECT_EQ(ts, pb[fb].b);
-	EXPECT_TRUE(is(&pb[fb + 1], "SET_CONTEXT"));
+	EXPECT_TRUE(is(&pb[fb + 1], MEGPU_PKT_SET_CONTEXT));
 
 	mt_gate_open(gate);
 	EXPECT_EQ(0, mt_job_finish(&p, mt_job_ns(t)));
@@ -1099,6 +1123,179 @@ TEST_F(sem, frames_in_ring_order)
 	megpu_bo_free(out);
 	megpu_bo_free(x);
 	megpu_bo_free(gate);
+}
+
+/* The resource object of the BO of @size (sizes are unique here). */
+static int resource_of(struct mt *t, uint64_t size,
+		       struct megpu_debug_resource *out)
+{
+	static struct megpu_debug_resource r[1024];
+	int n = megpu_debug_resources(&t->gpu, r, 1024), i, found = -ENOENT;
+
+	for (i = 0; i < n; i++)
+		if (r[i].size == size) {
+			*out = r[i];
+			found = found == -ENOENT ? 0 : -EEXIST;
+		}
+	return n < 0 ? n : found;
+}
+
+static bool ref_is(const struct megpu_debug_ref *r, unsigned int engine,
+		   uint64_t ts, uint32_t sem)
+{
+	return r->engine == (int)engine && r->ts == ts && r->sem == sem;
+}
+
+/* The decoded packets of the frame whose IB is at @ib on @engine. */
+static int frame_packets(struct __test_metadata *_metadata, struct mt *t,
+			 unsigned int engine, uint64_t ib,
+			 struct ring_pkt *k, int max, int *first, int *last)
+{
+	int n = mt_ring_packets(t, engine, k, max);
+
+	*first = *last = -1;
+	EXPECT_LT(0, n);
+	EXPECT_LT(0, ring_frames(k, n, ib, first, last));
+	return n;
+}
+
+/*
+ * The seed's worked example replayed through the driver, on engines
+ * X=0, Y=1, Z=2: A written on X (held by a gate: not expired), D written
+ * later on X (a larger timestamp), E written on Y (held), C written on Y
+ * and completed, not used. The operation on Z writes A, D and E. Its
+ * frame, decoded from Z's ring, is exactly WAIT X@D, WAIT Y@E, (our
+ * SET_CONTEXT), IB, (our FLUSH), SIGNAL Z@seqno on its own semaphore,
+ * TIMESTAMP seqno;
+ * the WAITs name the semaphores D's and E's frames SIGNAL. A, D and E
+ * then stand for the operation alone; C is unchanged.
+ */
+TEST_F(sem, worked_example_replay)
+{
+	enum { X, Y, Z };
+	static const uint64_t size[4] = {
+		17 * 4096, 19 * 4096, 23 * 4096, 29 * 4096,	/* A C D E */
+	};
+	static struct ring_pkt kx[256], ky[256], kz[256];
+	struct megpu_debug_resource rc0, r;
+	struct megpu_bo *bo[4], *gx, *gy;
+	struct mt_frame ff, fd, fe;
+	struct mt_job ja, jc, jd, je, op;
+	int fx, lx, fy, ly, fz, lz, i, m;
+	struct mt *t = &self->t;
+	struct megpu_cs cs;
+
+	NEED_DEBUGFS(t);
+	MT_NEED_ENGINES(t, 3);
+	ASSERT_EQ(0, mt_param_set("gpu_semaphores", true));
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, mt_bo(&t->gpu, size[i], 0, &bo[i]));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &gx));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &gy));
+
+	/* C: used before, on Y, done */
+	ASSERT_EQ(0, mt_write_job(t, &jc, Y, bo[1], 0, 0xc, NULL, NULL, 0, 0));
+	ASSERT_EQ(0, mt_job_finish(&jc, mt_job_ns(t)));
+	ASSERT_EQ(0, resource_of(t, size[1], &rc0));
+	ASSERT_EQ(1, rc0.nwrites);
+
+	/* A then D on X, E on Y: not expired while their gates are shut */
+	ASSERT_EQ(0, mt_write_job(t, &ja, X, bo[0], 0, 0xa, gx, NULL, 0, 0));
+	ASSERT_EQ(0, mt_write_job(t, &jd, X, bo[2], 0, 0xd, NULL, NULL, 0,
+				  0));
+	ASSERT_EQ(0, mt_write_job(t, &je, Y, bo[3], 0, 0xe, gy, NULL, 0, 0));
+	ASSERT_EQ(0, mt_frame_wait(t, X, mt_job_ib_va(&jd), &fd, FRAME_MS));
+	ASSERT_EQ(0, mt_frame_wait(t, Y, mt_job_ib_va(&je), &fe, FRAME_MS));
+
+	/* the operation on Z uses A, D and E */
+	ASSERT_EQ(0, mt_job_prepare(&t->gpu, &op, Z, NULL, 0, 0));
+	for (i = 0; i < 4; i++)
+		if (i != 1)
+			ASSERT_EQ(0, megpu_job_add_bo(&op.job, bo[i],
+						      DRM_MEGPU_BO_WRITE));
+	megpu_cs_init(&cs);
+	for (i = 0; i < 4; i++)
+		if (i != 1)
+			megpu_cs_write32(&cs, bo[i]->va + 4, 0x88);
+	ASSERT_EQ(0, mt_job_start(&op, &cs));
+	megpu_cs_fini(&cs);
+	ASSERT_EQ(0, mt_frame_wait(t, Z, mt_job_ib_va(&op), &ff, FRAME_MS));
+	EXPECT_TRUE(mt_pending(&t->gpu, op.sync, 0));
+
+	/* Z's frame, decoded from Z's ring */
+	frame_packets(_metadata, t, X, mt_job_ib_va(&jd), kx, 256, &fx, &lx);
+	frame_packets(_metadata, t, Y, mt_job_ib_va(&je), ky, 256, &fy, &ly);
+	frame_packets(_metadata, t, Z, mt_job_ib_va(&op), kz, 256, &fz, &lz);
+	ASSERT_LE(0, fx);
+	ASSERT_LE(0, fy);
+	ASSERT_LE(0, fz);
+	/* D's and E's SIGNALs follow their IBs and FLUSHes */
+	ASSERT_TRUE(is(&kx[lx + 1], MEGPU_PKT_FLUSH));
+	ASSERT_TRUE(is(&ky[ly + 1], MEGPU_PKT_FLUSH));
+	lx++;
+	ly++;
+	ASSERT_TRUE(is(&kx[lx + 1], MEGPU_PKT_SIGNAL));
+	ASSERT_TRUE(is(&ky[ly + 1], MEGPU_PKT_SIGNAL));
+	EXPECT_EQ(fd.seqno, kx[lx + 1].b);
+	EXPECT_EQ(fe.seqno, ky[ly + 1].b);
+	m = lz - fz;
+	/* WAIT X@D, WAIT Y@E, SET_CONTEXT [SET_MAILBOX], IB */
+	ASSERT_TRUE(m == 3 || m == 4) TH_LOG("%d packets before the IB", m);
+	ASSERT_TRUE(is(&kz[fz], MEGPU_PKT_WAIT)) TH_LOG("%s", kz[fz].text);
+	EXPECT_EQ(kx[lx + 1].a, kz[fz].a) TH_LOG("not D's semaphore");
+	EXPECT_EQ(fd.seqno, kz[fz].b) TH_LOG("not X@D's timestamp");
+	ASSERT_TRUE(is(&kz[fz + 1], MEGPU_PKT_WAIT)) TH_LOG("%s",
+							    kz[fz + 1].text);
+	EXPECT_EQ(ky[ly + 1].a, kz[fz + 1].a) TH_LOG("not E's semaphore");
+	EXPECT_EQ(fe.seqno, kz[fz + 1].b) TH_LOG("not Y@E's timestamp");
+	EXPECT_TRUE(is(&kz[fz + 2], MEGPU_PKT_SET_CONTEXT));
+	EXPECT_TRUE(is(&kz[lz], MEGPU_PKT_IB));
+	/* ours: the FLUSH that makes the writes visible before the SIGNAL */
+	ASSERT_TRUE(is(&kz[lz + 1], MEGPU_PKT_FLUSH)) TH_LOG("%s",
+							     kz[lz + 1].text);
+	lz++;
+	ASSERT_TRUE(is(&kz[lz + 1], MEGPU_PKT_SIGNAL))
+		TH_LOG("%s", kz[lz + 1].text);
+	EXPECT_EQ(ff.seqno, kz[lz + 1].b);
+	EXPECT_NE(kx[lx + 1].a, kz[lz + 1].a);
+	EXPECT_NE(ky[ly + 1].a, kz[lz + 1].a);
+	ASSERT_TRUE(is(&kz[lz + 2], MEGPU_PKT_TIMESTAMP));
+	EXPECT_EQ(ff.seqno, kz[lz + 2].b);
+	EXPECT_NE(NULL, strstr(kz[lz + 2].text, " irq"));
+	/* the planner's record agrees: D and E, the own semaphore */
+	ASSERT_EQ(2, ff.nwaits);
+	EXPECT_TRUE(ref_is(&ff.waits[0], X, fd.seqno, fd.signal.sem));
+	EXPECT_TRUE(ref_is(&ff.waits[1], Y, fe.seqno, fe.signal.sem));
+
+	/* A, D, E: (own sem, Z, seqno) alone; C as it was */
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, resource_of(t, size[i], &r));
+		if (i == 1) {
+			EXPECT_EQ(1, r.nwrites);
+			EXPECT_EQ(0, r.nreads);
+			EXPECT_TRUE(ref_is(&r.write[0], rc0.write[0].engine,
+					   rc0.write[0].ts, rc0.write[0].sem))
+				TH_LOG("C changed");
+			continue;
+		}
+		EXPECT_EQ(1, r.nwrites) TH_LOG("BO %d", i);
+		EXPECT_EQ(0, r.nreads) TH_LOG("BO %d", i);
+		EXPECT_TRUE(ref_is(&r.write[0], Z, ff.seqno, ff.signal.sem))
+			TH_LOG("BO %d", i);
+	}
+
+	mt_gate_open(gx);
+	mt_gate_open(gy);
+	EXPECT_EQ(0, mt_job_finish(&ja, mt_job_ns(t)));
+	EXPECT_EQ(0, mt_job_finish(&jd, mt_job_ns(t)));
+	EXPECT_EQ(0, mt_job_finish(&je, mt_job_ns(t)));
+	EXPECT_EQ(0, mt_job_finish(&op, mt_job_ns(t)));
+	for (i = 0; i < 4; i++) {
+		EXPECT_EQ(i == 1 ? 0 : 0x88, mt_u32(bo[i])[1]);
+		megpu_bo_free(bo[i]);
+	}
+	megpu_bo_free(gy);
+	megpu_bo_free(gx);
 }
 
 /* The consumer is put in its ring right after the producer. */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "megpu_test.h"
 
 static int tool(const char *args)
 {
@@ -19,21 +20,19 @@ static int tool(const char *args)
 
 	snprintf(cmd, sizeof(cmd), "megpu %s >/tmp/tool.out 2>&1", args);
 	status = system(cmd);
+	/* a failed run's last lines go to the log, for the diagnosis */
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		system("tail -n 5 /tmp/tool.out | sed 's/^/# | /' >&2");
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 static bool output_has(const char *text)
 {
-	char buf[8192];
-	size_t n;
-	FILE *f = fopen("/tmp/tool.out", "r");
+	char *buf = megpu_read_file("/tmp/tool.out");
+	bool has = buf && strstr(buf, text);
 
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return strstr(buf, text);
+	free(buf);
+	return has;
 }
 
 TEST(info)
@@ -192,6 +191,156 @@ TEST(bench_syscall)
 	EXPECT_TRUE(output_has("phased"));
 	/* the table goes to the log: numbers, not a verdict */
 	system("sed 's/^/# /' /tmp/tool.out");
+}
+
+/* --- megpu debug: seed 001's dump tool --- */
+
+#define DBG_SIZE (13 * 4096)	/* no other BO has this size */
+
+/*
+ * A client with a BO of DBG_SIZE that a job on engine 0 wrote and a job
+ * on the last engine read (then waited for the writer, on the GPU when
+ * the writer was still running). The jobs are kept: their IBs stay put.
+ */
+FIXTURE(dbg) {
+	struct mt t;
+	struct megpu_bo *x, *out;
+	struct mt_job w, r;
+	int er;
+};
+
+FIXTURE_SETUP(dbg)
+{
+	struct megpu_cs cs;
+
+	ASSERT_EQ(0, mt_open(&self->t));
+	self->er = self->t.engines - 1;
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, DBG_SIZE, 0, &self->x));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &self->out));
+	ASSERT_EQ(0, mt_write_job(&self->t, &self->w, 0, self->x, 0, 0x77,
+				  NULL, NULL, 0, 0));
+	ASSERT_EQ(0, mt_job_prepare(&self->t.gpu, &self->r, self->er, NULL, 0,
+				    0));
+	ASSERT_EQ(0, megpu_job_add_bo(&self->r.job, self->x,
+				      DRM_MEGPU_BO_READ));
+	ASSERT_EQ(0, megpu_job_add_bo(&self->r.job, self->out,
+				      DRM_MEGPU_BO_WRITE));
+	megpu_cs_init(&cs);
+	ASSERT_EQ(0, mt_cs_copy_any(&self->t, self->er, &cs, self->x->va,
+				    self->out->va, 1, self->out, 2048));
+	ASSERT_EQ(0, mt_job_start(&self->r, &cs));
+	megpu_cs_fini(&cs);
+	ASSERT_EQ(0, mt_job_done(&self->w, mt_job_ns(&self->t)));
+	ASSERT_EQ(0, mt_job_done(&self->r, mt_job_ns(&self->t)));
+	ASSERT_EQ(0x77, mt_u32(self->out)[0]);
+}
+
+FIXTURE_TEARDOWN(dbg)
+{
+	mt_job_free(&self->w);
+	mt_job_free(&self->r);
+	megpu_bo_free(self->out);
+	megpu_bo_free(self->x);
+	mt_close(&self->t);
+}
+
+static bool engine_name_in_output(struct mt *t, unsigned int e,
+				  const char *suffix)
+{
+	char name[16], want[64];
+
+	megpu_engine_name(t->types, e, name, sizeof(name));
+	snprintf(want, sizeof(want), "%s%s", name, suffix);
+	return output_has(want);
+}
+
+/* Both jobs' frames, decoded from the rings, with the planner's record. */
+TEST_F(dbg, frames)
+{
+	struct mt_frame fw, fr;
+	char want[128];
+
+	ASSERT_EQ(0, mt_frame_find(&self->t, 0, mt_job_ib_va(&self->w), &fw));
+	ASSERT_EQ(0, mt_frame_find(&self->t, self->er, mt_job_ib_va(&self->r),
+				   &fr));
+	ASSERT_EQ(0, tool("debug frames"));
+	EXPECT_TRUE(engine_name_in_output(&self->t, 0, ": "));
+	EXPECT_TRUE(output_has("  frame 1:\n"));
+	snprintf(want, sizeof(want), ": IB addr=0x%llx dwords=%u\n",
+		 (unsigned long long)mt_job_ib_va(&self->w),
+		 self->w.job.ib_dwords);
+	EXPECT_TRUE(output_has(want)) TH_LOG("no '%s'", want);
+	snprintf(want, sizeof(want), ": IB addr=0x%llx",
+		 (unsigned long long)mt_job_ib_va(&self->r));
+	EXPECT_TRUE(output_has(want)) TH_LOG("no '%s'", want);
+	snprintf(want, sizeof(want), " value=%llu irq\n      planned: ctx %u",
+		 (unsigned long long)fw.seqno, fw.ctx);
+	EXPECT_TRUE(output_has(want)) TH_LOG("no '%s'", want);
+	snprintf(want, sizeof(want), "@%llu:sem%u\n",
+		 (unsigned long long)fw.seqno, fw.signal.sem);
+	EXPECT_TRUE(output_has(want)) TH_LOG("no '%s'", want);
+	EXPECT_FALSE(output_has("undecodable"));
+	EXPECT_EQ(2, tool("debug frames --device"));
+}
+
+/* The BO's resource object: its writer on engine 0, its reader. */
+TEST_F(dbg, resources)
+{
+	struct mt_frame fw, fr;
+	char wn[16], rn[16], want[160];
+
+	ASSERT_EQ(0, mt_frame_find(&self->t, 0, mt_job_ib_va(&self->w), &fw));
+	ASSERT_EQ(0, mt_frame_find(&self->t, self->er, mt_job_ib_va(&self->r),
+				   &fr));
+	megpu_engine_name(self->t.types, 0, wn, sizeof(wn));
+	megpu_engine_name(self->t.types, self->er, rn, sizeof(rn));
+	ASSERT_EQ(0, tool("debug resources"));
+	if (self->er)
+		snprintf(want, sizeof(want),
+			 " size %u: written by %s@%llu:sem%u; read by "
+			 "%s@%llu:sem%u\n", DBG_SIZE, wn,
+			 (unsigned long long)fw.seqno, fw.signal.sem, rn,
+			 (unsigned long long)fr.seqno, fr.signal.sem);
+	else
+		snprintf(want, sizeof(want), " size %u: written by %s@%llu",
+			 DBG_SIZE, wn, (unsigned long long)fw.seqno);
+	EXPECT_TRUE(output_has(want)) TH_LOG("no '%s'", want);
+	/* the copy's destination: written by the reader's job */
+	snprintf(want, sizeof(want), " size 4096: written by %s@%llu:sem%u\n",
+		 rn, (unsigned long long)fr.seqno, fr.signal.sem);
+	EXPECT_TRUE(output_has(want)) TH_LOG("no '%s'", want);
+}
+
+/* Every engine's timestamps; idle engine 0: nothing in flight. */
+TEST_F(dbg, timestamps)
+{
+	uint64_t cur, next;
+	char want[96];
+	unsigned int e;
+
+	ASSERT_EQ(0, mt_engine_settle(&self->t, 0, 5000));
+	ASSERT_EQ(0, mt_timestamps(&self->t, 0, &cur, &next));
+	ASSERT_EQ(0, tool("debug timestamps"));
+	for (e = 0; e < self->t.engines; e++)
+		EXPECT_TRUE(engine_name_in_output(&self->t, e, " "));
+	snprintf(want, sizeof(want), "current %-10llu next %-10llu in flight 0",
+		 (unsigned long long)cur, (unsigned long long)next);
+	EXPECT_TRUE(output_has(want)) TH_LOG("no '%s'", want);
+}
+
+/* The pool: its size and the pool_waits counter. */
+TEST_F(dbg, semaphores)
+{
+	struct megpu_debug_sems s = { 0 };
+	char want[96];
+
+	ASSERT_EQ(0, megpu_debug_semaphores(&self->t.gpu, &s, 0));
+	ASSERT_EQ(0, tool("debug semaphores"));
+	snprintf(want, sizeof(want), "pool %u objects, ", s.pool);
+	EXPECT_TRUE(output_has(want)) TH_LOG("no '%s'", want);
+	EXPECT_TRUE(output_has(" jobs waited for a free one"));
+	EXPECT_EQ(2, tool("debug nonsense"));
+	EXPECT_EQ(2, tool("debug"));
 }
 
 TEST_HARNESS_MAIN

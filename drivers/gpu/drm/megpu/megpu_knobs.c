@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Copyright 2026 The megpu authors */
+/*
+ * DOC: Test knobs in debugfs
+ *
+ * The debugfs files that can be written (drm_driver.debugfs_init):
+ * delay_us, which holds an engine back before each packet (seed 001's
+ * "device delay knob": a producer made slow, so that a consumer that does
+ * not wait for it shows), and sem_pool_limit, which makes the semaphore
+ * pool small enough to fill; then those of the flush (megpu_flush.c) and
+ * multi-GPU (megpu_mgpu.c) code.
+ */
+
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+#include <drm/drm_file.h>
+
+#include "megpu_drv.h"
+
+static int megpu_delay_show(struct seq_file *m, void *data)
+{
+	struct megpu_device *mdev = m->private;
+	unsigned int i;
+
+	for (i = 0; i < mdev->num_engines; i++)
+		seq_printf(m, "%u %u\n", i,
+			   megpu_eng_read(&mdev->engines[i],
+					  MEGPU_ENG_DELAY_US));
+	return 0;
+}
+
+/* "ENGINE USEC": hold an engine back before each packet (tests). */
+static ssize_t megpu_delay_write(struct file *file, const char __user *ubuf,
+				 size_t len, loff_t *pos)
+{
+	struct megpu_device *mdev =
+		((struct seq_file *)file->private_data)->private;
+	unsigned int engine, usec;
+	char buf[32];
+	int ret;
+
+	ret = megpu_debugfs_arg(ubuf, len, buf, sizeof(buf));
+	if (ret)
+		return ret;
+	if (sscanf(buf, "%u %u", &engine, &usec) != 2 ||
+	    engine >= mdev->num_engines || usec > 1000000)
+		return -EINVAL;
+	megpu_eng_write(&mdev->engines[engine], MEGPU_ENG_DELAY_US, usec);
+	return len;
+}
+
+DEFINE_SHOW_STORE_ATTRIBUTE(megpu_delay);
+
+/* drm_driver.debugfs_init: the files that can be written. */
+void megpu_debugfs_minor_init(struct drm_minor *minor)
+{
+	debugfs_create_file("delay_us", 0644, minor->debugfs_root,
+			    to_megpu(minor->dev), &megpu_delay_fops);
+	debugfs_create_u32("sem_pool_limit", 0644, minor->debugfs_root,
+			   &to_megpu(minor->dev)->sem_limit);
+	megpu_flush_debugfs_minor_init(minor);
+	megpu_mgpu_debugfs_minor_init(minor);
+}

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Tests that hold the device's posted writes at runtime (the test-only
+ * register TEST_HOLD, with the device property x-test-regs=on; debugfs
+ * "test_hold"), for what only a held write shows:
+ *
+ * - free_job never waits for the device: a job whose release waits for
+ *   a host flush that is held does not keep the next job of its engine
+ *   out of the ring, and its BO is freed, not kept, once the flush comes
+ *   (issue 15, item 7);
+ * - an engine reset is preceded by a host flush, so the writes of a
+ *   completed NO_FLUSH job land instead of being dropped (item 6);
+ * - a HOST_FLUSH job whose flush never comes times out alone: the
+ *   engine is not reset and the job behind it completes (item 5).
+ *
+ * Without x-test-regs every test skips. The write mode must be relaxed.
+ */
+
+#include <stdint.h>
+
+#include "kselftest_harness.h"
+#include "megpu_test.h"
+
+FIXTURE(hold) {
+	struct mt t;
+};
+
+/* TEST_HOLD: 0 or -errno; a device without x-test-regs reads 0 back. */
+static int set_hold(struct mt *t, unsigned int mode)
+{
+	char text[16];
+
+	snprintf(text, sizeof(text), "%u", mode);
+	return megpu_debugfs_write(&t->gpu, "test_hold", text);
+}
+
+static int get_hold(struct mt *t)
+{
+	char *text = mt_debugfs(t, "test_hold");
+	int v;
+
+	if (!text)
+		return -errno;
+	v = atoi(text);
+	free(text);
+	return v;
+}
+
+FIXTURE_SETUP(hold)
+{
+	ASSERT_EQ(0, mt_open(&self->t));
+	if (mt_relaxed(&self->t) != 1)
+		SKIP(return, "write mode strict: no posted writes to hold");
+	if (set_hold(&self->t, MEGPU_TEST_HOLD_ALL) ||
+	    get_hold(&self->t) != MEGPU_TEST_HOLD_ALL)
+		SKIP(return, "no TEST_HOLD (boot with x-test-regs=on)");
+	ASSERT_EQ(0, set_hold(&self->t, MEGPU_TEST_HOLD_NONE));
+}
+
+/* Whatever a test did: release the writes, let them land. */
+FIXTURE_TEARDOWN_PARENT(hold)
+{
+	uint64_t seqno;
+
+	set_hold(&self->t, MEGPU_TEST_HOLD_NONE);
+	megpu_flush(&self->t.gpu, &seqno);
+	mt_close(&self->t);
+}
+
+/* debugfs "engines": the resets of @engine, or -1. */
+static long resets(struct mt *t, unsigned int engine)
+{
+	char *text = mt_debugfs(t, "engines"), key[48], *p;
+	long n = -1;
+
+	snprintf(key, sizeof(key), ": engine %u status", engine);
+	p = text ? strstr(text, key) : NULL;
+	p = p ? strstr(p, " resets ") : NULL;
+	if (p)
+		n = strtol(p + strlen(" resets "), NULL, 10);
+	free(text);
+	return n;
+}
+
+/*
+ * J1 (NO_FLUSH) writes a BO whose handle is closed while J1 runs: J1's
+ * release drops the BO's last mapping, whose pages wait for a host flush,
+ * and the flush is held. J2, the next job of the engine, must still be
+ * put in the ring and complete meanwhile: free_job must not wait. Once
+ * the hold ends, J1's release finishes and frees the BO; a release that
+ * gave up waiting would keep the BO for good (the counters say).
+ */
+TEST_F_TIMEOUT(hold, release_does_not_wait_for_the_flush, 120)
+{
+	uint64_t base[MT_COUNTERS], now[MT_COUNTERS];
+	struct megpu_flush_stats st;
+	struct megpu_bo *b, *c, *gate;
+	struct mt *t = &self->t;
+	struct mt_job j1, j2;
+	unsigned int e = 0;
+	uint64_t seqno;
+
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &gate));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &c));
+	ASSERT_EQ(0, mt_counters(&t->gpu, base));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &b));
+	ASSERT_EQ(0, mt_write_job(t, &j1, e, b, 0, 0x1, gate, NULL, 0,
+				  DRM_MEGPU_SUBMIT_NO_FLUSH));
+	megpu_bo_free(b);	/* J1 holds the last reference of the mapping */
+
+	ASSERT_EQ(0, set_hold(t, MEGPU_TEST_HOLD_ALL));
+	mt_gate_open(gate);
+	/*
+	 * Its TIMESTAMP is no posted write: J1 completes, its data is held.
+	 * The jobs' IB BOs stay open until the hold ends: closing one would
+	 * unmap it in the ioctl, which waits for a flush too.
+	 */
+	ASSERT_EQ(0, mt_job_done(&j1, mt_job_ns(t)));
+
+	/* the next job of the engine runs while J1's release waits */
+	ASSERT_EQ(0, mt_write_job(t, &j2, e, c, 0, 0x2, NULL, NULL, 0,
+				  DRM_MEGPU_SUBMIT_NO_FLUSH));
+	EXPECT_EQ(0, mt_job_done(&j2, mt_job_ns(t)))
+		TH_LOG("the engine's next job did not complete while a "
+		       "released job's flush was held");
+	/* and the flush J1's release started is still not acknowledged */
+	ASSERT_EQ(0, mt_flush_stats(t, &st));
+	EXPECT_LT(st.host_done, st.host_started);
+	EXPECT_EQ(MEGPU_TEST_HOLD_ALL, get_hold(t));
+
+	/* the flush comes: J1's release frees the BO, nothing is kept */
+	ASSERT_EQ(0, set_hold(t, MEGPU_TEST_HOLD_NONE));
+	mt_job_free(&j1);
+	mt_job_free(&j2);
+	EXPECT_EQ(0, mt_counters_settle(&t->gpu, base, now, 10000))
+		TH_LOG("bos/jobs/vms %llu/%llu/%llu, were %llu/%llu/%llu: "
+		       "the release gave up and kept the BO",
+		       (unsigned long long)now[0], (unsigned long long)now[1],
+		       (unsigned long long)now[2], (unsigned long long)base[0],
+		       (unsigned long long)base[1],
+		       (unsigned long long)base[2]);
+	ASSERT_EQ(0, megpu_flush(&t->gpu, &seqno));
+	EXPECT_EQ(0x2, mt_u32(c)[0]);
+	megpu_bo_free(c);
+	megpu_bo_free(gate);
+}
+
+/*
+ * A completed NO_FLUSH job's write is still queued (held until a flush)
+ * when another client's job hangs on the same engine. The engine reset
+ * that ends the hang drops the engine's queued writes, so the driver
+ * flushes first: the completed job's write lands, as the uAPI promises.
+ */
+TEST_F_TIMEOUT(hold, reset_keeps_completed_writes, 120)
+{
+	struct megpu_bo *x, *never, *gate;
+	struct mt *t = &self->t;
+	struct mt_job w, h;
+	unsigned int e = 0;
+	uint64_t seqno;
+	long resets0;
+	struct mt o;
+
+	resets0 = resets(t, e);
+	ASSERT_LE(0, resets0);
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &x));
+	ASSERT_EQ(0, set_hold(t, MEGPU_TEST_HOLD_TIME));
+	ASSERT_EQ(0, mt_write_job(t, &w, e, x, 0, 0x600d, NULL, NULL, 0,
+				  DRM_MEGPU_SUBMIT_NO_FLUSH));
+	/* its IB BO stays open: closing it would flush (see above) */
+	ASSERT_EQ(0, mt_job_done(&w, mt_job_ns(t)));
+	/* held: only a flush lands it */
+	EXPECT_EQ(0, mt_u32(x)[0]) TH_LOG("the write landed without a flush");
+
+	/* another client hangs the engine: timeout, engine reset */
+	ASSERT_EQ(0, mt_open_client(t, &o));
+	ASSERT_EQ(0, mt_bo(&o.gpu, 4096, 0, &never));
+	ASSERT_EQ(0, mt_bo(&o.gpu, 4096, 0, &gate));	/* never opened */
+	ASSERT_EQ(0, mt_write_job(&o, &h, e, never, 0, 1, gate, NULL, 0,
+				  DRM_MEGPU_SUBMIT_NO_FLUSH));
+	EXPECT_EQ(-ETIMEDOUT, mt_job_finish(&h, mt_job_ns(t)));
+	EXPECT_EQ(resets0 + 1, resets(t, e));
+
+	/* whatever is still queued lands now; a dropped write never does */
+	ASSERT_EQ(0, set_hold(t, MEGPU_TEST_HOLD_NONE));
+	ASSERT_EQ(0, megpu_flush(&t->gpu, &seqno));
+	EXPECT_EQ(0x600d, mt_u32(x)[0])
+		TH_LOG("the engine reset dropped a completed job's write");
+	mt_job_free(&w);
+	megpu_bo_free(gate);
+	megpu_bo_free(never);
+	mt_close(&o);
+	megpu_bo_free(x);
+}
+
+/*
+ * A HOST_FLUSH job H whose host flush is held: its engine is done with
+ * it, its fence waits for the flush acknowledgment, and it times out.
+ * H alone is blamed: the engine is not reset, and J, on the same engine
+ * behind H and held by a gate when H times out, completes fine.
+ */
+TEST_F_TIMEOUT(hold, stuck_host_flush_blames_only_its_job, 120)
+{
+	struct megpu_bo *x, *y, *gate;
+	struct mt *t = &self->t;
+	struct mt_job hj, j;
+	unsigned int e = 0;
+	long resets0;
+
+	resets0 = resets(t, e);
+	ASSERT_LE(0, resets0);
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &x));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &y));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &gate));
+	ASSERT_EQ(0, set_hold(t, MEGPU_TEST_HOLD_ALL));
+	ASSERT_EQ(0, mt_write_job(t, &hj, e, x, 0, 0x11, NULL, NULL, 0,
+				  DRM_MEGPU_SUBMIT_HOST_FLUSH));
+	ASSERT_EQ(0, mt_write_job(t, &j, e, y, 0, 0x22, gate, NULL, 0,
+				  DRM_MEGPU_SUBMIT_NO_FLUSH |
+				  DRM_MEGPU_SUBMIT_NO_IMPLICIT));
+
+	/* the IB BOs stay open until the hold ends (see above) */
+	EXPECT_EQ(-ETIMEDOUT, mt_job_done(&hj, mt_job_ns(t)))
+		TH_LOG("the job whose flush never came was not blamed");
+	/* J, in the ring behind H when H timed out, was not */
+	EXPECT_TRUE(mt_pending(&t->gpu, j.sync, 0));
+	mt_gate_open(gate);
+	EXPECT_EQ(0, mt_job_done(&j, mt_job_ns(t)))
+		TH_LOG("an innocent job was blamed for the stuck flush");
+	EXPECT_EQ(resets0, resets(t, e)) TH_LOG("the engine was reset");
+	ASSERT_EQ(0, set_hold(t, MEGPU_TEST_HOLD_NONE));
+	mt_job_free(&hj);
+	mt_job_free(&j);
+	megpu_bo_free(gate);
+	megpu_bo_free(y);
+	megpu_bo_free(x);
+}
+
+TEST_HARNESS_MAIN
