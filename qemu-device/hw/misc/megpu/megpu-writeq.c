@@ -176,6 +176,41 @@ static bool megpu_wq_overlap(const MegpuWrite *w, hwaddr pa, uint64_t len)
     return w->pa < pa + len && pa < w->pa + w->len;
 }
 
+/*
+ * Which pages may hold an engine's pending writes: one bit of 256 per
+ * guest page, by a multiplicative hash. An engine's reads and the
+ * direct writes that order against the queues look at these bits first
+ * and take wq_lock only when a page they touch may have a pending write
+ * (a task queue's kernels read and notify pages other than the ones
+ * their batch wrote, thousands of times a second).
+ */
+static unsigned megpu_wq_page_bit(hwaddr page)
+{
+    return (page * 0x9e3779b97f4a7c15ull) >> 56;
+}
+
+static void megpu_wq_mark_locked(MegpuEngine *e, hwaddr pa, uint32_t len)
+{
+    for (hwaddr pg = pa >> 12; pg <= (pa + len - 1) >> 12; pg++) {
+        unsigned b = megpu_wq_page_bit(pg);
+
+        qatomic_or(&e->wq_pages[b / 64], 1ull << (b % 64));
+    }
+}
+
+/* May @e have a pending write to a page of [pa, pa + len)? */
+static bool megpu_wq_may_pend(MegpuEngine *e, hwaddr pa, uint32_t len)
+{
+    for (hwaddr pg = pa >> 12; pg <= (pa + len - 1) >> 12; pg++) {
+        unsigned b = megpu_wq_page_bit(pg);
+
+        if (qatomic_read(&e->wq_pages[b / 64]) & (1ull << (b % 64))) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static void megpu_wq_unlink_locked(MegpuState *s, MegpuWrite *w)
 {
     MegpuEngine *e = w->e;
@@ -189,6 +224,11 @@ static void megpu_wq_unlink_locked(MegpuState *s, MegpuWrite *w)
     }
     qatomic_set(&e->wq_pending, e->wq_pending - 1);
     qatomic_set(&s->wq_total, s->wq_total - 1);
+    if (!e->wq_pending) {
+        for (unsigned i = 0; i < ARRAY_SIZE(e->wq_pages); i++) {
+            qatomic_set(&e->wq_pages[i], 0);
+        }
+    }
 }
 
 /* Write one entry to RAM and forget it. */
@@ -595,6 +635,7 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
     w->len = len;
     w->in_mc = false;
     memcpy(w->data, data, len);
+    megpu_wq_mark_locked(e, pa, len);
     QTAILQ_INSERT_TAIL(&e->wq, w, link);
     qatomic_set(&e->wq_len, e->wq_len + 1);
     qatomic_set(&e->wq_pending, e->wq_pending + 1);
@@ -620,8 +661,16 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
 void megpu_wq_order(MegpuState *s, hwaddr pa, uint32_t len)
 {
     MegpuWrite *w;
+    bool may = false;
 
     if (!qatomic_read(&s->wq_total)) {
+        return;
+    }
+    for (unsigned n = 0; n < s->num_engines && !may; n++) {
+        may = qatomic_read(&s->engines[n].wq_pending) &&
+              megpu_wq_may_pend(&s->engines[n], pa, len);
+    }
+    if (!may) {
         return;
     }
     qemu_mutex_lock(&s->wq_lock);
@@ -641,7 +690,7 @@ void megpu_wq_forward(MegpuEngine *e, hwaddr pa, void *buf, uint32_t len)
     MegpuState *s = e->s;
     MegpuWrite *a, *b;
 
-    if (!qatomic_read(&e->wq_pending)) {
+    if (!qatomic_read(&e->wq_pending) || !megpu_wq_may_pend(e, pa, len)) {
         return;
     }
     qemu_mutex_lock(&s->wq_lock);
