@@ -177,32 +177,37 @@ static bool megpu_wq_overlap(const MegpuWrite *w, hwaddr pa, uint64_t len)
 }
 
 /*
- * Which pages may hold an engine's pending writes: one bit of 256 per
- * guest page, by a multiplicative hash. An engine's reads and the
- * direct writes that order against the queues look at these bits first
- * and take wq_lock only when a page they touch may have a pending write
- * (a task queue's kernels read and notify pages other than the ones
- * their batch wrote, thousands of times a second).
+ * Which bytes may hold an engine's pending writes: one bit of 1024 per
+ * 256-byte granule of guest memory, by a multiplicative hash. An
+ * engine's reads and the direct writes that order against the queues
+ * look at these bits first and take wq_lock only when a granule they
+ * touch may have a pending write (a task queue's kernels read and
+ * notify memory next to, not under, their batch's earlier writes,
+ * thousands of times a second).
  */
-static unsigned megpu_wq_page_bit(hwaddr page)
+#define MEGPU_WQ_GRAIN_SHIFT    8
+
+static unsigned megpu_wq_grain_bit(hwaddr g)
 {
-    return (page * 0x9e3779b97f4a7c15ull) >> 56;
+    return (g * 0x9e3779b97f4a7c15ull) >> 54;
 }
 
 static void megpu_wq_mark_locked(MegpuEngine *e, hwaddr pa, uint32_t len)
 {
-    for (hwaddr pg = pa >> 12; pg <= (pa + len - 1) >> 12; pg++) {
-        unsigned b = megpu_wq_page_bit(pg);
+    for (hwaddr g = pa >> MEGPU_WQ_GRAIN_SHIFT;
+         g <= (pa + len - 1) >> MEGPU_WQ_GRAIN_SHIFT; g++) {
+        unsigned b = megpu_wq_grain_bit(g);
 
         qatomic_or(&e->wq_pages[b / 64], 1ull << (b % 64));
     }
 }
 
-/* May @e have a pending write to a page of [pa, pa + len)? */
+/* May @e have a pending write to [pa, pa + len)? */
 static bool megpu_wq_may_pend(MegpuEngine *e, hwaddr pa, uint32_t len)
 {
-    for (hwaddr pg = pa >> 12; pg <= (pa + len - 1) >> 12; pg++) {
-        unsigned b = megpu_wq_page_bit(pg);
+    for (hwaddr g = pa >> MEGPU_WQ_GRAIN_SHIFT;
+         g <= (pa + len - 1) >> MEGPU_WQ_GRAIN_SHIFT; g++) {
+        unsigned b = megpu_wq_grain_bit(g);
 
         if (qatomic_read(&e->wq_pages[b / 64]) & (1ull << (b % 64))) {
             return true;
@@ -616,17 +621,19 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
 {
     MegpuEngine *e = x->e;
     MegpuState *s = e->s;
-    MegpuWrite *w;
+    MegpuWrite *w = g_malloc(sizeof(*w) + len);
     bool changed = false;
 
+    /* the copy before the lock: engines post concurrently */
+    memcpy(w->data, data, len);
     qemu_mutex_lock(&s->wq_lock);
     if (s->write_mode != MEGPU_WRITE_MODE_RELAXED) {
         qemu_mutex_unlock(&s->wq_lock);
+        g_free(w);
         megpu_wq_order(s, pa, len);
         memcpy(host, data, len);
         return;
     }
-    w = g_malloc(sizeof(*w) + len);
     w->e = e;
     w->seq = s->wq_seq++;
     w->due = megpu_wq_clock(s, e) + megpu_wq_delay(e);
@@ -634,7 +641,6 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
     w->pa = pa;
     w->len = len;
     w->in_mc = false;
-    memcpy(w->data, data, len);
     megpu_wq_mark_locked(e, pa, len);
     QTAILQ_INSERT_TAIL(&e->wq, w, link);
     qatomic_set(&e->wq_len, e->wq_len + 1);
