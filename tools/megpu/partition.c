@@ -40,7 +40,7 @@ struct pt {
 	unsigned int nengines;
 	bool discrete;		/* the driver dequeues for the engines */
 	/* results of a run */
-	int64_t makespan, gpu_end;
+	int64_t makespan, gpu_end, cpu_end;
 	uint32_t gpu_tasks[PT_ENGINES];
 };
 
@@ -299,9 +299,12 @@ static int pt_run(struct pt *p, enum pt_mode mode, unsigned int threads,
 		if (pthread_create(&waiter, NULL, pt_gpu_waiter, &w))
 			return -EAGAIN;
 	}
-	if (cpu)
+	p->cpu_end = 0;
+	if (cpu) {
 		ret = megpu_taskq_threads(p->agents, threads, p->q, PT_QUEUES,
 					  flags);
+		p->cpu_end = pt_now() - w.t0;
+	}
 	if (gpu) {
 		pthread_join(waiter, NULL);
 		for (unsigned int k = 0; k < w.nsync; k++)
@@ -512,7 +515,7 @@ static int pt_cpu_contended(struct pt *p, double *ms, double *busy_ms)
 
 /* One B1 measurement: a variant's makespan, CPU share and idle times. */
 struct pt_row {
-	double t, cpu_share, cpu_idle, gpu_idle, busy_ms;
+	double t, cpu_share, cpu_idle, gpu_idle, busy_ms, cpu_end, gpu_end;
 };
 
 #define PT_ROUNDS	3
@@ -545,6 +548,8 @@ static int pt_measure(struct pt *p, unsigned int v, struct pt_row *r)
 		busy += p->agents[i].busy_ns;
 	}
 	r->t = p->makespan / 1e6;
+	r->cpu_end = p->cpu_end / 1e6;
+	r->gpu_end = p->gpu_end / 1e6;
 	r->cpu_share = 100.0 * cpu_tasks / p->ntasks;
 	/* idle: the time a device was not running tasks until the end */
 	r->cpu_idle = m == PT_GPU_ONLY ? r->t :
@@ -599,8 +604,9 @@ int bench_partition(struct megpu *gpu, bool quick)
 				goto out;
 		}
 	}
-	printf("  %-16s %10s %9s %9s %12s %12s\n", "variant", "makespan",
-	       "CPU share", "GPU share", "CPU idle", "GPU idle");
+	printf("  %-16s %10s %9s %9s %12s %12s %9s %9s\n", "variant",
+	       "makespan", "CPU share", "GPU share", "CPU idle", "GPU idle",
+	       "CPU end", "GPU end");
 	for (unsigned int o = 0; o < PT_VARIANTS; o++) {
 		static const unsigned int order[PT_VARIANTS] = {
 			PT_CPU_ONLY, PT_GPU_ONLY, PT_STATIC, PT_STEAL, 4, 5,
@@ -608,9 +614,10 @@ int bench_partition(struct megpu *gpu, bool quick)
 		const struct pt_row *r = pt_median(rows[order[o]]);
 
 		ms[order[o]] = r->t;
-		printf("  %-16s %7.1f ms %8.1f%% %8.1f%% %9.1f ms %9.1f ms",
-		       pt_variant_names[order[o]], r->t, r->cpu_share,
-		       100.0 - r->cpu_share, r->cpu_idle, r->gpu_idle);
+		printf("  %-16s %7.1f ms %8.1f%% %8.1f%% %9.1f ms %9.1f ms "
+		       "%6.1f ms %6.1f ms", pt_variant_names[order[o]], r->t,
+		       r->cpu_share, 100.0 - r->cpu_share, r->cpu_idle,
+		       r->gpu_idle, r->cpu_end, r->gpu_end);
 		if (order[o] == 5)
 			printf("  (engines busy with unrelated work for "
 			       "%.1f ms)", r->busy_ms);
@@ -626,6 +633,10 @@ int bench_partition(struct megpu *gpu, bool quick)
 	       "%.2fx, GPU only %.2fx\n", ideal, ms[PT_STEAL] / ideal,
 	       ms[4] / ideal, ms[PT_STATIC] / ideal,
 	       ms[PT_CPU_ONLY] / ideal, ms[PT_GPU_ONLY] / ideal);
+	/* the same with the CPU side's throughput while the engines run */
+	ideal = 1.0 / (1.0 / ms[5] + 1.0 / ms[PT_GPU_ONLY]);
+	printf("  ideal on shared cores (CPU only, busy with GPU only) %.1f ms;"
+	       " stealing %.2fx that\n", ideal, ms[PT_STEAL] / ideal);
 	pt_free(&p);
 
 	/* B2: dequeue cost against dequeuers and batch size */
