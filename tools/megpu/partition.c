@@ -29,10 +29,6 @@
 
 enum pt_mode { PT_STEAL, PT_CPU_ONLY, PT_GPU_ONLY, PT_STATIC };
 
-static const char *const pt_mode_names[] = {
-	"stealing", "CPU only", "GPU only", "static split",
-};
-
 struct pt {
 	struct megpu *gpu;
 	uint32_t ntasks, grain, slots;
@@ -44,7 +40,7 @@ struct pt {
 	unsigned int nengines;
 	bool discrete;		/* the driver dequeues for the engines */
 	/* results of a run */
-	int64_t makespan, gpu_end;
+	int64_t makespan, gpu_end, cpu_end;
 	uint32_t gpu_tasks[PT_ENGINES];
 };
 
@@ -303,9 +299,12 @@ static int pt_run(struct pt *p, enum pt_mode mode, unsigned int threads,
 		if (pthread_create(&waiter, NULL, pt_gpu_waiter, &w))
 			return -EAGAIN;
 	}
-	if (cpu)
+	p->cpu_end = 0;
+	if (cpu) {
 		ret = megpu_taskq_threads(p->agents, threads, p->q, PT_QUEUES,
 					  flags);
+		p->cpu_end = pt_now() - w.t0;
+	}
 	if (gpu) {
 		pthread_join(waiter, NULL);
 		for (unsigned int k = 0; k < w.nsync; k++)
@@ -440,11 +439,146 @@ int cmd_demo_partition(int argc, char **argv)
 	return ret ? 1 : 0;
 }
 
+/*
+ * Unrelated work for the engines: @reps INCREMENT dispatches over @bo
+ * (its first 64 bytes are the argument block) on each engine, so that
+ * a CPU-only run can be measured while the engines use the host too.
+ */
+static int pt_busy_submit(struct pt *p, struct megpu_bo *bo,
+			  unsigned int reps, struct megpu_job *jobs,
+			  uint32_t *sync)
+{
+	uint32_t n = (bo->size - 4096) / 4;
+	struct megpu_kargs k = { .n = n };
+	uint64_t args;
+	int ret;
+
+	k.ptr[0] = bo->va + 4096;
+	ret = megpu_kargs_write(bo, 0, &k, &args);
+	for (unsigned int e = 0; e < p->nengines && !ret; e++) {
+		struct megpu_cs cs;
+
+		megpu_cs_init(&cs);
+		for (unsigned int r = 0; r < reps && !ret; r++)
+			ret = megpu_cs_dispatch(&cs, MEGPU_KERNEL_INCREMENT,
+						args, n, 1, 64, 1);
+		megpu_job_init(&jobs[e], p->engines[e]);
+		/* both engines increment the same words: not checked */
+		jobs[e].flags = DRM_MEGPU_SUBMIT_NO_IMPLICIT;
+		ret = ret ?: megpu_job_add_bo(&jobs[e], bo, DRM_MEGPU_BO_READ |
+					      DRM_MEGPU_BO_WRITE);
+		ret = ret ?: megpu_syncobj_new(p->gpu, false, &sync[e]);
+		if (!ret)
+			megpu_job_signal_sync(&jobs[e], sync[e], 0);
+		ret = ret ?: megpu_job_upload(p->gpu, &jobs[e], &cs);
+		ret = ret ?: megpu_job_submit(p->gpu, &jobs[e]);
+		megpu_cs_fini(&cs);
+	}
+	return ret;
+}
+
+/*
+ * CPU only while the engines run unrelated work: how much the CPU side
+ * slows down when the engines' threads share the host's cores with the
+ * guest's CPUs. *@busy_ms is how long the engines' work took from the
+ * start of the run (it should outlast the run).
+ */
+static int pt_cpu_contended(struct pt *p, double *ms, double *busy_ms)
+{
+	struct megpu_job jobs[PT_ENGINES];
+	uint32_t sync[PT_ENGINES] = { 0 };
+	struct megpu_bo *bo = NULL;
+	int64_t t0;
+	int ret;
+
+	memset(jobs, 0, sizeof(jobs));
+	ret = pt_bo(p->gpu, 4096 + (1u << 20), &bo);
+	t0 = pt_now();
+	ret = ret ?: pt_busy_submit(p, bo, 2, jobs, sync);
+	ret = ret ?: pt_run(p, PT_CPU_ONLY, PT_THREADS, false, 16, 4);
+	*ms = p->makespan / 1e6;
+	for (unsigned int e = 0; e < p->nengines; e++) {
+		if (!sync[e])
+			continue;
+		if (!ret)
+			ret = megpu_syncobj_wait(p->gpu, sync[e], 0,
+						 MEGPU_FOREVER);
+		if (!ret)
+			ret = megpu_fence_status(p->gpu->fd, sync[e], 0);
+		megpu_syncobj_free(p->gpu, sync[e]);
+		megpu_job_fini(&jobs[e]);
+	}
+	*busy_ms = (pt_now() - t0) / 1e6;
+	megpu_bo_free(bo);
+	return ret;
+}
+
+/* One B1 measurement: a variant's makespan, CPU share and idle times. */
+struct pt_row {
+	double t, cpu_share, cpu_idle, gpu_idle, busy_ms, cpu_end, gpu_end;
+};
+
+#define PT_ROUNDS	3
+#define PT_VARIANTS	6	/* the modes, stealing by the driver, contended */
+
+static const char *const pt_variant_names[PT_VARIANTS] = {
+	"stealing", "CPU only", "GPU only", "static split",
+	"stealing, driver", "CPU only, busy",
+};
+
+static int pt_measure(struct pt *p, unsigned int v, struct pt_row *r)
+{
+	enum pt_mode m = v < 4 ? (enum pt_mode)v : v == 4 ? PT_STEAL :
+			 PT_CPU_ONLY;
+	uint64_t cpu_tasks = 0, busy = 0;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	/* stealing with the driver dequeuing for the engines */
+	p->discrete = v == 4;
+	if (v == 5)
+		ret = pt_cpu_contended(p, &r->t, &r->busy_ms);
+	else
+		ret = pt_run(p, m, PT_THREADS, false, 16, 4);
+	p->discrete = false;
+	if (ret)
+		return ret;
+	for (unsigned int i = 0; i < PT_THREADS; i++) {
+		cpu_tasks += p->agents[i].tasks;
+		busy += p->agents[i].busy_ns;
+	}
+	r->t = p->makespan / 1e6;
+	r->cpu_end = p->cpu_end / 1e6;
+	r->gpu_end = p->gpu_end / 1e6;
+	r->cpu_share = 100.0 * cpu_tasks / p->ntasks;
+	/* idle: the time a device was not running tasks until the end */
+	r->cpu_idle = m == PT_GPU_ONLY ? r->t :
+		      r->t - busy / 1e6 / PT_THREADS;
+	r->gpu_idle = m == PT_CPU_ONLY ? r->t : r->t - p->gpu_end / 1e6;
+	return 0;
+}
+
+/* The median of a variant's rounds, by makespan. */
+static const struct pt_row *pt_median(struct pt_row *rows)
+{
+	const struct pt_row *r[PT_ROUNDS];
+
+	for (unsigned int i = 0; i < PT_ROUNDS; i++) {
+		unsigned int j = i;
+
+		for (; j && r[j - 1]->t > rows[i].t; j--)
+			r[j] = r[j - 1];
+		r[j] = &rows[i];
+	}
+	return r[PT_ROUNDS / 2];
+}
+
 /* B1 and B2 on an open device. */
 int bench_partition(struct megpu *gpu, bool quick)
 {
 	uint32_t ntasks = quick ? 1000 : 4000, grain = 256;
-	double ms[4], ms_driver = 0, ideal;
+	struct pt_row rows[PT_VARIANTS][PT_ROUNDS];
+	double ms[PT_VARIANTS], ideal;
 	struct pt p;
 	int ret;
 
@@ -452,53 +586,57 @@ int bench_partition(struct megpu *gpu, bool quick)
 	if (ret)
 		goto out;
 	printf("\nB1 work partitioning (seed 002): %u tasks of %u elements, "
-	       "%u CPU threads, %u engines\n", ntasks, grain, PT_THREADS,
-	       p.nengines);
+	       "%u CPU threads, %u engines; median of %u rounds\n", ntasks,
+	       grain, PT_THREADS, p.nengines, PT_ROUNDS);
 	/* a warm-up run: the guest's first run pays for code translation */
 	ret = pt_run(&p, PT_STEAL, PT_THREADS, false, 16, 4);
 	if (ret)
 		goto out;
-	printf("  %-16s %10s %9s %9s %12s %12s\n", "variant", "makespan",
-	       "CPU share", "GPU share", "CPU idle", "GPU idle");
-	for (unsigned int o = 0; o < 5; o++) {
-		static const enum pt_mode order[] = {
-			PT_CPU_ONLY, PT_GPU_ONLY, PT_STATIC, PT_STEAL, PT_STEAL,
+	/* rounds of every variant, so that a change of host load hits all */
+	for (unsigned int k = 0; k < PT_ROUNDS; k++) {
+		static const unsigned int order[PT_VARIANTS] = {
+			PT_CPU_ONLY, PT_GPU_ONLY, PT_STATIC, PT_STEAL, 4, 5,
 		};
-		enum pt_mode m = order[o];
-		uint64_t cpu_tasks = 0, busy = 0;
-		double cpu_idle, gpu_idle, t;
 
-		/* last: stealing with the driver dequeuing for the engines */
-		p.discrete = o == 4;
-		ret = pt_run(&p, m, PT_THREADS, false, 16, 4);
-		if (ret)
-			goto out;
-		for (unsigned int i = 0; i < PT_THREADS; i++) {
-			cpu_tasks += p.agents[i].tasks;
-			busy += p.agents[i].busy_ns;
+		for (unsigned int o = 0; o < PT_VARIANTS; o++) {
+			ret = pt_measure(&p, order[o], &rows[order[o]][k]);
+			if (ret)
+				goto out;
 		}
-		t = p.makespan / 1e6;
-		if (p.discrete)
-			ms_driver = t;
-		else
-			ms[m] = t;
-		/* idle: the time a device was not running tasks until the end */
-		cpu_idle = m == PT_GPU_ONLY ? t : t - busy / 1e6 / PT_THREADS;
-		gpu_idle = m == PT_CPU_ONLY ? t : t - p.gpu_end / 1e6;
-		printf("  %-16s %7.1f ms %8.1f%% %8.1f%% %9.1f ms %9.1f ms\n",
-		       p.discrete ? "stealing, driver" : pt_mode_names[m], t,
-		       100.0 * cpu_tasks / ntasks,
-		       100.0 * (ntasks - cpu_tasks) / ntasks, cpu_idle,
-		       gpu_idle);
 	}
-	p.discrete = false;
+	printf("  %-16s %10s %9s %9s %12s %12s %9s %9s\n", "variant",
+	       "makespan", "CPU share", "GPU share", "CPU idle", "GPU idle",
+	       "CPU end", "GPU end");
+	for (unsigned int o = 0; o < PT_VARIANTS; o++) {
+		static const unsigned int order[PT_VARIANTS] = {
+			PT_CPU_ONLY, PT_GPU_ONLY, PT_STATIC, PT_STEAL, 4, 5,
+		};
+		const struct pt_row *r = pt_median(rows[order[o]]);
+
+		ms[order[o]] = r->t;
+		printf("  %-16s %7.1f ms %8.1f%% %8.1f%% %9.1f ms %9.1f ms "
+		       "%6.1f ms %6.1f ms", pt_variant_names[order[o]], r->t,
+		       r->cpu_share, 100.0 - r->cpu_share, r->cpu_idle,
+		       r->gpu_idle, r->cpu_end, r->gpu_end);
+		if (order[o] == 5)
+			printf("  (engines busy with unrelated work for "
+			       "%.1f ms)", r->busy_ms);
+		printf("\n");
+	}
+	printf("  CPU only is %.2fx slower while the engines run unrelated "
+	       "work: their threads and the guest's CPUs share the host's "
+	       "cores\n", ms[5] / ms[PT_CPU_ONLY]);
 	/* total work over summed throughput */
 	ideal = 1.0 / (1.0 / ms[PT_CPU_ONLY] + 1.0 / ms[PT_GPU_ONLY]);
 	printf("  ideal (work / summed throughput) %.1f ms; stealing %.2fx "
 	       "ideal (driver dequeuing %.2fx), static %.2fx, CPU only "
 	       "%.2fx, GPU only %.2fx\n", ideal, ms[PT_STEAL] / ideal,
-	       ms_driver / ideal, ms[PT_STATIC] / ideal,
+	       ms[4] / ideal, ms[PT_STATIC] / ideal,
 	       ms[PT_CPU_ONLY] / ideal, ms[PT_GPU_ONLY] / ideal);
+	/* the same with the CPU side's throughput while the engines run */
+	ideal = 1.0 / (1.0 / ms[5] + 1.0 / ms[PT_GPU_ONLY]);
+	printf("  ideal on shared cores (CPU only, busy with GPU only) %.1f ms;"
+	       " stealing %.2fx that\n", ideal, ms[PT_STEAL] / ideal);
 	pt_free(&p);
 
 	/* B2: dequeue cost against dequeuers and batch size */

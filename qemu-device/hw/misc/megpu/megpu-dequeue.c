@@ -101,6 +101,9 @@ typedef struct MegpuDequeuer {
     MegpuExec *x;
     uint32_t owner;
     MegpuTask *batch;           /* MEGPU_TQ_MAX_BATCH */
+    /* descriptors read at once, from batch index desc_first */
+    uint8_t desc[MEGPU_PAGE_SIZE];
+    uint32_t desc_first;
 } MegpuDequeuer;
 
 /* ---- 32-bit words of a queue, each one access: atomics and orders ---- */
@@ -159,6 +162,17 @@ static bool tq_cas32(MegpuExec *x, uint64_t addr, uint32_t old, uint32_t new,
     return true;
 }
 
+/* Atomic add to a little-endian word, correct on any host. */
+static void tq_add32_le(uint32_t *p, uint32_t val)
+{
+    uint32_t old, cur = qatomic_read(p);
+
+    do {
+        old = cur;
+        cur = qatomic_cmpxchg(p, old, cpu_to_le32(le32_to_cpu(old) + val));
+    } while (cur != old);
+}
+
 static bool tq_count(MegpuExec *x, uint64_t q, uint32_t off, uint32_t n)
 {
     return !n || megpu_mem_add32(x, q + off, n);
@@ -214,16 +228,12 @@ static bool tq_aligned8(uint64_t a)
     return !(a & 7);
 }
 
-static bool tq_read_task(MegpuExec *x, const MegpuQueue *q, uint32_t idx,
-                         MegpuTask *t)
+/* Decode descriptor @idx of @q from its MEGPU_TQ_DESC_SIZE bytes @d. */
+static void tq_parse_task(const MegpuQueue *q, uint32_t idx, const uint8_t *d,
+                          MegpuTask *t)
 {
-    uint8_t d[MEGPU_TQ_DESC_SIZE];
-
     t->addr = q->addr + MEGPU_TQ_HDR_BYTES +
               (uint64_t)(idx & (q->size - 1)) * MEGPU_TQ_DESC_SIZE;
-    if (!megpu_mem_rw(x, t->addr, d, sizeof(d), false)) {
-        return false;
-    }
     t->cpu_fn = ldl_le_p(d + MEGPU_TQ_DESC_CPU_FN);
     t->gpu_kernel = ldl_le_p(d + MEGPU_TQ_DESC_GPU_KERNEL);
     t->data = ldq_le_p(d + MEGPU_TQ_DESC_DATA);
@@ -237,6 +247,19 @@ static bool tq_read_task(MegpuExec *x, const MegpuQueue *q, uint32_t idx,
     t->event_addr = ldq_le_p(d + MEGPU_TQ_DESC_EVENT_ADDR);
     t->event_value = ldq_le_p(d + MEGPU_TQ_DESC_EVENT_VALUE);
     t->bad = !megpu_tq_desc_valid(d);
+}
+
+static bool tq_read_task(MegpuExec *x, const MegpuQueue *q, uint32_t idx,
+                         MegpuTask *t)
+{
+    uint8_t d[MEGPU_TQ_DESC_SIZE];
+    uint64_t addr = q->addr + MEGPU_TQ_HDR_BYTES +
+                    (uint64_t)(idx & (q->size - 1)) * MEGPU_TQ_DESC_SIZE;
+
+    if (!megpu_mem_rw(x, addr, d, sizeof(d), false)) {
+        return false;
+    }
+    tq_parse_task(q, idx, d, t);
     return true;
 }
 
@@ -430,7 +453,7 @@ static bool tq_unlock(MegpuDequeuer *d, const MegpuQueue *q)
 static bool tq_take(MegpuDequeuer *d, const MegpuQueue *q, uint32_t *n)
 {
     MegpuExec *x = d->x;
-    uint32_t head, tail;
+    uint32_t head, tail, have = 0;
     bool ok;
 
     *n = 0;
@@ -443,9 +466,29 @@ static bool tq_take(MegpuDequeuer *d, const MegpuQueue *q, uint32_t *n)
     while (*n < q->batch && head + *n != tail) {
         MegpuTask *t = &d->batch[*n];
 
-        if (!tq_read_task(x, q, head + *n, t)) {
-            return false;
+        if (*n == have) {
+            /*
+             * The next descriptors in one read: up to the batch size,
+             * the tail, the end of the ring and the end of the page.
+             */
+            uint32_t idx = head + *n, slot = idx & (q->size - 1);
+            uint64_t addr = q->addr + MEGPU_TQ_HDR_BYTES +
+                            (uint64_t)slot * MEGPU_TQ_DESC_SIZE;
+            uint32_t c = MIN(q->batch - *n, tail - idx);
+
+            c = MIN(c, q->size - slot);
+            c = MIN(c, (MEGPU_PAGE_SIZE - (addr & (MEGPU_PAGE_SIZE - 1))) /
+                       MEGPU_TQ_DESC_SIZE);
+            c = MAX(c, 1);
+            if (!megpu_mem_rw(x, addr, d->desc, c * MEGPU_TQ_DESC_SIZE,
+                              false)) {
+                return false;
+            }
+            d->desc_first = *n;
+            have = *n + c;
         }
+        tq_parse_task(q, head + *n,
+                      d->desc + (*n - d->desc_first) * MEGPU_TQ_DESC_SIZE, t);
         if (t->bad && *n) {
             break;              /* first the good ones */
         }
@@ -472,13 +515,36 @@ static bool tq_take(MegpuDequeuer *d, const MegpuQueue *q, uint32_t *n)
 static bool tq_note(MegpuExec *x, const MegpuTask *t, uint32_t by,
                     uint32_t batch, uint32_t status)
 {
+    MegpuMap m;
+    uint32_t *p;
+
     if (!t->notify) {
         return true;
     }
-    return tq_st32(x, t->notify + MEGPU_TQ_NOTE_BY, by) &&
-           tq_st32(x, t->notify + MEGPU_TQ_NOTE_BATCH, batch) &&
-           tq_st32(x, t->notify + MEGPU_TQ_NOTE_STATUS, status) &&
-           megpu_mem_add32(x, t->notify + MEGPU_TQ_NOTE_DONE, 1);
+    if ((t->notify & (MEGPU_PAGE_SIZE - 1)) >
+        MEGPU_PAGE_SIZE - MEGPU_TQ_NOTE_SIZE) {
+        /* the record straddles two pages: word by word */
+        return tq_st32(x, t->notify + MEGPU_TQ_NOTE_BY, by) &&
+               tq_st32(x, t->notify + MEGPU_TQ_NOTE_BATCH, batch) &&
+               tq_st32(x, t->notify + MEGPU_TQ_NOTE_STATUS, status) &&
+               megpu_mem_add32(x, t->notify + MEGPU_TQ_NOTE_DONE, 1);
+    }
+    /*
+     * One translation and one ordering for the record: the same stores
+     * and the same atomic increment of DONE last, as tq_st32 and
+     * megpu_mem_add32 would do one by one.
+     */
+    p = megpu_mem_map(x, t->notify, MEGPU_TQ_NOTE_SIZE, true, &m);
+    if (!p) {
+        return false;
+    }
+    megpu_wq_order(x->e->s, m.pa, MEGPU_TQ_NOTE_SIZE);
+    qatomic_xchg(&p[MEGPU_TQ_NOTE_BY / 4], cpu_to_le32(by));
+    qatomic_xchg(&p[MEGPU_TQ_NOTE_BATCH / 4], cpu_to_le32(batch));
+    qatomic_xchg(&p[MEGPU_TQ_NOTE_STATUS / 4], cpu_to_le32(status));
+    tq_add32_le(&p[MEGPU_TQ_NOTE_DONE / 4], 1);
+    megpu_mem_unmap(x, &m);
+    return true;
 }
 
 /*

@@ -322,6 +322,14 @@ void megpu_spi_count(MegpuEngine *e, uint64_t items, uint64_t groups)
     qemu_mutex_unlock(&e->lock);
 }
 
+/*
+ * The chunk buffers of the thread's dispatches (an engine thread runs one
+ * at a time, and a dispatch does not nest): a task queue runs thousands
+ * of small dispatches, each of which would otherwise allocate them.
+ */
+static __thread uint32_t megpu_kbuf_a[MEGPU_KCHUNK];
+static __thread uint32_t megpu_kbuf_b[MEGPU_KCHUNK];
+
 bool megpu_dispatch(MegpuExec *x, uint32_t kernel, uint64_t args,
                     uint32_t grid_x, uint32_t grid_y,
                     uint32_t group_x, uint32_t group_y)
@@ -329,7 +337,7 @@ bool megpu_dispatch(MegpuExec *x, uint32_t kernel, uint64_t args,
     uint64_t group = (uint64_t)group_x * group_y;
     uint64_t total = (uint64_t)grid_x * grid_y, limit;
     uint64_t groups_x = group_x ? DIV_ROUND_UP((uint64_t)grid_x, group_x) : 0;
-    g_autofree uint32_t *a = NULL, *b = NULL, *rows = NULL;
+    g_autofree uint32_t *rows = NULL;
     MegpuKernel k = { .id = kernel };
     bool image = megpu_kernel_is_image(kernel);
 
@@ -369,10 +377,8 @@ bool megpu_dispatch(MegpuExec *x, uint32_t kernel, uint64_t args,
     }
     megpu_spi_count(x->e, total,
                     groups_x * DIV_ROUND_UP((uint64_t)grid_y, group_y));
-    a = g_new(uint32_t, MEGPU_KCHUNK);
-    b = g_new(uint32_t, MEGPU_KCHUNK);
-    k.a = a;
-    k.b = b;
+    k.a = megpu_kbuf_a;
+    k.b = megpu_kbuf_b;
     for (uint64_t y0 = 0; y0 < grid_y && y0 * grid_x < limit; y0 += group_y) {
         for (uint64_t gx = 0; gx < groups_x; gx++) {
             uint64_t x0 = gx * group_x;

@@ -194,6 +194,46 @@ static bool megpu_wq_overlap(const MegpuWrite *w, hwaddr pa, uint64_t len)
     return w->pa < pa + len && pa < w->pa + w->len;
 }
 
+/*
+ * Which bytes may hold an engine's pending writes: one bit of 1024 per
+ * 256-byte granule of guest memory, by a multiplicative hash. An
+ * engine's reads and the direct writes that order against the queues
+ * look at these bits first and take wq_lock only when a granule they
+ * touch may have a pending write (a task queue's kernels read and
+ * notify memory next to, not under, their batch's earlier writes,
+ * thousands of times a second).
+ */
+#define MEGPU_WQ_GRAIN_SHIFT    8
+
+static unsigned megpu_wq_grain_bit(hwaddr g)
+{
+    return (g * 0x9e3779b97f4a7c15ull) >> 54;
+}
+
+static void megpu_wq_mark_locked(MegpuEngine *e, hwaddr pa, uint32_t len)
+{
+    for (hwaddr g = pa >> MEGPU_WQ_GRAIN_SHIFT;
+         g <= (pa + len - 1) >> MEGPU_WQ_GRAIN_SHIFT; g++) {
+        unsigned b = megpu_wq_grain_bit(g);
+
+        qatomic_or(&e->wq_pages[b / 64], 1ull << (b % 64));
+    }
+}
+
+/* May @e have a pending write to [pa, pa + len)? */
+static bool megpu_wq_may_pend(MegpuEngine *e, hwaddr pa, uint32_t len)
+{
+    for (hwaddr g = pa >> MEGPU_WQ_GRAIN_SHIFT;
+         g <= (pa + len - 1) >> MEGPU_WQ_GRAIN_SHIFT; g++) {
+        unsigned b = megpu_wq_grain_bit(g);
+
+        if (qatomic_read(&e->wq_pages[b / 64]) & (1ull << (b % 64))) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static void megpu_wq_unlink_locked(MegpuState *s, MegpuWrite *w)
 {
     MegpuEngine *e = w->e;
@@ -207,6 +247,11 @@ static void megpu_wq_unlink_locked(MegpuState *s, MegpuWrite *w)
     }
     qatomic_set(&e->wq_pending, e->wq_pending - 1);
     qatomic_set(&s->wq_total, s->wq_total - 1);
+    if (!e->wq_pending) {
+        for (unsigned i = 0; i < ARRAY_SIZE(e->wq_pages); i++) {
+            qatomic_set(&e->wq_pages[i], 0);
+        }
+    }
 }
 
 /* Write one entry to RAM and forget it. */
@@ -595,17 +640,19 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
 {
     MegpuEngine *e = x->e;
     MegpuState *s = e->s;
-    MegpuWrite *w;
+    MegpuWrite *w = g_malloc(sizeof(*w) + len);
     bool changed = false;
 
+    /* the copy before the lock: engines post concurrently */
+    memcpy(w->data, data, len);
     qemu_mutex_lock(&s->wq_lock);
     if (s->write_mode != MEGPU_WRITE_MODE_RELAXED) {
         qemu_mutex_unlock(&s->wq_lock);
+        g_free(w);
         megpu_wq_order(s, pa, len);
         memcpy(host, data, len);
         return;
     }
-    w = g_malloc(sizeof(*w) + len);
     w->e = e;
     w->seq = s->wq_seq++;
     w->due = megpu_wq_clock(s, e) + megpu_wq_delay(e);
@@ -613,7 +660,7 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
     w->pa = pa;
     w->len = len;
     w->in_mc = false;
-    memcpy(w->data, data, len);
+    megpu_wq_mark_locked(e, pa, len);
     QTAILQ_INSERT_TAIL(&e->wq, w, link);
     qatomic_set(&e->wq_len, e->wq_len + 1);
     qatomic_set(&e->wq_pending, e->wq_pending + 1);
@@ -639,8 +686,16 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
 void megpu_wq_order(MegpuState *s, hwaddr pa, uint32_t len)
 {
     MegpuWrite *w;
+    bool may = false;
 
     if (!qatomic_read(&s->wq_total)) {
+        return;
+    }
+    for (unsigned n = 0; n < s->num_engines && !may; n++) {
+        may = qatomic_read(&s->engines[n].wq_pending) &&
+              megpu_wq_may_pend(&s->engines[n], pa, len);
+    }
+    if (!may) {
         return;
     }
     qemu_mutex_lock(&s->wq_lock);
@@ -660,7 +715,7 @@ void megpu_wq_forward(MegpuEngine *e, hwaddr pa, void *buf, uint32_t len)
     MegpuState *s = e->s;
     MegpuWrite *a, *b;
 
-    if (!qatomic_read(&e->wq_pending)) {
+    if (!qatomic_read(&e->wq_pending) || !megpu_wq_may_pend(e, pa, len)) {
         return;
     }
     qemu_mutex_lock(&s->wq_lock);

@@ -131,6 +131,12 @@ typedef struct MegpuEngine {
     uint32_t wq_len;
     uint32_t wq_pending;
     uint32_t stalled_writes;
+    /*
+     * 256-byte granules that may hold a pending write of this engine,
+     * as bits of a hash (megpu-writeq.c); set under wq_lock before the
+     * entry is queued, cleared when the last one lands, read without it.
+     */
+    uint64_t wq_pages[16];
     uint64_t wq_rng;            /* this engine's delay generator */
     int64_t wq_steps;           /* memory-clock ticks from its own work */
 
