@@ -203,6 +203,18 @@
 #define MEGPU_ENG_MAILBOX_LO		0x9c	/* RO: from SET_MAILBOX */
 #define MEGPU_ENG_MAILBOX_HI		0xa0
 #define MEGPU_ENG_MAILBOX_SLOTS		0xa4	/* RO: 0: no mailbox */
+/*
+ * Where an engine's time goes, in nanoseconds of the device's clock since
+ * the device's reset (an engine reset keeps them): stalled in WAIT packets, and running ring
+ * packets (WAITs included; idle time is neither). Reading a _LO half
+ * latches the 64-bit value: the next read of its _HI half returns the
+ * upper half of that same value. WAITS counts WAITs that stalled.
+ */
+#define MEGPU_ENG_WAIT_NS_LO		0xa8	/* RO */
+#define MEGPU_ENG_WAIT_NS_HI		0xac	/* RO: latched by _LO */
+#define MEGPU_ENG_BUSY_NS_LO		0xb0	/* RO */
+#define MEGPU_ENG_BUSY_NS_HI		0xb4	/* RO: latched by _LO */
+#define MEGPU_ENG_WAITS			0xb8	/* RO: WAITs that stalled */
 
 /* Task queues (seed 002): what this engine's DEQUEUE did. */
 #define MEGPU_ENG_TASKQ_TASKS		0xd0	/* RO: tasks run */

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "libmegpu.h"
 
@@ -28,6 +29,19 @@ int bench_mgpu(bool quick);
 int bench_partition(struct megpu *gpu, bool quick);
 /* asmcmd.c: assemble or disassemble wave ISA programs, no GPU needed */
 int cmd_asm(int argc, char **argv);
+
+/*
+ * results.c: bench figures, each the median of @n runs with its spread,
+ * printed by bench_json() as one line "MEGPU-BENCH-JSON {...}". Both
+ * return the median. bench_median() sorts @v.
+ */
+double bench_fig(const char *name, const char *unit, const double *v,
+		 unsigned int n);
+double bench_fig1(const char *name, const char *unit, double v);
+double bench_median(double *v, unsigned int n);
+void bench_json(FILE *out);
+/* trace.c: "megpu trace -o FILE.json -- COMMAND..." */
+int cmd_trace(int argc, char **argv);
 
 /* common.c */
 

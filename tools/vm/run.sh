@@ -12,7 +12,8 @@
 # "x-drop-irqs=on x-version=0x20000"; overrides GPUS), TESTS (comma
 # separated selftests to run, default all), TEST_ARGS (more
 # megpu_test.key=value words), NAME (log name, default the mode),
-# GUEST_TIMEOUT (seconds, default 900), QEMU_EXTRA (more QEMU options).
+# GUEST_TIMEOUT (seconds, default 900), QEMU_EXTRA (more QEMU options),
+# BENCH_JSON (bench: where the figures go, default build/bench.json).
 set -uo pipefail
 
 mode=$1 initrd=$2
@@ -64,7 +65,7 @@ while IFS= read -r line; do
 	esac
 	# The demo's own output, and the tests' summary lines, for the user.
 	if [ "$mode" != check ] && [ -n "$boot" ] &&
-		[[ "$line" != \[* ]] && [[ "$line" != megpu-init:* ]] && [[ "$line" != qemu-exit=* ]]; then
+		[[ "$line" != MEGPU-BENCH-JSON* ]] && [[ "$line" != \[* ]] && [[ "$line" != megpu-init:* ]] && [[ "$line" != qemu-exit=* ]]; then
 		printf '%s\n' "$line"
 	fi
 	if [ "$mode" = check ]; then
@@ -96,6 +97,19 @@ if grep -nE 'BUG:|Oops|WARNING:|Call Trace:|KASAN|UBSAN|kmemleak|possible circul
 	sed 's/^/  /' "$log.kernel"
 fi
 rm -f "$log.kernel"
+
+# The bench's figures (medians of repeated runs with their spread), for
+# comparing commits: build/bench.json, or BENCH_JSON.
+if [ "$mode" = bench ]; then
+	json=${BENCH_JSON:-$top/build/bench.json}
+	if line=$(grep -a '^MEGPU-BENCH-JSON ' "$log" | tail -n 1) &&
+		[ -n "$line" ]; then
+		printf '%s\n' "${line#MEGPU-BENCH-JSON }" >"$json"
+		echo "guest: bench figures in $json"
+	else
+		report "no bench figures (MEGPU-BENCH-JSON) in the log"
+	fi
+fi
 
 if [ "$mode" = check ]; then
 	# Count the test cases inside the programs; a program that died

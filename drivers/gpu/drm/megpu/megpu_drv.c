@@ -310,6 +310,7 @@ static int megpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return ret;
 	mutex_init(&mdev->submit_lock);
 	mutex_init(&mdev->mmu_lock);
+	mutex_init(&mdev->floor_lock);
 	xa_init_flags(&mdev->ctxs, XA_FLAGS_ALLOC1);
 	megpu_flush_init(mdev);
 	megpu_syscall_init(mdev);

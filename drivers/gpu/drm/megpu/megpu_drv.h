@@ -226,6 +226,10 @@ struct megpu_engine {
  *	and @sc
  * @mailboxes: the files' mailboxes, which the syscall interrupt scans
  * @sc: GPU-to-CPU call counters (debugfs "syscalls")
+ * @floor_lock: serializes the floor probes (megpu_floor.c)
+ * @floor_op: the last probe run ("doorbell", "irq")
+ * @floor_n: how many times it ran
+ * @floor_ns: how long that took
  * @live_bos: BOs alive (debugfs, leak checks)
  * @live_jobs: jobs alive
  * @live_vms: GPU address spaces alive
@@ -286,6 +290,11 @@ struct megpu_device {
 		u64 restarts;
 		u64 reclaimed;
 	} sc;
+
+	struct mutex floor_lock;	/* floor_* */
+	char floor_op[16];
+	u32 floor_n;
+	u64 floor_ns;
 
 	atomic_t live_bos;
 	atomic_t live_jobs;
@@ -590,6 +599,7 @@ void megpu_sem_bo_del(struct megpu_device *mdev, struct megpu_bo *bo);
 u64 megpu_sem_addr(struct megpu_device *mdev, u32 sem);
 void megpu_sem_debugfs_init(struct megpu_device *mdev);
 void megpu_debugfs_minor_init(struct drm_minor *minor);
+void megpu_floor_debugfs_init(struct drm_minor *minor);
 
 /* megpu_flush.c */
 void megpu_flush_init(struct megpu_device *mdev);

@@ -11,6 +11,7 @@
 #include <drm/drm_print.h>
 
 #include "megpu_drv.h"
+#include "megpu_trace.h"
 
 #define MEGPU_IRQ_TEST_TIMEOUT_MS	1000
 
@@ -42,6 +43,7 @@ static irqreturn_t megpu_irq_handler(int irq, void *arg)
 		if (status) {
 			/* cleared before handling: a later event interrupts again */
 			megpu_eng_write(vec->engine, MEGPU_ENG_IRQ_STATUS, status);
+			trace_megpu_irq(vec->index, status);
 			atomic_or(status, &vec->pending);
 			ret = IRQ_WAKE_THREAD;
 		}

@@ -232,12 +232,27 @@ void megpu_job_signal(struct megpu_job *job)
 		megpu_flush_mark_dirty(job->engine->mdev);
 	if (!job->error && megpu_job_inherits_failure(job))
 		job->error = -ECANCELED;
-	trace_megpu_job_done(job->engine->index, job->seqno, job->error);
+	trace_megpu_job_done(job->engine->index, job->seqno, job->error,
+			     job->done_fence->context, job->done_fence->seqno);
 	if (job->error && !job->hw_fence->error)
 		dma_fence_set_error(job->hw_fence, job->error);
 	/* after the dirty mark: an unmap sees the one or the other */
 	atomic_dec(&job->vm->jobs_in_ring);
 	dma_fence_signal(job->hw_fence);
+}
+
+/* The device's time counters of @eng, for the timeline (megpu trace). */
+static void megpu_trace_engine_stats(struct megpu_engine *eng)
+{
+	u64 wait_ns, busy_ns;
+
+	wait_ns = megpu_eng_read(eng, MEGPU_ENG_WAIT_NS_LO);
+	wait_ns |= (u64)megpu_eng_read(eng, MEGPU_ENG_WAIT_NS_HI) << 32;
+	busy_ns = megpu_eng_read(eng, MEGPU_ENG_BUSY_NS_LO);
+	busy_ns |= (u64)megpu_eng_read(eng, MEGPU_ENG_BUSY_NS_HI) << 32;
+	trace_megpu_engine_stats(eng->index, READ_ONCE(*eng->seqno_cpu),
+				 wait_ns, busy_ns,
+				 megpu_eng_read(eng, MEGPU_ENG_WAITS));
 }
 
 /*
@@ -253,6 +268,8 @@ static void megpu_engine_retire(struct megpu_engine *eng)
 	LIST_HEAD(flush);
 	u64 seqno, now, target;
 
+	if (trace_megpu_engine_stats_enabled())
+		megpu_trace_engine_stats(eng);
 	spin_lock_irqsave(&eng->job_lock, flags);
 	seqno = READ_ONCE(*eng->seqno_cpu);
 	list_for_each_entry_safe(job, tmp, &eng->active, active_node) {
@@ -391,7 +408,12 @@ static struct dma_fence *megpu_prepare_job(struct drm_sched_job *sched_job,
 		dma_fence_put(hw);
 	}
 	/* last: only a job about to run holds a reservation */
-	return megpu_sem_reserve(job);
+	hw = megpu_sem_reserve(job);
+	if (!hw)
+		trace_megpu_job_ready(job->engine->index,
+				      job->done_fence->context,
+				      job->done_fence->seqno);
+	return hw;
 }
 
 static struct dma_fence *megpu_run_job(struct drm_sched_job *sched_job)
@@ -400,6 +422,7 @@ static struct dma_fence *megpu_run_job(struct drm_sched_job *sched_job)
 	struct megpu_engine *eng = job->engine;
 	struct dma_fence *fence;
 	unsigned long flags;
+	unsigned int i;
 	bool cookie;
 	int idx;
 
@@ -438,11 +461,17 @@ static struct dma_fence *megpu_run_job(struct drm_sched_job *sched_job)
 	megpu_job_cancel_if_failed(job);
 	spin_unlock_irqrestore(&eng->job_lock, flags);
 	megpu_ring_kick(eng);
+	for (i = 0; i < job->frame.nwaits; i++)
+		trace_megpu_frame_wait(eng->index, job->seqno,
+				       job->frame.waits[i].engine,
+				       job->frame.waits[i].ts);
 	mutex_unlock(&eng->ring_lock);
 	dma_fence_end_signalling(cookie);
 	drm_dev_exit(idx);
 
-	trace_megpu_job_run(eng->index, job->seqno, job->vm->ctx_id);
+	trace_megpu_job_run(eng->index, job->seqno, job->vm->ctx_id,
+			    job->done_fence->context, job->done_fence->seqno,
+			    job->frame.nwaits);
 	return dma_fence_get(fence);
 }
 

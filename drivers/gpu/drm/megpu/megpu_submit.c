@@ -28,6 +28,27 @@
 #include "megpu_compat.h"
 #include "megpu_trace.h"
 
+/*
+ * The job's dependencies on other megpu jobs, for the timeline: finished
+ * fences are waited for on the CPU, scheduled ones become WAITs.
+ */
+static void megpu_trace_deps(struct megpu_job *job)
+{
+	struct drm_sched_fence *dep;
+	struct dma_fence *fence;
+	unsigned long index;
+
+	xa_for_each(&job->base.dependencies, index, fence) {
+		dep = to_drm_sched_fence(fence);
+		if (!dep)
+			continue;
+		trace_megpu_job_dep(job->done_fence->context,
+				    job->done_fence->seqno,
+				    dep->finished.context, dep->finished.seqno,
+				    fence == &dep->scheduled);
+	}
+}
+
 static int megpu_submit_check_args(struct megpu_device *mdev,
 				   const struct drm_megpu_submit *args)
 {
@@ -335,7 +356,10 @@ int megpu_ioctl_submit(struct drm_device *drm, void *data,
 				   refs[i].flags & DRM_MEGPU_BO_WRITE ?
 				   DMA_RESV_USAGE_WRITE : DMA_RESV_USAGE_READ);
 	trace_megpu_job_submit(args->engine, job->vm->ctx_id, args->bo_count,
-			       args->in_sync_count);
+			       args->in_sync_count, job->done_fence->context,
+			       job->done_fence->seqno);
+	if (trace_megpu_job_dep_enabled())
+		megpu_trace_deps(job);
 	drm_sched_entity_push_job(&job->base);
 	mutex_unlock(&mdev->submit_lock);
 

@@ -355,6 +355,7 @@ static bool megpu_exec_wait(MegpuExec *x, const uint32_t *p)
     MegpuEngine *e = x->e;
     uint64_t addr = pl64(p, 0), want = pl64(p, 2), cur, seq;
     bool stalled = false, ok = true;
+    int64_t since = 0;
 
     if (addr & 7) {
         return megpu_pkt_fault(x, MEGPU_FAULT_BAD_ARG);
@@ -380,6 +381,7 @@ static bool megpu_exec_wait(MegpuExec *x, const uint32_t *p)
         qemu_mutex_lock(&e->lock);
         if (!stalled) {
             stalled = true;
+            since = get_clock();
             qatomic_inc(&e->s->sem_waiters);
             e->waiting = true;
             e->wait_addr = addr;
@@ -395,6 +397,8 @@ static bool megpu_exec_wait(MegpuExec *x, const uint32_t *p)
         qatomic_dec(&e->s->sem_waiters);
         qemu_mutex_lock(&e->lock);
         e->waiting = false;
+        e->wait_ns += get_clock() - since;
+        e->waits++;
         qemu_mutex_unlock(&e->lock);
         trace_megpu_wait_done(e->idx, addr, ok);
     }
@@ -673,6 +677,9 @@ static void megpu_engine_do_reset(MegpuEngine *e)
         e->last_ts = 0;
         e->flushes = 0;
         e->idle_signals = 0;
+        e->wait_ns = 0;
+        e->busy_ns = 0;
+        e->waits = 0;
         e->wave_insns = 0;
         e->tq_tasks = 0;
         e->tq_batches = 0;
@@ -699,6 +706,7 @@ static void *megpu_engine_thread(void *opaque)
         MegpuExec x = { .e = e };
         MegpuRing r;
         uint32_t next;
+        int64_t t0;
 
         if (e->stop) {
             break;
@@ -718,10 +726,13 @@ static void *megpu_engine_thread(void *opaque)
         e->busy = true;
         qemu_mutex_unlock(&e->lock);
 
+        t0 = get_clock();
         next = megpu_run_ring_packet(&x, &r);
+        t0 = get_clock() - t0;
 
         qemu_mutex_lock(&e->lock);
         e->busy = false;
+        e->busy_ns += t0;
         if (x.aborted || e->reset_pending || e->stop) {
             continue;       /* the reset sets head and tail */
         }
@@ -860,6 +871,21 @@ uint32_t megpu_engine_read(MegpuEngine *e, hwaddr off)
         break;
     case MEGPU_ENG_IDLE_SIGNALS:
         val = e->idle_signals;
+        break;
+    case MEGPU_ENG_WAIT_NS_LO:
+        e->stat_latch = e->wait_ns >> 32;
+        val = e->wait_ns;
+        break;
+    case MEGPU_ENG_BUSY_NS_LO:
+        e->stat_latch = e->busy_ns >> 32;
+        val = e->busy_ns;
+        break;
+    case MEGPU_ENG_WAIT_NS_HI:
+    case MEGPU_ENG_BUSY_NS_HI:
+        val = e->stat_latch;
+        break;
+    case MEGPU_ENG_WAITS:
+        val = e->waits;
         break;
     case MEGPU_ENG_WAVE_FAULT_ID:
         val = e->wave_fault_id;

@@ -93,6 +93,11 @@ typedef struct MegpuEngine {
     uint64_t last_ts;
     uint32_t flushes;           /* FLUSH packets done */
     uint32_t idle_signals;
+    /* where the engine's time went (issue 12's timeline), host ns */
+    uint64_t wait_ns;           /* stalled in WAIT packets */
+    uint64_t busy_ns;           /* running ring packets, WAITs included */
+    uint32_t waits;             /* WAIT packets that stalled */
+    uint64_t stat_latch;        /* the *_NS_HI half of the last LO read */
 
     /*
      * Waves (megpu-wave.c): the running program dispatch, if any, and
