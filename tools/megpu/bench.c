@@ -17,18 +17,23 @@
 #include "megpu.h"
 
 static const char usage[] =
-"usage: megpu bench [sem|flush|syscall|partition|mgpu] [--device I]\n"
+"usage: megpu bench [fast|sem|flush|syscall|partition|mgpu] [--device I]\n"
 "                   [--jobs N] [--quick]\n"
 "\n"
-"Prints (with sem, flush, syscall, partition or mgpu, only that table):\n"
-"  - the cost of a no-op ioctl (GET_PARAM)\n"
-"  - submit-to-completion latency of empty jobs (one NOP), one at a time\n"
+"Prints (with sem, flush, syscall, partition or mgpu, only that table;\n"
+"with fast, the tables up to the semaphores'):\n"
+"  - the floor of a job: a no-op ioctl (GET_PARAM), a doorbell and an\n"
+"    interrupt round trip (debugfs \"floor\", timed in the kernel)\n"
+"  - submit-to-completion latency of empty jobs (one NOP), one at a time,\n"
+"    as a multiple of the floor\n"
 "  - empty jobs per second on 1..N engines in parallel (a thread each)\n"
-"  - copy-engine COPY bandwidth for 1, 4 and 16 MiB beside a CPU memcpy\n"
+"  - copy-engine COPY bandwidth for 1, 4 and 16 MiB beside a CPU memcpy,\n"
+"    in relaxed and (with debugfs write_mode) strict write mode\n"
 "  - dependencies between engines waited for with GPU semaphores beside\n"
 "    CPU-side waits (module parameter gpu_semaphores, restored after):\n"
 "    a chain ping-ponging between two engines and a fan-in of every\n"
-"    engine into one job\n"
+"    engine into one job, each submitted as fast as possible and queued\n"
+"    behind a gate (debugfs delay_us) that opens once all are in rings\n"
 "  - dependent launches producer -> consumer on two engines in the\n"
 "    device's relaxed write mode: the host-driven flush handshake\n"
 "    (HOST_FLUSH), the GPU-internal flush (default), no flush (unsafe)\n"
@@ -48,7 +53,11 @@ static const char usage[] =
 "  --device I   megpu device index (default 0)\n"
 "  --jobs N     empty jobs per engine for the throughput table (default\n"
 "               1000)\n"
-"  --quick      fewer repetitions\n";
+"  --quick      fewer repetitions\n"
+"\n"
+"Figures are medians of repeated runs; the last line of the output,\n"
+"\"MEGPU-BENCH-JSON {...}\", holds each with its min and max (make bench\n"
+"writes it to build/bench.json).\n";
 
 static int cmp64(const void *a, const void *b)
 {
@@ -318,6 +327,52 @@ static int gate_set(struct megpu *gpu, unsigned int engine, unsigned int us)
 
 #define GATE_US 1000000
 
+/* Jobs put in rings so far, all engines (debugfs "timestamps"). */
+static int64_t emitted_jobs(struct megpu *gpu)
+{
+	char path[256], name[32];
+	unsigned long long cur, next;
+	int64_t sum = 0;
+	FILE *f;
+
+	if (megpu_debugfs_path(gpu, "timestamps", path, sizeof(path)))
+		return -1;
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%31s current %llu next %llu", name, &cur,
+		      &next) == 3)
+		sum += next - 1;
+	fclose(f);
+	return sum;
+}
+
+/*
+ * Before opening a gate: let the schedulers put in the rings what they
+ * can, @want jobs more than @base, or until the count stops moving for
+ * 20 ms (CPU waits keep all but the first job out); at most 0.8 s, within
+ * the gate's hold.
+ */
+static void gate_settle(struct megpu *gpu, int64_t base, int64_t want)
+{
+	int64_t t0 = megpu_now_ns(), still = t0, last = -1, n;
+
+	if (base < 0)
+		return;
+	while (megpu_now_ns() - t0 < 800000000ll) {
+		n = emitted_jobs(gpu);
+		if (n < 0 || n - base >= want)
+			return;
+		if (n != last) {
+			last = n;
+			still = megpu_now_ns();
+		} else if (megpu_now_ns() - still > 20000000ll) {
+			return;
+		}
+		usleep(2000);
+	}
+}
+
 /*
  * @hops jobs alternating between engines @a and @b, each writing BO @x
  * after the previous one (implicitly, through @x), all submitted at once:
@@ -350,14 +405,16 @@ static int sem_chain_gated(struct megpu *gpu, unsigned int a, unsigned int b,
 			   struct megpu_bo *x, uint32_t sync, double *ns_per_hop)
 {
 	const uint32_t flags = DRM_MEGPU_BO_READ | DRM_MEGPU_BO_WRITE;
+	int64_t t0, base = emitted_jobs(gpu);
 	unsigned int h;
-	int64_t t0;
 	int ret;
 
 	ret = gate_set(gpu, a, GATE_US);
 	for (h = 0; !ret && h < hops; h++)
 		ret = sem_submit(gpu, h % 2 ? b : a, ibs, h, &x, &flags, 1,
 				 x->va, h, h == hops - 1 ? sync : 0);
+	if (!ret)
+		gate_settle(gpu, base, hops);
 	t0 = megpu_now_ns();
 	if (gate_set(gpu, a, 0))
 		ret = ret ?: -EIO;
@@ -404,8 +461,8 @@ static int sem_fanin_gated(struct megpu *gpu, unsigned int engines,
 			   struct megpu_bo **p, struct megpu_bo *y,
 			   uint32_t sync, double *ns_per_round)
 {
+	int64_t t0, base = emitted_jobs(gpu);
 	unsigned int r, e;
-	int64_t t0;
 	int ret = 0;
 
 	for (e = 1; !ret && e < engines; e++)
@@ -413,6 +470,8 @@ static int sem_fanin_gated(struct megpu *gpu, unsigned int engines,
 	for (r = 0; !ret && r < rounds; r++)
 		ret = sem_fanin_round(gpu, engines, 0, ibs, r * engines, p, y,
 				      r, r == rounds - 1 ? sync : 0);
+	if (!ret)
+		gate_settle(gpu, base, (int64_t)rounds * engines);
 	t0 = megpu_now_ns();
 	for (e = 1; e < engines; e++)
 		if (gate_set(gpu, e, 0))
@@ -949,6 +1008,8 @@ static int bench_basics(struct megpu *gpu, unsigned int engines,
 	double floor_x[BASIC_RUNS_MAX], tput[MEGPU_MAX_ENGINES][BASIC_RUNS_MAX];
 	double scale[BASIC_RUNS_MAX], gbw[3][BASIC_RUNS_MAX];
 	double cbw[3][BASIC_RUNS_MAX], ratio[3][BASIC_RUNS_MAX];
+	double sbw[3][BASIC_RUNS_MAX], sratio[3][BASIC_RUNS_MAX];
+	bool knob, was_strict = false;
 	double m_ioctl, m_db, m_irq, m_med, m_floor, m_tput[MEGPU_MAX_ENGINES];
 	bool have_floor = true;
 	int64_t lat[400], gns = 1, cns = 1;
@@ -958,6 +1019,7 @@ static int bench_basics(struct megpu *gpu, unsigned int engines,
 	int ret = 0, ce;
 
 	ce = tool_pick_engine(gpu, MEGPU_ENGINE_COPY, MEGPU_PKT_COPY, -1);
+	knob = !megpu_write_mode_get(gpu, &was_strict);
 	for (run = 0; run < runs; run++) {
 		snprintf(what, sizeof(what), "ioctl, floor, latency, "
 			 "throughput, copy: run %u of %u", run + 1, runs);
@@ -990,14 +1052,30 @@ static int bench_basics(struct megpu *gpu, unsigned int engines,
 		}
 		scale[run] = engines > 1 ? tput[1][run] / tput[0][run] : 1;
 		for (i = 0; ce >= 0 && i < 3; i++) {
-			ret = bench_copy(gpu, ce, sizes[i], quick ? 2 : 3,
-					 &gns, &cns);
+			ret = knob ? megpu_write_mode_set(gpu, false) : 0;
+			ret = ret ?: bench_copy(gpu, ce, sizes[i],
+						quick ? 2 : 3, &gns, &cns);
 			if (ret)
-				return ret;
+				break;
 			gbw[i][run] = sizes[i] / 1048576.0 / (gns / 1e9);
 			cbw[i][run] = sizes[i] / 1048576.0 / (cns / 1e9);
 			ratio[i][run] = (double)cns / gns;
+			if (!knob)
+				continue;
+			/* strict: every write in memory at once, no queue */
+			ret = megpu_write_mode_set(gpu, true);
+			ret = ret ?: bench_copy(gpu, ce, sizes[i],
+						quick ? 2 : 3, &gns, &cns);
+			if (ret)
+				break;
+			sbw[i][run] = sizes[i] / 1048576.0 / (gns / 1e9);
+			sratio[i][run] = (double)cns / gns;
 		}
+		if (knob && megpu_write_mode_set(gpu, was_strict))
+			fprintf(stderr, "megpu bench: could not restore the "
+				"write mode\n");
+		if (ret)
+			return ret;
 	}
 
 	for (run = 0; run < runs; run++) {
@@ -1065,10 +1143,10 @@ static int bench_basics(struct megpu *gpu, unsigned int engines,
 	printf("\nCOPY on engine %d (%s) beside CPU memcpy, best of %u per "
 	       "run, median of %u runs\n", ce, tool_engine_name(gpu, ce),
 	       quick ? 2 : 3, runs);
-	printf("  %-8s %12s %12s %10s\n", "size", "gpu MiB/s", "cpu MiB/s",
-	       "gpu/cpu");
+	printf("  %-8s %12s %12s %10s %14s %10s\n", "size", "gpu MiB/s",
+	       "cpu MiB/s", "gpu/cpu", "strict MiB/s", "gpu/cpu");
 	for (i = 0; i < 3; i++) {
-		double g, c, r;
+		double g, c, r, sg = 0, sr = 0;
 
 		snprintf(what, sizeof(what), "copy.%uMiB.gpu_mib_s",
 			 sizes[i] >> 20);
@@ -1079,9 +1157,22 @@ static int bench_basics(struct megpu *gpu, unsigned int engines,
 		snprintf(what, sizeof(what), "copy.%uMiB.gpu_vs_cpu",
 			 sizes[i] >> 20);
 		r = bench_fig(what, "x", ratio[i], runs);
-		printf("  %-5u MiB %12.1f %12.1f %10.3f\n", sizes[i] >> 20, g,
-		       c, r);
+		if (knob) {
+			snprintf(what, sizeof(what),
+				 "copy.%uMiB.strict.gpu_mib_s", sizes[i] >> 20);
+			sg = bench_fig(what, "MiB/s", sbw[i], runs);
+			snprintf(what, sizeof(what),
+				 "copy.%uMiB.strict.gpu_vs_cpu",
+				 sizes[i] >> 20);
+			sr = bench_fig(what, "x", sratio[i], runs);
+		}
+		printf("  %-5u MiB %12.1f %12.1f %10.3f %14.1f %10.3f\n",
+		       sizes[i] >> 20, g, c, r, sg, sr);
 	}
+	printf("  (gpu: relaxed write mode, the device's default: COPY posts "
+	       "its writes page by\n  page through the write queues; strict"
+	       ": straight to memory%s)\n", knob ? "" :
+	       "; n/a: no write_mode knob");
 	return 0;
 }
 
@@ -1092,7 +1183,7 @@ int cmd_bench(int argc, char **argv)
 	struct megpu gpu;
 	bool quick = false, only_sem = false, only_flush = false;
 	bool only_syscall = false;
-	bool only_partition = false, only_mgpu = false;
+	bool only_partition = false, only_mgpu = false, only_fast = false;
 	int ret;
 
 	if (argc > 1 && !strcmp(argv[1], "sem")) {
@@ -1109,6 +1200,10 @@ int cmd_bench(int argc, char **argv)
 		argv++;
 	} else if (argc > 1 && !strcmp(argv[1], "partition")) {
 		only_partition = true;
+		argc--;
+		argv++;
+	} else if (argc > 1 && !strcmp(argv[1], "fast")) {
+		only_fast = true;
 		argc--;
 		argv++;
 	} else if (argc > 1 && !strcmp(argv[1], "mgpu")) {
@@ -1160,7 +1255,7 @@ sem:
 	ret = bench_sem(&gpu, quick);
 	if (ret)
 		goto fail;
-	if (only_sem)
+	if (only_sem || only_fast)
 		goto done;
 flush:
 	ret = bench_flush(&gpu, quick);

@@ -27,6 +27,9 @@ static const struct command {
 	  "           ('bench flush|syscall|partition': only that one)" },
 	{ "mgpu", cmd_mgpu, "multi-GPU agents ('mgpu info') and the summed\n"
 	  "           semaphore on a PRIME-shared BO ('mgpu msem')" },
+	{ "trace", cmd_trace, "run a command with the driver's tracepoints on,\n"
+	  "           write a Chrome/Perfetto timeline (-o FILE.json) and\n"
+	  "           where an average hop between engines spends its time" },
 	{ "asm", cmd_asm, "assemble (or -d: disassemble) a wave ISA program" },
 };
 
