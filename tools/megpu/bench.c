@@ -327,52 +327,6 @@ static int gate_set(struct megpu *gpu, unsigned int engine, unsigned int us)
 
 #define GATE_US 1000000
 
-/* Jobs put in rings so far, all engines (debugfs "timestamps"). */
-static int64_t emitted_jobs(struct megpu *gpu)
-{
-	char path[256], name[32];
-	unsigned long long cur, next;
-	int64_t sum = 0;
-	FILE *f;
-
-	if (megpu_debugfs_path(gpu, "timestamps", path, sizeof(path)))
-		return -1;
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fscanf(f, "%31s current %llu next %llu", name, &cur,
-		      &next) == 3)
-		sum += next - 1;
-	fclose(f);
-	return sum;
-}
-
-/*
- * Before opening a gate: let the schedulers put in the rings what they
- * can, @want jobs more than @base, or until the count stops moving for
- * 20 ms (CPU waits keep all but the first job out); at most 0.8 s, within
- * the gate's hold.
- */
-static void gate_settle(struct megpu *gpu, int64_t base, int64_t want)
-{
-	int64_t t0 = megpu_now_ns(), still = t0, last = -1, n;
-
-	if (base < 0)
-		return;
-	while (megpu_now_ns() - t0 < 800000000ll) {
-		n = emitted_jobs(gpu);
-		if (n < 0 || n - base >= want)
-			return;
-		if (n != last) {
-			last = n;
-			still = megpu_now_ns();
-		} else if (megpu_now_ns() - still > 20000000ll) {
-			return;
-		}
-		usleep(2000);
-	}
-}
-
 /*
  * @hops jobs alternating between engines @a and @b, each writing BO @x
  * after the previous one (implicitly, through @x), all submitted at once:
@@ -405,7 +359,7 @@ static int sem_chain_gated(struct megpu *gpu, unsigned int a, unsigned int b,
 			   struct megpu_bo *x, uint32_t sync, double *ns_per_hop)
 {
 	const uint32_t flags = DRM_MEGPU_BO_READ | DRM_MEGPU_BO_WRITE;
-	int64_t t0, base = emitted_jobs(gpu);
+	int64_t t0, base = tool_emitted_jobs(gpu);
 	unsigned int h;
 	int ret;
 
@@ -414,7 +368,7 @@ static int sem_chain_gated(struct megpu *gpu, unsigned int a, unsigned int b,
 		ret = sem_submit(gpu, h % 2 ? b : a, ibs, h, &x, &flags, 1,
 				 x->va, h, h == hops - 1 ? sync : 0);
 	if (!ret)
-		gate_settle(gpu, base, hops);
+		tool_gate_settle(gpu, base, hops);
 	t0 = megpu_now_ns();
 	if (gate_set(gpu, a, 0))
 		ret = ret ?: -EIO;
@@ -461,7 +415,7 @@ static int sem_fanin_gated(struct megpu *gpu, unsigned int engines,
 			   struct megpu_bo **p, struct megpu_bo *y,
 			   uint32_t sync, double *ns_per_round)
 {
-	int64_t t0, base = emitted_jobs(gpu);
+	int64_t t0, base = tool_emitted_jobs(gpu);
 	unsigned int r, e;
 	int ret = 0;
 
@@ -471,7 +425,7 @@ static int sem_fanin_gated(struct megpu *gpu, unsigned int engines,
 		ret = sem_fanin_round(gpu, engines, 0, ibs, r * engines, p, y,
 				      r, r == rounds - 1 ? sync : 0);
 	if (!ret)
-		gate_settle(gpu, base, (int64_t)rounds * engines);
+		tool_gate_settle(gpu, base, (int64_t)rounds * engines);
 	t0 = megpu_now_ns();
 	for (e = 1; e < engines; e++)
 		if (gate_set(gpu, e, 0))

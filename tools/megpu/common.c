@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,4 +119,50 @@ const char *tool_status(int status)
 	}
 	snprintf(buf, sizeof(buf), "error %d (%s)", status, strerror(-status));
 	return buf;
+}
+
+/* Jobs put in rings so far, all engines (debugfs "timestamps"). */
+int64_t tool_emitted_jobs(struct megpu *gpu)
+{
+	char path[256], name[32];
+	unsigned long long cur, next;
+	int64_t sum = 0;
+	FILE *f;
+
+	if (megpu_debugfs_path(gpu, "timestamps", path, sizeof(path)))
+		return -1;
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%31s current %llu next %llu", name, &cur,
+		      &next) == 3)
+		sum += next - 1;
+	fclose(f);
+	return sum;
+}
+
+/*
+ * Before opening a gate: let the schedulers put in the rings what they
+ * can, @want jobs more than @base, or until the count stops moving for
+ * 20 ms (CPU waits keep all but the first job out); at most 0.8 s, within
+ * the gate's hold.
+ */
+void tool_gate_settle(struct megpu *gpu, int64_t base, int64_t want)
+{
+	int64_t t0 = megpu_now_ns(), still = t0, last = -1, n;
+
+	if (base < 0)
+		return;
+	while (megpu_now_ns() - t0 < 800000000ll) {
+		n = tool_emitted_jobs(gpu);
+		if (n < 0 || n - base >= want)
+			return;
+		if (n != last) {
+			last = n;
+			still = megpu_now_ns();
+		} else if (megpu_now_ns() - still > 20000000ll) {
+			return;
+		}
+		usleep(2000);
+	}
 }

@@ -63,6 +63,13 @@ const char *tool_engine_name(struct megpu *gpu, unsigned int e);
 /* Parse a size with an optional K/M/G suffix; false on garbage. */
 bool tool_parse_size(const char *s, uint64_t *v);
 bool tool_parse_u64(const char *s, uint64_t *v);
+/* Jobs put in rings so far on all engines (debugfs), or -1. */
+int64_t tool_emitted_jobs(struct megpu *gpu);
+/*
+ * Before opening a delay_us gate: wait until @want more jobs than @base
+ * are in rings, or the count stops moving for 20 ms; at most 0.8 s.
+ */
+void tool_gate_settle(struct megpu *gpu, int64_t base, int64_t want);
 /* A fence status as text: "ok", "fault (-EFAULT)", ... */
 const char *tool_status(int status);
 

@@ -87,7 +87,7 @@ static int run_chain(unsigned int hops, bool cpu_waits, bool gate)
 	unsigned int h, b;
 	struct megpu gpu;
 	uint32_t sync = 0;
-	int64_t t0;
+	int64_t t0, base;
 	int ret, fd, c;
 
 	if (tool_open(&gpu, 0))
@@ -100,6 +100,7 @@ static int run_chain(unsigned int hops, bool cpu_waits, bool gate)
 			was = 'Y';
 		close(fd);
 	}
+	base = tool_emitted_jobs(&gpu);
 	ret = megpu_syncobj_new(&gpu, false, &sync);
 	ret = ret ?: megpu_bo_new(&gpu, 4096, 0, &x);
 	ret = ret ?: megpu_bo_new(&gpu, (uint64_t)hops * 32, 0, &ibs);
@@ -121,6 +122,8 @@ static int run_chain(unsigned int hops, bool cpu_waits, bool gate)
 		ret = ret ?: megpu_job_run(&gpu, &job, &cs);
 		megpu_cs_fini(&cs);
 	}
+	if (!ret && gate)
+		tool_gate_settle(&gpu, base, hops);
 	t0 = megpu_now_ns();
 	if (gate && delay_write(&gpu, 0, 0))
 		ret = ret ?: -EIO;

@@ -34,6 +34,11 @@ module_param_named(drop_waits, megpu_drop_waits, bool, 0644);
 MODULE_PARM_DESC(drop_waits,
 		 "debug: emit no semaphore waits, so cross-engine races show (default 0)");
 
+bool megpu_irq_retire = true;
+module_param_named(irq_retire, megpu_irq_retire, bool, 0644);
+MODULE_PARM_DESC(irq_retire,
+		 "retire completed jobs in the hard interrupt handler (default) or in its thread (0)");
+
 #define DRIVER_NAME	"megpu"
 #define DRIVER_DESC	"megpu virtual multi-engine GPU"
 #define DRIVER_MAJOR	0

@@ -59,6 +59,7 @@ struct sg_table;
 extern unsigned int megpu_job_timeout_ms;
 extern bool megpu_gpu_semaphores;
 extern bool megpu_drop_waits;
+extern bool megpu_irq_retire;
 
 /**
  * struct megpu_vector - one MSI-X vector
@@ -578,6 +579,7 @@ int megpu_sched_init(struct megpu_device *mdev);
 void megpu_sched_fini(struct megpu_device *mdev);
 void megpu_sched_fail_all(struct megpu_device *mdev, int error);
 void megpu_engine_irq(struct megpu_engine *eng, u32 status);
+void megpu_engine_irq_fast(struct megpu_engine *eng, u32 status);
 void megpu_job_put(struct megpu_job *job);
 void megpu_job_signal(struct megpu_job *job);
 bool megpu_sched_fence_is_ours(struct megpu_device *mdev,

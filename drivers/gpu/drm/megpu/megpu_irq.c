@@ -4,6 +4,11 @@
  * MSI-X vectors: one per engine slot plus a device-wide one. At probe every
  * vector is raised once through MEGPU_REG_IRQ_TEST so that a broken
  * interrupt path fails the probe instead of hanging the first job.
+ *
+ * An engine's completions are retired in the hard handler (issue 12: the
+ * IRQ thread's wakeup was a tenth of a CPU-side dependency hop); faults,
+ * whose handling sleeps, go to the thread. Module parameter irq_retire=N
+ * puts everything back in the thread, to compare.
  */
 
 #include <linux/interrupt.h>
@@ -44,8 +49,19 @@ static irqreturn_t megpu_irq_handler(int irq, void *arg)
 			/* cleared before handling: a later event interrupts again */
 			megpu_eng_write(vec->engine, MEGPU_ENG_IRQ_STATUS, status);
 			trace_megpu_irq(vec->index, status);
-			atomic_or(status, &vec->pending);
-			ret = IRQ_WAKE_THREAD;
+			/*
+			 * Completions are retired here, with no thread to
+			 * wake (megpu_sched.c); a fault takes locks that
+			 * sleep: the thread handles it, and retires too.
+			 */
+			if (status & MEGPU_ENG_IRQ_FAULT ||
+			    !megpu_irq_retire) {
+				atomic_or(status, &vec->pending);
+				ret = IRQ_WAKE_THREAD;
+			} else {
+				megpu_engine_irq_fast(vec->engine, status);
+				ret = IRQ_HANDLED;
+			}
 		}
 	}
 	return ret;

@@ -375,6 +375,21 @@ void megpu_engine_irq(struct megpu_engine *eng, u32 status)
 }
 
 /*
+ * Engine interrupt without a fault, in the hard handler: retire what the
+ * engine completed. Everything on this path takes spinlocks only, and the
+ * fences' callbacks (the scheduler's, syncobjs') run in any context.
+ */
+void megpu_engine_irq_fast(struct megpu_engine *eng, u32 status)
+{
+	bool cookie = dma_fence_begin_signalling();
+
+	if (status & MEGPU_ENG_IRQ_IDLE)
+		eng->idle_irqs++;
+	megpu_engine_retire(eng);
+	dma_fence_end_signalling(cookie);
+}
+
+/*
  * Turn the in-syncs on other engines, which the scheduler only waited to
  * be scheduled, into semaphores for the frame: (engine, seqno, sem) of
  * the producer's hardware fence. A producer that is not in a ring (it

@@ -27,6 +27,13 @@
 
 /* how often a WAIT re-reads memory the CPU may have written */
 #define MEGPU_WAIT_POLL_MS      1
+/*
+ * How long a WAIT watches for a SIGNAL before it sleeps: another engine's
+ * SIGNAL usually comes within a frame's time, and catching it spinning
+ * saves a host thread wakeup per hop (issue 12). Short, so a WAIT for the
+ * CPU or a long job costs little.
+ */
+#define MEGPU_WAIT_SPIN_NS      (30 * SCALE_US)
 /* COPY and FILL move at most this much per step, then check for reset */
 #define MEGPU_XFER_CHUNK        MEGPU_PAGE_SIZE
 
@@ -113,7 +120,7 @@ static void megpu_wake_all(MegpuState *s)
         MegpuEngine *e = &s->engines[n];
 
         qemu_mutex_lock(&e->lock);
-        e->wake_seq++;
+        qatomic_set(&e->wake_seq, e->wake_seq + 1);
         megpu_wake_locked(e);
         qemu_mutex_unlock(&e->lock);
     }
@@ -346,9 +353,27 @@ static bool megpu_exec_signal(MegpuExec *x, const uint32_t *p)
 }
 
 /*
+ * Spin until a SIGNAL bumps wake_seq past @seq, for at most
+ * MEGPU_WAIT_SPIN_NS from @since; true when one did. A hint read without
+ * the lock: the caller re-reads the semaphore either way.
+ */
+static bool megpu_wait_spin(MegpuEngine *e, uint64_t seq, int64_t since)
+{
+    while (get_clock() - since < MEGPU_WAIT_SPIN_NS) {
+        if (qatomic_read(&e->wake_seq) != seq ||
+            megpu_engine_should_abort(e)) {
+            return true;
+        }
+        cpu_relax();
+    }
+    return false;
+}
+
+/*
  * WAIT stalls only this engine. Any SIGNAL bumps wake_seq and wakes it;
  * the timed wait catches values the CPU wrote. Reading wake_seq before
  * the semaphore closes the window in which a SIGNAL could be missed.
+ * A stall first spins briefly (megpu_wait_spin), then sleeps.
  */
 static bool megpu_exec_wait(MegpuExec *x, const uint32_t *p)
 {
@@ -387,6 +412,11 @@ static bool megpu_exec_wait(MegpuExec *x, const uint32_t *p)
             e->wait_addr = addr;
             e->wait_value = want;
             trace_megpu_wait(e->idx, addr, want, cur);
+            qemu_mutex_unlock(&e->lock);
+            if (megpu_wait_spin(e, seq, since)) {
+                continue;
+            }
+            qemu_mutex_lock(&e->lock);
         }
         if (e->wake_seq == seq && !e->reset_pending && !e->stop) {
             qemu_cond_timedwait(&e->cond, &e->lock, MEGPU_WAIT_POLL_MS);
