@@ -367,8 +367,9 @@ static int sem_chain_gated(struct megpu *gpu, unsigned int a, unsigned int b,
 	for (h = 0; !ret && h < hops; h++)
 		ret = sem_submit(gpu, h % 2 ? b : a, ibs, h, &x, &flags, 1,
 				 x->va, h, h == hops - 1 ? sync : 0);
+	/* with CPU waits, only the first job can go in */
 	if (!ret)
-		tool_gate_settle(gpu, base, hops);
+		tool_gate_settle(gpu, base, sem_param_get() == 0 ? 1 : hops);
 	t0 = megpu_now_ns();
 	if (gate_set(gpu, a, 0))
 		ret = ret ?: -EIO;
@@ -424,8 +425,10 @@ static int sem_fanin_gated(struct megpu *gpu, unsigned int engines,
 	for (r = 0; !ret && r < rounds; r++)
 		ret = sem_fanin_round(gpu, engines, 0, ibs, r * engines, p, y,
 				      r, r == rounds - 1 ? sync : 0);
+	/* with CPU waits, only the first round's producers can go in */
 	if (!ret)
-		tool_gate_settle(gpu, base, (int64_t)rounds * engines);
+		tool_gate_settle(gpu, base, sem_param_get() == 0 ?
+				 engines - 1 : (int64_t)rounds * engines);
 	t0 = megpu_now_ns();
 	for (e = 1; e < engines; e++)
 		if (gate_set(gpu, e, 0))
@@ -946,6 +949,23 @@ static int bench_floor(struct megpu *gpu, const char *op, unsigned int n,
 }
 
 #define BASIC_RUNS_MAX 9
+#define IRQ_PARAM "/sys/module/megpu/parameters/irq_retire"
+
+/* Set irq_retire; its old value in @was ('Y'/'N'). -errno without it. */
+static int irq_param_set(char v, char *was)
+{
+	int fd = open(IRQ_PARAM, O_RDWR);
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (was && read(fd, was, 1) != 1)
+		ret = -EIO;
+	if (!ret && (lseek(fd, 0, SEEK_SET) || write(fd, &v, 1) != 1))
+		ret = -EIO;
+	close(fd);
+	return ret;
+}
 
 /*
  * The no-op ioctl, the floor (doorbell, interrupt round trip), empty-job
@@ -963,6 +983,9 @@ static int bench_basics(struct megpu *gpu, unsigned int engines,
 	double scale[BASIC_RUNS_MAX], gbw[3][BASIC_RUNS_MAX];
 	double cbw[3][BASIC_RUNS_MAX], ratio[3][BASIC_RUNS_MAX];
 	double sbw[3][BASIC_RUNS_MAX], sratio[3][BASIC_RUNS_MAX];
+	double thr_med[BASIC_RUNS_MAX];
+	bool have_thr = true;
+	char irq_was = 'Y';
 	bool knob, was_strict = false;
 	double m_ioctl, m_db, m_irq, m_med, m_floor, m_tput[MEGPU_MAX_ENGINES];
 	bool have_floor = true;
@@ -993,6 +1016,19 @@ static int bench_basics(struct megpu *gpu, unsigned int engines,
 			return ret;
 		qsort(lat, reps, sizeof(lat[0]), cmp64);
 		med[run] = lat[reps / 2];
+		/* the same with completions retired in the IRQ thread */
+		if (have_thr && irq_param_set('N', &irq_was)) {
+			have_thr = false;
+		} else if (have_thr) {
+			ret = bench_latency(gpu, 0, reps, lat);
+			if (irq_param_set(irq_was, NULL))
+				fprintf(stderr, "megpu bench: could not restore "
+					"irq_retire\n");
+			if (ret)
+				return ret;
+			qsort(lat, reps, sizeof(lat[0]), cmp64);
+			thr_med[run] = lat[reps / 2] / 1e3;
+		}
 		p10[run] = lat[reps / 10];
 		p90[run] = lat[reps * 9 / 10];
 		if (have_floor)
@@ -1069,6 +1105,10 @@ static int bench_basics(struct megpu *gpu, unsigned int engines,
 		printf("  %-34s %9.1f us %12s\n", "empty job, median", m_med,
 		       "-");
 	}
+	if (have_thr)
+		printf("  %-34s %9.1f us\n", "  retired in the IRQ thread",
+		       bench_fig("empty_job.irq_thread_retire.median_us", "us",
+				 thr_med, runs));
 	printf("  %-34s %9.1f us\n", "empty job, 10th pct",
 	       bench_median(p10, runs));
 	printf("  %-34s %9.1f us\n", "empty job, 90th pct",

@@ -142,14 +142,13 @@ int64_t tool_emitted_jobs(struct megpu *gpu)
 }
 
 /*
- * Before opening a gate: let the schedulers put in the rings what they
- * can, @want jobs more than @base, or until the count stops moving for
- * 20 ms (CPU waits keep all but the first job out); at most 0.8 s, within
- * the gate's hold.
+ * Before opening a gate: let the schedulers put @want jobs more than
+ * @base in the rings (what they can: with CPU waits only the jobs with
+ * nothing to wait for), at most 0.8 s, within the gate's hold.
  */
 void tool_gate_settle(struct megpu *gpu, int64_t base, int64_t want)
 {
-	int64_t t0 = megpu_now_ns(), still = t0, last = -1, n;
+	int64_t t0 = megpu_now_ns(), n;
 
 	if (base < 0)
 		return;
@@ -157,12 +156,6 @@ void tool_gate_settle(struct megpu *gpu, int64_t base, int64_t want)
 		n = tool_emitted_jobs(gpu);
 		if (n < 0 || n - base >= want)
 			return;
-		if (n != last) {
-			last = n;
-			still = megpu_now_ns();
-		} else if (megpu_now_ns() - still > 20000000ll) {
-			return;
-		}
-		usleep(2000);
+		usleep(1000);
 	}
 }

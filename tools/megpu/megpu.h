@@ -67,7 +67,7 @@ bool tool_parse_u64(const char *s, uint64_t *v);
 int64_t tool_emitted_jobs(struct megpu *gpu);
 /*
  * Before opening a delay_us gate: wait until @want more jobs than @base
- * are in rings, or the count stops moving for 20 ms; at most 0.8 s.
+ * are in rings; at most 0.8 s.
  */
 void tool_gate_settle(struct megpu *gpu, int64_t base, int64_t want);
 /* A fence status as text: "ok", "fault (-EFAULT)", ... */

@@ -33,6 +33,7 @@
 static const char usage[] =
 "usage: megpu trace [-o FILE.json] [--buffer-kb N] -- COMMAND [ARGS...]\n"
 "       megpu trace [-o FILE.json] --chain N [--cpu-waits] [--no-gate]\n"
+"       megpu trace [-o FILE.json] --jobs N\n"
 "\n"
 "Runs COMMAND with the megpu tracepoints on, then writes a Chrome\n"
 "trace-event JSON timeline (open it in ui.perfetto.dev) and prints where\n"
@@ -46,6 +47,8 @@ static const char usage[] =
 "                  gate that opens once all are submitted\n"
 "  --cpu-waits     with --chain: gpu_semaphores=N while it runs\n"
 "  --no-gate       with --chain: submit without the gate\n"
+"  --jobs N        instead of a command: N empty jobs (1..10000) on\n"
+"                  engine 0, one at a time (submit, wait)\n"
 "\n"
 "example: megpu trace -o /tmp/t.json -- megpu bench sem --quick\n";
 
@@ -79,6 +82,42 @@ static int delay_write(struct megpu *gpu, unsigned int e, unsigned int us)
  * 0 and the copy engine, each reading and writing one BO (so each
  * depends on the one before), behind a gate on engine 0.
  */
+/* N empty jobs one at a time: the latency of one, piece by piece. */
+static int run_jobs(unsigned int n)
+{
+	struct megpu_job job;
+	struct megpu_cs cs;
+	struct megpu gpu;
+	uint32_t sync = 0;
+	unsigned int i;
+	int64_t t0;
+	int ret;
+
+	if (tool_open(&gpu, 0))
+		return -ENODEV;
+	megpu_job_init(&job, 0);
+	job.flags = DRM_MEGPU_SUBMIT_NO_IMPLICIT;
+	megpu_cs_init(&cs);
+	megpu_cs_nop(&cs, 0);
+	ret = megpu_syncobj_new(&gpu, false, &sync);
+	ret = ret ?: megpu_job_upload(&gpu, &job, &cs);
+	megpu_job_signal_sync(&job, sync, 0);
+	t0 = megpu_now_ns();
+	for (i = 0; !ret && i < n; i++) {
+		ret = megpu_job_submit(&gpu, &job);
+		ret = ret ?: megpu_syncobj_wait(&gpu, sync, 0, 10000000000ll);
+	}
+	if (!ret)
+		printf("megpu trace: %u empty jobs one at a time: %.1f us a job "
+		       "(tracing on)\n", n, (megpu_now_ns() - t0) / 1e3 / n);
+	megpu_cs_fini(&cs);
+	megpu_job_fini(&job);
+	if (sync)
+		megpu_syncobj_free(&gpu, sync);
+	megpu_close(&gpu);
+	return ret;
+}
+
 static int run_chain(unsigned int hops, bool cpu_waits, bool gate)
 {
 	const uint32_t rw = DRM_MEGPU_BO_READ | DRM_MEGPU_BO_WRITE;
@@ -123,7 +162,7 @@ static int run_chain(unsigned int hops, bool cpu_waits, bool gate)
 		megpu_cs_fini(&cs);
 	}
 	if (!ret && gate)
-		tool_gate_settle(&gpu, base, hops);
+		tool_gate_settle(&gpu, base, cpu_waits ? 1 : hops);
 	t0 = megpu_now_ns();
 	if (gate && delay_write(&gpu, 0, 0))
 		ret = ret ?: -EIO;
@@ -650,8 +689,9 @@ static double last_irq(int engine, double ts)
 /* Where an average hop's time goes: producer done -> consumer done. */
 static void summary(void)
 {
-	double sum[7] = { 0 }, q[3] = { 0 };
+	double sum[7] = { 0 }, q[4] = { 0 };
 	unsigned int n = 0, nq = 0, irqs = 0, bells = 0, done = 0, gpu = 0;
+	double irq;
 	size_t i;
 
 	for (i = 0; i < njobs; i++) {
@@ -664,7 +704,11 @@ static void summary(void)
 			q[0] += jb->ready - jb->submit;
 			q[1] += jb->run - jb->ready;
 		}
-		q[2] += jb->done - jb->run;
+		irq = last_irq(jb->engine, jb->done);
+		if (irq < jb->run)
+			irq = jb->run;
+		q[2] += irq - jb->run;
+		q[3] += jb->done - irq;
 		nq++;
 	}
 	for (i = 0; i < ninst; i++) {
@@ -674,7 +718,7 @@ static void summary(void)
 	for (i = 0; i < ndeps; i++) {
 		struct job *c = &jobs[deps[i].consumer];
 		struct job *p = &jobs[deps[i].producer];
-		double from, ready, run, irq;
+		double from, ready, run;
 
 		if (!c->done || !p->done || !c->run || c->engine == p->engine ||
 		    c->done < p->done)
@@ -700,9 +744,9 @@ static void summary(void)
 	       done ? (double)irqs / done : 0, done ? (double)bells / done : 0);
 	if (nq)
 		printf("  an average job: submit -> ready %.1f us, ready -> "
-		       "run_job %.1f us,\n  run_job -> fence %.1f us (engine "
-		       "queue, device, interrupt)\n", q[0] / nq, q[1] / nq,
-		       q[2] / nq);
+		       "run_job %.1f us,\n  run_job -> its interrupt %.1f us "
+		       "(engine queue, device, MSI), interrupt ->\n  fence "
+		       "%.1f us\n", q[0] / nq, q[1] / nq, q[2] / nq, q[3] / nq);
 	if (!n) {
 		printf("  no dependency between engines: no hop to break "
 		       "down\n");
@@ -728,7 +772,7 @@ static void summary(void)
 int cmd_trace(int argc, char **argv)
 {
 	const char *out = "megpu-trace.json";
-	unsigned long kb = 16384, chain = 0;
+	unsigned long kb = 16384, chain = 0, njobs_arg = 0;
 	bool cpu_waits = false, gate = true;
 	char buf[64], path[256], *line = NULL;
 	size_t len = 0;
@@ -751,6 +795,12 @@ int cmd_trace(int argc, char **argv)
 				fputs(usage, stderr);
 				return 2;
 			}
+		} else if (!strcmp(argv[i], "--jobs") && i + 1 < argc) {
+			njobs_arg = strtoul(argv[++i], NULL, 0);
+			if (!njobs_arg || njobs_arg > 10000) {
+				fputs(usage, stderr);
+				return 2;
+			}
 		} else if (!strcmp(argv[i], "--cpu-waits")) {
 			cpu_waits = true;
 		} else if (!strcmp(argv[i], "--no-gate")) {
@@ -765,7 +815,11 @@ int cmd_trace(int argc, char **argv)
 			break;
 		}
 	}
-	if (chain ? i < argc : i >= argc) {
+	if (chain && njobs_arg) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	if (chain || njobs_arg ? i < argc : i >= argc) {
 		fputs(usage, stderr);
 		return 2;
 	}
@@ -786,10 +840,11 @@ int cmd_trace(int argc, char **argv)
 	}
 
 	fflush(NULL);
-	if (chain) {
-		ret = run_chain(chain, cpu_waits, gate);
+	if (chain || njobs_arg) {
+		ret = chain ? run_chain(chain, cpu_waits, gate) :
+			      run_jobs(njobs_arg);
 		if (ret)
-			fprintf(stderr, "megpu trace: the chain failed: %s\n",
+			fprintf(stderr, "megpu trace: the workload failed: %s\n",
 				tool_status(ret));
 		status = (ret ? 1 : 0) << 8;
 		pid = 0;

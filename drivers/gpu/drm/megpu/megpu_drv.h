@@ -134,6 +134,7 @@ struct megpu_sem_obj {
  * @name: type name and instance, e.g. "copy0"
  * @regs: the engine's register block
  * @sched: DRM GPU scheduler feeding the ring
+ * @submit_wq: its work queue (high priority, ordered)
  * @ring_lock: serializes writes to the ring
  * @ring: ring buffer (coherent DMA memory)
  * @ring_dma: its bus address
@@ -162,6 +163,7 @@ struct megpu_engine {
 	void __iomem *regs;
 
 	struct drm_gpu_scheduler sched;
+	struct workqueue_struct *submit_wq;
 
 	struct mutex ring_lock;		/* ring writes */
 	u32 *ring;

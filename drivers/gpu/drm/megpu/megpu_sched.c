@@ -727,11 +727,25 @@ static int megpu_engine_init(struct megpu_device *mdev, unsigned int i)
 	if (ret)
 		return ret;
 
+	/*
+	 * The scheduler's work (run_job, free_job) on a high-priority
+	 * ordered queue: a submit or a CPU-side dependency reaches the ring
+	 * without waiting behind normal kworkers (issue 12).
+	 */
+	eng->submit_wq = alloc_ordered_workqueue("megpu-%s",
+						 WQ_HIGHPRI | WQ_MEM_RECLAIM,
+						 eng->name);
+	if (!eng->submit_wq) {
+		megpu_ring_fini(eng);
+		return -ENOMEM;
+	}
 	ret = megpu_compat_sched_init(&eng->sched, &megpu_sched_ops,
+				      eng->submit_wq,
 				      MEGPU_RING_SIZE / MEGPU_FRAME_MAX_BYTES - 1,
 				      msecs_to_jiffies(megpu_job_timeout_ms),
 				      eng->name, mdev->drm.dev);
 	if (ret) {
+		destroy_workqueue(eng->submit_wq);
 		megpu_ring_fini(eng);
 		return ret;
 	}
@@ -741,6 +755,7 @@ static int megpu_engine_init(struct megpu_device *mdev, unsigned int i)
 static void megpu_engine_fini(struct megpu_engine *eng)
 {
 	drm_sched_fini(&eng->sched);
+	destroy_workqueue(eng->submit_wq);
 	megpu_ring_fini(eng);
 }
 
