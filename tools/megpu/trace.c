@@ -720,12 +720,17 @@ static void summary(void)
 		struct job *p = &jobs[deps[i].producer];
 		double from, ready, run;
 
-		if (!c->done || !p->done || !c->run || c->engine == p->engine ||
-		    c->done < p->done)
+		if (!c->done || !p->done || !c->run || c->engine == p->engine)
 			continue;
-		from = p->done;
+		/*
+		 * The device ran the consumer after the producer's SIGNAL,
+		 * but one interrupt may retire both, the consumer first.
+		 */
+		from = p->done < c->done ? p->done : c->done;
 		ready = c->ready > from ? c->ready : from;
 		run = c->run > ready ? c->run : ready;
+		if (run > c->done)
+			run = c->done;
 		irq = last_irq(c->engine, c->done);
 		if (irq < run)
 			irq = run;
