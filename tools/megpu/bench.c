@@ -148,6 +148,25 @@ static void *thr_main(void *arg)
 	return NULL;
 }
 
+/* Busy and total jiffies of all CPUs so far (/proc/stat), or false. */
+static bool cpu_jiffies(unsigned long long *busy, unsigned long long *all)
+{
+	unsigned long long v[8] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+	int n;
+
+	if (!f)
+		return false;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+		   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n < 5)
+		return false;
+	*all = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+	*busy = *all - v[3] - v[4];	/* idle, iowait */
+	return true;
+}
+
 static int bench_parallel(struct megpu *gpu, unsigned int engines,
 			  unsigned int jobs, double *secs)
 {
@@ -980,6 +999,9 @@ static int bench_basics(struct megpu *gpu, unsigned int engines,
 	double ioctl[BASIC_RUNS_MAX], db[BASIC_RUNS_MAX], irq[BASIC_RUNS_MAX];
 	double med[BASIC_RUNS_MAX], p10[BASIC_RUNS_MAX], p90[BASIC_RUNS_MAX];
 	double floor_x[BASIC_RUNS_MAX], tput[MEGPU_MAX_ENGINES][BASIC_RUNS_MAX];
+	double cpu_busy[MEGPU_MAX_ENGINES][BASIC_RUNS_MAX];
+	unsigned long long b0, a0, b1, a1;
+	bool have_cpu = true;
 	double scale[BASIC_RUNS_MAX], gbw[3][BASIC_RUNS_MAX];
 	double cbw[3][BASIC_RUNS_MAX], ratio[3][BASIC_RUNS_MAX];
 	double sbw[3][BASIC_RUNS_MAX], sratio[3][BASIC_RUNS_MAX];
@@ -1035,10 +1057,14 @@ static int bench_basics(struct megpu *gpu, unsigned int engines,
 			floor_x[run] = med[run] / (ioctl[run] + db[run] +
 						   irq[run]);
 		for (e = 1; e <= engines; e++) {
+			have_cpu = cpu_jiffies(&b0, &a0) && have_cpu;
 			ret = bench_parallel(gpu, e, jobs, &secs);
 			if (ret)
 				return ret;
+			have_cpu = cpu_jiffies(&b1, &a1) && a1 > a0 && have_cpu;
 			tput[e - 1][run] = jobs * e / secs;
+			cpu_busy[e - 1][run] = have_cpu ?
+				100.0 * (b1 - b0) / (a1 - a0) : 0;
 		}
 		scale[run] = engines > 1 ? tput[1][run] / tput[0][run] : 1;
 		for (i = 0; ce >= 0 && i < 3; i++) {
@@ -1119,14 +1145,23 @@ static int bench_basics(struct megpu *gpu, unsigned int engines,
 
 	printf("\nempty jobs in parallel, %u per engine, one thread each, "
 	       "median of %u runs\n", jobs, runs);
-	printf("  %-8s %10s %12s %12s\n", "engines", "jobs", "jobs/s",
-	       "x 1 engine");
+	printf("  %-8s %10s %12s %12s %14s\n", "engines", "jobs", "jobs/s",
+	       "x 1 engine", "guest CPU busy");
 	for (e = 1; e <= engines; e++) {
+		double busy = 0;
+
 		snprintf(what, sizeof(what), "jobs_per_s.%u_engines", e);
 		m_tput[e - 1] = bench_fig(what, "1/s", tput[e - 1], runs);
-		printf("  %-8u %10u %12.0f %12.2f\n", e, jobs * e,
-		       m_tput[e - 1], m_tput[e - 1] / m_tput[0]);
+		if (have_cpu) {
+			snprintf(what, sizeof(what),
+				 "jobs_per_s.%u_engines.cpu_busy_pct", e);
+			busy = bench_fig(what, "%", cpu_busy[e - 1], runs);
+		}
+		printf("  %-8u %10u %12.0f %12.2f %13.0f%%\n", e, jobs * e,
+		       m_tput[e - 1], m_tput[e - 1] / m_tput[0], busy);
 	}
+	printf("  (guest CPU busy: all vCPUs, /proc/stat; near 100%% the "
+	       "guest's CPUs, not the\n  engines, bound the rate)\n");
 	if (engines > 1)
 		bench_fig("jobs_per_s.2_vs_1", "x", scale, runs);
 

@@ -113,7 +113,12 @@ static void megpu_wake_locked(MegpuEngine *e)
     qemu_cond_broadcast(&e->cond);
 }
 
-/* SIGNAL: every waiting engine re-reads its semaphore at once. */
+/*
+ * SIGNAL: every waiting engine re-reads its semaphore at once. Only an
+ * engine inside a packet (a WAIT, a wave) can be waiting for memory; an
+ * idle one sleeps until its doorbell, and waking it for nothing costs a
+ * host thread wakeup per SIGNAL (issue 12).
+ */
 static void megpu_wake_all(MegpuState *s)
 {
     for (unsigned n = 0; n < s->num_engines; n++) {
@@ -121,7 +126,9 @@ static void megpu_wake_all(MegpuState *s)
 
         qemu_mutex_lock(&e->lock);
         qatomic_set(&e->wake_seq, e->wake_seq + 1);
-        megpu_wake_locked(e);
+        if (e->busy) {
+            megpu_wake_locked(e);
+        }
         qemu_mutex_unlock(&e->lock);
     }
 }
