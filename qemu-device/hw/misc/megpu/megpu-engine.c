@@ -28,12 +28,11 @@
 /* how often a WAIT re-reads memory the CPU may have written */
 #define MEGPU_WAIT_POLL_MS      1
 /*
- * How long a WAIT watches for a SIGNAL before it sleeps: another engine's
- * SIGNAL usually comes within a frame's time, and catching it spinning
- * saves a host thread wakeup per hop (issue 12). Short, so a WAIT for the
- * CPU or a long job costs little.
+ * A WAIT may watch for a SIGNAL before it sleeps (x-wait-spin-us, off by
+ * default, see megpu.c): another engine's SIGNAL usually comes within a
+ * frame's time, and catching it spinning saves a host thread wakeup per
+ * hop when the host has a core to spare (issue 12).
  */
-#define MEGPU_WAIT_SPIN_NS      (30 * SCALE_US)
 /* COPY and FILL move at most this much per step, then check for reset */
 #define MEGPU_XFER_CHUNK        MEGPU_PAGE_SIZE
 
@@ -360,13 +359,15 @@ static bool megpu_exec_signal(MegpuExec *x, const uint32_t *p)
 }
 
 /*
- * Spin until a SIGNAL bumps wake_seq past @seq, for at most
- * MEGPU_WAIT_SPIN_NS from @since; true when one did. A hint read without
- * the lock: the caller re-reads the semaphore either way.
+ * Spin until a SIGNAL bumps wake_seq past @seq, for at most x-wait-spin-us
+ * from @since; true when one did. A hint read without the lock: the
+ * caller re-reads the semaphore either way.
  */
 static bool megpu_wait_spin(MegpuEngine *e, uint64_t seq, int64_t since)
 {
-    while (get_clock() - since < MEGPU_WAIT_SPIN_NS) {
+    int64_t spin_ns = (int64_t)e->s->wait_spin_us * SCALE_US;
+
+    while (get_clock() - since < spin_ns) {
         if (qatomic_read(&e->wake_seq) != seq ||
             megpu_engine_should_abort(e)) {
             return true;

@@ -150,6 +150,7 @@ struct MegpuState {
     /* x-hold-writes: posted writes move only with virtual time (tests) */
     bool hold_writes;
     uint32_t wave_budget;       /* instructions per wave, 0: unlimited */
+    uint32_t wait_spin_us;      /* a stalled WAIT spins this long first */
     bool wave_nonatomic;        /* x-wave-nonatomic: test the atomics test */
     bool taskq_nonatomic;       /* x-taskq-nonatomic: queue lock test */
 
