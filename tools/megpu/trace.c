@@ -770,8 +770,13 @@ static void summary(void)
 	       "packets", sum[5] / n);
 	printf("    %-48s %8.1f us\n", "  of which stalled in WAIT",
 	       sum[4] / n);
-	printf("    %-48s %8.1f us\n", "interrupt -> fence (IRQ thread, "
-	       "retire)", sum[6] / n);
+	printf("    %-48s %8.1f us\n", "interrupt -> fence (retire)",
+	       sum[6] / n);
+	if (irqs && done > 2 * irqs)
+		printf("  (%.1f jobs retired per interrupt: a fence-to-fence hop "
+		       "includes waiting for\n  the batch's interrupt; the "
+		       "device's own time per hop is the packets line)\n",
+		       (double)done / irqs);
 }
 
 int cmd_trace(int argc, char **argv)
