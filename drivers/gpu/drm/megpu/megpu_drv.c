@@ -39,6 +39,11 @@ module_param_named(irq_retire, megpu_irq_retire, bool, 0644);
 MODULE_PARM_DESC(irq_retire,
 		 "retire completed jobs in the hard interrupt handler (default) or in its thread (0)");
 
+bool megpu_sched_highpri = true;
+module_param_named(sched_highpri, megpu_sched_highpri, bool, 0444);
+MODULE_PARM_DESC(sched_highpri,
+		 "run the schedulers' work on high-priority workqueues (default) or normal ones (0)");
+
 #define DRIVER_NAME	"megpu"
 #define DRIVER_DESC	"megpu virtual multi-engine GPU"
 #define DRIVER_MAJOR	0

@@ -60,6 +60,7 @@ extern unsigned int megpu_job_timeout_ms;
 extern bool megpu_gpu_semaphores;
 extern bool megpu_drop_waits;
 extern bool megpu_irq_retire;
+extern bool megpu_sched_highpri;
 
 /**
  * struct megpu_vector - one MSI-X vector
@@ -198,6 +199,7 @@ struct megpu_engine {
  * @num_engines: engines present
  * @engine_types: MEGPU_REG_ENGINE_TYPES
  * @vec: MSI-X vectors
+ * @irq_tests: test interrupts in flight (megpu_irq_test())
  * @engines: the engines
  * @seqno_page: completed-seqno slots of all engines
  * @seqno_page_dma: its bus address
@@ -248,6 +250,7 @@ struct megpu_device {
 	u32 engine_types;
 
 	struct megpu_vector vec[MEGPU_NUM_VECTORS];
+	atomic_t irq_tests;
 	struct megpu_engine engines[MEGPU_MAX_ENGINES];
 
 	void *seqno_page;
@@ -537,6 +540,8 @@ static inline void megpu_eng_write(struct megpu_engine *eng, u32 reg, u32 val)
 int megpu_irq_init(struct megpu_device *mdev);
 void megpu_irq_fini(struct megpu_device *mdev);
 int megpu_irq_self_test(struct megpu_device *mdev);
+bool megpu_irq_test(struct megpu_device *mdev, unsigned int i,
+		    unsigned int timeout_ms);
 void megpu_irq_enable_engines(struct megpu_device *mdev);
 
 /* megpu_mmu.c */

@@ -44,16 +44,11 @@ static int megpu_floor_doorbell(struct megpu_device *mdev, u32 n)
 
 static int megpu_floor_irq(struct megpu_device *mdev, u32 n)
 {
-	struct megpu_vector *vec = &mdev->vec[MEGPU_VEC_MISC];
-	unsigned long timeout = msecs_to_jiffies(MEGPU_FLOOR_IRQ_MS);
 	u32 i;
 
-	for (i = 0; i < n; i++) {
-		reinit_completion(&vec->test_done);
-		megpu_write(mdev, MEGPU_REG_IRQ_TEST, MEGPU_VEC_MISC);
-		if (!wait_for_completion_timeout(&vec->test_done, timeout))
+	for (i = 0; i < n; i++)
+		if (!megpu_irq_test(mdev, MEGPU_VEC_MISC, MEGPU_FLOOR_IRQ_MS))
 			return -EIO;
-	}
 	return 0;
 }
 

@@ -28,7 +28,9 @@ static irqreturn_t megpu_irq_handler(int irq, void *arg)
 	u32 bit = BIT(vec->index);
 	u32 status;
 
-	if (megpu_read(mdev, MEGPU_REG_IRQ_TEST_STATUS) & bit) {
+	/* an MMIO read an interrupt less: only while a test is in flight */
+	if (atomic_read(&mdev->irq_tests) &&
+	    (megpu_read(mdev, MEGPU_REG_IRQ_TEST_STATUS) & bit)) {
 		megpu_write(mdev, MEGPU_REG_IRQ_TEST_STATUS, bit);
 		complete(&vec->test_done);
 		ret = IRQ_HANDLED;
@@ -141,17 +143,32 @@ void megpu_irq_fini(struct megpu_device *mdev)
 	pci_free_irq_vectors(mdev->pdev);
 }
 
+/*
+ * Raise vector @i through MEGPU_REG_IRQ_TEST and wait for its handler;
+ * false after @timeout_ms. Test interrupts may be in flight only between
+ * the irq_tests increment and decrement (the handler looks for them).
+ */
+bool megpu_irq_test(struct megpu_device *mdev, unsigned int i,
+		    unsigned int timeout_ms)
+{
+	struct megpu_vector *vec = &mdev->vec[i];
+	bool done;
+
+	atomic_inc(&mdev->irq_tests);
+	reinit_completion(&vec->test_done);
+	megpu_write(mdev, MEGPU_REG_IRQ_TEST, i);
+	done = wait_for_completion_timeout(&vec->test_done,
+					   msecs_to_jiffies(timeout_ms));
+	atomic_dec(&mdev->irq_tests);
+	return done;
+}
+
 int megpu_irq_self_test(struct megpu_device *mdev)
 {
-	unsigned long timeout = msecs_to_jiffies(MEGPU_IRQ_TEST_TIMEOUT_MS);
 	unsigned int i;
 
 	for (i = 0; i < MEGPU_NUM_VECTORS; i++) {
-		struct megpu_vector *vec = &mdev->vec[i];
-
-		reinit_completion(&vec->test_done);
-		megpu_write(mdev, MEGPU_REG_IRQ_TEST, i);
-		if (!wait_for_completion_timeout(&vec->test_done, timeout)) {
+		if (!megpu_irq_test(mdev, i, MEGPU_IRQ_TEST_TIMEOUT_MS)) {
 			dev_err(&mdev->pdev->dev,
 				"interrupt self-test: no interrupt on vector %u\n",
 				i);

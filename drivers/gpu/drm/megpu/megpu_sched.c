@@ -730,11 +730,13 @@ static int megpu_engine_init(struct megpu_device *mdev, unsigned int i)
 	/*
 	 * The scheduler's work (run_job, free_job) on a high-priority
 	 * ordered queue: a submit or a CPU-side dependency reaches the ring
-	 * without waiting behind normal kworkers (issue 12).
+	 * without waiting behind normal kworkers (issue 12). sched_highpri=N
+	 * gives the queue normal priority, to compare.
 	 */
 	eng->submit_wq = alloc_ordered_workqueue("megpu-%s",
-						 WQ_HIGHPRI | WQ_MEM_RECLAIM,
-						 eng->name);
+						 (megpu_sched_highpri ?
+						  WQ_HIGHPRI : 0) |
+						 WQ_MEM_RECLAIM, eng->name);
 	if (!eng->submit_wq) {
 		megpu_ring_fini(eng);
 		return -ENOMEM;
