@@ -154,8 +154,13 @@ static int run_chain(unsigned int hops, bool cpu_waits, bool gate)
 		megpu_job_init(&job, h % 2 ? b : 0);
 		ret = megpu_job_add_bo(&job, x, rw);
 		megpu_job_set_ib(&job, ibs, (uint64_t)h * 32);
-		if (h == hops - 1)
-			megpu_job_signal_sync(&job, sync, 0);
+		/*
+		 * A timeline point a job: the last point signals after all
+		 * of them, so every job is retired (and traced) by then;
+		 * with GPU WAITs, the engines' interrupts may retire the
+		 * last job before the one it waited for.
+		 */
+		megpu_job_signal_sync(&job, sync, h + 1);
 		megpu_cs_init(&cs);
 		megpu_cs_write32(&cs, x->va, h);
 		ret = ret ?: megpu_job_run(&gpu, &job, &cs);
@@ -166,8 +171,8 @@ static int run_chain(unsigned int hops, bool cpu_waits, bool gate)
 	t0 = megpu_now_ns();
 	if (gate && delay_write(&gpu, 0, 0))
 		ret = ret ?: -EIO;
-	ret = ret ?: megpu_syncobj_wait(&gpu, sync, 0, 60000000000ll);
-	ret = ret ?: megpu_fence_status(gpu.fd, sync, 0);
+	ret = ret ?: megpu_syncobj_wait(&gpu, sync, hops, 60000000000ll);
+	ret = ret ?: megpu_fence_status(gpu.fd, sync, hops);
 	if (!ret)
 		printf("megpu trace: chain of %u jobs %s%s: %.1f us a hop "
 		       "(tracing on)\n", hops, cpu_waits ? "with CPU waits" :
@@ -437,6 +442,23 @@ static int tfs_write(const char *file, const char *val)
 	r = write(fd, val, n);
 	close(fd);
 	return r == n ? 0 : -EIO;
+}
+
+/* The first line of a tracefs file, without its newline. */
+static void tfs_read(const char *file, char *buf, size_t len)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tracefs, file);
+	buf[0] = '\0';
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (!fgets(buf, len, f))
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
 }
 
 static int tfs_find(void)
@@ -784,7 +806,8 @@ int cmd_trace(int argc, char **argv)
 	const char *out = "megpu-trace.json";
 	unsigned long kb = 16384, chain = 0, njobs_arg = 0;
 	bool cpu_waits = false, gate = true;
-	char buf[64], path[256], *line = NULL;
+	char buf[64], path[256], old_kb[64] = "", old_on[8] = "";
+	char *line = NULL;
 	size_t len = 0;
 	double t0 = 0;
 	int i, status = 0, ret;
@@ -836,8 +859,10 @@ int cmd_trace(int argc, char **argv)
 	if (tfs_find())
 		return 1;
 	snprintf(buf, sizeof(buf), "%lu", kb);
+	/* what it was is put back after: other tracers, tests, expect it */
+	tfs_read("buffer_size_kb", old_kb, sizeof(old_kb));
+	tfs_read("tracing_on", old_on, sizeof(old_on));
 	tfs_write("tracing_on", "0");
-	tfs_write("events/enable", "0");
 	if (tfs_write("buffer_size_kb", buf))
 		fprintf(stderr, "megpu trace: could not set the buffer size\n");
 	tfs_write("trace", "");
@@ -883,14 +908,22 @@ traced:
 	}
 	ret = 0;
 	while (!ret && getline(&line, &len, f) > 0) {
-		if (strstr(line, "LOST") && line[0] == '#')
-			fprintf(stderr, "megpu trace: events were lost: a "
-				"larger --buffer-kb\n");
+		unsigned long long in, written;
+
+		if (sscanf(line, "# entries-in-buffer/entries-written: "
+			   "%llu/%llu", &in, &written) == 2 && in < written)
+			fprintf(stderr, "megpu trace: %llu of %llu events were "
+				"lost: a larger --buffer-kb\n", written - in,
+				written);
 		ret = parse_line(line);
 	}
 	free(line);
 	fclose(f);
 	tfs_write("trace", "");
+	/* "7 (expanded: 1408)" when never set: leave that alone */
+	if (old_kb[0] >= '0' && old_kb[0] <= '9' && !strchr(old_kb, '('))
+		tfs_write("buffer_size_kb", old_kb);
+	tfs_write("tracing_on", old_on[0] == '0' ? "0" : "1");
 	if (ret) {
 		fprintf(stderr, "megpu trace: out of memory\n");
 		return 1;

@@ -283,6 +283,34 @@ static unsigned int count(const char *hay, const char *needle)
 	return n;
 }
 
+/* The first byte of a (sysfs, tracefs) file, or 0. */
+static char first_char(const char *path)
+{
+	char c = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return 0;
+	if (fread(&c, 1, 1, f) != 1)
+		c = 0;
+	fclose(f);
+	return c;
+}
+
+/* The first byte of a tracefs file, wherever tracefs is (megpu trace's). */
+static char tracefs_char(const char *file)
+{
+	char path[128];
+	char c;
+
+	snprintf(path, sizeof(path), "/sys/kernel/tracing/%s", file);
+	c = first_char(path);
+	if (c)
+		return c;
+	snprintf(path, sizeof(path), "/sys/kernel/debug/tracing/%s", file);
+	return first_char(path);
+}
+
 /* Is @json valid JSON, with nothing after the value? */
 static bool json_ok(const char *json)
 {
@@ -307,6 +335,8 @@ TEST(trace_chain)
 		snprintf(cmd, sizeof(cmd), "trace -o /tmp/trace.json --chain 2%s",
 			 modes[m]);
 		ASSERT_EQ(0, tool(cmd));
+		/* the summary goes to the log */
+		system("sed 's/^/# /' /tmp/tool.out");
 		EXPECT_TRUE(output_has("2 jobs completed"));
 		EXPECT_TRUE(output_has("an average hop between engines (1 hops"));
 		json = slurp("/tmp/trace.json");
@@ -324,6 +354,10 @@ TEST(trace_chain)
 		EXPECT_NE(0, count(json, "\"name\":\"irq\""));
 		free(json);
 	}
+	/* tracefs is left as it was found: tracing on, megpu events off */
+	EXPECT_EQ('1', tracefs_char("tracing_on"));
+	EXPECT_EQ('0', tracefs_char("events/megpu/enable"));
+
 	/* the negative control of the checker: a cut file does not parse */
 	EXPECT_FALSE(json_ok("{\"traceEvents\":[{\"ph\":\"X\"}"));
 	EXPECT_FALSE(json_ok("{\"a\":1,}"));
