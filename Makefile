@@ -180,7 +180,7 @@ check-guest: $(GUEST_NEEDS)
 		tools/vm/run.sh check $(INITRAMFS)
 	@echo "== guest kselftests: non-atomic task-queue locks (negative control)"
 	NAME=check-taskq-nonatomic TESTS=taskq_test \
-	TEST_ARGS=megpu_test.nonatomic=1 \
+	TEST_ARGS="megpu_test.nonatomic=1 megpu_test.taskq_n=8000" \
 	DEVICE_PROPS="x-taskq-nonatomic=on" \
 		tools/vm/run.sh check $(INITRAMFS)
 	@echo "== guest kselftests: 8 GPUs sharing memory (seed 000)"

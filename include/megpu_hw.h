@@ -139,6 +139,16 @@
 #define MEGPU_REG_TASKQ_STEALS		0x00ec	/* RO */
 #define MEGPU_REG_TASKQ_LOCK_RETRIES	0x00f0	/* RO */
 #define MEGPU_REG_TASKQ_EVENT_WAITS	0x00f4	/* RO */
+/*
+ * The discrete variant of seed 002: the driver dequeues for the engines.
+ * An engine whose bit is set in TASKQ_REQ_WORK "requests work" when its
+ * ring runs empty (and at once, if idle, when the bit is set): its bit is
+ * set in TASKQ_REQ_PENDING and MISC_IRQ_WORK is raised. The driver takes
+ * a batch under the queue's lock and submits it as an ordinary job whose
+ * IB runs DISPATCH per task and TASK_DONE for the notifications.
+ */
+#define MEGPU_REG_TASKQ_REQ_WORK	0x00f8	/* RW: engine bit mask */
+#define MEGPU_REG_TASKQ_REQ_PENDING	0x00fc	/* RW1C: engines asking */
 
 #define MEGPU_WRITE_MODE_STRICT		0
 #define MEGPU_WRITE_MODE_RELAXED	1
@@ -149,6 +159,7 @@
 #define MEGPU_MISC_IRQ_FLUSH_DONE	MEGPU_BIT(0)
 #define MEGPU_MISC_IRQ_WAVE		MEGPU_BIT(1)	/* a wave ran INTERRUPT */
 #define MEGPU_MISC_IRQ_SYSCALL		MEGPU_BIT(2)	/* mailbox slots ACTIVE */
+#define MEGPU_MISC_IRQ_WORK		MEGPU_BIT(4)	/* TASKQ_REQ_PENDING set */
 
 /* Entries per engine write queue: a full queue stalls the engine. */
 #define MEGPU_WRITE_QUEUE_DEPTH		64
@@ -204,23 +215,33 @@
 #define MEGPU_ENG_MAILBOX_HI		0xa0
 #define MEGPU_ENG_MAILBOX_SLOTS		0xa4	/* RO: 0: no mailbox */
 /*
- * Where an engine's time goes, in nanoseconds of the device's clock since
- * the device's reset (an engine reset keeps them): stalled in WAIT packets, and running ring
- * packets (WAITs included; idle time is neither). Reading a _LO half
- * latches the 64-bit value: the next read of its _HI half returns the
- * upper half of that same value. WAITS counts WAITs that stalled.
+ * The SPI stage of seed 002 (its shader processor input): what DISPATCH
+ * launched from the execution ranges, in work-items (grid_x * grid_y,
+ * clipped to the image for image kernels) and work-groups.
  */
-#define MEGPU_ENG_WAIT_NS_LO		0xa8	/* RO */
-#define MEGPU_ENG_WAIT_NS_HI		0xac	/* RO: latched by _LO */
-#define MEGPU_ENG_BUSY_NS_LO		0xb0	/* RO */
-#define MEGPU_ENG_BUSY_NS_HI		0xb4	/* RO: latched by _LO */
-#define MEGPU_ENG_WAITS			0xb8	/* RO: WAITs that stalled */
+#define MEGPU_ENG_WORK_ITEMS_LO		0xa8	/* RO */
+#define MEGPU_ENG_WORK_ITEMS_HI		0xac
+#define MEGPU_ENG_WORK_GROUPS_LO	0xb0	/* RO */
+#define MEGPU_ENG_WORK_GROUPS_HI	0xb4
 
 /* Task queues (seed 002): what this engine's DEQUEUE did. */
 #define MEGPU_ENG_TASKQ_TASKS		0xd0	/* RO: tasks run */
 #define MEGPU_ENG_TASKQ_BATCHES		0xd4	/* RO: batches taken */
 #define MEGPU_ENG_TASKQ_STEALS		0xd8	/* RO: of which stolen */
 #define MEGPU_ENG_TASKQ_STATE		0xdc	/* RO: MEGPU_TQ_STATE_* */
+/*
+ * Where an engine's time goes, in nanoseconds of the device's clock since
+ * the device's reset (an engine reset keeps them): stalled in WAIT
+ * packets, and running ring packets (WAITs included; idle time is
+ * neither). Reading a _LO half latches the 64-bit value: the next read of
+ * its _HI half returns the upper half of that same value. WAITS counts
+ * WAITs that stalled.
+ */
+#define MEGPU_ENG_WAIT_NS_LO		0xe0	/* RO */
+#define MEGPU_ENG_WAIT_NS_HI		0xe4	/* RO: latched by _LO */
+#define MEGPU_ENG_BUSY_NS_LO		0xe8	/* RO */
+#define MEGPU_ENG_BUSY_NS_HI		0xec	/* RO: latched by _LO */
+#define MEGPU_ENG_WAITS			0xf0	/* RO: WAITs that stalled */
 
 #define MEGPU_ENG_STATUS_IDLE		MEGPU_BIT(0)	/* head == tail */
 #define MEGPU_ENG_STATUS_WAIT_SEM	MEGPU_BIT(1)	/* stalled on WAIT */
@@ -353,6 +374,15 @@
 #define MEGPU_DEQ_ONCE			MEGPU_BIT(1)	/* end at none eligible */
 #define MEGPU_DEQ_MAX_QUEUES		16
 
+/*
+ * TASK_DONE: queue(2), note(2), owner(1), batch(1), status(1).
+ * The notification of one task taken by the driver's dequeuer (seed
+ * 002's discrete variant), as DEQUEUE writes it: the MEGPU_TQ_NOTE_*
+ * record at @note (if not 0) gets BY, BATCH, STATUS and an atomic
+ * DONE += 1; the queue at @queue (if not 0) an atomic HDR_DONE += 1.
+ */
+#define MEGPU_PKT_TASK_DONE		0x19
+
 /* Payload dwords of the fixed-size packets. */
 #define MEGPU_PKT_IB_COUNT		3
 #define MEGPU_PKT_TIMESTAMP_COUNT	4
@@ -366,6 +396,7 @@
 #define MEGPU_PKT_IDLE_SIGNAL_COUNT	0
 #define MEGPU_PKT_SET_MAILBOX_COUNT	3
 #define MEGPU_PKT_DEQUEUE_COUNT		5
+#define MEGPU_PKT_TASK_DONE_COUNT	7
 
 /*
  * Which engine types accept which packets (bit per opcode). NOP, IB,
@@ -662,8 +693,13 @@
 #define MEGPU_TQ_F_STRICT		MEGPU_BIT(1)
 #define MEGPU_TQ_F_EVENT		MEGPU_BIT(2)
 
-/* Lock owner ids: CPU threads use 1..0x7fffffff. */
+/*
+ * Lock owner ids: CPU threads use 1..0x3fffffff, the driver's dequeuer
+ * (taking for engine n) MEGPU_TQ_OWNER_DRIVER(n).
+ */
 #define MEGPU_TQ_OWNER_ENGINE(n)	(0x80000000u | (n))
+#define MEGPU_TQ_OWNER_DRIVER(n)	(0x40000000u | (n))
+#define MEGPU_TQ_OWNER_IS_DRIVER(o)	(((o) & 0xc0000000u) == 0x40000000u)
 #define MEGPU_TQ_OWNER_IS_ENGINE(o)	(((o) & 0x80000000u) != 0)
 
 /*
@@ -695,7 +731,58 @@
 #define MEGPU_TQ_AFF_PREFER_GPU		2
 #define MEGPU_TQ_AFF_REQUIRE_CPU	3
 #define MEGPU_TQ_AFF_REQUIRE_GPU	4
-#define MEGPU_TQ_AFF_COUNT		5
+/*
+ * Hints (the seed's third kind of affinity): advice, never enforced, not
+ * even in STRICT mode; a dequeuer of the other kind takes such a task
+ * only in a batch of its own (one task), so that it does not sweep up a
+ * run of them meant for the hinted side.
+ */
+#define MEGPU_TQ_AFF_HINT_CPU		5
+#define MEGPU_TQ_AFF_HINT_GPU		6
+#define MEGPU_TQ_AFF_COUNT		7
+
+/* Little-endian loads for the helpers below (device, driver, libmegpu). */
+static inline unsigned int megpu_hw_ld32(const unsigned char *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (unsigned int)p[3] << 24;
+}
+
+static inline unsigned long long megpu_hw_ld64(const unsigned char *p)
+{
+	return megpu_hw_ld32(p) | (unsigned long long)megpu_hw_ld32(p + 4) << 32;
+}
+
+/*
+ * Whether the MEGPU_TQ_DESC_SIZE bytes at @d are a well-formed task,
+ * whoever would run it: DEQUEUE, a CPU dequeuer or the driver's.
+ */
+static inline int megpu_tq_desc_valid(const unsigned char *d)
+{
+	unsigned int cpu_fn = megpu_hw_ld32(d + MEGPU_TQ_DESC_CPU_FN);
+	unsigned int kernel = megpu_hw_ld32(d + MEGPU_TQ_DESC_GPU_KERNEL);
+	unsigned int aff = megpu_hw_ld32(d + MEGPU_TQ_DESC_AFFINITY);
+	unsigned int arg_size = megpu_hw_ld32(d + MEGPU_TQ_DESC_ARG_SIZE);
+	unsigned long long group =
+		(unsigned long long)megpu_hw_ld32(d + MEGPU_TQ_DESC_GROUP_X) *
+		megpu_hw_ld32(d + MEGPU_TQ_DESC_GROUP_Y);
+
+	if (aff >= MEGPU_TQ_AFF_COUNT)
+		return 0;
+	if (kernel != MEGPU_TQ_NONE && kernel >= MEGPU_KERNEL_COUNT)
+		return 0;
+	if (cpu_fn == MEGPU_TQ_NONE && kernel == MEGPU_TQ_NONE)
+		return 0;
+	if ((aff == MEGPU_TQ_AFF_REQUIRE_GPU && kernel == MEGPU_TQ_NONE) ||
+	    (aff == MEGPU_TQ_AFF_REQUIRE_CPU && cpu_fn == MEGPU_TQ_NONE))
+		return 0;
+	if (arg_size && arg_size != MEGPU_KARGS_SIZE)
+		return 0;
+	if (!group || group > MEGPU_MAX_GROUP_SIZE)
+		return 0;
+	return !((megpu_hw_ld64(d + MEGPU_TQ_DESC_DATA) |
+		  megpu_hw_ld64(d + MEGPU_TQ_DESC_NOTIFY) |
+		  megpu_hw_ld64(d + MEGPU_TQ_DESC_EVENT_ADDR)) & 7);
+}
 
 /*
  * Notification record, 16 bytes, 8-aligned: DONE is incremented
@@ -787,6 +874,33 @@
 #define MEGPU_MGPU_SCHED_LEN		4
 #define MEGPU_MGPU_SCHED_AGENT(i)	(8 + (i))
 #define MEGPU_MGPU_SCHED_MAX		65536
+
+/*
+ * A seeded schedule: LEN has MEGPU_MGPU_SCHED_SEEDED, no list follows but
+ * a u64 seed and a u32 agent mask (not 0, agents < MEGPU_MGPU_MAX_AGENTS),
+ * and agent[pos] is megpu_mgpu_seed_agent(seed, mask, pos): every device
+ * computes the order itself from the seed alone.
+ */
+#define MEGPU_MGPU_SCHED_SEEDED		0x80000000u
+#define MEGPU_MGPU_SCHED_SEED		8	/* u64 */
+#define MEGPU_MGPU_SCHED_MASK		16	/* u32 */
+#define MEGPU_MGPU_SCHED_SEEDED_BYTES	20
+
+/* splitmix64 of (seed, pos), then one of @mask's agents: pure. */
+static inline unsigned int megpu_mgpu_seed_agent(unsigned long long seed,
+						 unsigned int mask,
+						 unsigned int pos)
+{
+	unsigned long long z = seed + (pos + 1ull) * 0x9e3779b97f4a7c15ull;
+	unsigned int k;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	for (k = z % __builtin_popcount(mask); k; k--)
+		mask &= mask - 1;
+	return __builtin_ctz(mask);
+}
 
 /* Per-engine counters (relative to the engine block). */
 #define MEGPU_ENG_MSEM_RETRIES		0xc0	/* RO: MSEM_WAIT attempts that blocked */

@@ -223,6 +223,48 @@ static void test_affinity(void)
 	CHECK(!megpu_task_cpu_eligible(&t[0], 0));
 }
 
+/*
+ * Hints: advice, never enforced (not even STRICT), but a CPU takes a task
+ * hinted for the GPU only in a batch of its own; one hinted for the CPU
+ * batches like ANY.
+ */
+static void test_hints(void)
+{
+	struct megpu_task batch[MEGPU_TQ_MAX_BATCH], t[8];
+	struct megpu_tq_agent a;
+	struct megpu_taskq q;
+	struct work w;
+	uint32_t first;
+
+	for (uint32_t flags = 0; flags <= MEGPU_TQ_F_STRICT;
+	     flags += MEGPU_TQ_F_STRICT) {
+		arena_reset();
+		agent_init(&a, 7);
+		work_init(&w, 8);
+		/* HINT_CPU x3, HINT_GPU x2, HINT_CPU x3 */
+		for (int i = 0; i < 8; i++)
+			t[i] = task(&w, i, i == 3 || i == 4 ?
+				    MEGPU_TQ_AFF_HINT_GPU :
+				    MEGPU_TQ_AFF_HINT_CPU);
+		queue_new(&q, 16, flags, 0, 16);
+		CHECK_EQ(megpu_taskq_push(&q, &a, t, 8), 8);
+		CHECK_EQ(megpu_taskq_take(&q, &a, batch, &first), 3);
+		CHECK_EQ(first, 0);
+		/* each HINT_GPU alone, even in a STRICT queue */
+		CHECK_EQ(megpu_taskq_take(&q, &a, batch, &first), 1);
+		CHECK_EQ(first, 3);
+		CHECK_EQ(megpu_taskq_take(&q, &a, batch, &first), 1);
+		CHECK_EQ(first, 4);
+		CHECK_EQ(megpu_taskq_take(&q, &a, batch, &first), 3);
+		CHECK_EQ(first, 5);
+		CHECK(megpu_task_valid(&t[3]));
+		CHECK(megpu_task_cpu_eligible(&t[3], flags));
+	}
+	/* past the last hint: malformed */
+	t[0].affinity = MEGPU_TQ_AFF_COUNT;
+	CHECK(!megpu_task_valid(&t[0]));
+}
+
 /* The CPU versions of the kernels, malformed tasks, bad addresses. */
 static void test_run(void)
 {
@@ -465,6 +507,7 @@ int main(void)
 	TEST_RUN(test_abi);
 	TEST_RUN(test_fifo_batches);
 	TEST_RUN(test_affinity);
+	TEST_RUN(test_hints);
 	TEST_RUN(test_run);
 	TEST_RUN(test_malformed);
 	TEST_RUN(test_event_gate);

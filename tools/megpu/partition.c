@@ -7,7 +7,9 @@
  * GPU only and a static split on the same workload (B1) and shows the
  * dequeue cost against dequeuers and batch size (B2).
  *
- * Queues 0 and 1 are the CPU threads' homes, 2 and 3 the engines'.
+ * Queues 0 and 1 are the CPU threads' homes, 2 and 3 the engines'. The
+ * engines dequeue with DEQUEUE jobs, or (--discrete, the seed's FIG. 3)
+ * the driver dequeues for them whenever one asks for work.
  * A task increments a chunk of @grain elements (INCREMENT on the GPU,
  * its CPU version on the CPU).
  */
@@ -40,6 +42,7 @@ struct pt {
 	struct megpu_tq_agent agents[PT_THREADS];
 	int engines[PT_ENGINES];
 	unsigned int nengines;
+	bool discrete;		/* the driver dequeues for the engines */
 	/* results of a run */
 	int64_t makespan, gpu_end;
 	uint32_t gpu_tasks[PT_ENGINES];
@@ -204,6 +207,7 @@ static int pt_reset(struct pt *p, enum pt_mode mode, bool mixed,
 
 struct pt_gpu_wait {
 	struct pt *p;
+	unsigned int nsync;
 	uint32_t sync[PT_ENGINES];
 	int64_t t0;
 	int ret;
@@ -213,7 +217,7 @@ static void *pt_gpu_waiter(void *arg)
 {
 	struct pt_gpu_wait *w = arg;
 
-	for (unsigned int k = 0; k < w->p->nengines; k++) {
+	for (unsigned int k = 0; k < w->nsync; k++) {
 		int ret = megpu_syncobj_wait(w->p->gpu, w->sync[k], 0,
 					     MEGPU_FOREVER);
 
@@ -249,7 +253,29 @@ static int pt_run(struct pt *p, enum pt_mode mode, unsigned int threads,
 		return ret;
 	p->gpu_end = 0;
 	w.t0 = pt_now();
-	if (gpu) {
+	if (gpu && p->discrete) {
+		/* the engines' queues first; with stealing the CPUs' too */
+		struct drm_megpu_taskq_queue refs[PT_QUEUES];
+		unsigned int count = flags & MEGPU_DEQ_STEAL ? PT_QUEUES : 2;
+		uint32_t mask = 0;
+
+		for (unsigned int i = 0; i < PT_QUEUES; i++)
+			refs[i] = (struct drm_megpu_taskq_queue) {
+				.handle = p->qbo->handle, .slots = p->slots,
+				.offset = ((i + 2) % PT_QUEUES) *
+					  pt_qbytes(p->slots),
+			};
+		for (unsigned int k = 0; k < p->nengines; k++)
+			mask |= 1u << p->engines[k];
+		ret = megpu_syncobj_new(p->gpu, false, &w.sync[0]);
+		ret = ret ?: megpu_taskq_attach(p->gpu, refs, count, mask,
+						w.sync[0]);
+		if (ret)
+			return ret;
+		w.nsync = 1;
+		if (pthread_create(&waiter, NULL, pt_gpu_waiter, &w))
+			return -EAGAIN;
+	} else if (gpu) {
 		for (unsigned int k = 0; k < p->nengines; k++) {
 			struct megpu_cs cs;
 
@@ -272,6 +298,7 @@ static int pt_run(struct pt *p, enum pt_mode mode, unsigned int threads,
 			megpu_cs_fini(&cs);
 			if (ret)
 				return ret;
+			w.nsync = k + 1;
 		}
 		if (pthread_create(&waiter, NULL, pt_gpu_waiter, &w))
 			return -EAGAIN;
@@ -281,10 +308,13 @@ static int pt_run(struct pt *p, enum pt_mode mode, unsigned int threads,
 					  flags);
 	if (gpu) {
 		pthread_join(waiter, NULL);
-		for (unsigned int k = 0; k < p->nengines; k++) {
+		for (unsigned int k = 0; k < w.nsync; k++)
 			megpu_syncobj_free(p->gpu, w.sync[k]);
-			megpu_job_fini(&jobs[k]);
-		}
+		if (p->discrete)
+			ret = ret ?: megpu_taskq_detach(p->gpu);
+		else
+			for (unsigned int k = 0; k < p->nengines; k++)
+				megpu_job_fini(&jobs[k]);
 		ret = ret ?: w.ret;
 	}
 	p->makespan = pt_now() - w.t0;
@@ -299,7 +329,8 @@ static int pt_run(struct pt *p, enum pt_mode mode, unsigned int threads,
 		if (nt[MEGPU_TQ_NOTE_DONE / 4] != 1 ||
 		    nt[MEGPU_TQ_NOTE_STATUS / 4])
 			return -EIO;
-		if (MEGPU_TQ_OWNER_IS_ENGINE(by)) {
+		if (MEGPU_TQ_OWNER_IS_ENGINE(by) ||
+		    MEGPU_TQ_OWNER_IS_DRIVER(by)) {
 			for (unsigned int k = 0; k < p->nengines; k++)
 				if ((by & 0xff) == (uint32_t)p->engines[k])
 					p->gpu_tasks[k]++;
@@ -319,20 +350,26 @@ static int pt_run(struct pt *p, enum pt_mode mode, unsigned int threads,
 
 static const char demo_usage[] =
 	"usage: megpu demo partition [--device N] [--tasks N] [--grain N]\n"
+	"                            [--discrete]\n"
 	"\n"
 	"Seed 002: CPU threads and GPU engines take tasks from shared task\n"
 	"queues at once, in batches of their own size, respecting affinity\n"
 	"(10% REQUIRE_CPU, 10% REQUIRE_GPU, the rest ANY), and steal from\n"
 	"each other's queues. Prints each consumer's share; checks that\n"
-	"every task ran exactly once, on an allowed side, and its result.\n";
+	"every task ran exactly once, on an allowed side, and its result.\n"
+	"--discrete: the engines do not dequeue themselves; the driver\n"
+	"takes tasks for them whenever one asks for work (seed 002, FIG. 3).\n";
 
 static int pt_open(int argc, char **argv, const char *usage,
-		   struct megpu *gpu, uint64_t *tasks, uint64_t *grain)
+		   struct megpu *gpu, uint64_t *tasks, uint64_t *grain,
+		   bool *discrete)
 {
 	uint64_t device = 0;
 
 	for (int i = 1; i < argc; i++) {
-		if (i + 1 < argc && !strcmp(argv[i], "--device") &&
+		if (!strcmp(argv[i], "--discrete")) {
+			*discrete = true;
+		} else if (i + 1 < argc && !strcmp(argv[i], "--device") &&
 		    tool_parse_u64(argv[i + 1], &device)) {
 			i++;
 		} else if (i + 1 < argc && !strcmp(argv[i], "--tasks") &&
@@ -370,21 +407,25 @@ static void pt_print_shares(struct pt *p, unsigned int threads)
 int cmd_demo_partition(int argc, char **argv)
 {
 	uint64_t tasks = 4000, grain = 256;
+	bool discrete = false;
 	struct megpu gpu;
 	struct pt p;
 	int ret;
 
 	if (tool_help(argc, argv, demo_usage))
 		return 0;
-	ret = pt_open(argc, argv, demo_usage, &gpu, &tasks, &grain);
+	ret = pt_open(argc, argv, demo_usage, &gpu, &tasks, &grain,
+		      &discrete);
 	if (ret)
 		return ret;
 	ret = pt_init(&p, &gpu, tasks, grain);
 	if (!ret) {
+		p.discrete = discrete;
 		printf("megpu demo partition: %llu tasks of %llu elements, "
-		       "%u CPU threads, %u engines, 4 queues\n",
+		       "%u CPU threads, %u engines (%s), 4 queues\n",
 		       (unsigned long long)tasks, (unsigned long long)grain,
-		       PT_THREADS, p.nengines);
+		       PT_THREADS, p.nengines, discrete ?
+		       "the driver dequeues for them" : "DEQUEUE jobs");
 		ret = pt_run(&p, PT_STEAL, PT_THREADS, true, 16, 4);
 	}
 	if (ret) {
@@ -403,7 +444,7 @@ int cmd_demo_partition(int argc, char **argv)
 int bench_partition(struct megpu *gpu, bool quick)
 {
 	uint32_t ntasks = quick ? 1000 : 4000, grain = 256;
-	double ms[4], ideal;
+	double ms[4], ms_driver = 0, ideal;
 	struct pt p;
 	int ret;
 
@@ -417,16 +458,18 @@ int bench_partition(struct megpu *gpu, bool quick)
 	ret = pt_run(&p, PT_STEAL, PT_THREADS, false, 16, 4);
 	if (ret)
 		goto out;
-	printf("  %-13s %10s %9s %9s %12s %12s\n", "variant", "makespan",
+	printf("  %-16s %10s %9s %9s %12s %12s\n", "variant", "makespan",
 	       "CPU share", "GPU share", "CPU idle", "GPU idle");
-	for (unsigned int o = 0; o < 4; o++) {
+	for (unsigned int o = 0; o < 5; o++) {
 		static const enum pt_mode order[] = {
-			PT_CPU_ONLY, PT_GPU_ONLY, PT_STATIC, PT_STEAL,
+			PT_CPU_ONLY, PT_GPU_ONLY, PT_STATIC, PT_STEAL, PT_STEAL,
 		};
 		enum pt_mode m = order[o];
 		uint64_t cpu_tasks = 0, busy = 0;
-		double cpu_idle, gpu_idle;
+		double cpu_idle, gpu_idle, t;
 
+		/* last: stealing with the driver dequeuing for the engines */
+		p.discrete = o == 4;
 		ret = pt_run(&p, m, PT_THREADS, false, 16, 4);
 		if (ret)
 			goto out;
@@ -434,21 +477,27 @@ int bench_partition(struct megpu *gpu, bool quick)
 			cpu_tasks += p.agents[i].tasks;
 			busy += p.agents[i].busy_ns;
 		}
-		ms[m] = p.makespan / 1e6;
+		t = p.makespan / 1e6;
+		if (p.discrete)
+			ms_driver = t;
+		else
+			ms[m] = t;
 		/* idle: the time a device was not running tasks until the end */
-		cpu_idle = m == PT_GPU_ONLY ? ms[m] : ms[m] -
-			   busy / 1e6 / PT_THREADS;
-		gpu_idle = m == PT_CPU_ONLY ? ms[m] : ms[m] - p.gpu_end / 1e6;
-		printf("  %-13s %7.1f ms %8.1f%% %8.1f%% %9.1f ms %9.1f ms\n",
-		       pt_mode_names[m], ms[m], 100.0 * cpu_tasks / ntasks,
+		cpu_idle = m == PT_GPU_ONLY ? t : t - busy / 1e6 / PT_THREADS;
+		gpu_idle = m == PT_CPU_ONLY ? t : t - p.gpu_end / 1e6;
+		printf("  %-16s %7.1f ms %8.1f%% %8.1f%% %9.1f ms %9.1f ms\n",
+		       p.discrete ? "stealing, driver" : pt_mode_names[m], t,
+		       100.0 * cpu_tasks / ntasks,
 		       100.0 * (ntasks - cpu_tasks) / ntasks, cpu_idle,
 		       gpu_idle);
 	}
+	p.discrete = false;
 	/* total work over summed throughput */
 	ideal = 1.0 / (1.0 / ms[PT_CPU_ONLY] + 1.0 / ms[PT_GPU_ONLY]);
 	printf("  ideal (work / summed throughput) %.1f ms; stealing %.2fx "
-	       "ideal, static %.2fx, CPU only %.2fx, GPU only %.2fx\n", ideal,
-	       ms[PT_STEAL] / ideal, ms[PT_STATIC] / ideal,
+	       "ideal (driver dequeuing %.2fx), static %.2fx, CPU only "
+	       "%.2fx, GPU only %.2fx\n", ideal, ms[PT_STEAL] / ideal,
+	       ms_driver / ideal, ms[PT_STATIC] / ideal,
 	       ms[PT_CPU_ONLY] / ideal, ms[PT_GPU_ONLY] / ideal);
 	pt_free(&p);
 

@@ -23,6 +23,7 @@ extern "C" {
 #define DRM_MEGPU_MSEM_QUERY		0x10
 #define DRM_MEGPU_TASKQ_CHECK		0x18
 #define DRM_MEGPU_TASKQ_NOTIFY		0x19
+#define DRM_MEGPU_TASKQ_ATTACH		0x1a
 
 #define DRM_IOCTL_MEGPU_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_MEGPU_GET_PARAM, \
@@ -60,6 +61,9 @@ extern "C" {
 #define DRM_IOCTL_MEGPU_TASKQ_NOTIFY \
 	DRM_IOW(DRM_COMMAND_BASE + DRM_MEGPU_TASKQ_NOTIFY, \
 		struct drm_megpu_taskq_notify)
+#define DRM_IOCTL_MEGPU_TASKQ_ATTACH \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_MEGPU_TASKQ_ATTACH, \
+		struct drm_megpu_taskq_attach)
 
 /**
  * enum drm_megpu_param - parameters for &struct drm_megpu_get_param
@@ -88,7 +92,8 @@ enum drm_megpu_param {
 	DRM_MEGPU_PARAM_VA_SIZE = 5,
 	/**
 	 * @DRM_MEGPU_PARAM_JOB_TIMEOUT_MS: how long a job may run before its
-	 * engine is reset.
+	 * engine is reset. A job whose engine keeps taking tasks from task
+	 * queues (a DEQUEUE) gets another period each time, up to 64.
 	 */
 	DRM_MEGPU_PARAM_JOB_TIMEOUT_MS = 6,
 	/**
@@ -547,6 +552,71 @@ struct drm_megpu_taskq_notify {
 	__u32 flags;
 	/** @pad: must be zero. */
 	__u32 pad;
+};
+
+/**
+ * struct drm_megpu_taskq_queue - one queue of &struct drm_megpu_taskq_attach
+ */
+struct drm_megpu_taskq_queue {
+	/** @handle: the GEM handle of the BO holding the queue. */
+	__u32 handle;
+	/** @slots: descriptor slots of the queue (its MEGPU_TQ_HDR_SIZE). */
+	__u32 slots;
+	/** @offset: byte offset of the queue in the BO. */
+	__u64 offset;
+};
+
+/** @DRM_MEGPU_TASKQ_DETACH: stop the kernel dequeuer of this file. */
+#define DRM_MEGPU_TASKQ_DETACH		0x1
+
+/**
+ * struct drm_megpu_taskq_attach - let the driver dequeue for engines
+ *
+ * Seed 002's discrete variant: the driver's dequeuing module takes
+ * batches of the tasks a GPU may run from @count queues (the first is the
+ * engines' own, the others are stolen from), under the queues' lock word
+ * like every other dequeuer, whenever one of @engines asks for work (the
+ * device's "request work" interrupt, raised when its ring runs empty),
+ * and submits each batch as a job of this file: DISPATCH per task, then
+ * the task's notification as DEQUEUE writes it, with the owner id
+ * MEGPU_TQ_OWNER_DRIVER(engine). An event-gated task heads its batch
+ * and its job waits for the event on the GPU.
+ *
+ * The fence put in @out_sync signals once every queue is CLOSED and every
+ * one of its tasks is notified (HDR_DONE == tail, whoever ran it), with
+ * -EIO if a job of the dequeuer failed, -EPROTO if a queue became
+ * malformed (the attachment then stops), -ECANCELED on a detach before
+ * that, -ETIMEDOUT (and the attachment stops) when nothing moved in the
+ * queues for a job timeout (&DRM_MEGPU_PARAM_JOB_TIMEOUT_MS), or after 64
+ * job timeouts in all: the fence never waits for ever on userspace. A
+ * CPU dequeuer that notifies a queue's last task calls
+ * &DRM_IOCTL_MEGPU_TASKQ_NOTIFY so that the driver looks again; so does
+ * a producer that adds tasks.
+ *
+ * One attachment per file. With %DRM_MEGPU_TASKQ_DETACH in @flags (and
+ * every other field zero) the attachment ends; jobs already submitted
+ * run out. Closing the file detaches too.
+ *
+ * Errors: -EOPNOTSUPP without task queues; -EINVAL for unknown @flags,
+ * @count 0 or above MEGPU_DEQ_MAX_QUEUES, @engines empty or naming an
+ * engine that is missing or does not run DISPATCH (gfx and compute do),
+ * a non-zero pad, or a bad queue size or alignment (as
+ * &DRM_IOCTL_MEGPU_TASKQ_CHECK); -EFAULT for an unreadable @queues;
+ * -ENOENT for a handle or @out_sync that is not the caller's, or a
+ * detach without an attachment; -EACCES, -ERANGE as
+ * &DRM_IOCTL_MEGPU_TASKQ_CHECK; -EBUSY when the file is attached already.
+ */
+struct drm_megpu_taskq_attach {
+	/** @queues: pointer to @count &struct drm_megpu_taskq_queue. */
+	__u64 queues;
+	/** @count: number of queues. */
+	__u32 count;
+	/** @engines: bit mask of the engines it dequeues for. */
+	__u32 engines;
+	/** @out_sync: syncobj handle that gets the completion fence. */
+	__u32 out_sync;
+	/** @flags: 0 or %DRM_MEGPU_TASKQ_DETACH. */
+	__u32 flags;
 };
 
 #if defined(__cplusplus)

@@ -382,6 +382,51 @@ static void test_affinity(void)
  * once and the word keeps the CPU's value. With an eligible task the
  * engine must wait for the lock instead, and goes on at its release.
  */
+/*
+ * Hints are advice: an engine takes HINT_CPU tasks even from a STRICT
+ * queue, but each only in a batch of its own; HINT_GPU batches like ANY.
+ */
+static void test_hints(void)
+{
+    static const TaskSpec mix[] = {
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT,
+          MEGPU_TQ_AFF_HINT_GPU },
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT,
+          MEGPU_TQ_AFF_HINT_GPU },
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT,
+          MEGPU_TQ_AFF_HINT_CPU },
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT,
+          MEGPU_TQ_AFF_HINT_CPU },
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT, MEGPU_TQ_AFF_ANY },
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT, MEGPU_TQ_AFF_ANY },
+    };
+    /* the batch each task is in: 1, 1, 2, 3, 4, 4 (counted per engine) */
+    static const uint32_t batch[] = { 0, 0, 1, 2, 3, 3 };
+    static const unsigned q0[] = { 0 };
+    Note r[6];
+    Megpu m;
+
+    megpu_start_engines(&m, 4);
+    for (uint32_t strict = 0; strict <= 1; strict++) {
+        uint32_t base;
+
+        results_clear(&m, 6);
+        q_init(&m, 0, 16, strict ? MEGPU_TQ_F_STRICT : 0, 16);
+        q_push(&m, 0, 0, 6, mix);
+        dequeue_run(&m, 0, q0, 1, 0, MEGPU_DEQ_ONCE);
+        results_read(&m, 6, r);
+        base = r[0].batch;
+        for (unsigned t = 0; t < 6; t++) {
+            g_assert_cmpuint(r[t].done, ==, 1);
+            g_assert_cmpuint(r[t].elem, ==, 1);
+            g_assert_cmphex(r[t].by, ==, MEGPU_TQ_OWNER_ENGINE(0));
+            g_assert_cmpuint(r[t].batch - base, ==, batch[t]);
+        }
+        g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_GPU_BATCHES), ==, 4);
+    }
+    megpu_stop_engines(&m);
+}
+
 static void test_none_eligible(void)
 {
     static const TaskSpec cpu_only[] = {
@@ -712,17 +757,181 @@ static void test_reset(void)
     megpu_stop_engines(&m);
 }
 
+/* Poll a device register until (value & mask) == want. */
+static void rd_poll(Megpu *m, uint32_t reg, uint32_t mask, uint32_t want)
+{
+    for (unsigned us = 0; (rd(m, reg) & mask) != want; us += 100) {
+        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+        g_usleep(100);
+    }
+}
+
+/*
+ * The discrete variant's "request work": enabled engines ask when their
+ * ring runs empty (at once when idle), through TASKQ_REQ_PENDING and
+ * MISC_IRQ_WORK; the others never do.
+ */
+static void test_request_work(void)
+{
+    Megpu m;
+
+    megpu_start_engines(&m, 4);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_TASKQ_REQ_WORK), ==, 0);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_TASKQ_REQ_PENDING), ==, 0);
+    /* only existing engines can be enabled */
+    wr(&m, MEGPU_REG_TASKQ_REQ_WORK, 0xffffffff);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_TASKQ_REQ_WORK), ==, 0xf);
+    wr(&m, MEGPU_REG_TASKQ_REQ_WORK, 0);
+    wr(&m, MEGPU_REG_TASKQ_REQ_PENDING, 0xf);
+    wr(&m, MEGPU_REG_MISC_IRQ_STATUS, 0xffffffff);
+
+    /* idle engines ask as soon as they are enabled */
+    wr(&m, MEGPU_REG_TASKQ_REQ_WORK, 0x3);
+    rd_poll(&m, MEGPU_REG_TASKQ_REQ_PENDING, 0xf, 0x3);
+    rd_poll(&m, MEGPU_REG_MISC_IRQ_STATUS, MEGPU_MISC_IRQ_WORK,
+            MEGPU_MISC_IRQ_WORK);
+    wr(&m, MEGPU_REG_TASKQ_REQ_PENDING, 0x3);
+    wr(&m, MEGPU_REG_MISC_IRQ_STATUS, MEGPU_MISC_IRQ_WORK);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_TASKQ_REQ_PENDING), ==, 0);
+
+    /* a job ends on engine 1 (enabled) and on engine 2 (not) */
+    emit_nop(&m.ring[1], 2);
+    kick(&m, 1);
+    eng_idle(&m, 1);
+    emit_nop(&m.ring[2], 2);
+    kick(&m, 2);
+    eng_idle(&m, 2);
+    rd_poll(&m, MEGPU_REG_TASKQ_REQ_PENDING, 0xf, 0x2);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_MISC_IRQ_STATUS) &
+                     MEGPU_MISC_IRQ_WORK, ==, MEGPU_MISC_IRQ_WORK);
+
+    /* disabled: ending jobs ask no more */
+    wr(&m, MEGPU_REG_TASKQ_REQ_WORK, 0);
+    wr(&m, MEGPU_REG_TASKQ_REQ_PENDING, 0xf);
+    emit_nop(&m.ring[1], 2);
+    kick(&m, 1);
+    eng_idle(&m, 1);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_TASKQ_REQ_PENDING), ==, 0);
+    megpu_stop_engines(&m);
+}
+
+static void emit_task_done(Stream *r, uint64_t queue, uint64_t note,
+                           uint32_t owner, uint32_t batch, uint32_t status)
+{
+    hdr(r, MEGPU_PKT_TASK_DONE, MEGPU_PKT_TASK_DONE_COUNT, 0);
+    put64(r, queue);
+    put64(r, note);
+    put(r, owner);
+    put(r, batch);
+    put(r, status);
+}
+
+/*
+ * TASK_DONE writes a notification as DEQUEUE does: DONE counts every
+ * take (so a second one shows), the queue's DONE counts too; bad
+ * alignment faults, and engines without DISPATCH do not have it.
+ */
+static void test_task_done(void)
+{
+    Megpu m;
+    Note r[2];
+    uint32_t at;
+
+    megpu_start_engines(&m, 4);
+    q_init(&m, 0, 16, 0, 0);
+    results_clear(&m, 2);
+    emit_task_done(&m.ring[0], Q_PA(0), NOTE_PA, MEGPU_TQ_OWNER_DRIVER(0),
+                   7, 0);
+    emit_task_done(&m.ring[0], 0, NOTE_PA + MEGPU_TQ_NOTE_SIZE,
+                   MEGPU_TQ_OWNER_DRIVER(0), 7, MEGPU_FAULT_TQ_BAD_TASK);
+    kick(&m, 0);
+    eng_idle(&m, 0);
+    results_read(&m, 2, r);
+    g_assert_cmpuint(r[0].done, ==, 1);
+    g_assert_cmpuint(r[0].by, ==, MEGPU_TQ_OWNER_DRIVER(0));
+    g_assert_cmpuint(r[0].batch, ==, 7);
+    g_assert_cmpuint(r[0].status, ==, 0);
+    g_assert_cmpuint(r[1].done, ==, 1);
+    g_assert_cmpuint(r[1].status, ==, MEGPU_FAULT_TQ_BAD_TASK);
+    /* the second had no queue: the queue counted one */
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_DONE), ==, 1);
+
+    /* taken twice: the notification shows it */
+    emit_task_done(&m.ring[0], Q_PA(0), NOTE_PA, MEGPU_TQ_OWNER_DRIVER(0),
+                   8, 0);
+    kick(&m, 0);
+    eng_idle(&m, 0);
+    results_read(&m, 1, r);
+    g_assert_cmpuint(r[0].done, ==, 2);
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_DONE), ==, 2);
+
+    /* misaligned note, misaligned queue */
+    at = m.ring[0].pos;
+    emit_task_done(&m.ring[0], 0, NOTE_PA + 4, 0, 0, 0);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_BAD_ARG, RING_PA(0) + at, at, 0);
+    at = m.ring[0].pos;
+    emit_task_done(&m.ring[0], Q_PA(0) + 8, NOTE_PA, 0, 0, 0);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_BAD_ARG, RING_PA(0) + at, at, 0);
+    /* the copy engine runs no kernels: no TASK_DONE either */
+    at = m.ring[2].pos;
+    emit_task_done(&m.ring[2], 0, NOTE_PA, 0, 0, 0);
+    kick(&m, 2);
+    expect_fault(&m, 2, MEGPU_FAULT_UNSUPPORTED, RING_PA(2) + at, at, 0);
+    megpu_stop_engines(&m);
+}
+
+/*
+ * The SPI stage (F12): DISPATCH counts the work-items and work-groups it
+ * launches from the execution range; a dispatch that faults, nothing.
+ */
+static void test_spi_counters(void)
+{
+    Megpu m;
+    uint32_t at;
+    uint8_t ka[MEGPU_KARGS_SIZE] = { 0 };
+    g_autofree uint32_t *el = g_new(uint32_t, 200);
+
+    megpu_start_engines(&m, 4);
+    qtest_memset(m.qts, ELEM_PA, 0, 4 * 200);
+    stq_le_p(ka + MEGPU_KARGS_PTR(0), ELEM_PA);
+    stl_le_p(ka + MEGPU_KARGS_N, 200);
+    qtest_memwrite(m.qts, KARGS_PA, ka, sizeof(ka));
+    emit_dispatch(&m.ring[0], MEGPU_KERNEL_INCREMENT, KARGS_PA, 100, 2, 16, 1);
+    kick(&m, 0);
+    eng_idle(&m, 0);
+    g_assert_cmpuint(erd64(&m, 0, MEGPU_ENG_WORK_ITEMS_LO), ==, 200);
+    g_assert_cmpuint(erd64(&m, 0, MEGPU_ENG_WORK_GROUPS_LO), ==, 7 * 2);
+    qtest_memread(m.qts, ELEM_PA, el, 4 * 200);
+    for (unsigned i = 0; i < 200; i++) {
+        g_assert_cmpuint(le32_to_cpu(el[i]), ==, 1);
+    }
+    /* a dispatch that faults launched nothing */
+    at = m.ring[0].pos;
+    emit_dispatch(&m.ring[0], MEGPU_KERNEL_INCREMENT, KARGS_PA, 100, 2, 0, 1);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_BAD_ARG, RING_PA(0) + at, at, 0);
+    g_assert_cmpuint(erd64(&m, 0, MEGPU_ENG_WORK_ITEMS_LO), ==, 200);
+    g_assert_cmpuint(erd64(&m, 0, MEGPU_ENG_WORK_GROUPS_LO), ==, 14);
+    megpu_stop_engines(&m);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/megpu/dequeue/caps", test_caps);
     qtest_add_func("/megpu/dequeue/affinity", test_affinity);
+    qtest_add_func("/megpu/dequeue/hints", test_hints);
     qtest_add_func("/megpu/dequeue/none-eligible", test_none_eligible);
     qtest_add_func("/megpu/dequeue/steal", test_steal);
     qtest_add_func("/megpu/dequeue/event-mode", test_event_mode);
     qtest_add_func("/megpu/dequeue/event-gate", test_event_gate);
     qtest_add_func("/megpu/dequeue/malformed", test_malformed);
     qtest_add_func("/megpu/dequeue/reset", test_reset);
+    qtest_add_func("/megpu/dequeue/request-work", test_request_work);
+    qtest_add_func("/megpu/dequeue/task-done", test_task_done);
+    qtest_add_func("/megpu/dequeue/spi-counters", test_spi_counters);
     qtest_add_func("/megpu/dequeue/exactly-once", test_exactly_once);
     qtest_add_func("/megpu/dequeue/exactly-once-relaxed",
                    test_exactly_once_relaxed);

@@ -1,14 +1,20 @@
 /*
- * QTest: register fuzzing of the megpu device.
+ * QTest: register and packet fuzzing of the megpu device.
  *
- * Random writes (and reads) of every register of BAR0, the global ones,
- * every engine block (present or not) and the holes between them, ring
- * base, size and tail included, while the engines run long work: QEMU
- * must not crash, assert or hang, and after a device reset every engine
- * runs a known-good ring job again.
+ * Registers: random writes (and reads) of every register of BAR0, the
+ * global ones, every engine block (present or not) and the holes between
+ * them, ring base, size and tail included, while the engines run long
+ * work: QEMU must not crash, assert or hang, and after a device reset
+ * every engine runs a known-good ring job again.
  *
- * The run is reproducible: a fixed seed, or MEGPU_FUZZ_SEED to try
- * others (the seed is printed); MEGPU_FUZZ_STEPS sets the length.
+ * Packets: thousands of random register writes and random packets, most
+ * nearly well-formed, on rings and in IBs behind a random page table,
+ * in relaxed write mode: QEMU stays alive, every engine runs valid work
+ * after a reset, and every flush the fuzzer started completes.
+ *
+ * The runs are reproducible: a fixed seed, or MEGPU_FUZZ_SEED to try
+ * others (the seed is printed); MEGPU_FUZZ_STEPS sets the length of the
+ * register runs.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -242,6 +248,214 @@ static void fuzz_run(unsigned engines, const char *opts, guint32 seed0)
     g_rand_free(rng);
 }
 
+/* ---- packet fuzzing ---- */
+
+/* An address: anywhere, a low VA, where no RAM is, or RAM to spare. */
+static uint64_t fuzz_addr(void)
+{
+    switch (rnd_range(0, 6)) {
+    case 0:
+        return (uint64_t)rnd() << 32 | rnd();
+    case 1:
+        return rnd_range(0, 0x100000) * 4ull;   /* low VA */
+    case 2:
+        return NO_RAM_PA + rnd_range(0, 0x1000) * 8;
+    default:
+        /* RAM the tests do not rely on */
+        return BIG_PA + rnd_range(0, 0x200000) * 4ull;
+    }
+}
+
+/* A random packet, often nearly well-formed so it gets past decoding. */
+static void fuzz_packet(Stream *st)
+{
+    uint32_t op = rnd_range(0, 14);
+    uint32_t count, flags = rnd_range(0, 256);
+
+    if (op <= MEGPU_PKT_IDLE_SIGNAL && rnd_range(0, 4)) {
+        static const uint8_t fixed[] = {
+            0, MEGPU_PKT_IB_COUNT, 0, MEGPU_PKT_TIMESTAMP_COUNT,
+            MEGPU_PKT_COPY_COUNT, MEGPU_PKT_FILL_COUNT,
+            MEGPU_PKT_DISPATCH_COUNT, MEGPU_PKT_SET_CONTEXT_COUNT,
+            MEGPU_PKT_SIGNAL_COUNT, MEGPU_PKT_WAIT_COUNT,
+            MEGPU_PKT_FLUSH_COUNT, MEGPU_PKT_IDLE_SIGNAL_COUNT,
+        };
+
+        count = op == MEGPU_PKT_NOP ? rnd_range(0, 8) :
+                op == MEGPU_PKT_WRITE_DATA ? rnd_range(3, 12) :
+                fixed[op];
+    } else {
+        count = rnd_range(0, 16);
+    }
+    put(st, MEGPU_PKT_HEADER(op, count, flags));
+    for (uint32_t i = 0; i < count; ) {
+        uint64_t v;
+
+        switch (rnd_range(0, 4)) {
+        case 0:
+            put(st, rnd());
+            i++;
+            break;
+        case 1:
+            put(st, rnd_range(0, 0x2000));
+            i++;
+            break;
+        default:
+            if (i + 1 < count) {
+                v = fuzz_addr();
+                put64(st, v);
+                i += 2;
+            } else {
+                put(st, rnd_range(0, 64));
+                i++;
+            }
+            break;
+        }
+    }
+}
+
+/*
+ * Thousands of random register writes and packets must leave QEMU alive
+ * and every engine, after a reset, running valid work.
+ */
+static void test_fuzz(void)
+{
+    static const uint32_t glob[] = {
+        MEGPU_REG_SCRATCH, MEGPU_REG_IRQ_TEST, MEGPU_REG_IRQ_TEST_STATUS,
+        MEGPU_REG_MMU_INVALIDATE, MEGPU_REG_ID, MEGPU_REG_ENGINE_TYPES,
+        MEGPU_REG_WRITE_MODE, MEGPU_REG_FLUSH, MEGPU_REG_FLUSH_STATUS,
+        MEGPU_REG_FLUSH_SEQ, MEGPU_REG_MISC_IRQ_STATUS, MEGPU_REG_QUEUE_MC,
+    };
+    const unsigned engines = 5;
+    const char *env = g_getenv("MEGPU_FUZZ_SEED");
+    guint32 seed = env ? g_ascii_strtoull(env, NULL, 0) : 0x6d677075;
+    unsigned steps = 5000;
+    Megpu m;
+
+    g_test_message("fuzz seed 0x%x", seed);
+    rng = g_rand_new_with_seed(seed);
+    /* relaxed: packets' writes go through the queues */
+    megpu_start_engines_opts(&m, engines, RELAXED);
+    /* a random page table over RAM the fuzzer may scribble on */
+    for (unsigned i = 0; i < 64; i++) {
+        mmu_set_pte(&m, rnd_range(0, 0x400) * 0x1000ull,
+                    (BIG_PA + rnd_range(0, 0x800) * 0x1000ull) |
+                    rnd_range(0, 4));
+    }
+    for (unsigned step = 0; step < steps; step++) {
+        unsigned n = rnd_range(0, engines);
+        unsigned what = rnd_range(0, 100);
+
+        if (what < 30) {
+            /* any engine register, any value (mostly small) */
+            uint32_t reg = rnd_range(0, 0x80 / 4) * 4;
+            uint32_t val = rnd_range(0, 2) ?
+                           rnd() :
+                           rnd_range(0, 0x2000);
+
+            if (reg == MEGPU_ENG_DELAY_US) {
+                val %= 2000;
+            }
+            ewr(&m, rnd_range(0, MEGPU_MAX_ENGINES), reg, val);
+        } else if (what < 35) {
+            uint32_t reg = glob[rnd_range(0, ARRAY_SIZE(glob))];
+
+            /* mostly valid modes, so that both are exercised */
+            wr(&m, reg, reg == MEGPU_REG_WRITE_MODE && rnd_range(0, 8) ?
+               rnd_range(0, 2) : rnd());
+        } else if (what < 40) {
+            ewr(&m, n, MEGPU_ENG_CONTROL, rnd_range(0, 4));
+        } else if (what < 45) {
+            /* random IB contents where the page table points */
+            Stream ib = ib_stream(&m, BIG_PA +
+                                  rnd_range(0, 0x800) * 0x1000ull);
+
+            for (unsigned i = 0; i < 8; i++) {
+                fuzz_packet(&ib);
+            }
+        } else if (what < 46 && !rnd_range(0, 10)) {
+            wr(&m, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
+        } else {
+            /* random packets on the ring as the device sees it now */
+            Stream st = {
+                .qts = m.qts,
+                .base = erd64(&m, n, MEGPU_ENG_RING_BASE_LO),
+                .size = erd(&m, n, MEGPU_ENG_RING_SIZE),
+                .pos = erd(&m, n, MEGPU_ENG_RING_TAIL),
+            };
+
+            if (!st.size || st.base + st.size > 0x10000000) {
+                /* a reset the fuzzer just asked for may still be running */
+                eng_reset_done(&m, n);
+                ring_setup(&m, n);
+                continue;
+            }
+            /* keep faulted engines going, so that packets keep running */
+            if ((erd(&m, n, MEGPU_ENG_STATUS) & MEGPU_ENG_STATUS_FAULTED) &&
+                rnd_range(0, 4)) {
+                ewr(&m, n, MEGPU_ENG_CONTROL, MEGPU_ENG_CTRL_FAULT_ACK);
+            }
+            for (unsigned i = rnd_range(1, 4); i; i--) {
+                if (rnd_range(0, 3)) {
+                    fuzz_packet(&st);
+                } else {
+                    emit_any(&st, rnd_range(0, MEGPU_PKT_IDLE_SIGNAL + 1),
+                             fuzz_addr() & ~7ull);
+                }
+            }
+            ewr(&m, n, MEGPU_ENG_RING_TAIL, st.pos);
+        }
+        if (step % 500 == 0) {
+            /* QEMU still answers */
+            g_assert_cmphex(rd(&m, MEGPU_REG_ID), ==, MEGPU_ID_MAGIC);
+        }
+    }
+
+    for (unsigned n = 0; n < engines; n++) {
+        g_test_message("engine %u: %" PRIu64 " packets, %u faults, %u resets, "
+                       "%u flushes, %u idle, %u stalled", n,
+                       erd64(&m, n, MEGPU_ENG_PACKETS_LO),
+                       erd(&m, n, MEGPU_ENG_FAULTS),
+                       erd(&m, n, MEGPU_ENG_RESETS),
+                       erd(&m, n, MEGPU_ENG_FLUSHES),
+                       erd(&m, n, MEGPU_ENG_IDLE_SIGNALS),
+                       erd(&m, n, MEGPU_ENG_STALLED_WRITES));
+    }
+
+    /* Every engine, after a reset, runs a valid TIMESTAMP. */
+    g_assert_cmphex(rd(&m, MEGPU_REG_ID), ==, MEGPU_ID_MAGIC);
+    for (unsigned n = 0; n < engines; n++) {
+        ewr(&m, n, MEGPU_ENG_DELAY_US, 0);
+        eng_reset(&m, n);
+    }
+    for (unsigned n = 0; n < engines; n++) {
+        ring_setup(&m, n);
+        emit_ts(&m.ring[n], DATA_PA + n * 8, 0xf00d0000 + n,
+                MEGPU_TIMESTAMP_FLAG_IRQ);
+        kick(&m, n);
+    }
+    for (unsigned n = 0; n < engines; n++) {
+        eng_idle(&m, n);
+        g_assert_cmphex(qtest_readq(m.qts, DATA_PA + n * 8), ==,
+                        0xf00d0000 + n);
+        g_assert_cmphex(erd64(&m, n, MEGPU_ENG_LAST_TS_LO), ==,
+                        0xf00d0000 + n);
+        g_assert_true(erd(&m, n, MEGPU_ENG_IRQ_STATUS) &
+                      MEGPU_ENG_IRQ_TIMESTAMP);
+    }
+    /* every flush the fuzzer started completes; a new one too */
+    wr(&m, MEGPU_REG_WRITE_MODE, MEGPU_WRITE_MODE_RELAXED);
+    wr(&m, MEGPU_REG_FLUSH, 0);
+    for (unsigned us = 0;
+         rd(&m, MEGPU_REG_FLUSH_SEQ) != rd(&m, MEGPU_REG_FLUSH); us += 100) {
+        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+        g_usleep(100);
+    }
+    g_test_message("%u flushes", rd(&m, MEGPU_REG_FLUSH));
+    megpu_stop_engines(&m);
+    g_rand_free(rng);
+}
+
 static void test_fuzz_regs(void)
 {
     fuzz_run(4, "write-mode=strict", 0x72656773);
@@ -257,5 +471,6 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/megpu/fuzz/registers", test_fuzz_regs);
     qtest_add_func("/megpu/fuzz/registers-16-relaxed", test_fuzz_regs_relaxed);
+    qtest_add_func("/megpu/engine/fuzz", test_fuzz);
     return g_test_run();
 }

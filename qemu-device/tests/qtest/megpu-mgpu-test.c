@@ -443,14 +443,23 @@ static void test_failed_wait(void)
  * "in CS", WAIT for their go semaphore, unmark, RELEASE. Returns the
  * mask of devices inside once the schedule is used up.
  */
-static uint32_t replay(Multi *mu, uint32_t flags, const uint8_t *order,
-                       unsigned len)
+static uint32_t replay_block(Multi *mu, uint32_t flags, const uint8_t *order,
+                             unsigned len, uint64_t seed, bool to_end)
 {
     uint32_t inside = 0;
 
     qtest_writel(mu->qts, SCHED_PA + MEGPU_MGPU_SCHED_POS, 0);
-    qtest_writel(mu->qts, SCHED_PA + MEGPU_MGPU_SCHED_LEN, len);
-    qtest_memwrite(mu->qts, SCHED_PA + MEGPU_MGPU_SCHED_AGENT(0), order, len);
+    if (order) {
+        qtest_writel(mu->qts, SCHED_PA + MEGPU_MGPU_SCHED_LEN, len);
+        qtest_memwrite(mu->qts, SCHED_PA + MEGPU_MGPU_SCHED_AGENT(0), order,
+                       len);
+    } else {
+        /* seed mode: the devices draw agents 0..2 from the seed */
+        qtest_writel(mu->qts, SCHED_PA + MEGPU_MGPU_SCHED_LEN,
+                     len | MEGPU_MGPU_SCHED_SEEDED);
+        qtest_writeq(mu->qts, SCHED_PA + MEGPU_MGPU_SCHED_SEED, seed);
+        qtest_writel(mu->qts, SCHED_PA + MEGPU_MGPU_SCHED_MASK, 0x7);
+    }
     for (unsigned d = 0; d < mu->ndev; d++) {
         wr(&mu->m[d], MEGPU_REG_MGPU_SCHED_LO, SCHED_PA);
         wr(&mu->m[d], MEGPU_REG_MGPU_SCHED_HI, 0);
@@ -467,6 +476,9 @@ static uint32_t replay(Multi *mu, uint32_t flags, const uint8_t *order,
     for (unsigned d = 0; d < 3; d++) {
         kick(&mu->m[d], 0);
     }
+    if (!to_end) {
+        return 0;       /* the caller watches */
+    }
     /* the schedule is followed to its end */
     for (unsigned us = 0;
          qtest_readl(mu->qts, SCHED_PA + MEGPU_MGPU_SCHED_POS) != len;
@@ -482,6 +494,12 @@ static uint32_t replay(Multi *mu, uint32_t flags, const uint8_t *order,
         }
     }
     return inside;
+}
+
+static uint32_t replay(Multi *mu, uint32_t flags, const uint8_t *order,
+                       unsigned len)
+{
+    return replay_block(mu, flags, order, len, 0, true);
 }
 
 /* Let everyone finish: give each go in turn; all must complete. */
@@ -557,6 +575,72 @@ static void test_tournament_replay(void)
         eng_idle(&mu.m[ctz32(in)], 0);
     }
     multi_stop(&mu);
+}
+
+/*
+ * Run the three devices' ACQUIRE/mark/WAIT go/RELEASE under a schedule of
+ * @len steps (@order, or drawn from @seed) until the schedule stops
+ * moving: it ends, or names a device waiting for its go. *@pos: where it
+ * stopped; returns who is inside. Then free running, every go given.
+ */
+static uint32_t race_until_still(const uint8_t *order, unsigned len,
+                                 uint64_t seed, uint32_t *pos)
+{
+    uint32_t inside = 0, last = ~0u;
+    Multi mu;
+
+    multi_start(&mu, 4, 1, "");
+    replay_block(&mu, MEGPU_ARB_FLAG_LITERAL, order, len, seed, false);
+    for (unsigned us = 0; ; us += 200 * 1000) {
+        g_assert_cmpuint(us, <, 20 * POLL_TIMEOUT_US);
+        g_usleep(200 * 1000);
+        *pos = qtest_readl(mu.qts, SCHED_PA + MEGPU_MGPU_SCHED_POS);
+        if (*pos == last || *pos == len) {
+            break;
+        }
+        last = *pos;
+    }
+    for (unsigned d = 0; d < 3; d++) {
+        if (qtest_readq(mu.qts, MARK_PA(d))) {
+            inside |= 1u << d;
+        }
+    }
+    for (unsigned d = 0; d < mu.ndev; d++) {
+        wr(&mu.m[d], MEGPU_REG_MGPU_SCHED_LO, 0);
+    }
+    replay_finish(&mu);
+    multi_stop(&mu);
+    return inside;
+}
+
+/*
+ * Seed mode (F17): the devices draw the order from a seed alone; the
+ * literal tree's race then goes exactly as under the list of the same
+ * order written out (megpu_mgpu_seed_agent): the schedule stops at the
+ * same step with the same devices inside, seed after seed, and the seeds
+ * do not all end alike.
+ */
+static void test_seed_mode(void)
+{
+    uint32_t outcomes = 0;
+
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        uint32_t in_list, in_seed, pos_list, pos_seed;
+        uint8_t order[40];
+
+        for (unsigned i = 0; i < sizeof(order); i++) {
+            order[i] = megpu_mgpu_seed_agent(seed, 0x7, i);
+        }
+        in_list = race_until_still(order, sizeof(order), 0, &pos_list);
+        in_seed = race_until_still(NULL, sizeof(order), seed, &pos_seed);
+        g_test_message("seed %" PRIu64 ": stopped at %u with 0x%x inside "
+                       "(seed mode: %u, 0x%x)", seed, pos_list, in_list,
+                       pos_seed, in_seed);
+        g_assert_cmpuint(pos_list, ==, pos_seed);
+        g_assert_cmphex(in_list, ==, in_seed);
+        outcomes |= 1u << (in_list * 8 % 31 + pos_list % 8);
+    }
+    g_assert_cmpuint(ctpop32(outcomes), >, 1);
 }
 
 /* Bad masks, ids, modes and addresses fault the packet, never QEMU. */
@@ -640,6 +724,20 @@ static void test_bad_input(void)
     emit_msem_signal(r, SLOTS_PA);
     kick(m, 0);
     expect_fault(m, 0, MEGPU_FAULT_MGPU_SCHED, SCHED_PA, at, 0);
+    /* seed mode with no agents, or agents past the eighth */
+    qtest_writel(mu.qts, SCHED_PA + MEGPU_MGPU_SCHED_POS, 0);
+    qtest_writel(mu.qts, SCHED_PA + MEGPU_MGPU_SCHED_LEN,
+                 4 | MEGPU_MGPU_SCHED_SEEDED);
+    qtest_writel(mu.qts, SCHED_PA + MEGPU_MGPU_SCHED_MASK, 0);
+    at = r->pos;
+    emit_msem_signal(r, SLOTS_PA);
+    kick(m, 0);
+    expect_fault(m, 0, MEGPU_FAULT_MGPU_SCHED, SCHED_PA, at, 0);
+    qtest_writel(mu.qts, SCHED_PA + MEGPU_MGPU_SCHED_MASK, 0x100);
+    at = r->pos;
+    emit_msem_signal(r, SLOTS_PA);
+    kick(m, 0);
+    expect_fault(m, 0, MEGPU_FAULT_MGPU_SCHED, SCHED_PA, at, 0);
     wr(m, MEGPU_REG_MGPU_SCHED_LO, 0);
 
     /* the device still works, and nothing wrote the slots */
@@ -676,6 +774,7 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/mgpu/literal-counterexample",
                    test_literal_counterexample);
     qtest_add_func("/megpu/mgpu/tournament-replay", test_tournament_replay);
+    qtest_add_func("/megpu/mgpu/seed-mode", test_seed_mode);
     qtest_add_func("/megpu/mgpu/bad-input", test_bad_input);
     return g_test_run();
 }

@@ -1,7 +1,8 @@
 /*
  * Helpers shared by the megpu qtests: start the device, registers,
- * rings and packet streams, bounded polls, MSI-X, faults, the GPU MMU.
- * Guest-physical layout of the q35 machine's RAM used by the tests.
+ * rings and packet streams (an emitter per packet), bounded polls, MSI-X,
+ * faults, the GPU MMU, the host flush. Guest-physical layout of the q35
+ * machine's RAM used by the tests.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -412,6 +413,95 @@ static inline void mem_poll64(Megpu *m, uint64_t pa, uint64_t val)
 static inline void emit_flush(Stream *st)
 {
     hdr(st, MEGPU_PKT_FLUSH, MEGPU_PKT_FLUSH_COUNT, 0);
+}
+
+static inline void emit_copy(Stream *st, uint64_t src, uint64_t dst,
+                             uint32_t bytes)
+{
+    hdr(st, MEGPU_PKT_COPY, MEGPU_PKT_COPY_COUNT, 0);
+    put64(st, src);
+    put64(st, dst);
+    put(st, bytes);
+}
+
+static inline void emit_fill(Stream *st, uint64_t dst, uint32_t bytes,
+                             uint32_t val)
+{
+    hdr(st, MEGPU_PKT_FILL, MEGPU_PKT_FILL_COUNT, 0);
+    put64(st, dst);
+    put(st, bytes);
+    put(st, val);
+}
+
+/* A packet of @op with a well-formed count and harmless arguments. */
+static inline void emit_any(Stream *st, uint32_t op, uint64_t scratch)
+{
+    static const uint32_t one = 1;
+
+    switch (op) {
+    case MEGPU_PKT_NOP:
+        emit_nop(st, 1);
+        break;
+    case MEGPU_PKT_IB:
+        emit_ib(st, 0, 0);
+        break;
+    case MEGPU_PKT_WRITE_DATA:
+        emit_write(st, scratch, &one, 1);
+        break;
+    case MEGPU_PKT_TIMESTAMP:
+        emit_ts(st, scratch, 1, 0);
+        break;
+    case MEGPU_PKT_COPY:
+        emit_copy(st, scratch, scratch + 64, 4);
+        break;
+    case MEGPU_PKT_FILL:
+        emit_fill(st, scratch, 4, 0);
+        break;
+    case MEGPU_PKT_DISPATCH:
+        emit_dispatch(st, MEGPU_KERNEL_CHECKSUM, scratch, 0, 0, 1, 1);
+        break;
+    case MEGPU_PKT_SET_CONTEXT:
+        emit_setctx(st, PT_PA, 1);
+        break;
+    case MEGPU_PKT_SIGNAL:
+        emit_signal(st, scratch, 0);
+        break;
+    case MEGPU_PKT_WAIT:
+        emit_wait(st, scratch, 0);
+        break;
+    case MEGPU_PKT_FLUSH:
+        hdr(st, MEGPU_PKT_FLUSH, MEGPU_PKT_FLUSH_COUNT, 0);
+        break;
+    case MEGPU_PKT_IDLE_SIGNAL:
+        hdr(st, MEGPU_PKT_IDLE_SIGNAL, MEGPU_PKT_IDLE_SIGNAL_COUNT, 0);
+        break;
+    default:
+        g_assert_not_reached();
+    }
+}
+
+/*
+ * Relaxed write mode with the seed the qtests use (seed 004): see
+ * megpu-writes-test.c and Documentation/megpu-hw.rst.
+ */
+#define RELAXED             "write-mode=relaxed,write-seed=0x4004"
+
+/* Host flush: start it and wait for DONE; FLUSH_SEQ grows by one. */
+static inline void host_flush(Megpu *m)
+{
+    uint32_t seq = rd(m, MEGPU_REG_FLUSH_SEQ);
+
+    wr(m, MEGPU_REG_FLUSH_STATUS, MEGPU_FLUSH_STATUS_DONE);
+    wr(m, MEGPU_REG_FLUSH, 1);
+    for (unsigned us = 0;
+         !(rd(m, MEGPU_REG_FLUSH_STATUS) & MEGPU_FLUSH_STATUS_DONE);
+         us += 100) {
+        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+        g_usleep(100);
+    }
+    g_assert_cmpuint(rd(m, MEGPU_REG_FLUSH_SEQ), ==, seq + 1);
+    wr(m, MEGPU_REG_FLUSH_STATUS, MEGPU_FLUSH_STATUS_DONE);
+    wr(m, MEGPU_REG_MISC_IRQ_STATUS, MEGPU_MISC_IRQ_FLUSH_DONE);
 }
 
 #endif

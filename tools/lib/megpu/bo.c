@@ -162,3 +162,25 @@ void megpu_taskq_wake_cb(void *priv)
 {
 	megpu_taskq_wake(priv);
 }
+
+int megpu_taskq_attach(struct megpu *gpu, const struct drm_megpu_taskq_queue *qs,
+		       unsigned int count, uint32_t engines, uint32_t syncobj)
+{
+	struct drm_megpu_taskq_attach args = {
+		.queues = (uintptr_t)qs, .count = count, .engines = engines,
+		.out_sync = syncobj,
+	};
+
+	return drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_TASKQ_ATTACH, &args) ?
+	       -errno : 0;
+}
+
+int megpu_taskq_detach(struct megpu *gpu)
+{
+	struct drm_megpu_taskq_attach args = {
+		.flags = DRM_MEGPU_TASKQ_DETACH,
+	};
+
+	return drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_TASKQ_ATTACH, &args) ?
+	       -errno : 0;
+}

@@ -801,13 +801,14 @@ struct megpu_tq_region {
 
 /**
  * struct megpu_tq_agent - a CPU dequeuer (the seed's CPU dequeuing module)
- * @owner: lock owner id, 1..0x7fffffff, unique among the dequeuers
+ * @owner: lock owner id, 1..0x3fffffff, unique among the dequeuers
  * @regions: how GPU addresses in tasks reach the CPU; @nregions
  * @notify: called to tell the engines (the driver writes
  *	MEGPU_REG_TASKQ_NOTIFY) after a release of an EVENT queue that had
  *	waiters, and after taking tasks an engine could not take (which may
- *	have blocked a queue's head for it); NULL: engines notice within
- *	their poll period
+ *	have blocked a queue's head for it), and after notifying the last
+ *	task of a closed queue (for the driver's dequeuer, see
+ *	megpu_taskq_attach()); NULL: engines notice within their poll period
  * @notify_priv: its argument
  * @nonatomic: test only: take the lock with a read, a pause and a write,
  *	and hold it a little longer, so that two holders overlap
@@ -839,6 +840,15 @@ int megpu_taskq_check(struct megpu *gpu, struct megpu_bo *bo,
  */
 int megpu_taskq_wake(struct megpu *gpu);
 void megpu_taskq_wake_cb(void *priv);
+/*
+ * Seed 002's discrete variant (DRM_IOCTL_MEGPU_TASKQ_ATTACH): the driver
+ * dequeues from @count queues for @engines whenever one asks for work;
+ * @syncobj gets a fence that signals once every queue is closed and all
+ * its tasks are notified. 0 or -errno.
+ */
+int megpu_taskq_attach(struct megpu *gpu, const struct drm_megpu_taskq_queue *qs,
+		       unsigned int count, uint32_t engines, uint32_t syncobj);
+int megpu_taskq_detach(struct megpu *gpu);
 
 /* Encode/decode MEGPU_TQ_DESC_SIZE little-endian bytes. */
 void megpu_task_pack(void *dst, const struct megpu_task *t);
@@ -907,6 +917,13 @@ int megpu_taskq_threads(struct megpu_tq_agent *agents, unsigned int n,
  */
 int megpu_mgpu_schedule_set(struct megpu *gpu, const uint8_t *agent,
 			    size_t len);
+/*
+ * The device-side seed mode: the devices draw @len steps from @seed over
+ * the agents of @agents_mask themselves (megpu_mgpu_seed_agent()), the
+ * order megpu_mgpu_schedule() lists for the same seed. Needs debugfs.
+ */
+int megpu_mgpu_schedule_seeded(struct megpu *gpu, uint64_t seed,
+			       uint32_t agents_mask, size_t len);
 #define MEGPU_MGPU_ENGINES 16	/* MEGPU_MAX_ENGINES */
 /* debugfs mgpu: the agent, the schedule position, the MSEM/ARB counters. */
 struct megpu_mgpu_status {

@@ -128,20 +128,11 @@ unsigned int megpu_arb_node(unsigned int agents, unsigned int agent,
 size_t megpu_mgpu_schedule(uint64_t seed, uint32_t agents_mask,
 			   uint8_t *out, size_t len)
 {
-	unsigned int ids[MEGPU_MGPU_MAX_AGENTS], n = 0;
-	uint64_t x = seed ? seed : 0x5eed0000ull;
-
-	for (unsigned int a = 0; a < MEGPU_MGPU_MAX_AGENTS; a++)
-		if (agents_mask & (1u << a))
-			ids[n++] = a;
-	if (!n)
+	agents_mask &= (1u << MEGPU_MGPU_MAX_AGENTS) - 1;
+	if (!agents_mask)
 		return 0;
-	for (size_t i = 0; i < len; i++) {
-		/* xorshift64*: the same seed gives the same schedule anywhere */
-		x ^= x >> 12;
-		x ^= x << 25;
-		x ^= x >> 27;
-		out[i] = ids[((x * 0x2545f4914f6cdd1dull) >> 33) % n];
-	}
+	/* the devices' seed mode draws the same order from the same seed */
+	for (size_t i = 0; i < len; i++)
+		out[i] = megpu_mgpu_seed_agent(seed, agents_mask, i);
 	return len;
 }

@@ -69,17 +69,32 @@ int megpu_msem_query(struct megpu_bo *bo, uint64_t offset, uint32_t mask,
 	return 0;
 }
 
-int megpu_mgpu_schedule_set(struct megpu *gpu, const uint8_t *agent,
-			    size_t len)
+static int mgpu_schedule_write(struct megpu *gpu, const char *text,
+			       size_t n)
 {
-	char path[256], *text;
-	size_t n = 0;
+	char path[256];
 	ssize_t w;
 	int ret, fd;
 
 	ret = megpu_debugfs_path(gpu, "mgpu_schedule", path, sizeof(path));
 	if (ret)
 		return ret;
+	fd = open(path, O_WRONLY | O_TRUNC);
+	if (fd < 0)
+		return -errno;
+	w = write(fd, text, n);
+	ret = w < 0 ? -errno : (size_t)w == n ? 0 : -EIO;
+	close(fd);
+	return ret;
+}
+
+int megpu_mgpu_schedule_set(struct megpu *gpu, const uint8_t *agent,
+			    size_t len)
+{
+	size_t n = 0;
+	char *text;
+	int ret;
+
 	text = malloc(4 * len + 8);
 	if (!text)
 		return -ENOMEM;
@@ -88,16 +103,19 @@ int megpu_mgpu_schedule_set(struct megpu *gpu, const uint8_t *agent,
 	if (!len)
 		n = sprintf(text, "off");
 	text[n++] = '\n';
-	fd = open(path, O_WRONLY | O_TRUNC);
-	if (fd < 0) {
-		free(text);
-		return -errno;
-	}
-	w = write(fd, text, n);
-	ret = w < 0 ? -errno : (size_t)w == n ? 0 : -EIO;
-	close(fd);
+	ret = mgpu_schedule_write(gpu, text, n);
 	free(text);
 	return ret;
+}
+
+int megpu_mgpu_schedule_seeded(struct megpu *gpu, uint64_t seed,
+			       uint32_t agents_mask, size_t len)
+{
+	char text[96];
+	int n = snprintf(text, sizeof(text), "seed 0x%llx mask 0x%x len %zu\n",
+			 (unsigned long long)seed, agents_mask, len);
+
+	return mgpu_schedule_write(gpu, text, n);
 }
 
 int megpu_mgpu_status(struct megpu *gpu, struct megpu_mgpu_status *st)

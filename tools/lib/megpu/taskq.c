@@ -111,28 +111,13 @@ void megpu_task_unpack(const void *src, struct megpu_task *t)
 	t->event_value = get64(s + MEGPU_TQ_DESC_EVENT_VALUE);
 }
 
-/* The device's rules (megpu-dequeue.c: tq_task_valid), word for word. */
+/* The contract's rules (megpu_tq_desc_valid), as every dequeuer has them. */
 bool megpu_task_valid(const struct megpu_task *t)
 {
-	uint64_t group = (uint64_t)t->group_x * t->group_y;
+	uint8_t d[MEGPU_TQ_DESC_SIZE];
 
-	if (t->affinity >= MEGPU_TQ_AFF_COUNT)
-		return false;
-	if (t->gpu_kernel != MEGPU_TQ_NONE &&
-	    t->gpu_kernel >= MEGPU_KERNEL_COUNT)
-		return false;
-	if (t->cpu_fn == MEGPU_TQ_NONE && t->gpu_kernel == MEGPU_TQ_NONE)
-		return false;
-	if ((t->affinity == MEGPU_TQ_AFF_REQUIRE_GPU &&
-	     t->gpu_kernel == MEGPU_TQ_NONE) ||
-	    (t->affinity == MEGPU_TQ_AFF_REQUIRE_CPU &&
-	     t->cpu_fn == MEGPU_TQ_NONE))
-		return false;
-	if (t->arg_size && t->arg_size != MEGPU_KARGS_SIZE)
-		return false;
-	if (!group || group > MEGPU_MAX_GROUP_SIZE)
-		return false;
-	return !(t->data & 7) && !(t->notify & 7) && !(t->event_addr & 7);
+	megpu_task_pack(d, t);
+	return megpu_tq_desc_valid(d);
 }
 
 bool megpu_task_cpu_eligible(const struct megpu_task *t, uint32_t qflags)
@@ -371,10 +356,13 @@ int megpu_taskq_take(struct megpu_taskq *q, struct megpu_tq_agent *a,
 		bad = !megpu_task_valid(t);
 		if (bad && n)
 			break;
+		/* a task hinted for the GPU only in a batch of its own */
+		if (t->affinity == MEGPU_TQ_AFF_HINT_GPU && n)
+			break;
 		if (cpu_look_task(a, t, flags) != LOOK_ELIGIBLE)
 			break;
 		n++;
-		if (bad)
+		if (bad || t->affinity == MEGPU_TQ_AFF_HINT_GPU)
 			break;
 		/* a task engines could not take may be what holds them up */
 		if (t->affinity == MEGPU_TQ_AFF_REQUIRE_CPU ||
@@ -512,6 +500,11 @@ static void run_batch(struct megpu_taskq *q, struct megpu_tq_agent *a,
 	add32(word(q, MEGPU_TQ_HDR_CPU_TASKS), n);
 	add32(word(q, MEGPU_TQ_HDR_CPU_BATCHES), 1);
 	add32(word(q, MEGPU_TQ_HDR_CPU_STEALS), stolen);
+	/* the last task of a closed queue: the driver's dequeuer may be done */
+	if ((ld32(word(q, MEGPU_TQ_HDR_FLAGS)) & MEGPU_TQ_F_CLOSED) &&
+	    ld32(word(q, MEGPU_TQ_HDR_DONE)) == ld32(word(q, MEGPU_TQ_HDR_TAIL)) &&
+	    a->notify)
+		a->notify(a->notify_priv);
 }
 
 static void count_take(struct megpu_tq_agent *a, uint64_t ns)

@@ -50,6 +50,11 @@ static int megpu_engines_show(struct seq_file *m, void *data)
 			   megpu_eng_read(eng, MEGPU_ENG_RING_TAIL));
 		seq_printf(m, "  emitted %llu completed %llu active %u\n",
 			   eng->emitted, READ_ONCE(*eng->seqno_cpu), active);
+		seq_printf(m, "  work_items %llu work_groups %llu\n",
+			   megpu_eng_read(eng, MEGPU_ENG_WORK_ITEMS_LO) |
+			   (u64)megpu_eng_read(eng, MEGPU_ENG_WORK_ITEMS_HI) << 32,
+			   megpu_eng_read(eng, MEGPU_ENG_WORK_GROUPS_LO) |
+			   (u64)megpu_eng_read(eng, MEGPU_ENG_WORK_GROUPS_HI) << 32);
 		seq_printf(m, "  faults %u resets %u packets %llu\n",
 			   eng->fault_count, eng->reset_count,
 			   megpu_eng_read(eng, MEGPU_ENG_PACKETS_LO) |

@@ -116,6 +116,8 @@ static const struct drm_ioctl_desc megpu_ioctls[] = {
 			  DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(MEGPU_TASKQ_NOTIFY, megpu_ioctl_taskq_notify,
 			  DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(MEGPU_TASKQ_ATTACH, megpu_ioctl_taskq_attach,
+			  DRM_RENDER_ALLOW),
 };
 
 struct megpu_file *megpu_file_get(struct megpu_file *mfile)
@@ -191,6 +193,8 @@ static void megpu_postclose(struct drm_device *drm, struct drm_file *file)
 
 	/* no service any more: its waves get -EPIPE instead of waiting */
 	megpu_syscall_file_close(mfile);
+	/* no more jobs from the kernel dequeuer */
+	megpu_dequeue_file_close(mfile);
 	/*
 	 * Jobs that have not reached an engine are cancelled now (no
 	 * drm_sched_entity_flush(), which would wait for them to run); the
@@ -324,6 +328,7 @@ static int megpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	xa_init_flags(&mdev->ctxs, XA_FLAGS_ALLOC1);
 	megpu_flush_init(mdev);
 	megpu_syscall_init(mdev);
+	megpu_dequeue_init(mdev);
 
 	ret = megpu_check_hw(mdev);
 	if (ret)
@@ -355,6 +360,7 @@ static int megpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 	megpu_debugfs_init(mdev);
 	megpu_syscall_debugfs_init(mdev);
+	megpu_dequeue_debugfs_init(mdev);
 	megpu_mgpu_register(mdev);
 	ret = drm_dev_register(&mdev->drm, 0);
 	if (ret) {

@@ -312,6 +312,14 @@ struct megpu_device {
 	u32 agent_id;
 	u32 agent_count;
 	dma_addr_t mgpu_sched_dma;	/* the shared schedule, 0: none */
+
+	/* seed 002's discrete variant, megpu_dequeue.c */
+	struct mutex kdq_lock;		/* kdqs, TASKQ_REQ_WORK */
+	struct list_head kdqs;
+	spinlock_t kdq_fence_lock;	/* the completion fences */
+	u64 kdq_fence_context;
+	atomic64_t kdq_fence_seqno;
+	atomic64_t kdq_requests;
 };
 
 /**
@@ -469,6 +477,8 @@ struct megpu_file {
  * @cancelled: a producer failed: its IB is replaced by a NOP
  * @fence_mem: the hardware fence, allocated at submit, until run_job
  * @reserved_sem: the semaphore object prepare_job reserved for it
+ * @progress_tasks: its engine's TASKQ_TASKS at its last timeout check
+ * @progress_periods: timeout periods it was granted for taking tasks
  */
 struct megpu_job {
 	struct drm_sched_job base;
@@ -499,6 +509,8 @@ struct megpu_job {
 	bool cancelled;
 	struct megpu_fence *fence_mem;
 	u32 reserved_sem;
+	u32 progress_tasks;
+	u32 progress_periods;
 };
 
 static inline struct megpu_device *to_megpu(struct drm_device *drm)
@@ -650,6 +662,19 @@ int megpu_ioctl_syscall_return(struct drm_device *drm, void *data,
 /* megpu_workq.c */
 int megpu_ioctl_taskq_check(struct drm_device *drm, void *data,
 			    struct drm_file *file);
+int megpu_taskq_validate(struct megpu_bo *bo, u64 offset, u32 slots);
+int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
+			     struct drm_file *file);
+void megpu_dequeue_init(struct megpu_device *mdev);
+void megpu_dequeue_debugfs_init(struct megpu_device *mdev);
+void megpu_dequeue_irq(struct megpu_device *mdev);
+void megpu_dequeue_notify(struct megpu_file *mfile);
+void megpu_dequeue_file_close(struct megpu_file *mfile);
+int megpu_submit_kernel_job(struct megpu_file *mfile, struct drm_file *file,
+			    u32 engine, u64 ib_va, u32 ib_dwords,
+			    struct megpu_mapping **maps, const u32 *flags,
+			    u32 count, struct dma_fence **done);
+void megpu_gem_register(struct megpu_device *mdev, struct megpu_bo *bo);
 int megpu_ioctl_taskq_notify(struct drm_device *drm, void *data,
 			     struct drm_file *file);
 

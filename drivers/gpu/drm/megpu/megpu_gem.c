@@ -262,7 +262,7 @@ struct drm_gem_object *megpu_gem_create_object(struct drm_device *drm,
  * creation succeeded: a failing drm_gem_shmem_create() frees the object
  * with kfree(), without calling megpu_gem_free().
  */
-static void megpu_gem_register(struct megpu_device *mdev, struct megpu_bo *bo)
+void megpu_gem_register(struct megpu_device *mdev, struct megpu_bo *bo)
 {
 	megpu_sem_bo_add(mdev, bo);
 	atomic_inc(&mdev->live_bos);

@@ -83,6 +83,8 @@ static irqreturn_t megpu_irq_thread(int irq, void *arg)
 		megpu_flush_irq(vec->mdev);
 	if (status & MEGPU_MISC_IRQ_SYSCALL)
 		megpu_syscall_irq(vec->mdev);
+	if (status & MEGPU_MISC_IRQ_WORK)
+		megpu_dequeue_irq(vec->mdev);
 	return IRQ_HANDLED;
 }
 

@@ -107,10 +107,12 @@ static void megpu_mgpu_sched_off_locked(void)
 }
 
 /*
- * Install @len agent ids as the schedule of every agent: the block is
+ * Install a schedule for every agent: @len agent ids, or (@agent NULL)
+ * @len steps drawn from @seed over the agents of @mask. The block is
  * written before any device is pointed at it, position 0.
  */
-static int megpu_mgpu_sched_set_locked(const u8 *agent, u32 len)
+static int megpu_mgpu_sched_set_locked(const u8 *agent, u32 len, u64 seed,
+				       u32 mask)
 {
 	struct megpu_device *mdev;
 	__le32 *blk;
@@ -124,8 +126,17 @@ static int megpu_mgpu_sched_set_locked(const u8 *agent, u32 len)
 		return -ENOMEM;
 	blk = page_address(megpu_sched_page);
 	blk[MEGPU_MGPU_SCHED_POS / 4] = cpu_to_le32(0);
-	blk[MEGPU_MGPU_SCHED_LEN / 4] = cpu_to_le32(len);
-	memcpy((u8 *)blk + MEGPU_MGPU_SCHED_AGENT(0), agent, len);
+	if (agent) {
+		blk[MEGPU_MGPU_SCHED_LEN / 4] = cpu_to_le32(len);
+		memcpy((u8 *)blk + MEGPU_MGPU_SCHED_AGENT(0), agent, len);
+	} else {
+		blk[MEGPU_MGPU_SCHED_LEN / 4] =
+			cpu_to_le32(len | MEGPU_MGPU_SCHED_SEEDED);
+		blk[MEGPU_MGPU_SCHED_SEED / 4] = cpu_to_le32(lower_32_bits(seed));
+		blk[MEGPU_MGPU_SCHED_SEED / 4 + 1] =
+			cpu_to_le32(upper_32_bits(seed));
+		blk[MEGPU_MGPU_SCHED_MASK / 4] = cpu_to_le32(mask);
+	}
 	megpu_sched_len = len;
 	list_for_each_entry(mdev, &megpu_agents, agent_link) {
 		dma = dma_map_page(&mdev->pdev->dev, megpu_sched_page, 0,
@@ -259,9 +270,38 @@ static int megpu_mgpu_schedule_show(struct seq_file *m, void *data)
 	return 0;
 }
 
+/* "seed S mask M len L": a seeded schedule of L steps (see megpu_hw.h). */
+static int megpu_mgpu_schedule_seeded(char *p)
+{
+	char *key[3] = { "seed", "mask", "len" }, *tok;
+	u64 val[3];
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < 3; i++) {
+		tok = strsep(&p, " \t\n");
+		if (!tok || strcmp(tok, key[i]))
+			return -EINVAL;
+		tok = strsep(&p, " \t\n");
+		ret = tok ? kstrtou64(tok, 0, &val[i]) : -EINVAL;
+		if (ret)
+			return ret;
+	}
+	if (p && *strim(p))
+		return -EINVAL;
+	if (!val[1] || val[1] >= BIT(MEGPU_MGPU_MAX_AGENTS) ||
+	    val[2] > MEGPU_MGPU_SCHED_MAX)
+		return -EINVAL;
+	mutex_lock(&megpu_agents_lock);
+	ret = megpu_mgpu_sched_set_locked(NULL, val[2], val[0], val[1]);
+	mutex_unlock(&megpu_agents_lock);
+	return ret;
+}
+
 /*
  * "A0 A1 ...": agent ids, in the order their steps must be taken, for
- * all agents (an empty line or "off": free running again).
+ * all agents (an empty line or "off": free running again); or "seed S
+ * mask M len L": the devices draw the order from the seed.
  */
 static ssize_t megpu_mgpu_schedule_write(struct file *file,
 					 const char __user *ubuf, size_t len,
@@ -283,6 +323,10 @@ static ssize_t megpu_mgpu_schedule_write(struct file *file,
 		goto out;
 	}
 	p = strim(buf);
+	if (!strncmp(p, "seed", 4)) {
+		ret = megpu_mgpu_schedule_seeded(p);
+		goto out;
+	}
 	if (!strcmp(p, "off"))
 		p = "";
 	while ((tok = strsep(&p, " \t\n,")) != NULL) {
@@ -300,7 +344,7 @@ static ssize_t megpu_mgpu_schedule_write(struct file *file,
 		agent[n++] = a;
 	}
 	mutex_lock(&megpu_agents_lock);
-	ret = megpu_mgpu_sched_set_locked(agent, n);
+	ret = megpu_mgpu_sched_set_locked(agent, n, 0, 0);
 	mutex_unlock(&megpu_agents_lock);
 out:
 	kfree(agent);

@@ -463,6 +463,7 @@ static struct dma_fence *megpu_run_job(struct drm_sched_job *sched_job)
 	container_of(fence, struct megpu_fence, base)->sem = job->frame.own.sem;
 	job->hw_fence = fence;
 	job->start_ns = local_clock();
+	job->progress_tasks = megpu_eng_read(eng, MEGPU_ENG_TASKQ_TASKS);
 
 	/*
 	 * In the ring, then in the active list, then checked once more
@@ -535,6 +536,29 @@ static bool megpu_engine_waits_for_producer(struct megpu_engine *eng)
 }
 
 /*
+ * A DEQUEUE that keeps taking tasks is working, not hung (seed 002: an
+ * engine dequeues as long as there are tasks), as a v3d job whose
+ * control list advances: it gets another timeout period while its
+ * engine's task count moves, up to MEGPU_PROGRESS_MAX_PERIODS, so that
+ * one client cannot keep an engine for ever. A job waiting for tasks,
+ * or for anything else, does not move the count.
+ */
+#define MEGPU_PROGRESS_MAX_PERIODS	64
+
+static bool megpu_job_progressed(struct megpu_engine *eng,
+				 struct megpu_job *job)
+{
+	u32 tasks = megpu_eng_read(eng, MEGPU_ENG_TASKQ_TASKS);
+
+	if (tasks == job->progress_tasks ||
+	    job->progress_periods >= MEGPU_PROGRESS_MAX_PERIODS)
+		return false;
+	job->progress_tasks = tasks;
+	job->progress_periods++;
+	return true;
+}
+
+/*
  * After a reset, before the active jobs go back into the emptied ring:
  * those of banned files are cancelled, their IBs emitted as NOPs.
  */
@@ -590,6 +614,10 @@ static enum drm_gpu_sched_stat megpu_timedout_job(struct drm_sched_job *bad)
 	}
 	if (megpu_engine_waits_for_producer(eng)) {
 		/* the producer's engine times out and signals, not this one */
+		mutex_unlock(&eng->ring_lock);
+		goto restart;
+	}
+	if (megpu_job_progressed(eng, job)) {
 		mutex_unlock(&eng->ring_lock);
 		goto restart;
 	}

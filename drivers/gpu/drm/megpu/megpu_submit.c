@@ -257,6 +257,53 @@ static struct megpu_job *megpu_job_alloc(struct megpu_file *mfile, u32 count)
 	return job;
 }
 
+/*
+ * A job the driver builds itself (seed 002's kernel dequeuer): an IB in
+ * the file's address space, no dependencies, not published in the BOs
+ * (the tasks synchronise through their queue).
+ */
+int megpu_submit_kernel_job(struct megpu_file *mfile, struct drm_file *file,
+			    u32 engine, u64 ib_va, u32 ib_dwords,
+			    struct megpu_mapping **maps, const u32 *flags,
+			    u32 count, struct dma_fence **done)
+{
+	struct megpu_device *mdev = mfile->mdev;
+	struct megpu_job *job;
+	unsigned int i;
+	int ret;
+
+	if (READ_ONCE(mfile->banned))
+		return -EIO;
+	job = megpu_job_alloc(mfile, count);
+	if (!job)
+		return -ENOMEM;
+	job->engine = &mdev->engines[engine];
+	job->flush = mdev->caps & MEGPU_CAP_FLUSH;
+	job->ib_va = ib_va;
+	job->ib_dwords = ib_dwords;
+	for (i = 0; i < count; i++) {
+		kref_get(&maps[i]->refcount);
+		job->bo_flags[job->bo_count] = flags[i];
+		job->mappings[job->bo_count++] = maps[i];
+	}
+	ret = megpu_compat_sched_job_init(&job->base, &mfile->entity[engine],
+					  mfile, file);
+	if (ret) {
+		megpu_job_put(job);
+		return ret;
+	}
+	mutex_lock(&mdev->submit_lock);
+	drm_sched_job_arm(&job->base);
+	job->done_fence = dma_fence_get(&job->base.s_fence->finished);
+	*done = dma_fence_get(job->done_fence);
+	trace_megpu_job_submit(engine, job->vm->ctx_id, count, 0,
+			       job->done_fence->context,
+			       job->done_fence->seqno);
+	drm_sched_entity_push_job(&job->base);
+	mutex_unlock(&mdev->submit_lock);
+	return 0;
+}
+
 int megpu_ioctl_submit(struct drm_device *drm, void *data,
 		       struct drm_file *file)
 {

@@ -26,7 +26,7 @@
  * on values the caller gives, so nothing here can overflow: the offset
  * is checked against the BO size before the sum.
  */
-static int megpu_taskq_validate(struct megpu_bo *bo, u64 offset, u32 slots)
+int megpu_taskq_validate(struct megpu_bo *bo, u64 offset, u32 slots)
 {
 	u64 size = bo->base.base.size;
 
@@ -84,5 +84,6 @@ int megpu_ioctl_taskq_notify(struct drm_device *drm, void *data,
 	if (args->flags || args->pad)
 		return -EINVAL;
 	megpu_write(mdev, MEGPU_REG_TASKQ_NOTIFY, 1);
+	megpu_dequeue_notify(file->driver_priv);
 	return 0;
 }

@@ -25,8 +25,8 @@
  *   this engine may not run stops the batch (head-of-line; the queue
  *   stays a plain ring without holes).
  * - Affinity: REQUIRE_CPU is never taken; PREFER_CPU only when the queue
- *   is not STRICT; a task whose kernel this engine type cannot run is not
- *   eligible either.
+ *   is not STRICT; HINT_CPU always, but only in a batch of its own; a
+ *   task whose kernel this engine type cannot run is not eligible either.
  * - Stealing: with MEGPU_DEQ_STEAL the engine looks at its home queue
  *   first and at the others in list order after it, and goes back to its
  *   home queue after every batch. It ends when every queue is CLOSED and
@@ -44,6 +44,12 @@
  *   after the bad descriptor was taken and notified with that status, so
  *   the queue is not stuck on it. A kernel that faults leaves its fault in
  *   the engine; it and the rest of its batch are notified with the code.
+ * - The discrete variant (the seed's FIG. 3 path through the driver): an
+ *   engine enabled in TASKQ_REQ_WORK requests work when its ring runs
+ *   empty (MISC_IRQ_WORK, TASKQ_REQ_PENDING); the driver's dequeuing
+ *   module takes a batch under the same lock word and submits it as a
+ *   job of DISPATCH packets, each task's notification written by the
+ *   TASK_DONE packet exactly as DEQUEUE writes it.
  * - x-taskq-nonatomic (tests only) takes the lock with a read, a pause
  *   and a write, and holds it a little longer: two dequeuers can both
  *   "own" the queue and run a task twice or lose one, which the
@@ -208,36 +214,6 @@ static bool tq_aligned8(uint64_t a)
     return !(a & 7);
 }
 
-/* What makes a descriptor malformed, whoever would run it. */
-static bool tq_task_valid(const MegpuTask *t)
-{
-    uint64_t group = (uint64_t)t->group_x * t->group_y;
-
-    if (t->affinity >= MEGPU_TQ_AFF_COUNT) {
-        return false;
-    }
-    if (t->gpu_kernel != MEGPU_TQ_NONE && t->gpu_kernel >= MEGPU_KERNEL_COUNT) {
-        return false;
-    }
-    if (t->cpu_fn == MEGPU_TQ_NONE && t->gpu_kernel == MEGPU_TQ_NONE) {
-        return false;
-    }
-    if ((t->affinity == MEGPU_TQ_AFF_REQUIRE_GPU &&
-         t->gpu_kernel == MEGPU_TQ_NONE) ||
-        (t->affinity == MEGPU_TQ_AFF_REQUIRE_CPU &&
-         t->cpu_fn == MEGPU_TQ_NONE)) {
-        return false;
-    }
-    if (t->arg_size && t->arg_size != MEGPU_KARGS_SIZE) {
-        return false;
-    }
-    if (!group || group > MEGPU_MAX_GROUP_SIZE) {
-        return false;
-    }
-    return tq_aligned8(t->data) && tq_aligned8(t->notify) &&
-           tq_aligned8(t->event_addr);
-}
-
 static bool tq_read_task(MegpuExec *x, const MegpuQueue *q, uint32_t idx,
                          MegpuTask *t)
 {
@@ -260,7 +236,7 @@ static bool tq_read_task(MegpuExec *x, const MegpuQueue *q, uint32_t idx,
     t->arg_size = ldl_le_p(d + MEGPU_TQ_DESC_ARG_SIZE);
     t->event_addr = ldq_le_p(d + MEGPU_TQ_DESC_EVENT_ADDR);
     t->event_value = ldq_le_p(d + MEGPU_TQ_DESC_EVENT_VALUE);
-    t->bad = !tq_task_valid(t);
+    t->bad = !megpu_tq_desc_valid(d);
     return true;
 }
 
@@ -473,6 +449,10 @@ static bool tq_take(MegpuDequeuer *d, const MegpuQueue *q, uint32_t *n)
         if (t->bad && *n) {
             break;              /* first the good ones */
         }
+        /* a task hinted for the CPU only in a batch of its own */
+        if (t->affinity == MEGPU_TQ_AFF_HINT_CPU && *n) {
+            break;
+        }
         if (!tq_eligible(x, q, t, &ok)) {
             if (!ok) {
                 return false;
@@ -480,7 +460,7 @@ static bool tq_take(MegpuDequeuer *d, const MegpuQueue *q, uint32_t *n)
             break;
         }
         (*n)++;
-        if (t->bad) {
+        if (t->bad || t->affinity == MEGPU_TQ_AFF_HINT_CPU) {
             break;
         }
     }
@@ -706,6 +686,61 @@ bool megpu_exec_dequeue(MegpuExec *x, const uint32_t *p)
     return ok;
 }
 
+/* ---- the discrete variant: request work, TASK_DONE ---- */
+
+/* The engine's ring ran empty (engine lock held): ask for work? */
+void megpu_taskq_engine_idle(MegpuEngine *e)
+{
+    MegpuState *s = e->s;
+    uint32_t bit = MEGPU_BIT(e->idx);
+
+    if (!(qatomic_read(&s->tq_req_work) & bit)) {
+        return;
+    }
+    qatomic_or(&s->tq_req_pending, bit);
+    trace_megpu_taskq_request_work(e->idx);
+    megpu_misc_irq(s, MEGPU_MISC_IRQ_WORK);
+}
+
+/* Newly enabled engines that are idle already ask at once. */
+static void megpu_taskq_req_work_write(MegpuState *s, uint32_t val)
+{
+    uint32_t old = qatomic_xchg(&s->tq_req_work, val);
+
+    for (unsigned n = 0; n < s->num_engines; n++) {
+        MegpuEngine *e = &s->engines[n];
+
+        if (!(val & ~old & MEGPU_BIT(n))) {
+            continue;
+        }
+        qemu_mutex_lock(&e->lock);
+        if (e->ring_size && e->head == e->tail && !e->busy &&
+            !e->faulted && !e->reset_pending) {
+            megpu_taskq_engine_idle(e);
+        }
+        qemu_mutex_unlock(&e->lock);
+    }
+}
+
+/*
+ * TASK_DONE: queue(2), note(2), owner(1), batch(1), status(1): one
+ * task's notification, written for the driver's dequeuer.
+ */
+bool megpu_exec_task_done(MegpuExec *x, const uint32_t *p)
+{
+    uint64_t queue = le32_to_cpu(p[0]) | (uint64_t)le32_to_cpu(p[1]) << 32;
+    MegpuTask t = {
+        .notify = le32_to_cpu(p[2]) | (uint64_t)le32_to_cpu(p[3]) << 32,
+    };
+
+    if (!tq_aligned8(t.notify) || (queue & (MEGPU_TQ_ALIGN - 1))) {
+        return megpu_fault(x, MEGPU_FAULT_BAD_ARG, x->pkt_addr, false);
+    }
+    return tq_note(x, &t, le32_to_cpu(p[4]), le32_to_cpu(p[5]),
+                   le32_to_cpu(p[6])) &&
+           (!queue || tq_count(x, queue, MEGPU_TQ_HDR_DONE, 1));
+}
+
 /* ---- registers ---- */
 
 bool megpu_taskq_reg_read(MegpuState *s, hwaddr addr, uint64_t *val)
@@ -729,13 +764,30 @@ bool megpu_taskq_reg_read(MegpuState *s, hwaddr addr, uint64_t *val)
     case MEGPU_REG_TASKQ_EVENT_WAITS:
         *val = qatomic_read(&s->tq_event_waits);
         return true;
+    case MEGPU_REG_TASKQ_REQ_WORK:
+        *val = qatomic_read(&s->tq_req_work);
+        return true;
+    case MEGPU_REG_TASKQ_REQ_PENDING:
+        *val = qatomic_read(&s->tq_req_pending);
+        return true;
     }
     return false;
 }
 
 bool megpu_taskq_reg_write(MegpuState *s, hwaddr addr, uint32_t val)
 {
-    if (addr != MEGPU_REG_TASKQ_NOTIFY) {
+    uint32_t engines = MEGPU_BIT(s->num_engines) - 1;
+
+    switch (addr) {
+    case MEGPU_REG_TASKQ_REQ_WORK:
+        megpu_taskq_req_work_write(s, val & engines);
+        return true;
+    case MEGPU_REG_TASKQ_REQ_PENDING:
+        qatomic_and(&s->tq_req_pending, ~val);
+        return true;
+    case MEGPU_REG_TASKQ_NOTIFY:
+        break;
+    default:
         return false;
     }
     qatomic_inc(&s->tq_notifies);
@@ -752,6 +804,8 @@ void megpu_taskq_reset(MegpuState *s)
     qatomic_set(&s->tq_steals, 0);
     qatomic_set(&s->tq_lock_retries, 0);
     qatomic_set(&s->tq_event_waits, 0);
+    qatomic_set(&s->tq_req_work, 0);
+    qatomic_set(&s->tq_req_pending, 0);
 }
 
 void megpu_taskq_init(MegpuState *s)

@@ -1,8 +1,17 @@
 /*
  * megpu: engines (command processors)
  *
+ * DOC: engines and their command processors
+ *
  * Each engine owns a ring in guest memory and a thread that fetches and
- * executes packets from it, so engines run truly in parallel. Locking:
+ * executes packets from it, so engines run truly in parallel. This file
+ * is the command processor: the engine thread, ring and IB fetch, header
+ * checks and faults, engine reset, the engine registers, and the packet
+ * dispatch table (megpu_exec_packet). It executes the packets that only
+ * change the engine's own state (NOP, IB, SET_CONTEXT, SET_MAILBOX); the
+ * other executors live in the file of their mechanism (megpu-dma.c,
+ * megpu-sem.c, megpu-flush.c, megpu-kernels.c, megpu-wave.c,
+ * megpu-mgpu.c, megpu-dequeue.c). Locking:
  *
  * - MMIO handlers run under the BQL and take the engine's @lock only for
  *   short register updates; they never wait for a packet.
@@ -24,17 +33,6 @@
 #include "qemu/rcu.h"
 #include "megpu-internal.h"
 #include "trace.h"
-
-/* how often a WAIT re-reads memory the CPU may have written */
-#define MEGPU_WAIT_POLL_MS      1
-/*
- * A WAIT may watch for a SIGNAL before it sleeps (x-wait-spin-us, off by
- * default, see megpu.c): another engine's SIGNAL usually comes within a
- * frame's time, and catching it spinning saves a host thread wakeup per
- * hop when the host has a core to spare (issue 12).
- */
-/* COPY and FILL move at most this much per step, then check for reset */
-#define MEGPU_XFER_CHUNK        MEGPU_PAGE_SIZE
 
 /* The ring state an engine thread works from while it runs a packet. */
 typedef struct MegpuRing {
@@ -61,6 +59,7 @@ static const uint8_t megpu_fixed_count[] = {
     [MEGPU_PKT_ARB_ACQUIRE] = MEGPU_PKT_ARB_COUNT,
     [MEGPU_PKT_ARB_RELEASE] = MEGPU_PKT_ARB_COUNT,
     [MEGPU_PKT_DEQUEUE] = MEGPU_PKT_DEQUEUE_COUNT,
+    [MEGPU_PKT_TASK_DONE] = MEGPU_PKT_TASK_DONE_COUNT,
 };
 
 static const uint32_t megpu_type_pkts[MEGPU_ENGINE_NUM_TYPES] = {
@@ -97,7 +96,7 @@ bool megpu_fault(MegpuExec *x, uint32_t code, uint64_t addr, bool is_write)
 }
 
 /* A fault that is about the packet itself, not a memory access. */
-static bool megpu_pkt_fault(MegpuExec *x, uint32_t code)
+bool megpu_pkt_fault(MegpuExec *x, uint32_t code)
 {
     return megpu_fault(x, code, x->pkt_addr, false);
 }
@@ -110,39 +109,6 @@ bool megpu_engine_should_abort(MegpuEngine *e)
 static void megpu_wake_locked(MegpuEngine *e)
 {
     qemu_cond_broadcast(&e->cond);
-}
-
-/*
- * SIGNAL: every waiting engine re-reads its semaphore at once. Only an
- * engine inside a packet (a WAIT, a wave) can be waiting for memory; an
- * idle one sleeps until its doorbell, and waking it for nothing costs a
- * host thread wakeup per SIGNAL (issue 12).
- */
-static void megpu_wake_all(MegpuState *s)
-{
-    for (unsigned n = 0; n < s->num_engines; n++) {
-        MegpuEngine *e = &s->engines[n];
-
-        qemu_mutex_lock(&e->lock);
-        qatomic_set(&e->wake_seq, e->wake_seq + 1);
-        if (e->busy) {
-            megpu_wake_locked(e);
-        }
-        qemu_mutex_unlock(&e->lock);
-    }
-}
-
-/*
- * Any other write from an engine may be what a WAIT watches (a TIMESTAMP,
- * a WRITE_DATA): wake the waiters too, but skip the locks when nobody
- * waits. A waiter that stalls just after this check still sees the value
- * at its next periodic re-check.
- */
-void megpu_wake_waiters(MegpuState *s)
-{
-    if (qatomic_read(&s->sem_waiters)) {
-        megpu_wake_all(s);
-    }
 }
 
 static void megpu_count_packet(MegpuEngine *e)
@@ -188,136 +154,20 @@ static bool megpu_engine_delay(MegpuEngine *e)
     return ok;
 }
 
-static inline uint32_t pl32(const uint32_t *p, unsigned i)
-{
-    return le32_to_cpu(p[i]);
-}
-
-static inline uint64_t pl64(const uint32_t *p, unsigned i)
-{
-    return pl32(p, i) | (uint64_t)pl32(p, i + 1) << 32;
-}
-
-static bool megpu_exec_write_data(MegpuExec *x, const uint32_t *p,
-                                  uint32_t count)
-{
-    uint64_t addr = pl64(p, 0);
-
-    if (addr & 3) {
-        return megpu_pkt_fault(x, MEGPU_FAULT_BAD_ARG);
-    }
-    /* payload dwords are little endian already, as memory wants them */
-    if (!megpu_mem_rw(x, addr, (void *)&p[2], (count - 2) * 4ull, true)) {
-        return false;
-    }
-    megpu_wake_waiters(x->e->s);
-    return true;
-}
-
-static bool megpu_exec_timestamp(MegpuExec *x, uint32_t flags,
-                                 const uint32_t *p)
-{
-    MegpuEngine *e = x->e;
-    uint64_t addr = pl64(p, 0), val = pl64(p, 2);
-    bool irq = flags & MEGPU_TIMESTAMP_FLAG_IRQ;
-
-    /* 8-aligned: one atomic store, never a torn fence value */
-    if (addr & 7) {
-        return megpu_pkt_fault(x, MEGPU_FAULT_BAD_ARG);
-    }
-    if (!megpu_mem_write64(x, addr, val)) {
-        return false;
-    }
-    trace_megpu_timestamp(e->idx, addr, val, irq);
-    megpu_wake_waiters(e->s);
-    qemu_mutex_lock(&e->lock);
-    if (!x->in_ib) {
-        e->last_ts = val;
-    }
-    if (irq) {
-        e->irq_status |= MEGPU_ENG_IRQ_TIMESTAMP;
-    }
-    qemu_mutex_unlock(&e->lock);
-    if (irq) {
-        megpu_raise_irq(e->s, MEGPU_VEC_ENGINE(e->idx));
-    }
-    return true;
-}
-
-static bool megpu_exec_copy(MegpuExec *x, const uint32_t *p)
-{
-    uint64_t src = pl64(p, 0), dst = pl64(p, 2);
-    uint32_t bytes = pl32(p, 4);
-    uint8_t buf[MEGPU_XFER_CHUNK];
-
-    if (bytes > MEGPU_COPY_MAX_BYTES) {
-        return megpu_pkt_fault(x, MEGPU_FAULT_BAD_ARG);
-    }
-    if (!megpu_range_ok(x, src, bytes, false) ||
-        !megpu_range_ok(x, dst, bytes, true)) {
-        return false;
-    }
-    /* front to back: overlapping ranges are undefined, as documented */
-    for (uint32_t done = 0; done < bytes; ) {
-        uint32_t n = MIN(bytes - done, sizeof(buf));
-
-        if (megpu_engine_should_abort(x->e)) {
-            x->aborted = true;
-            return false;
-        }
-        if (!megpu_mem_rw(x, src + done, buf, n, false) ||
-            !megpu_mem_rw(x, dst + done, buf, n, true)) {
-            return false;
-        }
-        done += n;
-    }
-    return true;
-}
-
-static bool megpu_exec_fill(MegpuExec *x, const uint32_t *p)
-{
-    uint64_t dst = pl64(p, 0);
-    uint32_t bytes = pl32(p, 2);
-    uint32_t buf[MEGPU_XFER_CHUNK / 4];
-
-    if ((dst & 3) || (bytes & 3) || bytes > MEGPU_FILL_MAX_BYTES) {
-        return megpu_pkt_fault(x, MEGPU_FAULT_BAD_ARG);
-    }
-    if (!megpu_range_ok(x, dst, bytes, true)) {
-        return false;
-    }
-    for (unsigned i = 0; i < ARRAY_SIZE(buf); i++) {
-        buf[i] = p[3];          /* already little endian */
-    }
-    for (uint32_t done = 0; done < bytes; ) {
-        uint32_t n = MIN(bytes - done, sizeof(buf));
-
-        if (megpu_engine_should_abort(x->e)) {
-            x->aborted = true;
-            return false;
-        }
-        if (!megpu_mem_rw(x, dst + done, buf, n, true)) {
-            return false;
-        }
-        done += n;
-    }
-    return true;
-}
-
 static bool megpu_exec_set_context(MegpuExec *x, const uint32_t *p)
 {
     MegpuEngine *e = x->e;
-    uint64_t pt = pl64(p, 0);
+    uint64_t pt = megpu_pl64(p, 0);
 
     if ((pt & (MEGPU_PT_SIZE - 1)) || (pt & ~MEGPU_PTE_ADDR_MASK)) {
         return megpu_pkt_fault(x, MEGPU_FAULT_BAD_ARG);
     }
     qemu_mutex_lock(&e->lock);
     e->pt_base = pt;
-    e->ctx_id = pl32(p, 2);
+    e->ctx_id = megpu_pl32(p, 2);
     e->has_ctx = true;
     qemu_mutex_unlock(&e->lock);
-    trace_megpu_set_context(e->idx, pt, pl32(p, 2));
+    trace_megpu_set_context(e->idx, pt, megpu_pl32(p, 2));
     return true;
 }
 
@@ -328,8 +178,8 @@ static bool megpu_exec_set_context(MegpuExec *x, const uint32_t *p)
 static bool megpu_exec_set_mailbox(MegpuExec *x, const uint32_t *p)
 {
     MegpuEngine *e = x->e;
-    uint64_t addr = pl64(p, 0);
-    uint32_t slots = pl32(p, 2);
+    uint64_t addr = megpu_pl64(p, 0);
+    uint32_t slots = megpu_pl32(p, 2);
 
     if ((addr & (MEGPU_MBOX_ALIGN - 1)) || slots > MEGPU_MBOX_MAX_SLOTS ||
         addr > UINT64_MAX - (uint64_t)slots * MEGPU_MBOX_SLOT_SIZE) {
@@ -343,137 +193,17 @@ static bool megpu_exec_set_mailbox(MegpuExec *x, const uint32_t *p)
     return true;
 }
 
-static bool megpu_exec_signal(MegpuExec *x, const uint32_t *p)
-{
-    uint64_t addr = pl64(p, 0), val = pl64(p, 2);
-
-    if (addr & 7) {
-        return megpu_pkt_fault(x, MEGPU_FAULT_BAD_ARG);
-    }
-    if (!megpu_mem_write64(x, addr, val)) {
-        return false;
-    }
-    trace_megpu_signal(x->e->idx, addr, val);
-    megpu_wake_all(x->e->s);
-    return true;
-}
-
-/*
- * Spin until a SIGNAL bumps wake_seq past @seq, for at most x-wait-spin-us
- * from @since; true when one did. A hint read without the lock: the
- * caller re-reads the semaphore either way.
- */
-static bool megpu_wait_spin(MegpuEngine *e, uint64_t seq, int64_t since)
-{
-    int64_t spin_ns = (int64_t)e->s->wait_spin_us * SCALE_US;
-
-    while (get_clock() - since < spin_ns) {
-        if (qatomic_read(&e->wake_seq) != seq ||
-            megpu_engine_should_abort(e)) {
-            return true;
-        }
-        cpu_relax();
-    }
-    return false;
-}
-
-/*
- * WAIT stalls only this engine. Any SIGNAL bumps wake_seq and wakes it;
- * the timed wait catches values the CPU wrote. Reading wake_seq before
- * the semaphore closes the window in which a SIGNAL could be missed.
- * A stall first spins briefly (megpu_wait_spin), then sleeps.
- */
-static bool megpu_exec_wait(MegpuExec *x, const uint32_t *p)
-{
-    MegpuEngine *e = x->e;
-    uint64_t addr = pl64(p, 0), want = pl64(p, 2), cur, seq;
-    bool stalled = false, ok = true;
-    int64_t since = 0;
-
-    if (addr & 7) {
-        return megpu_pkt_fault(x, MEGPU_FAULT_BAD_ARG);
-    }
-    for (;;) {
-        qemu_mutex_lock(&e->lock);
-        seq = e->wake_seq;
-        qemu_mutex_unlock(&e->lock);
-
-        if (megpu_engine_should_abort(e)) {
-            x->aborted = true;
-            ok = false;
-            break;
-        }
-        if (!megpu_mem_read64(x, addr, &cur)) {
-            ok = false;
-            break;
-        }
-        if ((int64_t)(cur - want) >= 0) {
-            break;
-        }
-
-        qemu_mutex_lock(&e->lock);
-        if (!stalled) {
-            stalled = true;
-            since = get_clock();
-            qatomic_inc(&e->s->sem_waiters);
-            e->waiting = true;
-            e->wait_addr = addr;
-            e->wait_value = want;
-            trace_megpu_wait(e->idx, addr, want, cur);
-            qemu_mutex_unlock(&e->lock);
-            if (megpu_wait_spin(e, seq, since)) {
-                continue;
-            }
-            qemu_mutex_lock(&e->lock);
-        }
-        if (e->wake_seq == seq && !e->reset_pending && !e->stop) {
-            qemu_cond_timedwait(&e->cond, &e->lock, MEGPU_WAIT_POLL_MS);
-        }
-        qemu_mutex_unlock(&e->lock);
-    }
-    if (stalled) {
-        qatomic_dec(&e->s->sem_waiters);
-        qemu_mutex_lock(&e->lock);
-        e->waiting = false;
-        e->wait_ns += get_clock() - since;
-        e->waits++;
-        qemu_mutex_unlock(&e->lock);
-        trace_megpu_wait_done(e->idx, addr, ok);
-    }
-    return ok;
-}
-
 /*
  * IDLE interrupt: the engine ran out of work or a job said so. It says
  * nothing about the engine's queued writes (only a flush does), so it
  * never waits for them.
  */
-static void megpu_engine_idle_irq_locked(MegpuEngine *e, bool from_packet)
+void megpu_engine_idle_irq_locked(MegpuEngine *e, bool from_packet)
 {
     e->irq_status |= MEGPU_ENG_IRQ_IDLE;
     e->idle_signals++;
     trace_megpu_idle(e->idx, from_packet, qatomic_read(&e->wq_pending));
     megpu_raise_irq(e->s, MEGPU_VEC_ENGINE(e->idx));
-}
-
-static bool megpu_exec_idle_signal(MegpuExec *x)
-{
-    qemu_mutex_lock(&x->e->lock);
-    megpu_engine_idle_irq_locked(x->e, true);
-    qemu_mutex_unlock(&x->e->lock);
-    return true;
-}
-
-/* FLUSH: this engine's earlier writes are in memory before it goes on. */
-static bool megpu_exec_flush(MegpuExec *x)
-{
-    if (!megpu_wq_engine_flush(x)) {
-        return false;
-    }
-    qemu_mutex_lock(&x->e->lock);
-    x->e->flushes++;
-    qemu_mutex_unlock(&x->e->lock);
-    return true;
 }
 
 /*
@@ -507,7 +237,18 @@ static bool megpu_check_header(MegpuExec *x, uint32_t hdr)
 
 static bool megpu_exec_ib(MegpuExec *x, const uint32_t *p);
 
-/* Execute one checked packet whose payload has been fetched. */
+/*
+ * The dispatch table: execute one checked packet whose payload has been
+ * fetched. Each opcode has one executor, in the file of its mechanism:
+ *
+ * - here, the engine's own state: NOP, IB, SET_CONTEXT, SET_MAILBOX
+ * - megpu-dma.c, data: WRITE_DATA, TIMESTAMP, COPY, FILL
+ * - megpu-kernels.c and megpu-wave.c (seed 003): DISPATCH
+ * - megpu-sem.c (seed 001): SIGNAL, WAIT
+ * - megpu-flush.c (seed 004): FLUSH, IDLE_SIGNAL
+ * - megpu-mgpu.c (seed 000): MSEM_SIGNAL, MSEM_WAIT, ARB_ACQUIRE/RELEASE
+ * - megpu-dequeue.c (seed 002): DEQUEUE
+ */
 static bool megpu_exec_packet(MegpuExec *x, uint32_t hdr, const uint32_t *p)
 {
     uint32_t count = MEGPU_PKT_COUNT(hdr);
@@ -528,8 +269,9 @@ static bool megpu_exec_packet(MegpuExec *x, uint32_t hdr, const uint32_t *p)
     case MEGPU_PKT_FILL:
         return megpu_exec_fill(x, p);
     case MEGPU_PKT_DISPATCH:
-        return megpu_dispatch(x, pl32(p, 0), pl64(p, 1), pl32(p, 3),
-                              pl32(p, 4), pl32(p, 5), pl32(p, 6));
+        return megpu_dispatch(x, megpu_pl32(p, 0), megpu_pl64(p, 1),
+                              megpu_pl32(p, 3), megpu_pl32(p, 4),
+                              megpu_pl32(p, 5), megpu_pl32(p, 6));
     case MEGPU_PKT_SET_CONTEXT:
         return megpu_exec_set_context(x, p);
     case MEGPU_PKT_SIGNAL:
@@ -552,6 +294,8 @@ static bool megpu_exec_packet(MegpuExec *x, uint32_t hdr, const uint32_t *p)
         return megpu_exec_arb_release(x, MEGPU_PKT_FLAGS(hdr), p);
     case MEGPU_PKT_DEQUEUE:
         return megpu_exec_dequeue(x, p);
+    case MEGPU_PKT_TASK_DONE:
+        return megpu_exec_task_done(x, p);
     default:
         g_assert_not_reached();     /* megpu_check_header() */
     }
@@ -564,8 +308,8 @@ static bool megpu_exec_packet(MegpuExec *x, uint32_t hdr, const uint32_t *p)
 static bool megpu_exec_ib(MegpuExec *x, const uint32_t *p)
 {
     MegpuEngine *e = x->e;
-    uint64_t ib = pl64(p, 0);
-    uint32_t size = pl32(p, 2);
+    uint64_t ib = megpu_pl64(p, 0);
+    uint32_t size = megpu_pl32(p, 2);
     uint64_t ring_pkt = x->pkt_addr;
     g_autofree uint32_t *payload = NULL;
     bool ok = true;
@@ -719,6 +463,8 @@ static void megpu_engine_do_reset(MegpuEngine *e)
         e->busy_ns = 0;
         e->waits = 0;
         e->wave_insns = 0;
+        e->work_items = 0;
+        e->work_groups = 0;
         e->tq_tasks = 0;
         e->tq_batches = 0;
         e->tq_steals = 0;
@@ -778,6 +524,7 @@ static void *megpu_engine_thread(void *opaque)
             e->head = next;
             if (e->head == e->tail) {
                 megpu_engine_idle_irq_locked(e, false);
+                megpu_taskq_engine_idle(e);
             }
             continue;
         }
@@ -945,6 +692,18 @@ uint32_t megpu_engine_read(MegpuEngine *e, hwaddr off)
         break;
     case MEGPU_ENG_WAVE_INSNS_HI:
         val = e->wave_insns >> 32;
+        break;
+    case MEGPU_ENG_WORK_ITEMS_LO:
+        val = e->work_items;
+        break;
+    case MEGPU_ENG_WORK_ITEMS_HI:
+        val = e->work_items >> 32;
+        break;
+    case MEGPU_ENG_WORK_GROUPS_LO:
+        val = e->work_groups;
+        break;
+    case MEGPU_ENG_WORK_GROUPS_HI:
+        val = e->work_groups >> 32;
         break;
     case MEGPU_ENG_MAILBOX_LO:
         val = e->mbox_base;
@@ -1115,7 +874,8 @@ void megpu_engine_init(MegpuState *s, unsigned n)
     e->kernel_mask = megpu_type_kernels[e->type];
     /* the engines that run kernels can dequeue tasks (seed 002) */
     if (e->pkt_mask & MEGPU_BIT(MEGPU_PKT_DISPATCH)) {
-        e->pkt_mask |= MEGPU_BIT(MEGPU_PKT_DEQUEUE);
+        e->pkt_mask |= MEGPU_BIT(MEGPU_PKT_DEQUEUE) |
+                       MEGPU_BIT(MEGPU_PKT_TASK_DONE);
     }
     e->wave_fault_id = MEGPU_WAVE_ID_NONE;
     qemu_mutex_init(&e->lock);

@@ -1,12 +1,14 @@
 /*
  * megpu: interfaces between the device's files (PCI/registers, engines,
- * GPU MMU, built-in kernels). Not part of the hardware contract.
+ * packet executors, GPU MMU, kernels, write queues). Not part of the
+ * hardware contract.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #ifndef HW_MISC_MEGPU_INTERNAL_H
 #define HW_MISC_MEGPU_INTERNAL_H
 
+#include "qemu/bswap.h"
 #include "hw/misc/megpu.h"
 
 /*
@@ -37,6 +39,17 @@ typedef struct MegpuMap {
     bool locked;                /* holds the engine's xlat_lock */
 } MegpuMap;
 
+/* Payload dword @i of a packet (little endian in memory), and a pair. */
+static inline uint32_t megpu_pl32(const uint32_t *p, unsigned i)
+{
+    return le32_to_cpu(p[i]);
+}
+
+static inline uint64_t megpu_pl64(const uint32_t *p, unsigned i)
+{
+    return megpu_pl32(p, i) | (uint64_t)megpu_pl32(p, i + 1) << 32;
+}
+
 /* megpu-engine.c */
 void megpu_engine_init(MegpuState *s, unsigned n);
 void megpu_engine_fini(MegpuEngine *e);
@@ -44,9 +57,25 @@ uint32_t megpu_engine_read(MegpuEngine *e, hwaddr off);
 void megpu_engine_write(MegpuEngine *e, hwaddr off, uint32_t val);
 void megpu_engine_reset_sync(MegpuEngine *e);
 bool megpu_fault(MegpuExec *x, uint32_t code, uint64_t addr, bool is_write);
+bool megpu_pkt_fault(MegpuExec *x, uint32_t code);
 bool megpu_engine_should_abort(MegpuEngine *e);
+void megpu_engine_idle_irq_locked(MegpuEngine *e, bool from_packet);
 void megpu_raise_irq(MegpuState *s, unsigned vector);
+
+/* megpu-dma.c */
+bool megpu_exec_write_data(MegpuExec *x, const uint32_t *p, uint32_t count);
+bool megpu_exec_timestamp(MegpuExec *x, uint32_t flags, const uint32_t *p);
+bool megpu_exec_copy(MegpuExec *x, const uint32_t *p);
+bool megpu_exec_fill(MegpuExec *x, const uint32_t *p);
+
+/* megpu-sem.c (seed 001) */
+bool megpu_exec_signal(MegpuExec *x, const uint32_t *p);
+bool megpu_exec_wait(MegpuExec *x, const uint32_t *p);
 void megpu_wake_waiters(MegpuState *s);
+
+/* megpu-flush.c (seed 004) */
+bool megpu_exec_flush(MegpuExec *x);
+bool megpu_exec_idle_signal(MegpuExec *x);
 
 /* megpu-mmu.c */
 void *megpu_ram_map(MegpuState *s, hwaddr pa, hwaddr len, bool is_write);
@@ -105,6 +134,9 @@ void megpu_misc_irq(MegpuState *s, uint32_t bits);
 
 /* megpu-dequeue.c */
 bool megpu_exec_dequeue(MegpuExec *x, const uint32_t *p);
+bool megpu_exec_task_done(MegpuExec *x, const uint32_t *p);
+void megpu_spi_count(MegpuEngine *e, uint64_t items, uint64_t groups);
+void megpu_taskq_engine_idle(MegpuEngine *e);
 void megpu_taskq_notify(MegpuState *s);
 bool megpu_taskq_reg_read(MegpuState *s, hwaddr addr, uint64_t *val);
 bool megpu_taskq_reg_write(MegpuState *s, hwaddr addr, uint32_t val);

@@ -1,12 +1,15 @@
 /*
  * megpu: built-in kernels run by DISPATCH
  *
+ * DOC: built-in kernels
+ *
  * The kernels stand in for shader programs. The device splits the grid
  * into work-groups (the role of a shader processor input unit) and runs
  * each group's work-items in order; CHECKSUM shows why groups matter:
  * each group adds its partial sum to the result with one atomic add.
  * BLUR3X3 and SEPIA are image kernels over a 2D grid of RGBA8888 pixels
- * (the seed's blur -> flush -> sepia chain).
+ * (seed 004's blur -> flush -> sepia chain). Programs of the device's
+ * own instruction set (MEGPU_KERNEL_PROGRAM) run in megpu-wave.c.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -307,6 +310,18 @@ static bool megpu_kernel_load_args(MegpuExec *x, MegpuKernel *k,
     return true;
 }
 
+/*
+ * The SPI stage's count: what a dispatch that passed its checks launches
+ * (engine registers WORK_ITEMS, WORK_GROUPS).
+ */
+void megpu_spi_count(MegpuEngine *e, uint64_t items, uint64_t groups)
+{
+    qemu_mutex_lock(&e->lock);
+    e->work_items += items;
+    e->work_groups += groups;
+    qemu_mutex_unlock(&e->lock);
+}
+
 bool megpu_dispatch(MegpuExec *x, uint32_t kernel, uint64_t args,
                     uint32_t grid_x, uint32_t grid_y,
                     uint32_t group_x, uint32_t group_y)
@@ -352,6 +367,8 @@ bool megpu_dispatch(MegpuExec *x, uint32_t kernel, uint64_t args,
         /* items past n do nothing: only groups holding one below n run */
         limit = MIN(total, k.n);
     }
+    megpu_spi_count(x->e, total,
+                    groups_x * DIV_ROUND_UP((uint64_t)grid_y, group_y));
     a = g_new(uint32_t, MEGPU_KCHUNK);
     b = g_new(uint32_t, MEGPU_KCHUNK);
     k.a = a;

@@ -24,7 +24,10 @@
  *   it the block is a pure mutex.
  * - Deterministic interleaving (F17): with MGPU_SCHED set, each step
  *   (one coordination write, or the reads of one check) waits for its
- *   agent's turn in a schedule block shared by the devices.
+ *   agent's turn in a schedule block shared by the devices. The block
+ *   lists the agents, or (seed mode) holds a seed and an agent mask from
+ *   which every device computes the order itself; the register is read
+ *   at every step, so taking the block off frees a waiting step.
  * - Choice: every engine of a device acts as the device's one agent; a
  *   stalled engine is woken by a process-wide condition variable that
  *   every coordination write of any megpu device broadcasts (the seed's
@@ -137,50 +140,68 @@ static bool mgpu_step_begin(MgpuCtx *c, bool *held)
 {
     MegpuState *s = c->e->s;
     uint32_t *blk;
-    uint32_t pos, len;
+    uint32_t pos, len, mask = 0, turn;
+    uint64_t seed = 0;
+    bool seeded;
     uint8_t *agent;
 
     *held = false;
     qatomic_inc(&s->mgpu_steps);
+    /* the block in the register now: the CPU may have replaced it */
+    c->sched = qatomic_read(&s->mgpu_sched);
     if (!c->sched) {
         return true;
     }
-    blk = megpu_ram_map(s, c->sched, 8, true);
+    blk = megpu_ram_map(s, c->sched, MEGPU_MGPU_SCHED_SEEDED_BYTES, true);
     if (!blk) {
+        return megpu_fault(c->x, MEGPU_FAULT_MGPU_SCHED, c->sched, false);
+    }
+    len = le32_to_cpu(qatomic_read(&blk[1]));
+    seeded = len & MEGPU_MGPU_SCHED_SEEDED;
+    len &= ~MEGPU_MGPU_SCHED_SEEDED;
+    if (seeded) {
+        seed = le32_to_cpu(blk[MEGPU_MGPU_SCHED_SEED / 4]) |
+               (uint64_t)le32_to_cpu(blk[MEGPU_MGPU_SCHED_SEED / 4 + 1]) << 32;
+        mask = le32_to_cpu(blk[MEGPU_MGPU_SCHED_MASK / 4]);
+    }
+    if (len > MEGPU_MGPU_SCHED_MAX ||
+        (seeded && (!mask || mask >= MEGPU_BIT(MEGPU_MGPU_MAX_AGENTS)))) {
+        megpu_ram_unmap(s, blk, MEGPU_MGPU_SCHED_SEEDED_BYTES, true);
         return megpu_fault(c->x, MEGPU_FAULT_MGPU_SCHED, c->sched, false);
     }
     for (;;) {
         pos = le32_to_cpu(qatomic_read(&blk[0]));
-        len = le32_to_cpu(qatomic_read(&blk[1]));
-        if (len > MEGPU_MGPU_SCHED_MAX) {
-            megpu_ram_unmap(s, blk, 8, true);
-            return megpu_fault(c->x, MEGPU_FAULT_MGPU_SCHED, c->sched,
-                               false);
-        }
-        if (pos >= len) {
+        /* run out, or taken off (or replaced): the step runs freely */
+        if (pos >= len || qatomic_read(&s->mgpu_sched) != c->sched) {
             break;
         }
-        agent = megpu_ram_map(s, c->sched + MEGPU_MGPU_SCHED_AGENT(pos), 1,
-                              false);
-        if (!agent) {
-            megpu_ram_unmap(s, blk, 8, true);
-            return megpu_fault(c->x, MEGPU_FAULT_MGPU_SCHED,
-                               c->sched + MEGPU_MGPU_SCHED_AGENT(pos), false);
-        }
-        if (qatomic_read(agent) == c->agent) {
+        if (seeded) {
+            /* the order from the seed alone, the same on every device */
+            turn = megpu_mgpu_seed_agent(seed, mask, pos);
+        } else {
+            agent = megpu_ram_map(s, c->sched + MEGPU_MGPU_SCHED_AGENT(pos),
+                                  1, false);
+            if (!agent) {
+                megpu_ram_unmap(s, blk, MEGPU_MGPU_SCHED_SEEDED_BYTES, true);
+                return megpu_fault(c->x, MEGPU_FAULT_MGPU_SCHED,
+                                   c->sched + MEGPU_MGPU_SCHED_AGENT(pos),
+                                   false);
+            }
+            turn = qatomic_read(agent);
             megpu_ram_unmap(s, agent, 1, false);
+        }
+        if (turn == c->agent) {
             *held = true;
             break;
         }
-        megpu_ram_unmap(s, agent, 1, false);
         if (megpu_engine_should_abort(c->e)) {
-            megpu_ram_unmap(s, blk, 8, true);
+            megpu_ram_unmap(s, blk, MEGPU_MGPU_SCHED_SEEDED_BYTES, true);
             c->x->aborted = true;
             return false;
         }
         g_usleep(MGPU_TURN_POLL_US);
     }
-    megpu_ram_unmap(s, blk, 8, true);
+    megpu_ram_unmap(s, blk, MEGPU_MGPU_SCHED_SEEDED_BYTES, true);
     return true;
 }
 
@@ -188,7 +209,8 @@ static void mgpu_step_end(MgpuCtx *c, bool held)
 {
     uint32_t *pos;
 
-    if (held) {
+    /* a block taken off meanwhile is the CPU's again: leave it alone */
+    if (held && qatomic_read(&c->e->s->mgpu_sched) == c->sched) {
         /* only the turn's holder writes pos: a plain atomic store */
         pos = megpu_ram_map(c->e->s, c->sched, 4, true);
         if (pos) {

@@ -1,6 +1,8 @@
 /*
  * megpu: engine memory access and the GPU MMU
  *
+ * DOC: engine memory access and the GPU MMU
+ *
  * Every engine access to guest memory goes through here, one page chunk
  * at a time. Ring packets use bus addresses; packets inside an IB use GPU
  * virtual addresses, translated through the two-level page table of the

@@ -1076,6 +1076,7 @@ bool megpu_wave_dispatch(MegpuExec *x, uint64_t args, uint32_t grid_x,
     W->groups_x = DIV_ROUND_UP((uint64_t)grid_x, group_x);
     W->groups = W->groups_x * DIV_ROUND_UP((uint64_t)grid_y, group_y);
     W->waves_per_group = DIV_ROUND_UP(group, MEGPU_WAVE_LANES);
+    megpu_spi_count(e, (uint64_t)grid_x * grid_y, W->groups);
     trace_megpu_wave_dispatch_start(e->idx, W->prog_addr, W->len, grid_x,
                                     grid_y, group_x, group_y);
 

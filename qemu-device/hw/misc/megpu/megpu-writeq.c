@@ -1,6 +1,14 @@
 /*
  * megpu: posted writes, the memory controller and flushes (seed 004)
  *
+ * DOC: posted writes and flushes
+ *
+ * Seed 004 ("Apparatus, System, and Method for Dependent Computations of
+ * Streaming Multiprocessors") makes a dependent computation wait for its
+ * producer's writes to be flushed to memory; this file makes that
+ * necessary by modelling writes that are not in memory yet. The FLUSH
+ * and IDLE_SIGNAL packets are in megpu-flush.c.
+ *
  * In relaxed mode the data writes of an engine (WRITE_DATA, COPY, FILL,
  * kernel stores) do not reach guest RAM at once. Each page chunk becomes
  * an entry in the engine's queue (stage 1); after a seeded, non-uniform

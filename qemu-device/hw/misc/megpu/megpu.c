@@ -1,11 +1,23 @@
 /*
  * megpu: a virtual multi-engine GPU
  *
+ * DOC: the PCI function
+ *
  * PCI function, BAR0 register file, MSI-X and reset. The register layout
  * is the hardware contract in include/hw/misc/megpu_hw.h (the repository's
- * include/megpu_hw.h); Documentation/megpu-hw.rst describes it. Engines
- * are in megpu-engine.c, the GPU MMU in megpu-mmu.c, the built-in
- * kernels in megpu-kernels.c, wave programs in megpu-wave.c.
+ * include/megpu_hw.h); Documentation/megpu-hw.rst describes it. The
+ * other files, by mechanism:
+ *
+ * - megpu-engine.c: engines (command processors), rings, the packet
+ *   dispatch table; megpu-mmu.c: engine memory access and the GPU MMU
+ * - megpu-dma.c: WRITE_DATA, TIMESTAMP, COPY, FILL
+ * - megpu-kernels.c: built-in kernels run by DISPATCH
+ * - megpu-sem.c: semaphores between engines, SIGNAL/WAIT (seed 001)
+ * - megpu-writeq.c, megpu-flush.c: posted writes, flushes, FLUSH and
+ *   IDLE_SIGNAL (seed 004)
+ * - megpu-wave.c: wave programs and GPU-to-CPU calls (seed 003)
+ * - megpu-mgpu.c: multi-GPU semaphores and arbitration (seed 000)
+ * - megpu-dequeue.c: task-queue dequeuers (seed 002)
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

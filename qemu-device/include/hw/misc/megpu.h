@@ -1,6 +1,10 @@
 /*
  * megpu: a virtual multi-engine GPU (QEMU device state)
  *
+ * The state of the device and of each engine, shared by the files of
+ * hw/misc/megpu/ (megpu.c lists them by mechanism). The register layout
+ * is the hardware contract, include/hw/misc/megpu_hw.h.
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #ifndef HW_MISC_MEGPU_H
@@ -108,6 +112,8 @@ typedef struct MegpuEngine {
     uint32_t waves_parked;
     uint32_t wave_seq;          /* launch number of the next wave */
     uint64_t wave_insns;
+    uint64_t work_items;        /* launched by DISPATCH (the SPI stage) */
+    uint64_t work_groups;
     uint32_t wave_fault_id;
     uint32_t wave_fault_pc;
     uint64_t mbox_base;         /* SET_MAILBOX (seed 003) */
@@ -225,6 +231,8 @@ struct MegpuState {
     uint32_t tq_steals;
     uint32_t tq_lock_retries;
     uint32_t tq_event_waits;
+    uint32_t tq_req_work;       /* engines asking for work when idle */
+    uint32_t tq_req_pending;    /* engines that asked (RW1C) */
 
     MegpuEngine engines[MEGPU_MAX_ENGINES];
 };

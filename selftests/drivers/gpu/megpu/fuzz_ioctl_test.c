@@ -83,7 +83,8 @@ enum fz_op {
 	OP_SYNC_RESET, OP_SYNC_SIGNAL, OP_SYNC_TL_SIGNAL, OP_SYNC_QUERY,
 	OP_SYNC_TRANSFER, OP_SYNC_EXPORT, OP_SYNC_IMPORT, OP_SYNC_EVENTFD,
 	OP_GET_CAP, OP_SET_CLIENT_CAP, OP_VERSION, OP_FLINK_OPEN, OP_MMAP,
-	OP_RAW_DRIVER, OP_RAW_GENERIC, OP_BAD_ARG, OP_REOPEN, OP_COUNT,
+	OP_RAW_DRIVER, OP_RAW_GENERIC, OP_BAD_ARG, OP_REOPEN, OP_TASKQ,
+	OP_COUNT,
 };
 
 static const char *const fz_op_names[OP_COUNT] = {
@@ -96,7 +97,7 @@ static const char *const fz_op_names[OP_COUNT] = {
 	"SYNCOBJ_HANDLE_TO_FD", "SYNCOBJ_FD_TO_HANDLE", "SYNCOBJ_EVENTFD",
 	"GET_CAP", "SET_CLIENT_CAP", "VERSION", "GEM_FLINK/OPEN", "mmap",
 	"raw driver ioctl", "raw DRM ioctl", "bad argument pointer",
-	"close and reopen",
+	"close and reopen", "TASKQ_CHECK/NOTIFY/ATTACH",
 };
 
 /* Weights: the common ioctls most, the expensive ones less. */
@@ -113,6 +114,7 @@ static const unsigned int fz_weight[OP_COUNT] = {
 	[OP_VERSION] = 2, [OP_FLINK_OPEN] = 1, [OP_MMAP] = 1,
 	[OP_RAW_DRIVER] = 3, [OP_RAW_GENERIC] = 2, [OP_BAD_ARG] = 2,
 	[OP_REOPEN] = 0,	/* chosen on its own, rarely */
+	[OP_TASKQ] = 3,
 };
 
 struct fz {
@@ -729,6 +731,58 @@ static void fz_msem_query(struct fz *f)
 	fz_ioctl(f, OP_MSEM_QUERY, cl->fd, DRM_IOCTL_MEGPU_MSEM_QUERY, &a);
 }
 
+/* Seed 002's queue ioctls: check, notify, attach and detach. */
+static void fz_taskq(struct fz *f)
+{
+	struct drm_megpu_taskq_queue q[3];
+	struct drm_megpu_taskq_attach a = { 0 };
+	struct drm_megpu_taskq_check c = { 0 };
+	struct drm_megpu_taskq_notify n = { 0 };
+	int ci;
+	struct fz_client *cl = fz_client(f, &ci);
+
+	switch (R(f, 4)) {
+	case 0:
+		c.handle = fz_bo_handle(f, ci, NULL);
+		c.slots = R(f, 2) ? 1u << R(f, 18) : fz_next(&f->rng);
+		c.offset = R(f, 2) ? R(f, 8) * MEGPU_TQ_ALIGN :
+			   fz_value(&f->rng);
+		c.flags = ONE_IN(f, 8) ? fz_value(&f->rng) : 0;
+		c.pad = ONE_IN(f, 8) ? fz_value(&f->rng) : 0;
+		fz_ioctl(f, OP_TASKQ, cl->fd, DRM_IOCTL_MEGPU_TASKQ_CHECK, &c);
+		break;
+	case 1:
+		n.flags = ONE_IN(f, 8) ? fz_value(&f->rng) : 0;
+		n.pad = ONE_IN(f, 8) ? fz_value(&f->rng) : 0;
+		fz_ioctl(f, OP_TASKQ, cl->fd, DRM_IOCTL_MEGPU_TASKQ_NOTIFY, &n);
+		break;
+	case 2:
+		a.flags = DRM_MEGPU_TASKQ_DETACH;
+		if (ONE_IN(f, 8))
+			a.count = fz_value(&f->rng);
+		fz_ioctl(f, OP_TASKQ, cl->fd, DRM_IOCTL_MEGPU_TASKQ_ATTACH, &a);
+		break;
+	default:
+		/* random BOs as queues: the driver reads what is in them */
+		for (int i = 0; i < 3; i++)
+			q[i] = (struct drm_megpu_taskq_queue) {
+				.handle = fz_bo_handle(f, ci, NULL),
+				.slots = R(f, 2) ? 1u << R(f, 8) :
+					 fz_next(&f->rng),
+				.offset = R(f, 2) ? R(f, 4) * MEGPU_TQ_ALIGN :
+					  fz_value(&f->rng),
+			};
+		a.queues = R(f, 8) ? (uintptr_t)q : fz_bad_ptr(f, sizeof(q));
+		a.count = R(f, 4) ? 1 + R(f, 3) : fz_next(&f->rng);
+		a.engines = R(f, 2) ? 1 + R(f, (1u << f->engines) - 1) :
+			    fz_next(&f->rng);
+		a.out_sync = fz_sync_handle(f, NULL);
+		a.flags = ONE_IN(f, 8) ? fz_value(&f->rng) : 0;
+		fz_ioctl(f, OP_TASKQ, cl->fd, DRM_IOCTL_MEGPU_TASKQ_ATTACH, &a);
+		break;
+	}
+}
+
 static void fz_gem_close(struct fz *f)
 {
 	struct drm_gem_close a = { 0 };
@@ -1092,6 +1146,8 @@ static void fz_bad_arg(struct fz *f)
 		DRM_IOCTL_MEGPU_GEM_WAIT, DRM_IOCTL_MEGPU_SUBMIT,
 		DRM_IOCTL_MEGPU_FLUSH, DRM_IOCTL_MEGPU_SYSCALL_WAIT,
 		DRM_IOCTL_MEGPU_SYSCALL_RETURN, DRM_IOCTL_MEGPU_MSEM_QUERY,
+		DRM_IOCTL_MEGPU_TASKQ_CHECK, DRM_IOCTL_MEGPU_TASKQ_NOTIFY,
+		DRM_IOCTL_MEGPU_TASKQ_ATTACH,
 		DRM_IOCTL_GEM_CLOSE, DRM_IOCTL_PRIME_HANDLE_TO_FD,
 		DRM_IOCTL_SYNCOBJ_WAIT, DRM_IOCTL_SYNCOBJ_CREATE,
 	};
@@ -1145,6 +1201,7 @@ static void fz_one(struct fz *f, unsigned int total_weight)
 	case OP_SYSCALL_WAIT: fz_syscall_wait(f); break;
 	case OP_SYSCALL_RETURN: fz_syscall_return(f); break;
 	case OP_MSEM_QUERY: fz_msem_query(f); break;
+	case OP_TASKQ: fz_taskq(f); break;
 	case OP_GEM_CLOSE: fz_gem_close(f); break;
 	case OP_PRIME_EXPORT: fz_prime_export(f); break;
 	case OP_PRIME_IMPORT: fz_prime_import(f); break;

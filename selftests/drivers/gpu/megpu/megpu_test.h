@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <string.h>
 #include <unistd.h>
 #include <xf86drm.h>
@@ -1021,6 +1022,29 @@ static inline unsigned int mt_prog_bos(struct mt_prog *p,
 	for (i = 0; i < n; i++)
 		bos[2 + i] = extra[i];
 	return n + 2;
+}
+
+/*
+ * Run "megpu @args" with both output streams in @buf (@len bytes, NUL
+ * terminated, also logged); its exit status, -1 if it did not exit.
+ */
+static inline int mt_tool(const char *args, char *buf, size_t len)
+{
+	char cmd[512];
+	size_t n = 0;
+	int status;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "megpu %s >/tmp/mt-tool.out 2>&1", args);
+	status = system(cmd);
+	f = fopen("/tmp/mt-tool.out", "r");
+	if (f) {
+		n = fread(buf, 1, len - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	fputs(buf, stderr);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 #endif

@@ -391,30 +391,13 @@ static uint32_t slot(FIXTURE_DATA(mgpu) *self, unsigned int a)
 	return __atomic_load_n(mt_u32(self->bo[0]) + a, __ATOMIC_SEQ_CST);
 }
 
-/*
- * The seed's §II.D traces on the devices, agent 0 = GPU A, agent 1 =
- * GPU B, mask 0x3. A race with a false block: B signals once, then A and
- * B both wait with their steps interleaved (pre-decrement A, B; sum A,
- * B: both -1; compensate A, B): both block although a signal is there,
- * one counts a false block; running freely one of them passes, the other
- * stays blocked (never both: one signal); a final signal from either
- * GPU resolves it, the sum is 0 again.
- */
-TEST_F(mgpu, msem_trace_false_block)
+/* B (agent 1) signals once and waits, A (agent 0) waits; each marks DONE. */
+static void race_submit(FIXTURE_DATA(mgpu) *self, struct mt_job j[2],
+			struct __test_metadata *_metadata)
 {
-	static const uint8_t order[] = { 1, 0, 1, 0, 1, 0, 1 };
-	struct megpu_mgpu_status st[2], st2;
-	struct mt_job j[2], fin;
-	unsigned int a, false_blocks = 0;
 	struct megpu_cs cs;
-	uint32_t sum;
-	int done = 0;
 
-	memset(self->bo[0]->map, 0, BO_SIZE);
-	for (a = 0; a < 2; a++)
-		ASSERT_EQ(0, megpu_mgpu_status(G(a), &st[a]));
-	ASSERT_EQ(0, schedule(self, order, sizeof(order)));
-	for (a = 0; a < 2; a++) {
+	for (unsigned int a = 0; a < 2; a++) {
 		megpu_cs_init(&cs);
 		if (a == 1)
 			ASSERT_EQ(0, megpu_cs_msem_signal(&cs, VA(a, SLOTS)));
@@ -423,37 +406,53 @@ TEST_F(mgpu, msem_trace_false_block)
 		ASSERT_EQ(0, mt_submit(G(a), &j[a], 0, &cs, &BO(a), 1, NOIMP));
 		megpu_cs_fini(&cs);
 	}
-	ASSERT_EQ(0, schedule_done(self));
-	/*
-	 * The re-check that finds the signal runs after the schedule's last
-	 * step, freely: wait for it to be counted.
-	 */
-	for (int ms = 0; ms < 20000; ms++) {
-		unsigned int retried = 0;
+}
 
-		if (ms)
-			usleep(1000);
-		false_blocks = 0;
-		for (a = 0; a < 2; a++) {
-			ASSERT_EQ(0, megpu_mgpu_status(G(a), &st2));
-			retried += st[a].msem_retries[0] < st2.msem_retries[0];
-			false_blocks += st2.msem_false_blocks[0] -
-					st[a].msem_false_blocks[0];
-		}
-		if (retried == 2)
-			break;
-	}
-	/* both blocked */
-	for (a = 0; a < 2; a++) {
-		ASSERT_EQ(0, megpu_mgpu_status(G(a), &st2));
-		EXPECT_LT(st[a].msem_retries[0], st2.msem_retries[0]);
-	}
-	/*
-	 * Whether the re-check after the schedule's last step counts a false
-	 * block depends on which agent re-checks first, which the schedule
-	 * does not fix: shown, not asserted (the host model checks it).
-	 */
-	TH_LOG("false blocks: %u", false_blocks);
+/*
+ * The seed's §II.D traces on the devices, agent 0 = GPU A, agent 1 =
+ * GPU B, mask 0x3. A race with a false block (F10), every coordination
+ * step scripted: B signals once (slot B = 1); A and B pre-decrement (A =
+ * -1, B = 0) and sum, interleaved: both read -1 and block although a
+ * signal is there. A compensates (A = 0) and sums again: 0, nothing
+ * there, it stalls. B compensates (B = 1) and sums again: 1, so its
+ * block was false (counted), it retries at once and passes (B = 0). A
+ * stays blocked (one signal, one pass) until a final signal from either
+ * GPU; the sum is 0 again.
+ */
+TEST_F(mgpu, msem_trace_false_block)
+{
+	static const uint8_t order[] = {
+		1,			/* B: signal */
+		0, 1, 0, 1, 0, 1,	/* A, B: decrement, read A, read B */
+		0, 0, 0,		/* A: compensate, read A, read B */
+		1, 1, 1,		/* B: compensate, read A, read B */
+		1, 1, 1,		/* B: decrement, read A, read B */
+	};
+	struct megpu_mgpu_status st[2], st2[2];
+	struct mt_job j[2], fin;
+	unsigned int a;
+	struct megpu_cs cs;
+	uint32_t sum;
+	int done = 0;
+
+	memset(self->bo[0]->map, 0, BO_SIZE);
+	for (a = 0; a < 2; a++)
+		ASSERT_EQ(0, megpu_mgpu_status(G(a), &st[a]));
+	ASSERT_EQ(0, schedule(self, order, sizeof(order)));
+	race_submit(self, j, _metadata);
+	ASSERT_EQ(0, schedule_done(self));
+	/* B passed within the script; A is blocked */
+	for (int ms = 0; ms < 20000 && !rd64(self, DONE(1)); ms++)
+		usleep(1000);
+	EXPECT_NE(0, rd64(self, DONE(1)));
+	EXPECT_EQ(0, rd64(self, DONE(0)));
+	for (a = 0; a < 2; a++)
+		ASSERT_EQ(0, megpu_mgpu_status(G(a), &st2[a]));
+	/* exactly one false block, B's; each blocked at least once */
+	EXPECT_EQ(0, st2[0].msem_false_blocks[0] - st[0].msem_false_blocks[0]);
+	EXPECT_EQ(1, st2[1].msem_false_blocks[0] - st[1].msem_false_blocks[0]);
+	EXPECT_EQ(1, st2[1].msem_retries[0] - st[1].msem_retries[0]);
+	EXPECT_LE(1, st2[0].msem_retries[0] - st[0].msem_retries[0]);
 	/* exactly one passes */
 	for (int ms = 0; ms < 20000 && !done; ms++) {
 		done = !!rd64(self, DONE(0)) + !!rd64(self, DONE(1));
@@ -478,6 +477,86 @@ TEST_F(mgpu, msem_trace_false_block)
 	}
 	ASSERT_EQ(0, megpu_msem_query(self->bo[0], SLOTS, 0x3, &sum));
 	EXPECT_EQ(0, sum);
+}
+
+/*
+ * One signal, two waiters (the false-block race) under a random schedule
+ * of 256 steps, explicit (@seeded false: libmegpu's list) or drawn by
+ * the devices from the seed (seed mode). *@passer: the agent that passed
+ * first; @fb: each agent's false blocks by then.
+ */
+static void race_seeded(FIXTURE_DATA(mgpu) *self, bool seeded, uint64_t seed,
+			unsigned int *passer, uint32_t fb[2],
+			struct __test_metadata *_metadata)
+{
+	struct megpu_mgpu_status st[2], st2;
+	struct mt_job j[2], fin;
+	uint8_t order[256];
+	struct megpu_cs cs;
+	unsigned int a;
+	uint32_t sum;
+
+	memset(self->bo[0]->map, 0, BO_SIZE);
+	for (a = 0; a < 2; a++)
+		ASSERT_EQ(0, megpu_mgpu_status(G(a), &st[a]));
+	if (seeded) {
+		ASSERT_EQ(0, megpu_mgpu_schedule_seeded(G(0), seed, 0x3,
+							sizeof(order)));
+	} else {
+		megpu_mgpu_schedule(seed, 0x3, order, sizeof(order));
+		ASSERT_EQ(0, schedule(self, order, sizeof(order)));
+	}
+	race_submit(self, j, _metadata);
+	for (int ms = 0; ms < 20000 && !rd64(self, DONE(0)) &&
+	     !rd64(self, DONE(1)); ms++)
+		usleep(1000);
+	ASSERT_EQ(1, !!rd64(self, DONE(0)) + !!rd64(self, DONE(1)));
+	*passer = rd64(self, DONE(0)) ? 0 : 1;
+	for (a = 0; a < 2; a++) {
+		ASSERT_EQ(0, megpu_mgpu_status(G(a), &st2));
+		fb[a] = st2.msem_false_blocks[0] - st[a].msem_false_blocks[0];
+	}
+	/* free running again: a final signal lets the other one pass */
+	ASSERT_EQ(0, schedule(self, NULL, 0));
+	megpu_cs_init(&cs);
+	ASSERT_EQ(0, megpu_cs_msem_signal(&cs, VA(*passer, SLOTS)));
+	ASSERT_EQ(0, mt_submit(G(*passer), &fin, 0, &cs, &BO(*passer), 1,
+			       NOIMP));
+	megpu_cs_fini(&cs);
+	EXPECT_EQ(0, mt_job_finish(&fin, 20 * SEC));
+	for (a = 0; a < 2; a++)
+		EXPECT_EQ(0, mt_job_finish(&j[a], 20 * SEC));
+	ASSERT_EQ(0, megpu_msem_query(self->bo[0], SLOTS, 0x3, &sum));
+	EXPECT_EQ(0, sum);
+}
+
+/*
+ * F17's seed mode: the devices draw the step order from a seed alone and
+ * replay the race exactly as the explicit list libmegpu expands from the
+ * same seed (who passes, who counts false blocks); different seeds give
+ * different races.
+ */
+TEST_F(mgpu, seeded_schedule_replays)
+{
+	unsigned int outcomes = 0;
+
+	for (uint64_t seed = 1; seed <= 6; seed++) {
+		unsigned int p_list, p_seed;
+		uint32_t fb_list[2], fb_seed[2];
+
+		race_seeded(self, false, seed, &p_list, fb_list, _metadata);
+		race_seeded(self, true, seed, &p_seed, fb_seed, _metadata);
+		TH_LOG("seed %llu: agent %u passed, false blocks %u/%u "
+		       "(seed mode: agent %u, %u/%u)",
+		       (unsigned long long)seed, p_list, fb_list[0],
+		       fb_list[1], p_seed, fb_seed[0], fb_seed[1]);
+		EXPECT_EQ(p_list, p_seed);
+		EXPECT_EQ(fb_list[0], fb_seed[0]);
+		EXPECT_EQ(fb_list[1], fb_seed[1]);
+		outcomes |= 1u << p_list;
+	}
+	/* the seed decides: each agent wins the race under some seed */
+	EXPECT_EQ(0x3, outcomes);
 }
 
 /*
@@ -748,7 +827,9 @@ TEST_F(mgpu, bad_input_faults)
 }
 
 /*
- * Safety under seeded random schedules, 2..4 agents: each agent runs a
+ * Safety under seeded random schedules, 2, 3, 4 and 8 agents (as many as
+ * the boot has), the first seed as a list, the second in the devices'
+ * seed mode: each agent runs a
  * random mix of signals and waits (never more waits than signals in any
  * prefix of its own list, so all complete). Each signal is logged before
  * it is made, each wait after it completed; sampled while running,
@@ -760,19 +841,25 @@ TEST_F(mgpu, msem_safety_random_schedules)
 	enum { OPS = 40 };
 	uint32_t *w = mt_u32(self->bo[0]);
 
-	for (unsigned int m = 2; m <= 4 && m <= self->n; m++) {
+	for (unsigned int m = 2; m <= MAXG && m <= self->n;
+	     m = m < 4 ? m + 1 : 2 * m) {
 		for (uint64_t seed = 1; seed <= 2; seed++) {
-			uint32_t mask = (1u << m) - 1, sig[4] = { 0 };
-			uint32_t waits[4] = { 0 }, sum;
+			uint32_t mask = (1u << m) - 1, sig[MAXG] = { 0 };
+			uint32_t waits[MAXG] = { 0 }, sum;
 			uint8_t order[OPS];
-			struct mt_job j[4];
+			struct mt_job j[MAXG];
 			uint64_t x = seed * 0x9e3779b97f4a7c15ull + m;
 			int samples = 0;
 			bool running = true;
 
 			memset(w, 0, BO_SIZE);
 			megpu_mgpu_schedule(seed * 7 + m, mask, order, OPS);
-			ASSERT_EQ(0, schedule(self, order, OPS));
+			if (seed == 1) {
+				ASSERT_EQ(0, schedule(self, order, OPS));
+			} else {
+				ASSERT_EQ(0, megpu_mgpu_schedule_seeded(G(0),
+						seed * 7 + m, mask, OPS));
+			}
 			for (unsigned int a = 0; a < m; a++) {
 				struct megpu_cs cs;
 
@@ -839,21 +926,9 @@ TEST_F(mgpu, msem_safety_random_schedules)
 /* The megpu tool: "megpu @args" exits 0 and its output has @text. */
 static bool tool_ok(const char *args, const char *text)
 {
-	char cmd[256], buf[8192];
-	size_t n = 0;
-	int status;
-	FILE *f;
+	char buf[8192];
 
-	snprintf(cmd, sizeof(cmd), "megpu %s >/tmp/mgpu-tool.out 2>&1", args);
-	status = system(cmd);
-	f = fopen("/tmp/mgpu-tool.out", "r");
-	if (f) {
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-	}
-	buf[n] = '\0';
-	fputs(buf, stderr);
-	return WIFEXITED(status) && !WEXITSTATUS(status) && strstr(buf, text);
+	return !mt_tool(args, buf, sizeof(buf)) && strstr(buf, text);
 }
 
 /* megpu mgpu info and msem pass; so does the FIG. 5 demo. */

@@ -19,7 +19,7 @@
 #include "megpu_test.h"
 
 #define TQ_QUEUES	4	/* CPU homes 0, 1; engine homes 2, 3 */
-#define TQ_SLOTS	16384
+#define TQ_SLOTS	65536
 #define TQ_MAX_ENGINES	2
 
 /* When set, CPU dequeuers ring TASKQ_NOTIFY after contended releases. */
@@ -211,7 +211,8 @@ static struct tq_result tq_check(struct tq *q, uint32_t (*aff)(uint32_t),
 	for (uint32_t i = 0; i < q->n; i++) {
 		uint32_t *nt = tq_note(q, i), by = nt[MEGPU_TQ_NOTE_BY / 4];
 		uint32_t a = aff ? aff(i) : MEGPU_TQ_AFF_ANY;
-		bool gpu = MEGPU_TQ_OWNER_IS_ENGINE(by);
+		bool gpu = MEGPU_TQ_OWNER_IS_ENGINE(by) ||
+			   MEGPU_TQ_OWNER_IS_DRIVER(by);
 
 		if (nt[MEGPU_TQ_NOTE_DONE / 4] != 1 || elems[i] != 1 ||
 		    nt[MEGPU_TQ_NOTE_STATUS / 4]) {
@@ -277,13 +278,13 @@ static bool tq_supported(struct mt *t)
  * CPU threads and engines at once on mixed affinities, tasks spread so
  * that both sides must steal: exactly once, each on an allowed side.
  */
-static void tq_race(struct mt *t, uint32_t qflags,
+static void tq_race(struct mt *t, uint32_t qflags, uint32_t n,
 		    struct __test_metadata *_metadata)
 {
 	bool nonatomic = megpu_test_cmdline("nonatomic", 0);
-	uint32_t n = megpu_test_cmdline("taskq_n", 8000);
 	struct tq_result r;
 	struct tq q;
+	uint64_t t0;
 	int ret;
 
 	ASSERT_EQ(0, tq_setup(t, &q, n, qflags));
@@ -295,12 +296,17 @@ static void tq_race(struct mt *t, uint32_t qflags,
 			     aff_mixed));
 	tq_close_all(&q);
 
+	t0 = megpu_now_ns();
 	ASSERT_EQ(0, tq_gpu_start(&q, MEGPU_DEQ_STEAL));
 	/* two CPU threads, homes 0 and 1, stealing from all queues */
 	ret = megpu_taskq_threads(q.agents, 2, q.q, TQ_QUEUES,
 				  MEGPU_DEQ_STEAL);
 	EXPECT_EQ(0, ret);
 	ret = tq_gpu_finish(&q);
+	/* longer than a job timeout: the DEQUEUEs were granted more time */
+	TH_LOG("the DEQUEUE jobs ran %llu ms (job timeout %llu ms)",
+	       (unsigned long long)((megpu_now_ns() - t0) / 1000000),
+	       (unsigned long long)t->timeout_ms);
 	r = tq_check(&q, aff_mixed, _metadata);
 	TH_LOG("%u tasks: CPU %u (%llu batches, %llu stolen), GPU %u, %u not "
 	       "exactly once; lock retries %u+%u", n, r.cpu,
@@ -332,11 +338,12 @@ static void tq_race(struct mt *t, uint32_t qflags,
 	tq_free(&q);
 }
 
-TEST_F_TIMEOUT(taskq, exactly_once_cpu_and_gpu, 300)
+TEST_F_TIMEOUT(taskq, exactly_once_cpu_and_gpu, 900)
 {
 	if (!tq_supported(&self->t))
 		SKIP(return, "no task queues");
-	tq_race(&self->t, 0, _metadata);
+	/* 100k tasks: the engines' DEQUEUEs run for many job timeouts */
+	tq_race(&self->t, 0, megpu_test_cmdline("taskq_n", 100000), _metadata);
 }
 
 /*
@@ -355,7 +362,8 @@ TEST_F_TIMEOUT(taskq, exactly_once_event_mode, 300)
 	if (!tq_supported(&self->t))
 		SKIP(return, "no task queues");
 	TQ_NEED_ATOMIC_LOCK();
-	tq_race(&self->t, MEGPU_TQ_F_EVENT, _metadata);
+	tq_race(&self->t, MEGPU_TQ_F_EVENT,
+		megpu_test_cmdline("taskq_event_n", 8000), _metadata);
 }
 
 /* EVENT mode with the CPU's releases ringing TASKQ_NOTIFY. */
@@ -365,7 +373,8 @@ TEST_F_TIMEOUT(taskq, exactly_once_event_notify, 300)
 		SKIP(return, "no task queues");
 	TQ_NEED_ATOMIC_LOCK();
 	tq_notify_gpu = &self->t.gpu;
-	tq_race(&self->t, MEGPU_TQ_F_EVENT, _metadata);
+	tq_race(&self->t, MEGPU_TQ_F_EVENT,
+		megpu_test_cmdline("taskq_event_n", 8000), _metadata);
 	tq_notify_gpu = NULL;
 }
 
@@ -551,6 +560,496 @@ TEST_F(taskq, malformed_queue_faults_job)
 	*(uint32_t *)(q.q[2].mem + MEGPU_TQ_HDR_SIZE) = TQ_SLOTS;
 	ASSERT_EQ(0, mt_probe_engine(&self->t, q.engines[0], q.list, 2048,
 				     0x5a5a));
+	tq_free(&q);
+}
+
+/* ---- the discrete variant: the driver dequeues for the engines ---- */
+
+static uint32_t tq_engine_mask(struct tq *q)
+{
+	uint32_t mask = 0;
+
+	for (unsigned int k = 0; k < q->nengines; k++)
+		mask |= 1u << q->engines[k];
+	return mask;
+}
+
+/* Queues 2, 3 (the engines' homes) first, then the CPUs' to steal from. */
+static int tq_attach(struct tq *q, uint32_t syncobj)
+{
+	struct drm_megpu_taskq_queue refs[TQ_QUEUES];
+
+	for (unsigned int i = 0; i < TQ_QUEUES; i++)
+		refs[i] = (struct drm_megpu_taskq_queue) {
+			.handle = q->qbo->handle, .slots = TQ_SLOTS,
+			.offset = ((i + 2) % TQ_QUEUES) * tq_qbytes(),
+		};
+	return megpu_taskq_attach(&q->t->gpu, refs, TQ_QUEUES,
+				  tq_engine_mask(q), syncobj);
+}
+
+static uint64_t tq_requests(struct mt *t)
+{
+	char *txt = mt_debugfs(t, "taskq_dequeue");
+	unsigned long long v = 0;
+
+	if (txt)
+		sscanf(txt, "requests %llu", &v);
+	free(txt);
+	return v;
+}
+
+/*
+ * No DEQUEUE packet anywhere: the engines ask for work, the driver takes
+ * it under the same lock as two CPU threads. Exactly once, affinity
+ * kept, the GPU share run by the driver's owner ids, and the fence
+ * signals once all is done.
+ */
+TEST_F_TIMEOUT(taskq, discrete_exactly_once, 300)
+{
+	uint32_t n = megpu_test_cmdline("taskq_event_n", 8000) / 2;
+	uint64_t req0 = tq_requests(&self->t);
+	uint32_t sync, mask, drv = 0;
+	struct tq_result r;
+	struct tq q;
+
+	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
+		SKIP(return, "no task queues, or the negative control");
+	tq_notify_gpu = &self->t.gpu;
+	ASSERT_EQ(0, tq_setup(&self->t, &q, n, 0));
+	tq_notify_gpu = NULL;
+	ASSERT_LT(0, q.nengines);
+	ASSERT_EQ(0, tq_fill(&q, 2, 0, n / 2, aff_mixed));
+	ASSERT_EQ(0, tq_fill(&q, 0, n / 2, n - n / 2, aff_mixed));
+	tq_close_all(&q);
+	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync));
+	ASSERT_EQ(0, tq_attach(&q, sync));
+	ASSERT_EQ(-EBUSY, tq_attach(&q, sync));
+	ASSERT_EQ(0, megpu_taskq_threads(q.agents, 2, q.q, TQ_QUEUES,
+					 MEGPU_DEQ_STEAL));
+	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, sync, 0,
+					60000000000ll));
+	ASSERT_EQ(0, megpu_fence_status(self->t.gpu.fd, sync, 0));
+	r = tq_check(&q, aff_mixed, _metadata);
+	mask = tq_engine_mask(&q);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t by = tq_note(&q, i)[MEGPU_TQ_NOTE_BY / 4];
+
+		/* nothing ran DEQUEUE: the GPU's share is the driver's */
+		ASSERT_FALSE(MEGPU_TQ_OWNER_IS_ENGINE(by));
+		if (MEGPU_TQ_OWNER_IS_DRIVER(by)) {
+			ASSERT_TRUE(mask & (1u << (by & 0xffff)));
+			drv++;
+		}
+	}
+	TH_LOG("%u tasks: CPU %u, driver %u, %u not exactly once, "
+	       "%llu work requests", n, r.cpu, r.gpu, r.bad,
+	       (unsigned long long)(tq_requests(&self->t) - req0));
+	EXPECT_EQ(0, r.bad);
+	EXPECT_EQ(0, r.wrong_side);
+	EXPECT_EQ(n, r.cpu + r.gpu);
+	EXPECT_EQ(r.gpu, drv);
+	EXPECT_LT(0, r.cpu);
+	EXPECT_LT(0, r.gpu);
+	/* the engines asked: the device's request-work interrupts */
+	EXPECT_LT(0, tq_requests(&self->t) - req0);
+	EXPECT_EQ(0, tq_split_batches(&q, 0, n / 2));
+	for (unsigned int i = 0; i < TQ_QUEUES; i++)
+		EXPECT_EQ(0, megpu_taskq_read(&q.q[i], MEGPU_TQ_HDR_LOCK));
+	EXPECT_EQ(0, megpu_taskq_detach(&self->t.gpu));
+	EXPECT_EQ(-ENOENT, megpu_taskq_detach(&self->t.gpu));
+	megpu_syncobj_free(&self->t.gpu, sync);
+	tq_free(&q);
+}
+
+/*
+ * Only CPU work: the driver never takes the lock, and the completion
+ * fence waits for the CPU (timeout first, then done).
+ */
+TEST_F(taskq, discrete_completion_waits_for_cpu)
+{
+	uint32_t n = 64, sync;
+	struct tq q;
+
+	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
+		SKIP(return, "no task queues, or the negative control");
+	ASSERT_EQ(0, tq_setup(&self->t, &q, n, 0));
+	for (uint32_t i = 0; i < n; i++) {
+		struct megpu_task t = tq_task(&q, i, MEGPU_TQ_AFF_REQUIRE_CPU);
+
+		ASSERT_EQ(1, megpu_taskq_push(&q.q[2], &q.agents[0], &t, 1));
+	}
+	tq_close_all(&q);
+	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync));
+	ASSERT_EQ(0, tq_attach(&q, sync));
+	ASSERT_EQ(-ETIME, megpu_syncobj_wait(&self->t.gpu, sync, 0,
+					     200000000ll));
+	ASSERT_EQ(0, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_HEAD));
+	ASSERT_EQ(0, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_LOCK_RETRIES));
+	ASSERT_LT(0, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_NONE_ELIGIBLE));
+	q.agents[0].notify = megpu_taskq_wake_cb;
+	q.agents[0].notify_priv = &self->t.gpu;
+	ASSERT_EQ(0, megpu_taskq_dequeue(&q.agents[0], q.q, TQ_QUEUES, 2,
+					 MEGPU_DEQ_STEAL));
+	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, sync, 0,
+					10000000000ll));
+	ASSERT_EQ(n, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_CPU_TASKS));
+	ASSERT_EQ(0, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_GPU_TASKS));
+	megpu_syncobj_free(&self->t.gpu, sync);
+	tq_free(&q);
+}
+
+/*
+ * An event-gated task and a malformed one: the first runs only after its
+ * event, once; the second is notified as malformed, and the queue goes on.
+ */
+TEST_F(taskq, discrete_event_and_malformed)
+{
+	uint32_t n = 8, sync;
+	struct megpu_task t[8];
+	struct tq q;
+	uint64_t *ev;
+
+	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
+		SKIP(return, "no task queues, or the negative control");
+	ASSERT_EQ(0, tq_setup(&self->t, &q, n, 0));
+	ev = (uint64_t *)((uint8_t *)q.list->map + 2048);
+	*ev = 0;
+	for (uint32_t i = 0; i < n; i++)
+		t[i] = tq_task(&q, i, MEGPU_TQ_AFF_REQUIRE_GPU);
+	t[0].event_addr = q.list->va + 2048;
+	t[0].event_value = 5;
+	t[3].arg_size = 3;
+	ASSERT_EQ((int)n, megpu_taskq_push(&q.q[2], &q.agents[0], t, n));
+	tq_close_all(&q);
+	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync));
+	ASSERT_EQ(0, tq_attach(&q, sync));
+	ASSERT_EQ(-ETIME, megpu_syncobj_wait(&self->t.gpu, sync, 0,
+					     300000000ll));
+	ASSERT_EQ(0, tq_note(&q, 0)[MEGPU_TQ_NOTE_DONE / 4]);
+	ASSERT_EQ(0, mt_u32(q.elems)[0]);
+	__atomic_store_n(ev, 5, __ATOMIC_SEQ_CST);
+	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, sync, 0,
+					10000000000ll));
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t *nt = tq_note(&q, i);
+
+		ASSERT_EQ(1, nt[MEGPU_TQ_NOTE_DONE / 4]);
+		ASSERT_TRUE(MEGPU_TQ_OWNER_IS_DRIVER(nt[MEGPU_TQ_NOTE_BY / 4]));
+		ASSERT_EQ(i == 3 ? MEGPU_FAULT_TQ_BAD_TASK : 0,
+			  nt[MEGPU_TQ_NOTE_STATUS / 4]);
+		ASSERT_EQ(i == 3 ? 0 : 1, mt_u32(q.elems)[i]);
+	}
+	megpu_syncobj_free(&self->t.gpu, sync);
+	tq_free(&q);
+}
+
+/* What the attach ioctl refuses, and a detach mid-way cancels the fence. */
+TEST_F(taskq, discrete_attach_checks)
+{
+	struct drm_megpu_taskq_attach a;
+	struct drm_megpu_taskq_queue ref;
+	struct megpu_bo *ro;
+	uint32_t sync, mask;
+	struct mt other;
+	struct tq q;
+	int copy = -1;
+
+	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
+		SKIP(return, "no task queues, or the negative control");
+	ASSERT_EQ(0, tq_setup(&self->t, &q, 16, 0));
+	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync));
+	mask = tq_engine_mask(&q);
+	ref = (struct drm_megpu_taskq_queue) {
+		.handle = q.qbo->handle, .slots = TQ_SLOTS,
+	};
+	ASSERT_EQ(-EINVAL, megpu_taskq_attach(&self->t.gpu, &ref, 0, mask,
+					      sync));
+	ASSERT_EQ(-EINVAL, megpu_taskq_attach(&self->t.gpu, &ref,
+					      MEGPU_DEQ_MAX_QUEUES + 1, mask,
+					      sync));
+	ASSERT_EQ(-EINVAL, megpu_taskq_attach(&self->t.gpu, &ref, 1, 0,
+					      sync));
+	ASSERT_EQ(-EINVAL, megpu_taskq_attach(&self->t.gpu, &ref, 1,
+					      1u << self->t.engines, sync));
+	for (unsigned int e = 0; e < self->t.engines; e++)
+		if (mt_type(&self->t, e) == MEGPU_ENGINE_COPY)
+			copy = e;
+	if (copy >= 0)
+		ASSERT_EQ(-EINVAL, megpu_taskq_attach(&self->t.gpu, &ref, 1,
+						      1u << copy, sync));
+	ASSERT_EQ(-ENOENT, megpu_taskq_attach(&self->t.gpu, &ref, 1, mask,
+					      sync + 1000));
+	ref.slots = 12;
+	ASSERT_EQ(-EINVAL, megpu_taskq_attach(&self->t.gpu, &ref, 1, mask,
+					      sync));
+	ref.slots = TQ_SLOTS;
+	ref.offset = 64;
+	ASSERT_EQ(-EINVAL, megpu_taskq_attach(&self->t.gpu, &ref, 1, mask,
+					      sync));
+	ref.offset = q.qbo->size;
+	ASSERT_EQ(-ERANGE, megpu_taskq_attach(&self->t.gpu, &ref, 1, mask,
+					      sync));
+	ref.offset = 0;
+	ASSERT_EQ(0, megpu_bo_new(&self->t.gpu, 1 << 20,
+				  DRM_MEGPU_GEM_CREATE_READ_ONLY, &ro));
+	ref.handle = ro->handle;
+	ASSERT_EQ(-EACCES, megpu_taskq_attach(&self->t.gpu, &ref, 1, mask,
+					      sync));
+	megpu_bo_free(ro);
+	/* another client's handle is not the caller's BO */
+	ASSERT_EQ(0, mt_open_client(&self->t, &other));
+	ref.handle = q.qbo->handle;
+	ASSERT_EQ(-ENOENT, megpu_taskq_attach(&other.gpu, &ref, 1, mask,
+					      sync));
+	mt_close(&other);
+	a = (struct drm_megpu_taskq_attach) { .flags = 2 };
+	ASSERT_EQ(-1, drmIoctl(self->t.gpu.fd, DRM_IOCTL_MEGPU_TASKQ_ATTACH,
+			       &a));
+	ASSERT_EQ(EINVAL, errno);
+	a = (struct drm_megpu_taskq_attach) {
+		.flags = DRM_MEGPU_TASKQ_DETACH, .count = 1,
+	};
+	ASSERT_EQ(-1, drmIoctl(self->t.gpu.fd, DRM_IOCTL_MEGPU_TASKQ_ATTACH,
+			       &a));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(-ENOENT, megpu_taskq_detach(&self->t.gpu));
+	/* an open queue never completes: a detach cancels the fence */
+	ASSERT_EQ(0, megpu_taskq_attach(&self->t.gpu, &ref, 1, mask, sync));
+	ASSERT_EQ(-ETIME, megpu_syncobj_wait(&self->t.gpu, sync, 0,
+					     100000000ll));
+	ASSERT_EQ(0, megpu_taskq_detach(&self->t.gpu));
+	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, sync, 0, 1000000000ll));
+	ASSERT_EQ(-ECANCELED, megpu_fence_status(self->t.gpu.fd, sync, 0));
+	megpu_syncobj_free(&self->t.gpu, sync);
+	tq_free(&q);
+}
+
+/* A client that closes while the driver dequeues for it: nothing leaks. */
+TEST_F(taskq, discrete_close_while_running)
+{
+	uint32_t n = 4000, sync;
+	struct mt other;
+	struct tq q;
+
+	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
+		SKIP(return, "no task queues, or the negative control");
+	ASSERT_EQ(0, mt_open_client(&self->t, &other));
+	ASSERT_EQ(0, tq_setup(&other, &q, n, 0));
+	ASSERT_EQ(0, tq_fill(&q, 2, 0, n, NULL));
+	tq_close_all(&q);
+	ASSERT_EQ(0, megpu_syncobj_new(&other.gpu, false, &sync));
+	ASSERT_EQ(0, tq_attach(&q, sync));
+	usleep(20000);
+	tq_free(&q);
+	mt_close(&other);
+	/* the engines still work for the others */
+	for (unsigned int k = 0; k < q.nengines; k++) {
+		struct megpu_bo *bo;
+
+		ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
+		ASSERT_EQ(0, mt_probe_engine(&self->t, q.engines[k], bo, 0,
+					     0x1234 + k));
+		megpu_bo_free(bo);
+	}
+}
+
+/* The SPI stage's counters of @engine (debugfs "engines"). */
+static int tq_spi(struct mt *t, unsigned int engine, uint64_t *items,
+		  uint64_t *groups)
+{
+	char *txt = mt_debugfs(t, "engines"), key[32], *at;
+	unsigned long long i, g;
+	int ret = -ENOENT;
+
+	if (!txt)
+		return -ENOENT;
+	snprintf(key, sizeof(key), ": engine %u status", engine);
+	at = strstr(txt, key);
+	if (at)
+		at = strstr(at, "work_items");
+	if (at && sscanf(at, "work_items %llu work_groups %llu", &i, &g) == 2) {
+		*items = i;
+		*groups = g;
+		ret = 0;
+	}
+	free(txt);
+	return ret;
+}
+
+/*
+ * F12, the SPI stage: DISPATCH splits the execution range into
+ * work-items and work-groups; one element per work-item is written (full
+ * coverage, nothing twice) and the counters grow by the global size and
+ * the group count. Tasks a dequeuer runs are counted the same way.
+ */
+TEST_F(taskq, spi_counts_work_items)
+{
+	uint64_t i0, g0, i1, g1;
+	struct megpu_kargs k = { .n = 3000 };
+	struct megpu_bo *bos[2];
+	struct megpu_cs cs;
+	struct tq q;
+	uint32_t *el;
+
+	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
+		SKIP(return, "no task queues, or the negative control");
+	ASSERT_EQ(0, tq_setup(&self->t, &q, 3000, 0));
+	if (tq_spi(&self->t, q.engines[0], &i0, &g0))
+		SKIP(goto out, "no debugfs");
+	k.ptr[0] = q.elems->va;
+	megpu_kargs_pack(q.kargs->map, &k);
+	bos[0] = q.kargs;
+	bos[1] = q.elems;
+	megpu_cs_init(&cs);
+	ASSERT_EQ(0, megpu_cs_dispatch(&cs, MEGPU_KERNEL_INCREMENT,
+				       q.kargs->va, 1000, 3, 64, 1));
+	ASSERT_EQ(0, mt_run(&self->t, q.engines[0], &cs, bos, 2));
+	megpu_cs_fini(&cs);
+	ASSERT_EQ(0, tq_spi(&self->t, q.engines[0], &i1, &g1));
+	EXPECT_EQ(3000, i1 - i0);
+	EXPECT_EQ(16 * 3, g1 - g0);
+	el = q.elems->map;
+	for (uint32_t i = 0; i < 3000; i++) {
+		if (el[i] != 1)
+			TH_LOG("element %u: %u", i, el[i]);
+		ASSERT_EQ(1, el[i]);
+	}
+
+	/* 100 one-item tasks through DEQUEUE on the same engine */
+	memset(el, 0, 4 * 3000);
+	for (uint32_t i = 0; i < 100; i++) {
+		struct megpu_kargs one = { .n = 1 };
+
+		one.ptr[0] = q.elems->va + 4ull * i;
+		megpu_kargs_pack((uint8_t *)q.kargs->map + 64ull * i, &one);
+	}
+	ASSERT_EQ(0, tq_fill(&q, 2, 0, 100, NULL));
+	tq_close_all(&q);
+	q.nengines = 1;
+	ASSERT_EQ(0, tq_gpu_start(&q, 0));
+	ASSERT_EQ(0, tq_gpu_finish(&q));
+	ASSERT_EQ(0, tq_spi(&self->t, q.engines[0], &i0, &g0));
+	EXPECT_EQ(100, i0 - i1);
+	EXPECT_EQ(100, g0 - g1);
+out:
+	tq_free(&q);
+}
+
+/*
+ * A DEQUEUE gets more time only while it takes tasks: one that waits on
+ * an open, empty queue is a hang and times out like any other job.
+ */
+TEST_F_TIMEOUT(taskq, waiting_dequeue_times_out, 120)
+{
+	struct mt other;
+	struct tq q;
+
+	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
+		SKIP(return, "no task queues, or the negative control");
+	/* a hang bans the file: another client's */
+	ASSERT_EQ(0, mt_open_client(&self->t, &other));
+	ASSERT_EQ(0, tq_setup(&other, &q, 16, 0));
+	q.nengines = 1;
+	ASSERT_EQ(0, tq_gpu_start(&q, 0));
+	EXPECT_EQ(-ETIMEDOUT, mt_job_finish(&q.jobs[0],
+					    (int64_t)(self->t.timeout_ms + 5000) *
+					    1000000));
+	tq_free(&q);
+	mt_close(&other);
+}
+
+/*
+ * Hints are advice: the driver's dequeuer takes HINT_CPU tasks even from
+ * a STRICT queue, each in a batch of its own; HINT_GPU ones in one batch.
+ */
+TEST_F(taskq, discrete_hints)
+{
+	uint32_t n = 8, sync, batches[8];
+	struct megpu_task t[8];
+	struct tq q;
+
+	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
+		SKIP(return, "no task queues, or the negative control");
+	ASSERT_EQ(0, tq_setup(&self->t, &q, n, MEGPU_TQ_F_STRICT));
+	q.nengines = 1;
+	for (uint32_t i = 0; i < n; i++)
+		t[i] = tq_task(&q, i, i < 4 ? MEGPU_TQ_AFF_HINT_CPU :
+			       MEGPU_TQ_AFF_HINT_GPU);
+	ASSERT_EQ((int)n, megpu_taskq_push(&q.q[2], &q.agents[0], t, n));
+	tq_close_all(&q);
+	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync));
+	ASSERT_EQ(0, tq_attach(&q, sync));
+	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, sync, 0,
+					10000000000ll));
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t *nt = tq_note(&q, i);
+
+		ASSERT_EQ(1, nt[MEGPU_TQ_NOTE_DONE / 4]);
+		ASSERT_TRUE(MEGPU_TQ_OWNER_IS_DRIVER(nt[MEGPU_TQ_NOTE_BY / 4]));
+		batches[i] = nt[MEGPU_TQ_NOTE_BATCH / 4];
+	}
+	for (uint32_t i = 1; i < 4; i++)
+		EXPECT_NE(batches[i - 1], batches[i]);
+	for (uint32_t i = 5; i < n; i++)
+		EXPECT_EQ(batches[4], batches[i]);
+	EXPECT_EQ(5, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_GPU_BATCHES));
+	megpu_syncobj_free(&self->t.gpu, sync);
+	tq_free(&q);
+}
+
+/* The megpu tool's demo, both ways: every task once, on an allowed side. */
+TEST_F_TIMEOUT(taskq, tool_demo_partition, 300)
+{
+	static const char *const args[] = { "", " --discrete" };
+
+	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
+		SKIP(return, "no task queues, or the negative control");
+	for (unsigned int i = 0; i < 2; i++) {
+		char cmd[128], buf[4096];
+
+		snprintf(cmd, sizeof(cmd), "demo partition --tasks 2000%s",
+			 args[i]);
+		EXPECT_EQ(0, mt_tool(cmd, buf, sizeof(buf)));
+		EXPECT_NE(NULL, strstr(buf, "on an allowed side: ok"));
+		EXPECT_NE(NULL, strstr(buf, i ? "the driver dequeues" :
+				       "DEQUEUE jobs"));
+	}
+	/* a bad option is refused with the usage */
+	{
+		char buf[1024];
+
+		EXPECT_EQ(2, mt_tool("demo partition --bogus", buf,
+				     sizeof(buf)));
+		EXPECT_NE(NULL, strstr(buf, "usage: megpu demo partition"));
+	}
+}
+
+/*
+ * No indefinite fence: a queue that never closes, and nothing moves in
+ * it, ends the attachment one job timeout later with -ETIMEDOUT.
+ */
+TEST_F_TIMEOUT(taskq, discrete_fence_is_bounded, 120)
+{
+	struct drm_megpu_taskq_queue ref;
+	uint32_t sync;
+	struct tq q;
+
+	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
+		SKIP(return, "no task queues, or the negative control");
+	ASSERT_EQ(0, tq_setup(&self->t, &q, 16, 0));
+	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync));
+	ref = (struct drm_megpu_taskq_queue) {
+		.handle = q.qbo->handle, .slots = TQ_SLOTS,
+	};
+	ASSERT_EQ(0, megpu_taskq_attach(&self->t.gpu, &ref, 1,
+					tq_engine_mask(&q), sync));
+	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, sync, 0,
+					(int64_t)(4 * self->t.timeout_ms + 5000) *
+					1000000));
+	ASSERT_EQ(-ETIMEDOUT, megpu_fence_status(self->t.gpu.fd, sync, 0));
+	ASSERT_EQ(0, megpu_taskq_detach(&self->t.gpu));
+	megpu_syncobj_free(&self->t.gpu, sync);
 	tq_free(&q);
 }
 

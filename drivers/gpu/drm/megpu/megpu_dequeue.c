@@ -1,0 +1,902 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Copyright 2026 The megpu authors */
+/**
+ * DOC: The kernel dequeuing module (seed 002, discrete variant)
+ *
+ * Seed 002's FIG. 3 path: where an engine cannot dequeue by itself, the
+ * device "requests work" with an interrupt and the driver's dequeuing
+ * module takes the tasks from the public queues, under the same lock word
+ * CPU threads and DEQUEUE engines use, and submits them to the engine as
+ * ordinary jobs.
+ *
+ * A client attaches up to MEGPU_DEQ_MAX_QUEUES queues and a set of
+ * engines (DRM_IOCTL_MEGPU_TASKQ_ATTACH). The driver maps the queues into
+ * the kernel, enables the engines in MEGPU_REG_TASKQ_REQ_WORK and, on
+ * MISC_IRQ_WORK, for each asking engine without a job of this module in
+ * flight: takes the lock (compare-and-swap 0 -> MEGPU_TQ_OWNER_DRIVER),
+ * re-checks, takes a contiguous batch of tasks a GPU may run from the
+ * first queue that has one (the others are stolen from), releases, and
+ * submits one job in the client's address space whose IB runs, per task,
+ * an optional WAIT for its event, DISPATCH, then FLUSH and a TASK_DONE
+ * per task. Choices:
+ *
+ * - The driver never spins on a lock a CPU thread holds: after a few
+ *   tries it looks again a millisecond later (counted as lock retries).
+ * - An event-gated task is taken only at the head of a batch, and its
+ *   job waits for the event on the GPU (WAIT), not on the CPU. A task
+ *   hinted for the CPU is taken alone too, as DEQUEUE does.
+ * - A malformed descriptor is taken and notified with
+ *   MEGPU_FAULT_TQ_BAD_TASK, so nobody is stuck behind it; a malformed
+ *   queue (magic, size, indexes) is dropped and fails the attachment.
+ * - Completion (the seed's MyNotification as a fence): the attachment's
+ *   fence, installed in a syncobj, signals once every queue is CLOSED and
+ *   every task in it was notified (HDR_DONE == tail, by any consumer) and
+ *   no job of this module is in flight. It is checked on every request,
+ *   job completion and DRM_IOCTL_MEGPU_TASKQ_NOTIFY, which CPU dequeuers
+ *   call when they finish a queue's last task.
+ * - That fence must signal in bounded time, whatever userspace does (no
+ *   indefinite fences): as a DEQUEUE job, the attachment lives while its
+ *   queues move (a task taken or notified) at least once a job timeout,
+ *   up to MEGPU_KDQ_MAX_PERIODS timeouts in all; then the fence signals
+ *   with -ETIMEDOUT and the driver stops dequeuing for it. A timer
+ *   watches that, not the work: the work allocates (a job) and may wait
+ *   in reclaim, the timer neither allocates nor takes a lock.
+ */
+
+#include <linux/iosys-map.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/unaligned.h>
+#include <linux/workqueue.h>
+#include <drm/drm_debugfs.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_gem_shmem_helper.h>
+#include <drm/drm_syncobj.h>
+#include <drm/megpu_drm.h>
+
+#include "megpu_drv.h"
+
+/* IB space per engine: every task may need WAIT + DISPATCH + TASK_DONE */
+#define MEGPU_KDQ_TASK_DWORDS	(1 + MEGPU_PKT_WAIT_COUNT + \
+				 1 + MEGPU_PKT_DISPATCH_COUNT + \
+				 1 + MEGPU_PKT_TASK_DONE_COUNT)
+#define MEGPU_KDQ_IB_DWORDS	(MEGPU_TQ_MAX_BATCH * MEGPU_KDQ_TASK_DWORDS + 1)
+#define MEGPU_KDQ_IB_BYTES	ALIGN(MEGPU_KDQ_IB_DWORDS * 4, PAGE_SIZE)
+#define MEGPU_KDQ_LOCK_TRIES	64
+#define MEGPU_KDQ_MAX_PERIODS	64
+
+struct megpu_kdq_queue {
+	struct drm_gem_object *obj;
+	struct megpu_mapping *mapping;
+	struct iosys_map map;
+	u8 *mem;
+	u64 va;
+	u32 slots;
+};
+
+struct megpu_kdq_job {
+	struct dma_fence_cb cb;
+	struct megpu_kdq *kdq;
+	struct dma_fence *fence;
+};
+
+/**
+ * struct megpu_kdq - one client's attachment to the kernel dequeuer
+ * @mdev: the device
+ * @mfile: the client (referenced)
+ * @file: its DRM file, valid until megpu_dequeue_file_close()
+ * @link: in the device's kdqs list
+ * @lock: everything below (the work holds it throughout)
+ * @work: takes batches and checks completion
+ * @queues: the attached queues
+ * @count: number of @queues
+ * @engines: engines it dequeues for
+ * @requests: engines that asked for work and got none yet
+ * @busy: engines with a job of this module in flight
+ * @jobs: those jobs
+ * @ib: kernel BO holding the jobs' IBs, MEGPU_KDQ_IB_BYTES per engine
+ * @ib_mapping: its mapping in the client's address space
+ * @ib_map: its kernel mapping
+ * @done: the completion fence, NULL once signalled
+ * @error: why the attachment failed, 0 if it did not
+ * @closing: the client detached or closed
+ * @batches: batches taken
+ * @tasks: tasks taken
+ * @lock_retries: tries that found the lock taken
+ * @failed_jobs: jobs that did not complete
+ * @progress: the queues' HEAD + DONE sums when last seen to move
+ *	(the watchdog's alone)
+ * @progress_at: when (jiffies)
+ * @attached_at: when the attachment began (jiffies)
+ * @watchdog: bounds the completion fence (megpu_kdq_watchdog())
+ */
+struct megpu_kdq {
+	struct megpu_device *mdev;
+	struct megpu_file *mfile;
+	struct drm_file *file;
+	struct list_head link;
+	struct mutex lock;		/* the fields below */
+	struct delayed_work work;
+	struct megpu_kdq_queue queues[MEGPU_DEQ_MAX_QUEUES];
+	u32 count;
+	u32 engines;
+	u32 requests;
+	u32 busy;
+	struct megpu_kdq_job jobs[MEGPU_MAX_ENGINES];
+	struct drm_gem_object *ib;
+	struct megpu_mapping *ib_mapping;
+	struct iosys_map ib_map;
+	struct dma_fence *done;
+	int error;
+	bool closing;
+	u64 batches;
+	u64 tasks;
+	u64 lock_retries;
+	u64 failed_jobs;
+	u64 progress;
+	unsigned long progress_at;
+	unsigned long attached_at;
+	struct timer_list watchdog;
+};
+
+static const char *megpu_kdq_fence_driver_name(struct dma_fence *fence)
+{
+	return "megpu";
+}
+
+static const char *megpu_kdq_fence_timeline_name(struct dma_fence *fence)
+{
+	return "taskq";
+}
+
+static const struct dma_fence_ops megpu_kdq_fence_ops = {
+	.get_driver_name = megpu_kdq_fence_driver_name,
+	.get_timeline_name = megpu_kdq_fence_timeline_name,
+};
+
+static __le32 *kdq_word(struct megpu_kdq_queue *q, u32 off)
+{
+	return (__le32 *)(q->mem + off);
+}
+
+static u32 kdq_ld(struct megpu_kdq_queue *q, u32 off)
+{
+	/* pairs with the other dequeuers' releases (their HEAD, DONE) */
+	return le32_to_cpu(smp_load_acquire(kdq_word(q, off)));
+}
+
+static void kdq_add(struct megpu_kdq_queue *q, u32 off, u32 n)
+{
+	u32 *p = (u32 *)kdq_word(q, off);
+
+	if (n)
+		atomic_add(n, (atomic_t *)p);
+}
+
+/* The engines of every attachment ask for work (mdev->kdq_lock held). */
+static void megpu_kdq_update_req_work(struct megpu_device *mdev)
+{
+	struct megpu_kdq *kdq;
+	u32 engines = 0;
+	int idx;
+
+	lockdep_assert_held(&mdev->kdq_lock);
+	list_for_each_entry(kdq, &mdev->kdqs, link)
+		if (!kdq->closing)
+			engines |= kdq->engines;
+	if (drm_dev_enter(&mdev->drm, &idx)) {
+		megpu_write(mdev, MEGPU_REG_TASKQ_REQ_WORK, engines);
+		drm_dev_exit(idx);
+	}
+}
+
+/* Signal the completion fence once, from the work or the watchdog. */
+static void megpu_kdq_finish(struct megpu_kdq *kdq, int error)
+{
+	struct dma_fence *done = xchg(&kdq->done, NULL);
+
+	if (!done)
+		return;
+	if (error)
+		dma_fence_set_error(done, error);
+	dma_fence_signal(done);
+	dma_fence_put(done);
+}
+
+/* No work and no fence callback can run any more. */
+static void megpu_kdq_free(struct megpu_kdq *kdq)
+{
+	unsigned int i;
+
+	for (i = 0; i < MEGPU_MAX_ENGINES; i++)
+		dma_fence_put(kdq->jobs[i].fence);
+
+	for (i = 0; i < kdq->count; i++) {
+		struct megpu_kdq_queue *q = &kdq->queues[i];
+
+		if (q->mem)
+			drm_gem_vunmap_unlocked(q->obj, &q->map);
+		megpu_gem_mapping_put(q->mapping);
+		drm_gem_object_put(q->obj);
+	}
+	if (kdq->ib) {
+		if (!iosys_map_is_null(&kdq->ib_map))
+			drm_gem_vunmap_unlocked(kdq->ib, &kdq->ib_map);
+		megpu_gem_mapping_put(kdq->ib_mapping);
+		drm_gem_object_put(kdq->ib);
+	}
+	megpu_kdq_finish(kdq, -ECANCELED);
+	megpu_file_put(kdq->mfile);
+	mutex_destroy(&kdq->lock);
+	kfree(kdq);
+}
+
+struct megpu_kdq_task {
+	u32 gpu_kernel;
+	u64 data;
+	u32 range_x, range_y, group_x, group_y;
+	u64 notify;
+	u32 affinity;
+	u32 arg_size;
+	u64 event_addr;
+	u64 event_value;
+	bool bad;
+};
+
+/*
+ * May a GPU consumer take this task? A malformed one is taken, so that
+ * it is notified as such and the queue goes on.
+ */
+static bool megpu_kdq_gpu_may_run(const struct megpu_kdq_task *t, bool strict)
+{
+	if (t->bad)
+		return true;
+	if (t->gpu_kernel == MEGPU_TQ_NONE ||
+	    t->affinity == MEGPU_TQ_AFF_REQUIRE_CPU)
+		return false;
+	return !(strict && t->affinity == MEGPU_TQ_AFF_PREFER_CPU);
+}
+
+static u64 kdq_ld64(const u8 *p, u32 off)
+{
+	return get_unaligned_le64(p + off);
+}
+
+/* Copy a descriptor once: the client may change it under us. */
+static void megpu_kdq_read_task(struct megpu_kdq_queue *q, u32 idx,
+				struct megpu_kdq_task *t)
+{
+	u8 d[MEGPU_TQ_DESC_SIZE];
+
+	memcpy(d, q->mem + MEGPU_TQ_HDR_BYTES +
+	       (size_t)(idx & (q->slots - 1)) * MEGPU_TQ_DESC_SIZE, sizeof(d));
+	t->gpu_kernel = get_unaligned_le32(d + MEGPU_TQ_DESC_GPU_KERNEL);
+	t->data = kdq_ld64(d, MEGPU_TQ_DESC_DATA);
+	t->range_x = get_unaligned_le32(d + MEGPU_TQ_DESC_RANGE_X);
+	t->range_y = get_unaligned_le32(d + MEGPU_TQ_DESC_RANGE_Y);
+	t->group_x = get_unaligned_le32(d + MEGPU_TQ_DESC_GROUP_X);
+	t->group_y = get_unaligned_le32(d + MEGPU_TQ_DESC_GROUP_Y);
+	t->notify = kdq_ld64(d, MEGPU_TQ_DESC_NOTIFY);
+	t->affinity = get_unaligned_le32(d + MEGPU_TQ_DESC_AFFINITY);
+	t->arg_size = get_unaligned_le32(d + MEGPU_TQ_DESC_ARG_SIZE);
+	t->event_addr = kdq_ld64(d, MEGPU_TQ_DESC_EVENT_ADDR);
+	t->event_value = kdq_ld64(d, MEGPU_TQ_DESC_EVENT_VALUE);
+	t->bad = !megpu_tq_desc_valid(d);
+}
+
+/* A queue the device would fault on: drop the attachment. */
+static bool megpu_kdq_queue_sane(struct megpu_kdq_queue *q, u32 *head,
+				 u32 *tail)
+{
+	*head = kdq_ld(q, MEGPU_TQ_HDR_HEAD);
+	*tail = kdq_ld(q, MEGPU_TQ_HDR_TAIL);
+	return kdq_ld(q, MEGPU_TQ_HDR_MAGIC) == MEGPU_TQ_MAGIC &&
+	       kdq_ld(q, MEGPU_TQ_HDR_SIZE) == q->slots &&
+	       *tail - *head <= q->slots;
+}
+
+static u32 *kdq_emit(u32 *p, u32 op, u32 count)
+{
+	*p++ = MEGPU_PKT_HEADER(op, count, 0);
+	return p;
+}
+
+static u32 *kdq_emit64(u32 *p, u64 v)
+{
+	*p++ = lower_32_bits(v);
+	*p++ = upper_32_bits(v);
+	return p;
+}
+
+/*
+ * Take a batch from @q for @engine into the IB at @ib (kdq->lock held).
+ * Returns the tasks taken, 0 for none eligible (the lock word untouched),
+ * -EAGAIN when the lock stayed taken, -EPROTO for a malformed queue.
+ */
+static int megpu_kdq_take(struct megpu_kdq *kdq, struct megpu_kdq_queue *q,
+			  u32 engine, u32 *ib, u32 *ib_dwords)
+{
+	struct megpu_kdq_task *tasks;
+	u32 head, tail, flags, max, n = 0, i, batch;
+	u32 owner = MEGPU_TQ_OWNER_DRIVER(engine);
+	bool strict, locked = false;
+	u32 *p = ib;
+	int tries, ret;
+
+	if (!megpu_kdq_queue_sane(q, &head, &tail))
+		return -EPROTO;
+	if (head == tail)
+		return 0;
+	flags = kdq_ld(q, MEGPU_TQ_HDR_FLAGS);
+	strict = flags & MEGPU_TQ_F_STRICT;
+	max = kdq_ld(q, MEGPU_TQ_HDR_BATCH_GPU) ?: MEGPU_TQ_DEF_BATCH_GPU;
+	max = min_t(u32, max, MEGPU_TQ_MAX_BATCH);
+
+	tasks = kmalloc_array(max, sizeof(*tasks), GFP_KERNEL);
+	if (!tasks)
+		return -ENOMEM;
+	/* look first without the lock: none eligible leaves it untouched */
+	megpu_kdq_read_task(q, head, &tasks[0]);
+	if (!megpu_kdq_gpu_may_run(&tasks[0], strict)) {
+		kdq_add(q, MEGPU_TQ_HDR_NONE_ELIGIBLE, 1);
+		ret = 0;
+		goto out;
+	}
+	for (tries = 0; tries < MEGPU_KDQ_LOCK_TRIES; tries++) {
+		u32 old = cmpxchg((u32 *)kdq_word(q, MEGPU_TQ_HDR_LOCK), 0,
+				  cpu_to_le32(owner));
+
+		if (!old) {
+			locked = true;
+			break;
+		}
+		kdq->lock_retries++;
+		kdq_add(q, MEGPU_TQ_HDR_LOCK_RETRIES, 1);
+		cpu_relax();
+	}
+	if (!locked) {
+		ret = -EAGAIN;
+		goto out;
+	}
+	/* under the lock: look again, then take a contiguous run */
+	if (!megpu_kdq_queue_sane(q, &head, &tail)) {
+		ret = -EPROTO;
+		goto unlock;
+	}
+	while (n < max && head + n != tail) {
+		struct megpu_kdq_task *t = &tasks[n];
+
+		megpu_kdq_read_task(q, head + n, t);
+		if (!megpu_kdq_gpu_may_run(t, strict))
+			break;
+		/* event-gated or hinted for the CPU: only in a batch alone */
+		if (n && !t->bad && (t->event_addr ||
+				     t->affinity == MEGPU_TQ_AFF_HINT_CPU))
+			break;
+		n++;
+		if (!t->bad && (t->event_addr ||
+				t->affinity == MEGPU_TQ_AFF_HINT_CPU))
+			break;
+	}
+	if (!n) {
+		kdq_add(q, MEGPU_TQ_HDR_NONE_ELIGIBLE, 1);
+		goto unlock;
+	}
+	/* the descriptors were read before the slots are handed back */
+	smp_store_release(kdq_word(q, MEGPU_TQ_HDR_HEAD),
+			  cpu_to_le32(head + n));
+	kdq_add(q, MEGPU_TQ_HDR_GPU_TASKS, n);
+	kdq_add(q, MEGPU_TQ_HDR_GPU_BATCHES, 1);
+	if (q != &kdq->queues[0])
+		kdq_add(q, MEGPU_TQ_HDR_GPU_STEALS, 1);
+unlock:
+	/* a full barrier: the release then reads WAITERS */
+	xchg((u32 *)kdq_word(q, MEGPU_TQ_HDR_LOCK), 0);
+	if ((flags & MEGPU_TQ_F_EVENT) && kdq_ld(q, MEGPU_TQ_HDR_WAITERS))
+		megpu_write(kdq->mdev, MEGPU_REG_TASKQ_NOTIFY, 1);
+	ret = n;
+	if (!n)
+		goto out;
+
+	batch = ++kdq->batches;
+	kdq->tasks += n;
+	for (i = 0; i < n; i++) {
+		struct megpu_kdq_task *t = &tasks[i];
+
+		if (t->bad)
+			continue;
+		if (t->event_addr) {
+			p = kdq_emit(p, MEGPU_PKT_WAIT, MEGPU_PKT_WAIT_COUNT);
+			p = kdq_emit64(p, t->event_addr);
+			p = kdq_emit64(p, t->event_value);
+		}
+		p = kdq_emit(p, MEGPU_PKT_DISPATCH, MEGPU_PKT_DISPATCH_COUNT);
+		*p++ = t->gpu_kernel;
+		p = kdq_emit64(p, t->data);
+		*p++ = t->range_x;
+		*p++ = t->range_y;
+		*p++ = t->group_x;
+		*p++ = t->group_y;
+	}
+	/* the results are in memory before anybody sees DONE (seed 004) */
+	if (kdq->mdev->caps & MEGPU_CAP_FLUSH)
+		p = kdq_emit(p, MEGPU_PKT_FLUSH, MEGPU_PKT_FLUSH_COUNT);
+	for (i = 0; i < n; i++) {
+		struct megpu_kdq_task *t = &tasks[i];
+
+		p = kdq_emit(p, MEGPU_PKT_TASK_DONE, MEGPU_PKT_TASK_DONE_COUNT);
+		p = kdq_emit64(p, q->va);
+		p = kdq_emit64(p, t->notify);
+		*p++ = owner;
+		*p++ = batch;
+		*p++ = t->bad ? MEGPU_FAULT_TQ_BAD_TASK : 0;
+	}
+	*ib_dwords = p - ib;
+out:
+	kfree(tasks);
+	return ret;
+}
+
+static void megpu_kdq_job_done(struct dma_fence *fence, struct dma_fence_cb *cb)
+{
+	struct megpu_kdq_job *job = container_of(cb, struct megpu_kdq_job, cb);
+	struct megpu_kdq *kdq = job->kdq;
+
+	/* the work clears the busy bit: it needs the lock */
+	if (!READ_ONCE(kdq->closing))
+		mod_delayed_work(system_wq, &kdq->work, 0);
+}
+
+/* Submit the batch in @engine's IB area (kdq->lock held). */
+static int megpu_kdq_submit(struct megpu_kdq *kdq, u32 engine, u32 dwords)
+{
+	struct megpu_mapping *maps[1 + MEGPU_DEQ_MAX_QUEUES];
+	u32 flags[1 + MEGPU_DEQ_MAX_QUEUES];
+	struct megpu_kdq_job *job = &kdq->jobs[engine];
+	struct dma_fence *fence;
+	unsigned int i;
+	int ret;
+
+	maps[0] = kdq->ib_mapping;
+	flags[0] = DRM_MEGPU_BO_READ;
+	for (i = 0; i < kdq->count; i++) {
+		maps[1 + i] = kdq->queues[i].mapping;
+		flags[1 + i] = DRM_MEGPU_BO_READ | DRM_MEGPU_BO_WRITE;
+	}
+	ret = megpu_submit_kernel_job(kdq->mfile, kdq->file, engine,
+				      megpu_mapping_va(kdq->ib_mapping) +
+				      (u64)engine * MEGPU_KDQ_IB_BYTES,
+				      dwords, maps, flags, 1 + kdq->count,
+				      &fence);
+	if (ret)
+		return ret;
+	job->kdq = kdq;
+	job->fence = fence;
+	kdq->busy |= BIT(engine);
+	if (dma_fence_add_callback(fence, &job->cb, megpu_kdq_job_done))
+		megpu_kdq_job_done(fence, &job->cb);
+	return 0;
+}
+
+/* Retire finished jobs (kdq->lock held). */
+static void megpu_kdq_retire(struct megpu_kdq *kdq)
+{
+	unsigned long busy = kdq->busy;
+	unsigned int e;
+
+	for_each_set_bit(e, &busy, MEGPU_MAX_ENGINES) {
+		struct megpu_kdq_job *job = &kdq->jobs[e];
+
+		if (!dma_fence_is_signaled(job->fence))
+			continue;
+		if (job->fence->error)
+			kdq->failed_jobs++;
+		dma_fence_put(job->fence);
+		job->fence = NULL;
+		kdq->busy &= ~BIT(e);
+	}
+}
+
+/* Every queue closed and fully notified, no job in flight? */
+static bool megpu_kdq_all_done(struct megpu_kdq *kdq)
+{
+	unsigned int i;
+
+	if (kdq->busy)
+		return false;
+	for (i = 0; i < kdq->count; i++) {
+		struct megpu_kdq_queue *q = &kdq->queues[i];
+
+		if (!(kdq_ld(q, MEGPU_TQ_HDR_FLAGS) & MEGPU_TQ_F_CLOSED) ||
+		    kdq_ld(q, MEGPU_TQ_HDR_DONE) != kdq_ld(q, MEGPU_TQ_HDR_TAIL))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The bound on the completion fence: -ETIMEDOUT once the queues stood
+ * still for a job timeout, or after MEGPU_KDQ_MAX_PERIODS of them.
+ */
+static bool megpu_kdq_timed_out(struct megpu_kdq *kdq)
+{
+	unsigned long period = msecs_to_jiffies(megpu_job_timeout_ms);
+	u64 sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < kdq->count; i++)
+		sum += (u64)kdq_ld(&kdq->queues[i], MEGPU_TQ_HDR_HEAD) +
+		       kdq_ld(&kdq->queues[i], MEGPU_TQ_HDR_DONE);
+	if (sum != kdq->progress) {
+		kdq->progress = sum;
+		kdq->progress_at = jiffies;
+	}
+	return time_after(jiffies, kdq->progress_at + period) ||
+	       time_after(jiffies, kdq->attached_at +
+			  MEGPU_KDQ_MAX_PERIODS * period);
+}
+
+static void megpu_kdq_watchdog(struct timer_list *t)
+{
+	struct megpu_kdq *kdq = from_timer(kdq, t, watchdog);
+
+	if (!READ_ONCE(kdq->done))
+		return;
+	if (megpu_kdq_timed_out(kdq)) {
+		WRITE_ONCE(kdq->error, -ETIMEDOUT);
+		megpu_kdq_finish(kdq, -ETIMEDOUT);
+		return;
+	}
+	mod_timer(&kdq->watchdog,
+		  jiffies + msecs_to_jiffies(megpu_job_timeout_ms / 4));
+}
+
+static void megpu_kdq_work(struct work_struct *work)
+{
+	struct megpu_kdq *kdq = container_of(to_delayed_work(work),
+					     struct megpu_kdq, work);
+	unsigned long want;
+	bool retry = false;
+	unsigned int e, i;
+	int ret = 0;
+
+	mutex_lock(&kdq->lock);
+	megpu_kdq_retire(kdq);
+	if (kdq->closing || !READ_ONCE(kdq->done))
+		goto out;
+	want = kdq->requests & ~kdq->busy;
+	for_each_set_bit(e, &want, MEGPU_MAX_ENGINES) {
+		u32 *ib = (u32 *)((u8 *)kdq->ib_map.vaddr +
+				  (size_t)e * MEGPU_KDQ_IB_BYTES);
+		u32 dwords = 0;
+
+		/* own queue first, then steal from the others in order */
+		for (i = 0; i < kdq->count; i++) {
+			ret = megpu_kdq_take(kdq, &kdq->queues[i], e, ib,
+					     &dwords);
+			if (ret)
+				break;
+		}
+		if (ret == -EAGAIN) {
+			retry = true;
+			continue;
+		}
+		if (ret < 0)
+			break;
+		kdq->requests &= ~BIT(e);
+		if (ret > 0) {
+			ret = megpu_kdq_submit(kdq, e, dwords);
+			if (ret)
+				break;
+		}
+	}
+	if (ret < 0 && ret != -EAGAIN) {
+		kdq->error = ret;
+		megpu_kdq_finish(kdq, ret);
+	} else if (megpu_kdq_all_done(kdq)) {
+		megpu_kdq_finish(kdq, kdq->failed_jobs ? -EIO : 0);
+	}
+	/*
+	 * Again soon on a taken lock, else at least every quarter timeout;
+	 * never later than a kick already asked for.
+	 */
+	if (READ_ONCE(kdq->done))
+		queue_delayed_work(system_wq, &kdq->work, retry ?
+				   msecs_to_jiffies(1) :
+				   msecs_to_jiffies(megpu_job_timeout_ms / 4));
+out:
+	mutex_unlock(&kdq->lock);
+}
+
+/* Wake the attachments of @mdev for the engines in @engines. */
+static void megpu_kdq_kick(struct megpu_device *mdev, u32 engines,
+			   struct megpu_file *only)
+{
+	struct megpu_kdq *kdq;
+
+	mutex_lock(&mdev->kdq_lock);
+	list_for_each_entry(kdq, &mdev->kdqs, link) {
+		if (only && kdq->mfile != only)
+			continue;
+		mutex_lock(&kdq->lock);
+		kdq->requests |= engines & kdq->engines;
+		mutex_unlock(&kdq->lock);
+		mod_delayed_work(system_wq, &kdq->work, 0);
+	}
+	mutex_unlock(&mdev->kdq_lock);
+}
+
+/* MISC_IRQ_WORK, in the interrupt thread: engines asking for work. */
+void megpu_dequeue_irq(struct megpu_device *mdev)
+{
+	u32 pending;
+	int idx;
+
+	if (!drm_dev_enter(&mdev->drm, &idx))
+		return;
+	pending = megpu_read(mdev, MEGPU_REG_TASKQ_REQ_PENDING);
+	megpu_write(mdev, MEGPU_REG_TASKQ_REQ_PENDING, pending);
+	drm_dev_exit(idx);
+	atomic64_inc(&mdev->kdq_requests);
+	megpu_kdq_kick(mdev, pending, NULL);
+}
+
+/* TASKQ_NOTIFY: tasks were added or a queue finished; look again. */
+void megpu_dequeue_notify(struct megpu_file *mfile)
+{
+	megpu_kdq_kick(mfile->mdev, ~0u, mfile);
+}
+
+static int megpu_kdq_map_queue(struct megpu_kdq *kdq, struct drm_file *file,
+			       const struct drm_megpu_taskq_queue *ref)
+{
+	struct megpu_kdq_queue *q = &kdq->queues[kdq->count];
+	int ret;
+
+	q->obj = drm_gem_object_lookup(file, ref->handle);
+	if (!q->obj)
+		return -ENOENT;
+	kdq->count++;
+	q->mapping = megpu_gem_mapping_get(to_megpu_bo(q->obj),
+					   kdq->mfile->vm);
+	if (!q->mapping)
+		return -ENOENT;
+	ret = megpu_taskq_validate(to_megpu_bo(q->obj), ref->offset,
+				   ref->slots);
+	if (ret)
+		return ret;
+	ret = drm_gem_vmap_unlocked(q->obj, &q->map);
+	if (ret)
+		return ret;
+	if (q->map.is_iomem) {
+		drm_gem_vunmap_unlocked(q->obj, &q->map);
+		return -EINVAL;
+	}
+	q->mem = (u8 *)q->map.vaddr + ref->offset;
+	q->va = megpu_mapping_va(q->mapping) + ref->offset;
+	q->slots = ref->slots;
+	return 0;
+}
+
+/* The IBs: a kernel BO mapped in the client's address space only. */
+static int megpu_kdq_alloc_ib(struct megpu_kdq *kdq, struct drm_file *file)
+{
+	struct megpu_device *mdev = kdq->mdev;
+	struct drm_gem_shmem_object *shmem;
+	u32 handle;
+	int ret;
+
+	shmem = drm_gem_shmem_create(&mdev->drm,
+				     (size_t)mdev->num_engines *
+				     MEGPU_KDQ_IB_BYTES);
+	if (IS_ERR(shmem))
+		return PTR_ERR(shmem);
+	kdq->ib = &shmem->base;
+	megpu_gem_register(mdev, to_megpu_bo(kdq->ib));
+	/* a handle maps it; dropping the handle keeps our mapping */
+	ret = drm_gem_handle_create(file, kdq->ib, &handle);
+	if (ret)
+		return ret;
+	kdq->ib_mapping = megpu_gem_mapping_get(to_megpu_bo(kdq->ib),
+						kdq->mfile->vm);
+	drm_gem_handle_delete(file, handle);
+	if (!kdq->ib_mapping)
+		return -ENOMEM;
+	return drm_gem_vmap_unlocked(kdq->ib, &kdq->ib_map);
+}
+
+static int megpu_kdq_check_engines(struct megpu_device *mdev, u32 engines)
+{
+	unsigned int e;
+
+	if (!engines || engines >= BIT(mdev->num_engines))
+		return -EINVAL;
+	for (e = 0; e < mdev->num_engines; e++) {
+		u32 type = mdev->engines[e].type;
+
+		if ((engines & BIT(e)) && type != MEGPU_ENGINE_GFX &&
+		    type != MEGPU_ENGINE_COMPUTE)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int megpu_dequeue_detach(struct megpu_file *mfile)
+{
+	struct megpu_device *mdev = mfile->mdev;
+	struct megpu_kdq *kdq = NULL, *iter;
+	unsigned int i;
+
+	mutex_lock(&mdev->kdq_lock);
+	list_for_each_entry(iter, &mdev->kdqs, link) {
+		if (iter->mfile == mfile) {
+			kdq = iter;
+			list_del(&kdq->link);
+			break;
+		}
+	}
+	if (kdq) {
+		/* the work holds the lock throughout: none submits after */
+		mutex_lock(&kdq->lock);
+		WRITE_ONCE(kdq->closing, true);
+		mutex_unlock(&kdq->lock);
+		megpu_kdq_update_req_work(mdev);
+	}
+	mutex_unlock(&mdev->kdq_lock);
+	if (!kdq)
+		return -ENOENT;
+	/*
+	 * Callbacks first (removed, or run to their end under the fence
+	 * lock), then the work they may have queued. The jobs in flight run
+	 * out on their own references to the BOs.
+	 */
+	timer_shutdown_sync(&kdq->watchdog);
+	for (i = 0; i < MEGPU_MAX_ENGINES; i++)
+		if (kdq->jobs[i].fence)
+			dma_fence_remove_callback(kdq->jobs[i].fence,
+						  &kdq->jobs[i].cb);
+	cancel_delayed_work_sync(&kdq->work);
+	megpu_kdq_finish(kdq, -ECANCELED);
+	megpu_kdq_free(kdq);
+	return 0;
+}
+
+int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
+			     struct drm_file *file)
+{
+	struct megpu_device *mdev = to_megpu(drm);
+	struct megpu_file *mfile = file->driver_priv;
+	struct drm_megpu_taskq_attach *args = data;
+	struct drm_megpu_taskq_queue refs[MEGPU_DEQ_MAX_QUEUES];
+	struct drm_syncobj *sync;
+	struct megpu_kdq *kdq, *iter;
+	unsigned int i;
+	int ret;
+
+	if (!(mdev->caps & MEGPU_CAP_TASKQ))
+		return -EOPNOTSUPP;
+	if (args->flags & ~DRM_MEGPU_TASKQ_DETACH)
+		return -EINVAL;
+	if (args->flags & DRM_MEGPU_TASKQ_DETACH) {
+		if (args->queues || args->count || args->engines ||
+		    args->out_sync)
+			return -EINVAL;
+		return megpu_dequeue_detach(mfile);
+	}
+	if (!args->count || args->count > MEGPU_DEQ_MAX_QUEUES)
+		return -EINVAL;
+	ret = megpu_kdq_check_engines(mdev, args->engines);
+	if (ret)
+		return ret;
+	if (copy_from_user(refs, u64_to_user_ptr(args->queues),
+			   args->count * sizeof(refs[0])))
+		return -EFAULT;
+	sync = drm_syncobj_find(file, args->out_sync);
+	if (!sync)
+		return -ENOENT;
+
+	ret = -ENOMEM;
+	kdq = kzalloc(sizeof(*kdq), GFP_KERNEL);
+	if (!kdq)
+		goto out_sync;
+	kdq->mdev = mdev;
+	kdq->mfile = megpu_file_get(mfile);
+	kdq->file = file;
+	mutex_init(&kdq->lock);
+	INIT_DELAYED_WORK(&kdq->work, megpu_kdq_work);
+	timer_setup(&kdq->watchdog, megpu_kdq_watchdog, 0);
+	INIT_LIST_HEAD(&kdq->link);
+	kdq->engines = args->engines;
+	kdq->requests = args->engines;
+	kdq->attached_at = jiffies;
+	kdq->progress_at = jiffies;
+	kdq->progress = ~0ull;
+
+	for (i = 0; i < args->count; i++) {
+		ret = megpu_kdq_map_queue(kdq, file, &refs[i]);
+		if (ret)
+			goto out_kdq;
+	}
+	ret = megpu_kdq_alloc_ib(kdq, file);
+	if (ret)
+		goto out_kdq;
+	kdq->done = kzalloc(sizeof(*kdq->done), GFP_KERNEL);
+	if (!kdq->done) {
+		ret = -ENOMEM;
+		goto out_kdq;
+	}
+	dma_fence_init(kdq->done, &megpu_kdq_fence_ops, &mdev->kdq_fence_lock,
+		       mdev->kdq_fence_context,
+		       atomic64_inc_return(&mdev->kdq_fence_seqno));
+
+	mutex_lock(&mdev->kdq_lock);
+	list_for_each_entry(iter, &mdev->kdqs, link) {
+		if (iter->mfile == mfile) {
+			mutex_unlock(&mdev->kdq_lock);
+			ret = -EBUSY;
+			goto out_kdq;
+		}
+	}
+	drm_syncobj_replace_fence(sync, kdq->done);
+	list_add_tail(&kdq->link, &mdev->kdqs);
+	megpu_kdq_update_req_work(mdev);
+	mutex_unlock(&mdev->kdq_lock);
+	mod_timer(&kdq->watchdog,
+		  jiffies + msecs_to_jiffies(megpu_job_timeout_ms / 4));
+	mod_delayed_work(system_wq, &kdq->work, 0);
+	ret = 0;
+	goto out_sync;
+
+out_kdq:
+	megpu_kdq_free(kdq);
+out_sync:
+	drm_syncobj_put(sync);
+	return ret;
+}
+
+/* The file is going: stop dequeuing for it (its jobs run out). */
+void megpu_dequeue_file_close(struct megpu_file *mfile)
+{
+	megpu_dequeue_detach(mfile);
+}
+
+void megpu_dequeue_init(struct megpu_device *mdev)
+{
+	mutex_init(&mdev->kdq_lock);
+	INIT_LIST_HEAD(&mdev->kdqs);
+	spin_lock_init(&mdev->kdq_fence_lock);
+	mdev->kdq_fence_context = dma_fence_context_alloc(1);
+}
+
+static int megpu_dequeue_show(struct seq_file *m, void *data)
+{
+	struct drm_debugfs_entry *entry = m->private;
+	struct megpu_device *mdev = to_megpu(entry->dev);
+	struct megpu_kdq *kdq;
+
+	seq_printf(m, "requests %llu\n",
+		   (u64)atomic64_read(&mdev->kdq_requests));
+	mutex_lock(&mdev->kdq_lock);
+	list_for_each_entry(kdq, &mdev->kdqs, link) {
+		mutex_lock(&kdq->lock);
+		seq_printf(m,
+			   "ctx %u queues %u engines 0x%x busy 0x%x batches %llu tasks %llu lock_retries %llu failed_jobs %llu done %d error %d\n",
+			   kdq->mfile->vm->ctx_id, kdq->count, kdq->engines,
+			   kdq->busy, kdq->batches, kdq->tasks,
+			   kdq->lock_retries, kdq->failed_jobs,
+			   !READ_ONCE(kdq->done),
+			   kdq->error);
+		mutex_unlock(&kdq->lock);
+	}
+	mutex_unlock(&mdev->kdq_lock);
+	return 0;
+}
+
+void megpu_dequeue_debugfs_init(struct megpu_device *mdev)
+{
+	drm_debugfs_add_file(&mdev->drm, "taskq_dequeue", megpu_dequeue_show,
+			     NULL);
+}
