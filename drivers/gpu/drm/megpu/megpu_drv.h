@@ -148,8 +148,9 @@ struct megpu_sem_obj {
  * @fence_context: dma_fence context of the hardware fences
  * @emitted: last seqno put in the ring
  * @fence_lock: lock of the hardware fences
- * @job_lock: protects @active, @faults and @last_retire_ns
+ * @job_lock: protects @active, @faults, @last_retire_ns and @last_fence
  * @active: jobs in the ring, oldest first
+ * @last_fence: hardware fence of the last job run_job started, referenced
  * @last_retire_ns: when the last job retired (busy-time accounting)
  * @faults: the last faults, for debugfs
  * @fault_count: faults seen since probe
@@ -180,8 +181,9 @@ struct megpu_engine {
 	u64 emitted;
 	spinlock_t fence_lock;		/* hardware fences */
 
-	spinlock_t job_lock;		/* active, faults */
+	spinlock_t job_lock;		/* active, faults, last_fence */
 	struct list_head active;
+	struct dma_fence *last_fence;
 	u64 last_retire_ns;
 	struct megpu_fault faults[MEGPU_FAULT_LOG];
 	unsigned int fault_count;

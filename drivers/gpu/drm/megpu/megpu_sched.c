@@ -88,6 +88,23 @@ struct dma_fence *megpu_sched_oldest_fence(struct megpu_device *mdev)
 		}
 		spin_unlock_irqrestore(&eng->job_lock, flags);
 	}
+	/*
+	 * No job in a ring: one may be on its way in (run_job planned its
+	 * semaphore, the active list does not have it yet). Its fence is
+	 * its engine's last one.
+	 */
+	for (i = 0; !fence && i < mdev->num_engines; i++) {
+		struct megpu_engine *eng = &mdev->engines[i];
+		struct dma_fence *last;
+
+		spin_lock_irqsave(&eng->job_lock, flags);
+		last = dma_fence_get(eng->last_fence);
+		spin_unlock_irqrestore(&eng->job_lock, flags);
+		if (last && !dma_fence_is_signaled(last))
+			fence = last;
+		else
+			dma_fence_put(last);
+	}
 	return fence;
 }
 
@@ -435,7 +452,7 @@ static struct dma_fence *megpu_run_job(struct drm_sched_job *sched_job)
 {
 	struct megpu_job *job = to_megpu_job(sched_job);
 	struct megpu_engine *eng = job->engine;
-	struct dma_fence *fence;
+	struct dma_fence *fence, *last;
 	unsigned long flags;
 	unsigned int i;
 	bool cookie;
@@ -458,6 +475,15 @@ static struct dma_fence *megpu_run_job(struct drm_sched_job *sched_job)
 	mutex_lock(&eng->ring_lock);
 	job->seqno = eng->emitted + 1;
 	fence = megpu_fence_init(job, job->seqno);
+	/*
+	 * Its semaphore is busy from the plan on, before the job is in the
+	 * active list: megpu_sched_oldest_fence() finds it here meanwhile.
+	 */
+	spin_lock_irqsave(&eng->job_lock, flags);
+	last = eng->last_fence;
+	eng->last_fence = dma_fence_get(fence);
+	spin_unlock_irqrestore(&eng->job_lock, flags);
+	dma_fence_put(last);
 	megpu_sem_plan_job(job);
 	eng->emitted++;
 	container_of(fence, struct megpu_fence, base)->sem = job->frame.own.sem;
@@ -786,6 +812,8 @@ static void megpu_engine_fini(struct megpu_engine *eng)
 {
 	drm_sched_fini(&eng->sched);
 	destroy_workqueue(eng->submit_wq);
+	dma_fence_put(eng->last_fence);
+	eng->last_fence = NULL;
 	megpu_ring_fini(eng);
 }
 
