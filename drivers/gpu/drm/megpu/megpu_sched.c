@@ -810,6 +810,12 @@ static int megpu_engine_init(struct megpu_device *mdev, unsigned int i)
 
 static void megpu_engine_fini(struct megpu_engine *eng)
 {
+	/*
+	 * Free the jobs that completed (unplugged: failed) before the
+	 * scheduler stops: 6.12's drm_sched_fini() cancels the free_job work
+	 * and would leak them, and their BOs with them (drm_mm "not clean").
+	 */
+	drain_workqueue(eng->submit_wq);
 	drm_sched_fini(&eng->sched);
 	destroy_workqueue(eng->submit_wq);
 	dma_fence_put(eng->last_fence);
