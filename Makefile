@@ -49,7 +49,7 @@ SELFTESTS := $(patsubst $(SELFTEST_DIR)/%.c,$(B)/selftests/%,$(SELFTEST_SRCS))
 MODULE := drivers/gpu/drm/megpu/megpu.ko
 INITRAMFS := $(B)/initramfs.cpio.gz
 
-.PHONY: all deps qemu module tools selftests initramfs demo check shell bench \
+.PHONY: all deps qemu module tools selftests initramfs demo check shell bench trace \
 	check-host check-qtest check-guest check-fresh checkpatch checkpatch-qemu \
 	clean
 
@@ -114,6 +114,12 @@ shell: qemu initramfs
 BENCH_GPUS ?= 2
 bench: qemu initramfs
 	GPUS=$(BENCH_GPUS) tools/vm/run.sh bench $(INITRAMFS)
+
+# A timeline (issue 12): `megpu trace` in the guest with TRACE_ARGS (its
+# arguments, comma-separated), written to build/trace.json for Perfetto.
+TRACE_ARGS ?= --chain,200
+trace: qemu initramfs
+	TEST_ARGS="megpu.args=$(TRACE_ARGS)" tools/vm/run.sh trace $(INITRAMFS)
 
 # Inside `make check` everything is built already (CHECK_BUILT=1), so the
 # levels do not rebuild; alone, each builds what it needs.

@@ -243,6 +243,19 @@
 #define MEGPU_ENG_TASKQ_BATCHES		0xd4	/* RO: batches taken */
 #define MEGPU_ENG_TASKQ_STEALS		0xd8	/* RO: of which stolen */
 #define MEGPU_ENG_TASKQ_STATE		0xdc	/* RO: MEGPU_TQ_STATE_* */
+/*
+ * Where an engine's time goes, in nanoseconds of the device's clock since
+ * the device's reset (an engine reset keeps them): stalled in WAIT
+ * packets, and running ring packets (WAITs included; idle time is
+ * neither). Reading a _LO half latches the 64-bit value: the next read of
+ * its _HI half returns the upper half of that same value. WAITS counts
+ * WAITs that stalled.
+ */
+#define MEGPU_ENG_WAIT_NS_LO		0xe0	/* RO */
+#define MEGPU_ENG_WAIT_NS_HI		0xe4	/* RO: latched by _LO */
+#define MEGPU_ENG_BUSY_NS_LO		0xe8	/* RO */
+#define MEGPU_ENG_BUSY_NS_HI		0xec	/* RO: latched by _LO */
+#define MEGPU_ENG_WAITS			0xf0	/* RO: WAITs that stalled */
 
 #define MEGPU_ENG_STATUS_IDLE		MEGPU_BIT(0)	/* head == tail */
 #define MEGPU_ENG_STATUS_WAIT_SEM	MEGPU_BIT(1)	/* stalled on WAIT */

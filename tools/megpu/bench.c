@@ -17,18 +17,23 @@
 #include "megpu.h"
 
 static const char usage[] =
-"usage: megpu bench [sem|flush|syscall|partition|mgpu] [--device I]\n"
+"usage: megpu bench [fast|sem|flush|syscall|partition|mgpu] [--device I]\n"
 "                   [--jobs N] [--rounds N] [--quick]\n"
 "\n"
-"Prints (with sem, flush, syscall, partition or mgpu, only that table):\n"
-"  - the cost of a no-op ioctl (GET_PARAM)\n"
-"  - submit-to-completion latency of empty jobs (one NOP), one at a time\n"
+"Prints (with sem, flush, syscall, partition or mgpu, only that table;\n"
+"with fast, the tables up to the semaphores'):\n"
+"  - the floor of a job: a no-op ioctl (GET_PARAM), a doorbell and an\n"
+"    interrupt round trip (debugfs \"floor\", timed in the kernel)\n"
+"  - submit-to-completion latency of empty jobs (one NOP), one at a time,\n"
+"    as a multiple of the floor\n"
 "  - empty jobs per second on 1..N engines in parallel (a thread each)\n"
-"  - copy-engine COPY bandwidth for 1, 4 and 16 MiB beside a CPU memcpy\n"
+"  - copy-engine COPY bandwidth for 1, 4 and 16 MiB beside a CPU memcpy,\n"
+"    in relaxed and (with debugfs write_mode) strict write mode\n"
 "  - dependencies between engines waited for with GPU semaphores beside\n"
 "    CPU-side waits (module parameter gpu_semaphores, restored after):\n"
 "    a chain ping-ponging between two engines and a fan-in of every\n"
-"    engine into one job\n"
+"    engine into one job, each submitted as fast as possible and queued\n"
+"    behind a gate (debugfs delay_us) that opens once all are in rings\n"
 "  - dependent launches producer -> consumer on two engines in the\n"
 "    device's relaxed write mode: the host-driven flush handshake\n"
 "    (HOST_FLUSH), the GPU-internal flush (default), no flush (unsafe)\n"
@@ -51,12 +56,11 @@ static const char usage[] =
 "  --rounds N   rounds per row of the GPU-to-CPU call table (default 30;\n"
 "               an in-batch row is one job: too many rounds of 64\n"
 "               callers can outlast the job timeout)\n"
-"  --quick      fewer repetitions\n";
-
-static double ms(int64_t ns)
-{
-	return ns / 1e6;
-}
+"  --quick      fewer repetitions\n"
+"\n"
+"Figures are medians of repeated runs; the last line of the output,\n"
+"\"MEGPU-BENCH-JSON {...}\", holds each with its min and max (make bench\n"
+"writes it to build/bench.json).\n";
 
 static int cmp64(const void *a, const void *b)
 {
@@ -145,6 +149,25 @@ static void *thr_main(void *arg)
 	megpu_job_fini(&job);
 	megpu_syncobj_free(t->gpu, tl);
 	return NULL;
+}
+
+/* Busy and total jiffies of all CPUs so far (/proc/stat), or false. */
+static bool cpu_jiffies(unsigned long long *busy, unsigned long long *all)
+{
+	unsigned long long v[8] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+	int n;
+
+	if (!f)
+		return false;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+		   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n < 5)
+		return false;
+	*all = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+	*busy = *all - v[3] - v[4];	/* idle, iowait */
+	return true;
 }
 
 static int bench_parallel(struct megpu *gpu, unsigned int engines,
@@ -304,6 +327,29 @@ static int sem_wait(struct megpu *gpu, uint32_t sync)
 }
 
 /*
+ * The gate: debugfs delay_us holds @engine before its next packet (up to
+ * a second; re-armed until opened) and writing 0 releases it at once.
+ */
+static int gate_set(struct megpu *gpu, unsigned int engine, unsigned int us)
+{
+	char path[256], buf[32];
+	int fd, n, ret;
+
+	ret = megpu_debugfs_path(gpu, "delay_us", path, sizeof(path));
+	if (ret)
+		return ret;
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = snprintf(buf, sizeof(buf), "%u %u", engine, us);
+	ret = write(fd, buf, n) == n ? 0 : -errno;
+	close(fd);
+	return ret;
+}
+
+#define GATE_US 1000000
+
+/*
  * @hops jobs alternating between engines @a and @b, each writing BO @x
  * after the previous one (implicitly, through @x), all submitted at once:
  * the time per hop once the last one is done.
@@ -320,6 +366,35 @@ static int sem_chain(struct megpu *gpu, unsigned int a, unsigned int b,
 	for (h = 0; !ret && h < hops; h++)
 		ret = sem_submit(gpu, h % 2 ? b : a, ibs, h, &x, &flags, 1,
 				 x->va, h, h == hops - 1 ? sync : 0);
+	ret = ret ?: sem_wait(gpu, sync);
+	*ns_per_hop = (double)(megpu_now_ns() - t0) / hops;
+	return ret;
+}
+
+/*
+ * The same chain queued behind a gate on @a: every job is submitted while
+ * @a is held, then the time from opening the gate to the last fence, per
+ * hop: the hop without the submission cost.
+ */
+static int sem_chain_gated(struct megpu *gpu, unsigned int a, unsigned int b,
+			   unsigned int hops, struct megpu_bo *ibs,
+			   struct megpu_bo *x, uint32_t sync, double *ns_per_hop)
+{
+	const uint32_t flags = DRM_MEGPU_BO_READ | DRM_MEGPU_BO_WRITE;
+	int64_t t0, base = tool_emitted_jobs(gpu);
+	unsigned int h;
+	int ret;
+
+	ret = gate_set(gpu, a, GATE_US);
+	for (h = 0; !ret && h < hops; h++)
+		ret = sem_submit(gpu, h % 2 ? b : a, ibs, h, &x, &flags, 1,
+				 x->va, h, h == hops - 1 ? sync : 0);
+	/* with CPU waits, only the first job can go in */
+	if (!ret)
+		tool_gate_settle(gpu, base, sem_param_get() == 0 ? 1 : hops);
+	t0 = megpu_now_ns();
+	if (gate_set(gpu, a, 0))
+		ret = ret ?: -EIO;
 	ret = ret ?: sem_wait(gpu, sync);
 	*ns_per_hop = (double)(megpu_now_ns() - t0) / hops;
 	return ret;
@@ -354,6 +429,37 @@ static int sem_fanin_round(struct megpu *gpu, unsigned int engines,
 				 y->va, round, sync);
 }
 
+/*
+ * @rounds fan-in rounds queued behind gates on every producer engine:
+ * the time per round from opening the gates to the last fence.
+ */
+static int sem_fanin_gated(struct megpu *gpu, unsigned int engines,
+			   unsigned int rounds, struct megpu_bo *ibs,
+			   struct megpu_bo **p, struct megpu_bo *y,
+			   uint32_t sync, double *ns_per_round)
+{
+	int64_t t0, base = tool_emitted_jobs(gpu);
+	unsigned int r, e;
+	int ret = 0;
+
+	for (e = 1; !ret && e < engines; e++)
+		ret = gate_set(gpu, e, GATE_US);
+	for (r = 0; !ret && r < rounds; r++)
+		ret = sem_fanin_round(gpu, engines, 0, ibs, r * engines, p, y,
+				      r, r == rounds - 1 ? sync : 0);
+	/* with CPU waits, only the first round's producers can go in */
+	if (!ret)
+		tool_gate_settle(gpu, base, sem_param_get() == 0 ?
+				 engines - 1 : (int64_t)rounds * engines);
+	t0 = megpu_now_ns();
+	for (e = 1; e < engines; e++)
+		if (gate_set(gpu, e, 0))
+			ret = ret ?: -EIO;
+	ret = ret ?: sem_wait(gpu, sync);
+	*ns_per_round = (double)(megpu_now_ns() - t0) / rounds;
+	return ret;
+}
+
 /* Median latency of one round at a time, and pipelined rounds/s. */
 static int sem_fanin(struct megpu *gpu, unsigned int engines,
 		     unsigned int rounds, struct megpu_bo *ibs,
@@ -384,15 +490,28 @@ static int sem_fanin(struct megpu *gpu, unsigned int engines,
 	return ret;
 }
 
-/* What one mode measured. */
+#define SEM_RUNS_MAX 9
+
+/* What one mode measured, one entry per run. */
 struct sem_result {
-	double hop_ns, fanin_ns, fanin_per_s;
+	double hop_ns[SEM_RUNS_MAX], gated_hop_ns[SEM_RUNS_MAX];
+	double fanin_ns[SEM_RUNS_MAX], fanin_per_s[SEM_RUNS_MAX];
+	double gated_fanin_ns[SEM_RUNS_MAX];
 };
+
+/*
+ * Gated chains stay below the scheduler's credits (127 jobs an engine), so
+ * that every job of the chain is in a ring before the gate opens.
+ */
+#define GATED_HOPS_MAX 200
 
 static int bench_sem_mode(struct megpu *gpu, unsigned int engines,
 			  unsigned int a, unsigned int b, unsigned int hops,
-			  unsigned int rounds, struct sem_result *res)
+			  unsigned int rounds, unsigned int run,
+			  struct sem_result *res)
 {
+	unsigned int ghops = hops < GATED_HOPS_MAX ? hops : GATED_HOPS_MAX;
+	double warm;
 	struct megpu_bo *ibs = NULL, *x = NULL, *y = NULL;
 	struct megpu_bo *p[MEGPU_MAX_ENGINES] = { NULL };
 	unsigned int slots = hops > rounds * engines ? hops : rounds * engines;
@@ -408,10 +527,15 @@ static int bench_sem_mode(struct megpu *gpu, unsigned int engines,
 	for (e = 0; !ret && e < engines; e++)
 		ret = megpu_bo_new(gpu, 4096, 0, &p[e]);
 	/* a first short run: page tables, caches and schedulers warm */
-	ret = ret ?: sem_chain(gpu, a, b, 8, ibs, x, sync, &res->hop_ns);
-	ret = ret ?: sem_chain(gpu, a, b, hops, ibs, x, sync, &res->hop_ns);
+	ret = ret ?: sem_chain(gpu, a, b, 8, ibs, x, sync, &warm);
+	ret = ret ?: sem_chain(gpu, a, b, hops, ibs, x, sync,
+			       &res->hop_ns[run]);
+	ret = ret ?: sem_chain_gated(gpu, a, b, ghops, ibs, x, sync,
+				     &res->gated_hop_ns[run]);
 	ret = ret ?: sem_fanin(gpu, engines, rounds, ibs, p, y, sync,
-			       &res->fanin_ns, &res->fanin_per_s);
+			       &res->fanin_ns[run], &res->fanin_per_s[run]);
+	ret = ret ?: sem_fanin_gated(gpu, engines, rounds, ibs, p, y, sync,
+				     &res->gated_fanin_ns[run]);
 	for (e = 0; e < engines; e++)
 		megpu_bo_free(p[e]);
 	megpu_bo_free(y);
@@ -424,7 +548,7 @@ static int bench_sem_mode(struct megpu *gpu, unsigned int engines,
 static void sem_row(const char *what, double gpu, double cpu, bool rate,
 		    bool both)
 {
-	printf("  %-34s %12.1f ", what, gpu);
+	printf("  %-40s %12.1f ", what, gpu);
 	if (both)
 		printf("%12.1f %10.2f\n", cpu, rate ? gpu / cpu : cpu / gpu);
 	else
@@ -438,11 +562,18 @@ static void sem_row(const char *what, double gpu, double cpu, bool rate,
 static int bench_sem(struct megpu *gpu, bool quick)
 {
 	unsigned int hops = quick ? 100 : 400, rounds = quick ? 30 : 100;
-	struct sem_result res[2] = { 0 };
-	unsigned int engines, a, b;
+	unsigned int runs = quick ? 3 : 5, run;
+	static struct sem_result res[2];
+	double m[2][5];
+	unsigned int engines, a, b, k;
 	uint64_t types;
-	int was, ret, mode;
-	char na[16], nb[16], what[64];
+	int was, ret = 0, mode;
+	char na[16], nb[16], what[80];
+	static const char *const key[5] = {
+		"sem.chain.%s.us_per_hop", "sem.chain_gated.%s.us_per_hop",
+		"sem.fanin.%s.us_per_round", "sem.fanin_gated.%s.us_per_round",
+		"sem.fanin_pipelined.%s.rounds_per_s",
+	};
 	bool both;
 
 	ret = megpu_engines(gpu, &engines, &types);
@@ -460,45 +591,95 @@ static int bench_sem(struct megpu *gpu, bool quick)
 	if (!both)
 		fprintf(stderr, "megpu bench: cannot set %s: GPU semaphores "
 			"only\n", SEM_PARAM);
-	for (mode = 0; mode < (both ? 2 : 1); mode++) {
-		progress(mode ? "dependencies with CPU waits" :
-			 "dependencies with GPU semaphores");
-		if (both) {
-			ret = sem_param_set(mode == 0);
+	/* the modes alternate run by run: a slow spell hits both */
+	for (run = 0; !ret && run < runs; run++) {
+		for (mode = 0; mode < (both ? 2 : 1); mode++) {
+			snprintf(what, sizeof(what), "dependencies with %s, "
+				 "run %u of %u", mode ? "CPU waits" :
+				 "GPU semaphores", run + 1, runs);
+			progress(what);
+			if (both) {
+				ret = sem_param_set(mode == 0);
+				if (ret)
+					break;
+			}
+			ret = bench_sem_mode(gpu, engines, a, b, hops, rounds,
+					     run, &res[mode]);
 			if (ret)
 				break;
 		}
-		ret = bench_sem_mode(gpu, engines, a, b, hops, rounds,
-				     &res[mode]);
-		if (ret)
-			break;
 	}
 	if (both)
 		sem_param_set(was);
 	if (ret)
 		return ret;
 
+	for (mode = 0; mode < (both ? 2 : 1); mode++) {
+		const char *mn = mode ? "cpu" : "gpu";
+		double *v[5] = {
+			res[mode].hop_ns, res[mode].gated_hop_ns,
+			res[mode].fanin_ns, res[mode].gated_fanin_ns,
+			res[mode].fanin_per_s,
+		};
+
+		for (k = 0; k < 5; k++) {
+			double us[SEM_RUNS_MAX];
+
+			for (run = 0; run < runs; run++)
+				us[run] = k == 4 ? v[k][run] : v[k][run] / 1e3;
+			snprintf(what, sizeof(what), key[k], mn);
+			m[mode][k] = bench_fig(what, k == 4 ? "1/s" : "us", us,
+					       runs);
+		}
+	}
+	if (both) {
+		const char *rk[4] = {
+			"sem.chain.gain", "sem.chain_gated.gain",
+			"sem.fanin.gain", "sem.fanin_gated.gain",
+		};
+
+		for (k = 0; k < 4; k++) {
+			double g[SEM_RUNS_MAX];
+			double *gv = k == 0 ? res[0].hop_ns : k == 1 ?
+				     res[0].gated_hop_ns : k == 2 ?
+				     res[0].fanin_ns : res[0].gated_fanin_ns;
+			double *cv = k == 0 ? res[1].hop_ns : k == 1 ?
+				     res[1].gated_hop_ns : k == 2 ?
+				     res[1].fanin_ns : res[1].gated_fanin_ns;
+
+			for (run = 0; run < runs; run++)
+				g[run] = cv[run] / gv[run];
+			bench_fig(rk[k], "x", g, runs);
+		}
+	}
+
 	megpu_engine_name(types, a, na, sizeof(na));
 	megpu_engine_name(types, b, nb, sizeof(nb));
 	printf("\ndependencies between engines: GPU semaphores (WAIT in the "
-	       "frame) beside\nCPU-side waits (gpu_semaphores=N), same run\n");
-	printf("  %-34s %12s %12s %10s\n", "", "GPU sems", "CPU waits",
+	       "frame) beside\nCPU-side waits (gpu_semaphores=N), same run, "
+	       "median of %u runs\n", runs);
+	printf("  %-40s %12s %12s %10s\n", "", "GPU sems", "CPU waits",
 	       "GPU gain");
 	snprintf(what, sizeof(what), "chain %s<->%s, %u hops: us/hop", na,
 		 nb, hops);
-	sem_row(what, res[0].hop_ns / 1e3, res[1].hop_ns / 1e3, false, both);
-	sem_row("  hops/s", 1e9 / res[0].hop_ns, 1e9 / res[1].hop_ns, true,
-		both);
+	sem_row(what, m[0][0], m[1][0], false, both);
+	snprintf(what, sizeof(what), "  gated, %u hops: us/hop",
+		 hops < GATED_HOPS_MAX ? hops : GATED_HOPS_MAX);
+	sem_row(what, m[0][1], m[1][1], false, both);
 	megpu_engine_name(types, 0, na, sizeof(na));
 	snprintf(what, sizeof(what), "fan-in %u->1 (%s): us/round",
 		 engines - 1, na);
-	sem_row(what, res[0].fanin_ns / 1e3, res[1].fanin_ns / 1e3, false,
-		both);
+	sem_row(what, m[0][2], m[1][2], false, both);
+	snprintf(what, sizeof(what), "  gated, %u rounds: us/round", rounds);
+	sem_row(what, m[0][3], m[1][3], false, both);
 	snprintf(what, sizeof(what), "  pipelined, %u rounds: rounds/s",
 		 rounds);
-	sem_row(what, res[0].fanin_per_s, res[1].fanin_per_s, true, both);
-	printf("  (us/round: one round at a time, median; GPU gain: how many "
-	       "times\n  faster GPU semaphores are)\n");
+	sem_row(what, m[0][4], m[1][4], true, both);
+	printf("  (chain: submitted as fast as possible, the submission "
+	       "included; gated:\n  every job queued behind a delay_us gate, "
+	       "timed from opening it to the last\n  fence; fan-in us/round: "
+	       "one round at a time; GPU gain: how many times\n  faster GPU "
+	       "semaphores are)\n");
 	return 0;
 }
 
@@ -755,18 +936,287 @@ out:
 	return ret;
 }
 
-int cmd_bench(int argc, char **argv)
+/* One run of a floor probe (debugfs "floor"): ns per operation. */
+static int bench_floor(struct megpu *gpu, const char *op, unsigned int n,
+		       double *ns)
+{
+	char path[256], buf[64], name[16];
+	unsigned long long total;
+	unsigned int got;
+	int fd, len, ret;
+	ssize_t r;
+
+	ret = megpu_debugfs_path(gpu, "floor", path, sizeof(path));
+	if (ret)
+		return ret;
+	fd = open(path, O_RDWR);
+	if (fd < 0)
+		return -errno;
+	len = snprintf(buf, sizeof(buf), "%s %u", op, n);
+	ret = write(fd, buf, len) == len ? 0 : -errno;
+	if (!ret && lseek(fd, 0, SEEK_SET))
+		ret = -errno;
+	r = ret ? -1 : read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (ret)
+		return ret;
+	if (r <= 0)
+		return -EIO;
+	buf[r] = '\0';
+	if (sscanf(buf, "%15s %u %llu", name, &got, &total) != 3 ||
+	    strcmp(name, op) || got != n)
+		return -EIO;
+	*ns = (double)total / n;
+	return 0;
+}
+
+#define BASIC_RUNS_MAX 9
+#define IRQ_PARAM "/sys/module/megpu/parameters/irq_retire"
+
+/* Set irq_retire; its old value in @was ('Y'/'N'). -errno without it. */
+static int irq_param_set(char v, char *was)
+{
+	int fd = open(IRQ_PARAM, O_RDWR);
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (was && read(fd, was, 1) != 1)
+		ret = -EIO;
+	if (!ret && (lseek(fd, 0, SEEK_SET) || write(fd, &v, 1) != 1))
+		ret = -EIO;
+	close(fd);
+	return ret;
+}
+
+/*
+ * The no-op ioctl, the floor (doorbell, interrupt round trip), empty-job
+ * latency, jobs/s on 1..N engines and COPY bandwidth: each the median of
+ * @runs runs, runs interleaved so that a slow spell hits every figure.
+ */
+static int bench_basics(struct megpu *gpu, unsigned int engines,
+			unsigned int jobs, bool quick)
 {
 	static const uint32_t sizes[] = { 1 << 20, 4 << 20, 16 << 20 };
-	uint64_t device = 0, jobs = 1000, rounds = 0;
-	unsigned int engines, reps, i, e;
+	unsigned int runs = quick ? 3 : 5, reps = quick ? 50 : 200;
+	double ioctl[BASIC_RUNS_MAX], db[BASIC_RUNS_MAX], irq[BASIC_RUNS_MAX];
+	double med[BASIC_RUNS_MAX], p10[BASIC_RUNS_MAX], p90[BASIC_RUNS_MAX];
+	double floor_x[BASIC_RUNS_MAX], tput[MEGPU_MAX_ENGINES][BASIC_RUNS_MAX];
+	double cpu_busy[MEGPU_MAX_ENGINES][BASIC_RUNS_MAX];
+	unsigned long long b0, a0, b1, a1;
+	bool have_cpu = true;
+	double scale[BASIC_RUNS_MAX], gbw[3][BASIC_RUNS_MAX];
+	double cbw[3][BASIC_RUNS_MAX], ratio[3][BASIC_RUNS_MAX];
+	double sbw[3][BASIC_RUNS_MAX], sratio[3][BASIC_RUNS_MAX];
+	double thr_med[BASIC_RUNS_MAX];
+	bool have_thr = true;
+	char irq_was = 'Y';
+	bool knob, was_strict = false;
+	double m_ioctl, m_db, m_irq, m_med, m_floor, m_tput[MEGPU_MAX_ENGINES];
+	bool have_floor = true;
 	int64_t lat[400], gns = 1, cns = 1;
-	double ioctl_ns, secs, one = 0;
+	unsigned int run, e, i;
+	char what[80];
+	double secs;
+	int ret = 0, ce;
+
+	ce = tool_pick_engine(gpu, MEGPU_ENGINE_COPY, MEGPU_PKT_COPY, -1);
+	knob = !megpu_write_mode_get(gpu, &was_strict);
+	for (run = 0; run < runs; run++) {
+		snprintf(what, sizeof(what), "ioctl, floor, latency, "
+			 "throughput, copy: run %u of %u", run + 1, runs);
+		progress(what);
+		ret = bench_ioctl(gpu, quick ? 2000 : 10000, &ioctl[run]);
+		if (ret)
+			return ret;
+		if (have_floor &&
+		    (bench_floor(gpu, "doorbell", 2000, &db[run]) ||
+		     bench_floor(gpu, "irq", 500, &irq[run]))) {
+			fprintf(stderr, "megpu bench: no debugfs floor probe: "
+				"no floor\n");
+			have_floor = false;
+		}
+		ret = bench_latency(gpu, 0, reps, lat);
+		if (ret)
+			return ret;
+		qsort(lat, reps, sizeof(lat[0]), cmp64);
+		med[run] = lat[reps / 2];
+		/* the same with completions retired in the IRQ thread */
+		if (have_thr && irq_param_set('N', &irq_was)) {
+			have_thr = false;
+		} else if (have_thr) {
+			ret = bench_latency(gpu, 0, reps, lat);
+			if (irq_param_set(irq_was, NULL))
+				fprintf(stderr, "megpu bench: could not restore "
+					"irq_retire\n");
+			if (ret)
+				return ret;
+			qsort(lat, reps, sizeof(lat[0]), cmp64);
+			thr_med[run] = lat[reps / 2] / 1e3;
+		}
+		p10[run] = lat[reps / 10];
+		p90[run] = lat[reps * 9 / 10];
+		if (have_floor)
+			floor_x[run] = med[run] / (ioctl[run] + db[run] +
+						   irq[run]);
+		for (e = 1; e <= engines; e++) {
+			have_cpu = cpu_jiffies(&b0, &a0) && have_cpu;
+			ret = bench_parallel(gpu, e, jobs, &secs);
+			if (ret)
+				return ret;
+			have_cpu = cpu_jiffies(&b1, &a1) && a1 > a0 && have_cpu;
+			tput[e - 1][run] = jobs * e / secs;
+			cpu_busy[e - 1][run] = have_cpu ?
+				100.0 * (b1 - b0) / (a1 - a0) : 0;
+		}
+		scale[run] = engines > 1 ? tput[1][run] / tput[0][run] : 1;
+		for (i = 0; ce >= 0 && i < 3; i++) {
+			ret = knob ? megpu_write_mode_set(gpu, false) : 0;
+			ret = ret ?: bench_copy(gpu, ce, sizes[i],
+						quick ? 2 : 3, &gns, &cns);
+			if (ret)
+				break;
+			gbw[i][run] = sizes[i] / 1048576.0 / (gns / 1e9);
+			cbw[i][run] = sizes[i] / 1048576.0 / (cns / 1e9);
+			ratio[i][run] = (double)cns / gns;
+			if (!knob)
+				continue;
+			/* strict: every write in memory at once, no queue */
+			ret = megpu_write_mode_set(gpu, true);
+			ret = ret ?: bench_copy(gpu, ce, sizes[i],
+						quick ? 2 : 3, &gns, &cns);
+			if (ret)
+				break;
+			sbw[i][run] = sizes[i] / 1048576.0 / (gns / 1e9);
+			sratio[i][run] = (double)cns / gns;
+		}
+		if (knob && megpu_write_mode_set(gpu, was_strict))
+			fprintf(stderr, "megpu bench: could not restore the "
+				"write mode\n");
+		if (ret)
+			return ret;
+	}
+
+	for (run = 0; run < runs; run++) {
+		ioctl[run] /= 1e3;
+		db[run] /= 1e3;
+		irq[run] /= 1e3;
+		med[run] /= 1e3;
+		p10[run] /= 1e3;
+		p90[run] /= 1e3;
+	}
+	m_ioctl = bench_fig("noop_ioctl.us", "us", ioctl, runs);
+	m_med = bench_fig("empty_job.median_us", "us", med, runs);
+	bench_fig("empty_job.p10_us", "us", p10, runs);
+	bench_fig("empty_job.p90_us", "us", p90, runs);
+	printf("\nsubmit-to-completion of an empty job (engine 0, %s) and "
+	       "its floor,\nmedians of %u runs (%u jobs each)\n",
+	       tool_engine_name(gpu, 0), runs, reps);
+	printf("  %-34s %12s %12s\n", "", "time", "x floor");
+	if (have_floor) {
+		m_db = bench_fig("floor.doorbell_us", "us", db, runs);
+		m_irq = bench_fig("floor.irq_round_trip_us", "us", irq, runs);
+		m_floor = m_ioctl + m_db + m_irq;
+		bench_fig1("floor.sum_us", "us", m_floor);
+		printf("  %-34s %9.1f us\n", "no-op ioctl (GET_PARAM)",
+		       m_ioctl);
+		printf("  %-34s %9.1f us\n", "doorbell (RING_TAIL write)",
+		       m_db);
+		printf("  %-34s %9.1f us\n", "interrupt round trip (IRQ_TEST)",
+		       m_irq);
+		printf("  %-34s %9.1f us %12.1f\n", "floor: their sum", m_floor,
+		       1.0);
+		printf("  %-34s %9.1f us %12.1f\n", "empty job, median", m_med,
+		       bench_fig("empty_job.x_floor", "x", floor_x, runs));
+	} else {
+		printf("  %-34s %9.1f us\n", "no-op ioctl (GET_PARAM)",
+		       m_ioctl);
+		printf("  %-34s %9.1f us %12s\n", "empty job, median", m_med,
+		       "-");
+	}
+	if (have_thr)
+		printf("  %-34s %9.1f us\n", "  retired in the IRQ thread",
+		       bench_fig("empty_job.irq_thread_retire.median_us", "us",
+				 thr_med, runs));
+	printf("  %-34s %9.1f us\n", "empty job, 10th pct",
+	       bench_median(p10, runs));
+	printf("  %-34s %9.1f us\n", "empty job, 90th pct",
+	       bench_median(p90, runs));
+	printf("  (doorbell and interrupt timed in the kernel, debugfs "
+	       "\"floor\": no syscall\n  counted twice; the empty job's "
+	       "median of each run, then the median of runs)\n");
+
+	printf("\nempty jobs in parallel, %u per engine, one thread each, "
+	       "median of %u runs\n", jobs, runs);
+	printf("  %-8s %10s %12s %12s %14s\n", "engines", "jobs", "jobs/s",
+	       "x 1 engine", "guest CPU busy");
+	for (e = 1; e <= engines; e++) {
+		double busy = 0;
+
+		snprintf(what, sizeof(what), "jobs_per_s.%u_engines", e);
+		m_tput[e - 1] = bench_fig(what, "1/s", tput[e - 1], runs);
+		if (have_cpu) {
+			snprintf(what, sizeof(what),
+				 "jobs_per_s.%u_engines.cpu_busy_pct", e);
+			busy = bench_fig(what, "%", cpu_busy[e - 1], runs);
+		}
+		printf("  %-8u %10u %12.0f %12.2f %13.0f%%\n", e, jobs * e,
+		       m_tput[e - 1], m_tput[e - 1] / m_tput[0], busy);
+	}
+	printf("  (guest CPU busy: all vCPUs, /proc/stat; near 100%% the "
+	       "guest's CPUs, not the\n  engines, bound the rate)\n");
+	if (engines > 1)
+		bench_fig("jobs_per_s.2_vs_1", "x", scale, runs);
+
+	if (ce < 0) {
+		printf("\nno engine accepts COPY: no bandwidth table\n");
+		return 0;
+	}
+	printf("\nCOPY on engine %d (%s) beside CPU memcpy, best of %u per "
+	       "run, median of %u runs\n", ce, tool_engine_name(gpu, ce),
+	       quick ? 2 : 3, runs);
+	printf("  %-8s %12s %12s %10s %14s %10s\n", "size", "gpu MiB/s",
+	       "cpu MiB/s", "gpu/cpu", "strict MiB/s", "gpu/cpu");
+	for (i = 0; i < 3; i++) {
+		double g, c, r, sg = 0, sr = 0;
+
+		snprintf(what, sizeof(what), "copy.%uMiB.gpu_mib_s",
+			 sizes[i] >> 20);
+		g = bench_fig(what, "MiB/s", gbw[i], runs);
+		snprintf(what, sizeof(what), "copy.%uMiB.cpu_mib_s",
+			 sizes[i] >> 20);
+		c = bench_fig(what, "MiB/s", cbw[i], runs);
+		snprintf(what, sizeof(what), "copy.%uMiB.gpu_vs_cpu",
+			 sizes[i] >> 20);
+		r = bench_fig(what, "x", ratio[i], runs);
+		if (knob) {
+			snprintf(what, sizeof(what),
+				 "copy.%uMiB.strict.gpu_mib_s", sizes[i] >> 20);
+			sg = bench_fig(what, "MiB/s", sbw[i], runs);
+			snprintf(what, sizeof(what),
+				 "copy.%uMiB.strict.gpu_vs_cpu",
+				 sizes[i] >> 20);
+			sr = bench_fig(what, "x", sratio[i], runs);
+		}
+		printf("  %-5u MiB %12.1f %12.1f %10.3f %14.1f %10.3f\n",
+		       sizes[i] >> 20, g, c, r, sg, sr);
+	}
+	printf("  (gpu: relaxed write mode, the device's default: COPY posts "
+	       "its writes page by\n  page through the write queues; strict"
+	       ": straight to memory%s)\n", knob ? "" :
+	       "; n/a: no write_mode knob");
+	return 0;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	uint64_t device = 0, jobs = 1000, rounds = 0;
+	unsigned int engines, i;
 	struct megpu gpu;
 	bool quick = false, only_sem = false, only_flush = false;
 	bool only_syscall = false;
-	bool only_partition = false, only_mgpu = false;
-	int ret, ce;
+	bool only_partition = false, only_mgpu = false, only_fast = false;
+	int ret;
 
 	if (argc > 1 && !strcmp(argv[1], "sem")) {
 		only_sem = true;
@@ -782,6 +1232,10 @@ int cmd_bench(int argc, char **argv)
 		argv++;
 	} else if (argc > 1 && !strcmp(argv[1], "partition")) {
 		only_partition = true;
+		argc--;
+		argv++;
+	} else if (argc > 1 && !strcmp(argv[1], "fast")) {
+		only_fast = true;
 		argc--;
 		argv++;
 	} else if (argc > 1 && !strcmp(argv[1], "mgpu")) {
@@ -814,7 +1268,6 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (quick && jobs > 200)
 		jobs = 200;
-	reps = quick ? 50 : 400;
 	if (tool_open(&gpu, device))
 		return 1;
 	ret = megpu_engines(&gpu, &engines, NULL);
@@ -832,73 +1285,14 @@ int cmd_bench(int argc, char **argv)
 	if (only_mgpu)
 		goto mgpu;
 
-	progress("no-op ioctl");
-	ret = bench_ioctl(&gpu, quick ? 2000 : 20000, &ioctl_ns);
+	ret = bench_basics(&gpu, engines, (unsigned int)jobs, quick);
 	if (ret)
 		goto fail;
-	progress("empty-job latency");
-	ret = bench_latency(&gpu, 0, reps, lat);
-	if (ret)
-		goto fail;
-	qsort(lat, reps, sizeof(lat[0]), cmp64);
-	printf("\nsubmit-to-completion of an empty job (engine 0, %s), "
-	       "%u runs\n", tool_engine_name(&gpu, 0), reps);
-	printf("  %-22s %12s %12s\n", "", "time", "x no-op ioctl");
-	printf("  %-22s %9.1f us %12s\n", "no-op ioctl", ioctl_ns / 1e3,
-	       "1.0");
-	printf("  %-22s %9.1f us %12.1f\n", "empty job, median",
-	       lat[reps / 2] / 1e3, lat[reps / 2] / ioctl_ns);
-	printf("  %-22s %9.1f us %12.1f\n", "empty job, 10th pct",
-	       lat[reps / 10] / 1e3, lat[reps / 10] / ioctl_ns);
-	printf("  %-22s %9.1f us %12.1f\n", "empty job, 90th pct",
-	       lat[reps * 9 / 10] / 1e3, lat[reps * 9 / 10] / ioctl_ns);
-
-	printf("\nempty jobs in parallel, %llu per engine, one thread each\n",
-	       (unsigned long long)jobs);
-	printf("  %-8s %10s %10s %12s %12s\n", "engines", "jobs", "seconds",
-	       "jobs/s", "x 1 engine");
-	for (e = 1; e <= engines; e++) {
-		char what[64];
-
-		snprintf(what, sizeof(what), "throughput on %u engine%s", e,
-			 e > 1 ? "s" : "");
-		progress(what);
-		ret = bench_parallel(&gpu, e, jobs, &secs);
-		if (ret)
-			goto fail;
-		if (e == 1)
-			one = jobs / secs;
-		printf("  %-8u %10llu %10.2f %12.0f %12.2f\n", e,
-		       (unsigned long long)(jobs * e), secs, jobs * e / secs,
-		       jobs * e / secs / one);
-	}
-
-	ce = tool_pick_engine(&gpu, MEGPU_ENGINE_COPY, MEGPU_PKT_COPY, -1);
-	if (ce < 0) {
-		printf("\nno engine accepts COPY: no bandwidth table\n");
-		goto sem;
-	}
-	printf("\nCOPY on engine %d (%s) beside CPU memcpy, best of %u\n", ce,
-	       tool_engine_name(&gpu, ce), quick ? 2 : 5);
-	printf("  %-8s %12s %12s %12s %12s %10s\n", "size", "gpu time",
-	       "gpu MiB/s", "cpu time", "cpu MiB/s", "gpu/cpu");
-	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		double mib = sizes[i] / 1048576.0;
-
-		progress("copy bandwidth");
-		ret = bench_copy(&gpu, ce, sizes[i], quick ? 2 : 5, &gns,
-				 &cns);
-		if (ret)
-			goto fail;
-		printf("  %-5.0f MiB %9.2f ms %12.1f %9.3f ms %12.1f %10.3f\n",
-		       mib, ms(gns), mib / (gns / 1e9), ms(cns),
-		       mib / (cns / 1e9), (double)cns / gns);
-	}
 sem:
 	ret = bench_sem(&gpu, quick);
 	if (ret)
 		goto fail;
-	if (only_sem)
+	if (only_sem || only_fast)
 		goto done;
 flush:
 	ret = bench_flush(&gpu, quick);
@@ -926,6 +1320,7 @@ mgpu:
 	if (ret)
 		goto fail;
 done:
+	bench_json(stdout);
 	megpu_close(&gpu);
 	return 0;
 fail:

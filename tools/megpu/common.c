@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,4 +119,43 @@ const char *tool_status(int status)
 	}
 	snprintf(buf, sizeof(buf), "error %d (%s)", status, strerror(-status));
 	return buf;
+}
+
+/* Jobs put in rings so far, all engines (debugfs "timestamps"). */
+int64_t tool_emitted_jobs(struct megpu *gpu)
+{
+	char path[256], name[32];
+	unsigned long long cur, next;
+	int64_t sum = 0;
+	FILE *f;
+
+	if (megpu_debugfs_path(gpu, "timestamps", path, sizeof(path)))
+		return -1;
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%31s current %llu next %llu", name, &cur,
+		      &next) == 3)
+		sum += next - 1;
+	fclose(f);
+	return sum;
+}
+
+/*
+ * Before opening a gate: let the schedulers put @want jobs more than
+ * @base in the rings (what they can: with CPU waits only the jobs with
+ * nothing to wait for), at most 0.8 s, within the gate's hold.
+ */
+void tool_gate_settle(struct megpu *gpu, int64_t base, int64_t want)
+{
+	int64_t t0 = megpu_now_ns(), n;
+
+	if (base < 0)
+		return;
+	while (megpu_now_ns() - t0 < 800000000ll) {
+		n = tool_emitted_jobs(gpu);
+		if (n < 0 || n - base >= want)
+			return;
+		usleep(1000);
+	}
 }

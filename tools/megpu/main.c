@@ -29,6 +29,9 @@ static const struct command {
 	  "           semaphore on a PRIME-shared BO ('mgpu msem')" },
 	{ "debug", cmd_debug, "seed 001's dump: 'debug frames|resources|\n"
 	  "           timestamps|semaphores' (debugfs, root)" },
+	{ "trace", cmd_trace, "run a command with the driver's tracepoints on,\n"
+	  "           write a Chrome/Perfetto timeline (-o FILE.json) and\n"
+	  "           where an average hop between engines spends its time" },
 	{ "asm", cmd_asm, "assemble (or -d: disassemble) a wave ISA program" },
 };
 

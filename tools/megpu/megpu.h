@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "libmegpu.h"
 
@@ -32,6 +33,19 @@ int cmd_asm(int argc, char **argv);
 /* debug.c: seed 001's dump tool (debugfs) */
 int cmd_debug(int argc, char **argv);
 
+/*
+ * results.c: bench figures, each the median of @n runs with its spread,
+ * printed by bench_json() as one line "MEGPU-BENCH-JSON {...}". Both
+ * return the median. bench_median() sorts @v.
+ */
+double bench_fig(const char *name, const char *unit, const double *v,
+		 unsigned int n);
+double bench_fig1(const char *name, const char *unit, double v);
+double bench_median(double *v, unsigned int n);
+void bench_json(FILE *out);
+/* trace.c: "megpu trace -o FILE.json -- COMMAND..." */
+int cmd_trace(int argc, char **argv);
+
 /* common.c */
 
 /* Open device @index, with a message on failure. */
@@ -52,6 +66,13 @@ const char *tool_engine_name(struct megpu *gpu, unsigned int e);
 /* Parse a size with an optional K/M/G suffix; false on garbage. */
 bool tool_parse_size(const char *s, uint64_t *v);
 bool tool_parse_u64(const char *s, uint64_t *v);
+/* Jobs put in rings so far on all engines (debugfs), or -1. */
+int64_t tool_emitted_jobs(struct megpu *gpu);
+/*
+ * Before opening a delay_us gate: wait until @want more jobs than @base
+ * are in rings; at most 0.8 s.
+ */
+void tool_gate_settle(struct megpu *gpu, int64_t base, int64_t want);
 /* A fence status as text: "ok", "fault (-EFAULT)", ... */
 const char *tool_status(int status);
 

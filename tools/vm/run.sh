@@ -1,7 +1,7 @@
 #!/bin/bash
 # Boot the guest with the megpu device and run one mode in it.
 #
-# usage: run.sh check|demo|bench|shell INITRAMFS
+# usage: run.sh check|demo|bench|trace|shell INITRAMFS
 #
 # check, demo and bench read the serial console and fail on a failed test, a kernel
 # BUG/oops/WARNING/KASAN/lockdep report, a missing end marker or a timeout.
@@ -12,7 +12,9 @@
 # "x-drop-irqs=on x-version=0x20000"; overrides GPUS), TESTS (comma
 # separated selftests to run, default all), TEST_ARGS (more
 # megpu_test.key=value words), NAME (log name, default the mode),
-# GUEST_TIMEOUT (seconds, default 900), QEMU_EXTRA (more QEMU options).
+# GUEST_TIMEOUT (seconds, default 900), QEMU_EXTRA (more QEMU options),
+# BENCH_JSON (bench: where the figures go, default build/bench.json),
+# TRACE_JSON (trace: where the timeline goes, default build/trace.json).
 set -uo pipefail
 
 mode=$1 initrd=$2
@@ -53,6 +55,7 @@ fi
 mkdir -p "$(dirname "$log")"
 start=$EPOCHREALTIME
 boot=
+intrace=
 while IFS= read -r line; do
 	line=${line%$'\r'}
 	printf '%s\n' "$line" >>"$log"
@@ -63,8 +66,13 @@ while IFS= read -r line; do
 		;;
 	esac
 	# The demo's own output, and the tests' summary lines, for the user.
-	if [ "$mode" != check ] && [ -n "$boot" ] &&
-		[[ "$line" != \[* ]] && [[ "$line" != megpu-init:* ]] && [[ "$line" != qemu-exit=* ]]; then
+	case "$line" in
+	MEGPU-TRACE-BEGIN) intrace=1 ;;
+	MEGPU-TRACE-END) intrace= ;;
+	esac
+	if [ "$mode" != check ] && [ -n "$boot" ] && [ -z "$intrace" ] &&
+		[[ "$line" != MEGPU-TRACE-* ]] &&
+		[[ "$line" != MEGPU-BENCH-JSON* ]] && [[ "$line" != \[* ]] && [[ "$line" != megpu-init:* ]] && [[ "$line" != qemu-exit=* ]]; then
 		printf '%s\n' "$line"
 	fi
 	if [ "$mode" = check ]; then
@@ -96,6 +104,31 @@ if grep -nE 'BUG:|Oops|WARNING:|Call Trace:|KASAN|UBSAN|kmemleak|possible circul
 	sed 's/^/  /' "$log.kernel"
 fi
 rm -f "$log.kernel"
+
+# The bench's figures (medians of repeated runs with their spread), for
+# comparing commits: build/bench.json, or BENCH_JSON.
+if [ "$mode" = bench ]; then
+	json=${BENCH_JSON:-$top/build/bench.json}
+	if line=$(grep -a '^MEGPU-BENCH-JSON ' "$log" | tail -n 1) &&
+		[ -n "$line" ]; then
+		printf '%s\n' "${line#MEGPU-BENCH-JSON }" >"$json"
+		echo "guest: bench figures in $json"
+	else
+		report "no bench figures (MEGPU-BENCH-JSON) in the log"
+	fi
+fi
+
+# trace: the timeline the guest printed, to build/trace.json or TRACE_JSON.
+if [ "$mode" = trace ]; then
+	json=${TRACE_JSON:-$top/build/trace.json}
+	if grep -aq '^MEGPU-TRACE-END' "$log"; then
+		sed -n '/^MEGPU-TRACE-BEGIN$/,/^MEGPU-TRACE-END$/p' "$log" |
+			sed '1d;$d' >"$json"
+		echo "guest: timeline in $json (open it in ui.perfetto.dev)"
+	else
+		report "no timeline (MEGPU-TRACE-BEGIN/END) in the log"
+	fi
+fi
 
 if [ "$mode" = check ]; then
 	# Count the test cases inside the programs; a program that died

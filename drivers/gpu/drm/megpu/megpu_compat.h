@@ -17,12 +17,14 @@
 static inline int
 megpu_compat_sched_init(struct drm_gpu_scheduler *sched,
 			const struct drm_sched_backend_ops *ops,
+			struct workqueue_struct *submit_wq,
 			u32 credit_limit, long timeout, const char *name,
 			struct device *dev)
 {
 #ifdef MEGPU_SCHED_INIT_ARGS
 	const struct drm_sched_init_args args = {
 		.ops = ops,
+		.submit_wq = submit_wq,
 		.num_rqs = DRM_SCHED_PRIORITY_COUNT,
 		.credit_limit = credit_limit,
 		.timeout = timeout,
@@ -32,7 +34,7 @@ megpu_compat_sched_init(struct drm_gpu_scheduler *sched,
 
 	return drm_sched_init(sched, &args);
 #else
-	return drm_sched_init(sched, ops, NULL, DRM_SCHED_PRIORITY_COUNT,
+	return drm_sched_init(sched, ops, submit_wq, DRM_SCHED_PRIORITY_COUNT,
 			      credit_limit, 0, timeout, NULL, NULL, name, dev);
 #endif
 }

@@ -36,6 +36,16 @@ module_param_named(drop_waits, megpu_drop_waits, bool, 0644);
 MODULE_PARM_DESC(drop_waits,
 		 "debug: emit no semaphore waits, so cross-engine races show (default 0)");
 
+bool megpu_irq_retire = true;
+module_param_named(irq_retire, megpu_irq_retire, bool, 0644);
+MODULE_PARM_DESC(irq_retire,
+		 "retire completed jobs in the hard interrupt handler (default) or in its thread (0)");
+
+bool megpu_sched_highpri = true;
+module_param_named(sched_highpri, megpu_sched_highpri, bool, 0444);
+MODULE_PARM_DESC(sched_highpri,
+		 "run the schedulers' work on high-priority workqueues (default) or normal ones (0)");
+
 #define DRIVER_NAME	"megpu"
 #define DRIVER_DESC	"megpu virtual multi-engine GPU"
 #define DRIVER_MAJOR	0
@@ -316,6 +326,7 @@ static int megpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return ret;
 	mutex_init(&mdev->submit_lock);
 	mutex_init(&mdev->mmu_lock);
+	mutex_init(&mdev->floor_lock);
 	xa_init_flags(&mdev->ctxs, XA_FLAGS_ALLOC1);
 	megpu_flush_init(mdev);
 	megpu_syscall_init(mdev);

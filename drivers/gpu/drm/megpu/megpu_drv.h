@@ -66,6 +66,8 @@ struct sg_table;
 extern unsigned int megpu_job_timeout_ms;
 extern bool megpu_gpu_semaphores;
 extern bool megpu_drop_waits;
+extern bool megpu_irq_retire;
+extern bool megpu_sched_highpri;
 
 /**
  * struct megpu_vector - one MSI-X vector
@@ -73,7 +75,6 @@ extern bool megpu_drop_waits;
  * @index: MSI-X vector number (MEGPU_VEC_*)
  * @irq: Linux IRQ number
  * @test_done: completed when a test interrupt arrives on this vector
- * @testing: a test interrupt is expected (the self-test at probe)
  * @engine: the engine whose vector it is, once the engine is set up
  * @pending: engine interrupt status for the IRQ thread
  */
@@ -82,7 +83,6 @@ struct megpu_vector {
 	unsigned int index;
 	int irq;
 	struct completion test_done;
-	bool testing;
 	struct megpu_engine *engine;
 	atomic_t pending;
 };
@@ -142,6 +142,7 @@ struct megpu_sem_obj {
  * @name: type name and instance, e.g. "copy0"
  * @regs: the engine's register block
  * @sched: DRM GPU scheduler feeding the ring
+ * @submit_wq: its work queue (high priority, ordered)
  * @ring_lock: serializes writes to the ring
  * @ring: ring buffer (coherent DMA memory)
  * @ring_dma: its bus address
@@ -154,8 +155,9 @@ struct megpu_sem_obj {
  * @fence_context: dma_fence context of the hardware fences
  * @emitted: last seqno put in the ring
  * @fence_lock: lock of the hardware fences
- * @job_lock: protects @active, @faults and @last_retire_ns
+ * @job_lock: protects @active, @faults, @last_retire_ns and @last_fence
  * @active: jobs in the ring, oldest first
+ * @last_fence: hardware fence of the last job run_job started, referenced
  * @last_retire_ns: when the last job retired (busy-time accounting)
  * @faults: the last faults, for debugfs
  * @fault_count: faults seen since probe
@@ -170,6 +172,7 @@ struct megpu_engine {
 	void __iomem *regs;
 
 	struct drm_gpu_scheduler sched;
+	struct workqueue_struct *submit_wq;
 
 	struct mutex ring_lock;		/* ring writes */
 	u32 *ring;
@@ -185,8 +188,9 @@ struct megpu_engine {
 	u64 emitted;
 	spinlock_t fence_lock;		/* hardware fences */
 
-	spinlock_t job_lock;		/* active, faults */
+	spinlock_t job_lock;		/* active, faults, last_fence */
 	struct list_head active;
+	struct dma_fence *last_fence;
 	u64 last_retire_ns;
 	struct megpu_fault faults[MEGPU_FAULT_LOG];
 	unsigned int fault_count;
@@ -204,6 +208,7 @@ struct megpu_engine {
  * @num_engines: engines present
  * @engine_types: MEGPU_REG_ENGINE_TYPES
  * @vec: MSI-X vectors
+ * @irq_tests: test interrupts in flight (megpu_irq_test())
  * @engines: the engines
  * @seqno_page: completed-seqno slots of all engines
  * @seqno_page_dma: its bus address
@@ -235,6 +240,10 @@ struct megpu_engine {
  *	and @sc
  * @mailboxes: the files' mailboxes, which the syscall interrupt scans
  * @sc: GPU-to-CPU call counters (debugfs "syscalls")
+ * @floor_lock: serializes the floor probes (megpu_floor.c)
+ * @floor_op: the last probe run ("doorbell", "irq")
+ * @floor_n: how many times it ran
+ * @floor_ns: how long that took
  * @live_bos: BOs alive (debugfs, leak checks)
  * @live_jobs: jobs alive
  * @live_vms: GPU address spaces alive
@@ -250,6 +259,7 @@ struct megpu_device {
 	u32 engine_types;
 
 	struct megpu_vector vec[MEGPU_NUM_VECTORS];
+	atomic_t irq_tests;
 	struct megpu_engine engines[MEGPU_MAX_ENGINES];
 
 	void *seqno_page;
@@ -296,6 +306,11 @@ struct megpu_device {
 		u64 deferred_restarts;
 		u64 reclaimed;
 	} sc;
+
+	struct mutex floor_lock;	/* floor_* */
+	char floor_op[16];
+	u32 floor_n;
+	u64 floor_ns;
 
 	atomic_t live_bos;
 	atomic_t live_jobs;
@@ -549,6 +564,8 @@ static inline void megpu_eng_write(struct megpu_engine *eng, u32 reg, u32 val)
 int megpu_irq_init(struct megpu_device *mdev);
 void megpu_irq_fini(struct megpu_device *mdev);
 int megpu_irq_self_test(struct megpu_device *mdev);
+bool megpu_irq_test(struct megpu_device *mdev, unsigned int i,
+		    unsigned int timeout_ms);
 void megpu_irq_enable_engines(struct megpu_device *mdev);
 
 /* megpu_mmu.c */
@@ -594,6 +611,7 @@ int megpu_sched_init(struct megpu_device *mdev);
 void megpu_sched_fini(struct megpu_device *mdev);
 void megpu_sched_fail_all(struct megpu_device *mdev, int error);
 void megpu_engine_irq(struct megpu_engine *eng, u32 status);
+void megpu_engine_irq_fast(struct megpu_engine *eng, u32 status);
 void megpu_job_put(struct megpu_job *job);
 void __megpu_job_put(struct megpu_job *job, bool patient);
 
@@ -626,6 +644,7 @@ u64 megpu_sem_addr(struct megpu_device *mdev, u32 sem);
 void megpu_sem_debugfs_init(struct megpu_device *mdev);
 /* megpu_knobs.c */
 void megpu_debugfs_minor_init(struct drm_minor *minor);
+void megpu_floor_debugfs_init(struct drm_minor *minor);
 
 /* megpu_flush.c */
 void megpu_flush_init(struct megpu_device *mdev);

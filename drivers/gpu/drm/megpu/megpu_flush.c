@@ -28,6 +28,7 @@
 #include <drm/megpu_drm.h>
 
 #include "megpu_drv.h"
+#include "megpu_trace.h"
 
 #define MEGPU_FLUSH_TIMEOUT_MS	1000
 
@@ -53,6 +54,7 @@ u64 megpu_flush_start(struct megpu_device *mdev)
 		atomic64_read(&mdev->dirty_gen);
 	megpu_write(mdev, MEGPU_REG_FLUSH, 1);
 	spin_unlock_irqrestore(&mdev->flush_lock, flags);
+	trace_megpu_host_flush(target, 0);
 	return target;
 }
 
@@ -129,6 +131,8 @@ void megpu_flush_irq(struct megpu_device *mdev)
 		if (gen > mdev->clean_gen)
 			mdev->clean_gen = gen;
 	}
+	if (seq != mdev->flush_done)
+		trace_megpu_host_flush(0, seq);
 	WRITE_ONCE(mdev->flush_done, seq);
 	list_for_each_entry_safe(job, tmp, &mdev->flush_jobs, active_node)
 		if (job->flush_target <= seq)

@@ -59,5 +59,6 @@ void megpu_debugfs_minor_init(struct drm_minor *minor)
 	debugfs_create_u32("sem_pool_limit", 0644, minor->debugfs_root,
 			   &to_megpu(minor->dev)->sem_limit);
 	megpu_flush_debugfs_minor_init(minor);
+	megpu_floor_debugfs_init(minor);
 	megpu_mgpu_debugfs_minor_init(minor);
 }

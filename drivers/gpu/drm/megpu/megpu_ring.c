@@ -18,6 +18,7 @@
 
 #include "megpu_drv.h"
 #include "megpu_frame.h"
+#include "megpu_trace.h"
 
 #define MEGPU_RESET_TIMEOUT_US	1000000
 
@@ -82,6 +83,7 @@ void megpu_ring_kick(struct megpu_engine *eng)
 	/* the packets must be in memory before the device sees the tail */
 	dma_wmb();
 	megpu_eng_write(eng, MEGPU_ENG_RING_TAIL, eng->tail);
+	trace_megpu_doorbell(eng->index, eng->tail);
 }
 
 /*

@@ -90,6 +90,23 @@ struct dma_fence *megpu_sched_oldest_fence(struct megpu_device *mdev)
 		}
 		spin_unlock_irqrestore(&eng->job_lock, flags);
 	}
+	/*
+	 * No job in a ring: one may be on its way in (run_job planned its
+	 * semaphore, the active list does not have it yet). Its fence is
+	 * its engine's last one.
+	 */
+	for (i = 0; !fence && i < mdev->num_engines; i++) {
+		struct megpu_engine *eng = &mdev->engines[i];
+		struct dma_fence *last;
+
+		spin_lock_irqsave(&eng->job_lock, flags);
+		last = dma_fence_get(eng->last_fence);
+		spin_unlock_irqrestore(&eng->job_lock, flags);
+		if (last && !dma_fence_is_signaled(last))
+			fence = last;
+		else
+			dma_fence_put(last);
+	}
 	return fence;
 }
 
@@ -234,12 +251,27 @@ void megpu_job_signal(struct megpu_job *job)
 		megpu_flush_mark_dirty(job->engine->mdev);
 	if (!job->error && megpu_job_inherits_failure(job))
 		job->error = -ECANCELED;
-	trace_megpu_job_done(job->engine->index, job->seqno, job->error);
+	trace_megpu_job_done(job->engine->index, job->seqno, job->error,
+			     job->done_fence->context, job->done_fence->seqno);
 	if (job->error && !job->hw_fence->error)
 		dma_fence_set_error(job->hw_fence, job->error);
 	/* after the dirty mark: an unmap sees the one or the other */
 	atomic_dec(&job->vm->jobs_in_ring);
 	dma_fence_signal(job->hw_fence);
+}
+
+/* The device's time counters of @eng, for the timeline (megpu trace). */
+static void megpu_trace_engine_stats(struct megpu_engine *eng)
+{
+	u64 wait_ns, busy_ns;
+
+	wait_ns = megpu_eng_read(eng, MEGPU_ENG_WAIT_NS_LO);
+	wait_ns |= (u64)megpu_eng_read(eng, MEGPU_ENG_WAIT_NS_HI) << 32;
+	busy_ns = megpu_eng_read(eng, MEGPU_ENG_BUSY_NS_LO);
+	busy_ns |= (u64)megpu_eng_read(eng, MEGPU_ENG_BUSY_NS_HI) << 32;
+	trace_megpu_engine_stats(eng->index, READ_ONCE(*eng->seqno_cpu),
+				 wait_ns, busy_ns,
+				 megpu_eng_read(eng, MEGPU_ENG_WAITS));
 }
 
 /*
@@ -255,6 +287,8 @@ static void megpu_engine_retire(struct megpu_engine *eng)
 	LIST_HEAD(flush);
 	u64 seqno, now, target;
 
+	if (trace_megpu_engine_stats_enabled())
+		megpu_trace_engine_stats(eng);
 	spin_lock_irqsave(&eng->job_lock, flags);
 	seqno = READ_ONCE(*eng->seqno_cpu);
 	list_for_each_entry_safe(job, tmp, &eng->active, active_node) {
@@ -360,6 +394,21 @@ void megpu_engine_irq(struct megpu_engine *eng, u32 status)
 }
 
 /*
+ * Engine interrupt without a fault, in the hard handler: retire what the
+ * engine completed. Everything on this path takes spinlocks only, and the
+ * fences' callbacks (the scheduler's, syncobjs') run in any context.
+ */
+void megpu_engine_irq_fast(struct megpu_engine *eng, u32 status)
+{
+	bool cookie = dma_fence_begin_signalling();
+
+	if (status & MEGPU_ENG_IRQ_IDLE)
+		eng->idle_irqs++;
+	megpu_engine_retire(eng);
+	dma_fence_end_signalling(cookie);
+}
+
+/*
  * Turn the in-syncs on other engines, which the scheduler only waited to
  * be scheduled, into semaphores for the frame: (engine, seqno, sem) of
  * the producer's hardware fence. A producer that is not in a ring (it
@@ -393,15 +442,21 @@ static struct dma_fence *megpu_prepare_job(struct drm_sched_job *sched_job,
 		dma_fence_put(hw);
 	}
 	/* last: only a job about to run holds a reservation */
-	return megpu_sem_reserve(job);
+	hw = megpu_sem_reserve(job);
+	if (!hw)
+		trace_megpu_job_ready(job->engine->index,
+				      job->done_fence->context,
+				      job->done_fence->seqno);
+	return hw;
 }
 
 static struct dma_fence *megpu_run_job(struct drm_sched_job *sched_job)
 {
 	struct megpu_job *job = to_megpu_job(sched_job);
 	struct megpu_engine *eng = job->engine;
-	struct dma_fence *fence;
+	struct dma_fence *fence, *last;
 	unsigned long flags;
+	unsigned int i;
 	bool cookie;
 	int idx;
 
@@ -422,6 +477,15 @@ static struct dma_fence *megpu_run_job(struct drm_sched_job *sched_job)
 	mutex_lock(&eng->ring_lock);
 	job->seqno = eng->emitted + 1;
 	fence = megpu_fence_init(job, job->seqno);
+	/*
+	 * Its semaphore is busy from the plan on, before the job is in the
+	 * active list: megpu_sched_oldest_fence() finds it here meanwhile.
+	 */
+	spin_lock_irqsave(&eng->job_lock, flags);
+	last = eng->last_fence;
+	eng->last_fence = dma_fence_get(fence);
+	spin_unlock_irqrestore(&eng->job_lock, flags);
+	dma_fence_put(last);
 	megpu_sem_plan_job(job);
 	eng->emitted++;
 	container_of(fence, struct megpu_fence, base)->sem = job->frame.own.sem;
@@ -441,11 +505,17 @@ static struct dma_fence *megpu_run_job(struct drm_sched_job *sched_job)
 	megpu_job_cancel_if_failed(job);
 	spin_unlock_irqrestore(&eng->job_lock, flags);
 	megpu_ring_kick(eng);
+	for (i = 0; i < job->frame.nwaits; i++)
+		trace_megpu_frame_wait(eng->index, job->seqno,
+				       job->frame.waits[i].engine,
+				       job->frame.waits[i].ts);
 	mutex_unlock(&eng->ring_lock);
 	dma_fence_end_signalling(cookie);
 	drm_dev_exit(idx);
 
-	trace_megpu_job_run(eng->index, job->seqno, job->vm->ctx_id);
+	trace_megpu_job_run(eng->index, job->seqno, job->vm->ctx_id,
+			    job->done_fence->context, job->done_fence->seqno,
+			    job->frame.nwaits);
 	return dma_fence_get(fence);
 }
 
@@ -734,11 +804,27 @@ static int megpu_engine_init(struct megpu_device *mdev, unsigned int i)
 	if (ret)
 		return ret;
 
+	/*
+	 * The scheduler's work (run_job, free_job) on a high-priority
+	 * ordered queue: a submit or a CPU-side dependency reaches the ring
+	 * without waiting behind normal kworkers (issue 12). sched_highpri=N
+	 * gives the queue normal priority, to compare.
+	 */
+	eng->submit_wq = alloc_ordered_workqueue("megpu-%s",
+						 (megpu_sched_highpri ?
+						  WQ_HIGHPRI : 0) |
+						 WQ_MEM_RECLAIM, eng->name);
+	if (!eng->submit_wq) {
+		megpu_ring_fini(eng);
+		return -ENOMEM;
+	}
 	ret = megpu_compat_sched_init(&eng->sched, &megpu_sched_ops,
+				      eng->submit_wq,
 				      MEGPU_RING_SIZE / MEGPU_FRAME_MAX_BYTES - 1,
 				      msecs_to_jiffies(megpu_job_timeout_ms),
 				      eng->name, mdev->drm.dev);
 	if (ret) {
+		destroy_workqueue(eng->submit_wq);
 		megpu_ring_fini(eng);
 		return ret;
 	}
@@ -747,7 +833,16 @@ static int megpu_engine_init(struct megpu_device *mdev, unsigned int i)
 
 static void megpu_engine_fini(struct megpu_engine *eng)
 {
+	/*
+	 * Free the jobs that completed (unplugged: failed) before the
+	 * scheduler stops: 6.12's drm_sched_fini() cancels the free_job work
+	 * and would leak them, and their BOs with them (drm_mm "not clean").
+	 */
+	drain_workqueue(eng->submit_wq);
 	drm_sched_fini(&eng->sched);
+	destroy_workqueue(eng->submit_wq);
+	dma_fence_put(eng->last_fence);
+	eng->last_fence = NULL;
 	megpu_ring_fini(eng);
 }
 

@@ -30,6 +30,27 @@
 #include "megpu_compat.h"
 #include "megpu_trace.h"
 
+/*
+ * The job's dependencies on other megpu jobs, for the timeline: finished
+ * fences are waited for on the CPU, scheduled ones become WAITs.
+ */
+static void megpu_trace_deps(struct megpu_job *job)
+{
+	struct drm_sched_fence *dep;
+	struct dma_fence *fence;
+	unsigned long index;
+
+	xa_for_each(&job->base.dependencies, index, fence) {
+		dep = to_drm_sched_fence(fence);
+		if (!dep)
+			continue;
+		trace_megpu_job_dep(job->done_fence->context,
+				    job->done_fence->seqno,
+				    dep->finished.context, dep->finished.seqno,
+				    fence == &dep->scheduled);
+	}
+}
+
 static int megpu_submit_check_args(struct megpu_device *mdev,
 				   const struct drm_megpu_submit *args)
 {
@@ -283,7 +304,9 @@ int megpu_submit_kernel_job(struct megpu_file *mfile, struct drm_file *file,
 	drm_sched_job_arm(&job->base);
 	job->done_fence = dma_fence_get(&job->base.s_fence->finished);
 	*done = dma_fence_get(job->done_fence);
-	trace_megpu_job_submit(engine, job->vm->ctx_id, count, 0);
+	trace_megpu_job_submit(engine, job->vm->ctx_id, count, 0,
+			       job->done_fence->context,
+			       job->done_fence->seqno);
 	drm_sched_entity_push_job(&job->base);
 	mutex_unlock(&mdev->submit_lock);
 	return 0;
@@ -388,7 +411,10 @@ int megpu_ioctl_submit(struct drm_device *drm, void *data,
 				   refs[i].flags & DRM_MEGPU_BO_WRITE ?
 				   DMA_RESV_USAGE_WRITE : DMA_RESV_USAGE_READ);
 	trace_megpu_job_submit(args->engine, job->vm->ctx_id, args->bo_count,
-			       args->in_sync_count);
+			       args->in_sync_count, job->done_fence->context,
+			       job->done_fence->seqno);
+	if (trace_megpu_job_dep_enabled())
+		megpu_trace_deps(job);
 	drm_sched_entity_push_job(&job->base);
 	mutex_unlock(&mdev->submit_lock);
 

@@ -459,6 +459,9 @@ static void megpu_engine_do_reset(MegpuEngine *e)
         e->last_ts = 0;
         e->flushes = 0;
         e->idle_signals = 0;
+        e->wait_ns = 0;
+        e->busy_ns = 0;
+        e->waits = 0;
         e->wave_insns = 0;
         e->work_items = 0;
         e->work_groups = 0;
@@ -487,6 +490,7 @@ static void *megpu_engine_thread(void *opaque)
         MegpuExec x = { .e = e };
         MegpuRing r;
         uint32_t next;
+        int64_t t0;
 
         if (e->stop) {
             break;
@@ -506,10 +510,13 @@ static void *megpu_engine_thread(void *opaque)
         e->busy = true;
         qemu_mutex_unlock(&e->lock);
 
+        t0 = get_clock();
         next = megpu_run_ring_packet(&x, &r);
+        t0 = get_clock() - t0;
 
         qemu_mutex_lock(&e->lock);
         e->busy = false;
+        e->busy_ns += t0;
         if (x.aborted || e->reset_pending || e->stop) {
             continue;       /* the reset sets head and tail */
         }
@@ -649,6 +656,21 @@ uint32_t megpu_engine_read(MegpuEngine *e, hwaddr off)
         break;
     case MEGPU_ENG_IDLE_SIGNALS:
         val = e->idle_signals;
+        break;
+    case MEGPU_ENG_WAIT_NS_LO:
+        e->stat_latch = e->wait_ns >> 32;
+        val = e->wait_ns;
+        break;
+    case MEGPU_ENG_BUSY_NS_LO:
+        e->stat_latch = e->busy_ns >> 32;
+        val = e->busy_ns;
+        break;
+    case MEGPU_ENG_WAIT_NS_HI:
+    case MEGPU_ENG_BUSY_NS_HI:
+        val = e->stat_latch;
+        break;
+    case MEGPU_ENG_WAITS:
+        val = e->waits;
         break;
     case MEGPU_ENG_WAVE_FAULT_ID:
         val = e->wave_fault_id;

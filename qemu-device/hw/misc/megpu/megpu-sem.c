@@ -12,28 +12,39 @@
  * other engine write does too when somebody waits), and a waiter re-reads
  * its word every millisecond to see values a CPU wrote; a WAIT is cut
  * short by an engine reset. The WAIT_ADDR/WAIT_VALUE registers show what
- * a stalled engine waits for.
+ * a stalled engine waits for; WAIT_NS and WAITS how long and how often
+ * it stalled (issue 12's timeline). A SIGNAL wakes only engines inside a
+ * packet, and a stalled WAIT may spin before it sleeps (x-wait-spin-us,
+ * off by default: see megpu.c).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
 #include "qemu/osdep.h"
 #include "qemu/atomic.h"
+#include "qemu/timer.h"
 #include "megpu-internal.h"
 #include "trace.h"
 
 /* how often a WAIT re-reads memory the CPU may have written */
 #define MEGPU_WAIT_POLL_MS      1
 
-/* SIGNAL: every waiting engine re-reads its semaphore at once. */
+/*
+ * SIGNAL: every waiting engine re-reads its semaphore at once. Only an
+ * engine inside a packet (a WAIT, a wave) can be waiting for memory; an
+ * idle one sleeps until its doorbell, and waking it for nothing costs a
+ * host thread wakeup per SIGNAL (issue 12).
+ */
 static void megpu_wake_all(MegpuState *s)
 {
     for (unsigned n = 0; n < s->num_engines; n++) {
         MegpuEngine *e = &s->engines[n];
 
         qemu_mutex_lock(&e->lock);
-        e->wake_seq++;
-        qemu_cond_broadcast(&e->cond);
+        qatomic_set(&e->wake_seq, e->wake_seq + 1);
+        if (e->busy) {
+            qemu_cond_broadcast(&e->cond);
+        }
         qemu_mutex_unlock(&e->lock);
     }
 }
@@ -67,15 +78,36 @@ bool megpu_exec_signal(MegpuExec *x, const uint32_t *p)
 }
 
 /*
+ * Spin until a SIGNAL bumps wake_seq past @seq, for at most x-wait-spin-us
+ * from @since; true when one did. A hint read without the lock: the
+ * caller re-reads the semaphore either way.
+ */
+static bool megpu_wait_spin(MegpuEngine *e, uint64_t seq, int64_t since)
+{
+    int64_t spin_ns = (int64_t)e->s->wait_spin_us * SCALE_US;
+
+    while (get_clock() - since < spin_ns) {
+        if (qatomic_read(&e->wake_seq) != seq ||
+            megpu_engine_should_abort(e)) {
+            return true;
+        }
+        cpu_relax();
+    }
+    return false;
+}
+
+/*
  * WAIT stalls only this engine. Any SIGNAL bumps wake_seq and wakes it;
  * the timed wait catches values the CPU wrote. Reading wake_seq before
  * the semaphore closes the window in which a SIGNAL could be missed.
+ * With x-wait-spin-us, a stall first spins (megpu_wait_spin).
  */
 bool megpu_exec_wait(MegpuExec *x, const uint32_t *p)
 {
     MegpuEngine *e = x->e;
     uint64_t addr = megpu_pl64(p, 0), want = megpu_pl64(p, 2), cur, seq;
     bool stalled = false, ok = true;
+    int64_t since = 0;
 
     if (addr & 7) {
         return megpu_pkt_fault(x, MEGPU_FAULT_BAD_ARG);
@@ -101,11 +133,19 @@ bool megpu_exec_wait(MegpuExec *x, const uint32_t *p)
         qemu_mutex_lock(&e->lock);
         if (!stalled) {
             stalled = true;
+            since = get_clock();
             qatomic_inc(&e->s->sem_waiters);
             e->waiting = true;
             e->wait_addr = addr;
             e->wait_value = want;
             trace_megpu_wait(e->idx, addr, want, cur);
+            if (e->s->wait_spin_us) {
+                qemu_mutex_unlock(&e->lock);
+                if (megpu_wait_spin(e, seq, since)) {
+                    continue;
+                }
+                qemu_mutex_lock(&e->lock);
+            }
         }
         if (e->wake_seq == seq && !e->reset_pending && !e->stop) {
             qemu_cond_timedwait(&e->cond, &e->lock, MEGPU_WAIT_POLL_MS);
@@ -116,6 +156,8 @@ bool megpu_exec_wait(MegpuExec *x, const uint32_t *p)
         qatomic_dec(&e->s->sem_waiters);
         qemu_mutex_lock(&e->lock);
         e->waiting = false;
+        e->wait_ns += get_clock() - since;
+        e->waits++;
         qemu_mutex_unlock(&e->lock);
         trace_megpu_wait_done(e->idx, addr, ok);
     }

@@ -354,6 +354,14 @@ static const Property megpu_properties[] = {
      * it pays only with a host CPU to spare (see megpu-wave.c).
      */
     DEFINE_PROP_UINT32("wave-spin-us", MegpuState, wave_spin_us, 0),
+    /*
+     * A stalled WAIT watches for a SIGNAL this long before it sleeps. Off
+     * by default: with as many busy threads as host cores, a spinning
+     * engine takes the core the signalling one needs (gated gfx0<->copy0
+     * hop on a loaded 2-core host: 37-46 us sleeping, 93-127 us spinning
+     * 30 us); with idle cores, a spin saves a thread wakeup a hop.
+     */
+    DEFINE_PROP_UINT32("x-wait-spin-us", MegpuState, wait_spin_us, 0),
     /* test only: wave atomics become read-yield-write (a negative control) */
     DEFINE_PROP_BOOL("x-wave-nonatomic", MegpuState, wave_nonatomic, false),
     /* test only: the task-queue lock becomes read-pause-write */

@@ -97,6 +97,11 @@ typedef struct MegpuEngine {
     uint64_t last_ts;
     uint32_t flushes;           /* FLUSH packets done */
     uint32_t idle_signals;
+    /* where the engine's time went (issue 12's timeline), host ns */
+    uint64_t wait_ns;           /* stalled in WAIT packets */
+    uint64_t busy_ns;           /* running ring packets, WAITs included */
+    uint32_t waits;             /* WAIT packets that stalled */
+    uint64_t stat_latch;        /* the *_NS_HI half of the last LO read */
 
     /*
      * Waves (megpu-wave.c): the running program dispatch, if any, and
@@ -162,6 +167,7 @@ struct MegpuState {
     uint32_t test_hold;     /* MEGPU_TEST_HOLD_*, under wq_lock (atomic) */
     uint32_t wave_budget;       /* instructions per wave, 0: unlimited */
     uint32_t wave_spin_us;      /* poll this long for a SYSCALL's restart */
+    uint32_t wait_spin_us;      /* a stalled WAIT spins this long first */
     bool wave_nonatomic;        /* x-wave-nonatomic: test the atomics test */
     bool taskq_nonatomic;       /* x-taskq-nonatomic: queue lock test */
 

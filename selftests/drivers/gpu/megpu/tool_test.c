@@ -184,6 +184,192 @@ TEST(run_program)
 	EXPECT_TRUE(output_has("service: 1 calls answered"));
 }
 
+/* --- megpu trace: a minimal JSON syntax check, then the events --- */
+
+static const char *json_value(const char *p);
+
+static const char *json_ws(const char *p)
+{
+	while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
+		p++;
+	return p;
+}
+
+static const char *json_string(const char *p)
+{
+	if (*p++ != '"')
+		return NULL;
+	for (; *p && *p != '"'; p++)
+		if (*p == '\\' && !*++p)
+			return NULL;
+	return *p == '"' ? p + 1 : NULL;
+}
+
+static const char *json_list(const char *p, char close, bool object)
+{
+	p = json_ws(p + 1);
+	if (*p == close)
+		return p + 1;
+	for (;;) {
+		if (object) {
+			p = json_string(json_ws(p));
+			if (!p)
+				return NULL;
+			p = json_ws(p);
+			if (*p++ != ':')
+				return NULL;
+		}
+		p = json_value(p);
+		if (!p)
+			return NULL;
+		p = json_ws(p);
+		if (*p == close)
+			return p + 1;
+		if (*p++ != ',')
+			return NULL;
+	}
+}
+
+static const char *json_value(const char *p)
+{
+	char *end;
+
+	p = json_ws(p);
+	if (*p == '{')
+		return json_list(p, '}', true);
+	if (*p == '[')
+		return json_list(p, ']', false);
+	if (*p == '"')
+		return json_string(p);
+	if (!strncmp(p, "true", 4) || !strncmp(p, "null", 4))
+		return p + 4;
+	if (!strncmp(p, "false", 5))
+		return p + 5;
+	strtod(p, &end);
+	return end == p ? NULL : end;
+}
+
+/* The whole file, NUL-terminated, or NULL. */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 &&
+	    !fseek(f, 0, SEEK_SET) && (buf = malloc(n + 1))) {
+		if (fread(buf, 1, n, f) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		} else {
+			buf[n] = '\0';
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+static unsigned int count(const char *hay, const char *needle)
+{
+	unsigned int n = 0;
+
+	while ((hay = strstr(hay, needle))) {
+		n++;
+		hay++;
+	}
+	return n;
+}
+
+/* The first byte of a (sysfs, tracefs) file, or 0. */
+static char first_char(const char *path)
+{
+	char c = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return 0;
+	if (fread(&c, 1, 1, f) != 1)
+		c = 0;
+	fclose(f);
+	return c;
+}
+
+/* The first byte of a tracefs file, wherever tracefs is (megpu trace's). */
+static char tracefs_char(const char *file)
+{
+	char path[128];
+	char c;
+
+	snprintf(path, sizeof(path), "/sys/kernel/tracing/%s", file);
+	c = first_char(path);
+	if (c)
+		return c;
+	snprintf(path, sizeof(path), "/sys/kernel/debug/tracing/%s", file);
+	return first_char(path);
+}
+
+/* Is @json valid JSON, with nothing after the value? */
+static bool json_ok(const char *json)
+{
+	const char *end = json_value(json);
+
+	return end && !*json_ws(end);
+}
+
+/*
+ * A 2-job chain gfx0 -> copy0: the timeline parses, has both jobs on
+ * their engines' tracks, one arrow from producer to consumer (a GPU WAIT,
+ * or with --cpu-waits a CPU wait), the client track and the summary.
+ */
+TEST(trace_chain)
+{
+	static const char *const modes[] = { "", " --cpu-waits" };
+	char cmd[128], *json;
+	unsigned int m;
+
+	for (m = 0; m < 2; m++) {
+		unlink("/tmp/trace.json");
+		snprintf(cmd, sizeof(cmd), "trace -o /tmp/trace.json --chain 2%s",
+			 modes[m]);
+		ASSERT_EQ(0, tool(cmd));
+		/* the summary goes to the log */
+		system("sed 's/^/# /' /tmp/tool.out");
+		EXPECT_TRUE(output_has("2 jobs completed"));
+		EXPECT_TRUE(output_has("an average hop between engines (1 hops"));
+		json = slurp("/tmp/trace.json");
+		ASSERT_NE(NULL, json);
+		EXPECT_TRUE(json_ok(json));
+		EXPECT_EQ(2, count(json, "\"cat\":\"engine\""));
+		EXPECT_EQ(2, count(json, "\"cat\":\"client\""));
+		EXPECT_EQ(1, count(json, "\"ph\":\"s\""));
+		EXPECT_EQ(1, count(json, "\"ph\":\"f\""));
+		EXPECT_EQ(2, count(json, m ? "\"name\":\"CPU wait\"" :
+				   "\"name\":\"GPU WAIT\""));
+		EXPECT_NE(0, count(json, "\"name\":\"gfx0\""));
+		EXPECT_NE(0, count(json, "\"name\":\"copy0\""));
+		EXPECT_NE(0, count(json, "\"name\":\"doorbell\""));
+		EXPECT_NE(0, count(json, "\"name\":\"irq\""));
+		free(json);
+	}
+	/* tracefs is left as it was found: tracing on, megpu events off */
+	EXPECT_EQ('1', tracefs_char("tracing_on"));
+	EXPECT_EQ('0', tracefs_char("events/megpu/enable"));
+
+	/* the negative control of the checker: a cut file does not parse */
+	EXPECT_FALSE(json_ok("{\"traceEvents\":[{\"ph\":\"X\"}"));
+	EXPECT_FALSE(json_ok("{\"a\":1,}"));
+
+	/* a command's exit status is the trace's; bad input fails */
+	EXPECT_EQ(3, tool("trace -o /tmp/trace.json -- sh -c 'exit 3'"));
+	EXPECT_TRUE(output_has("no dependency between engines"));
+	EXPECT_EQ(2, tool("trace -o /tmp/trace.json"));
+	EXPECT_EQ(2, tool("trace --chain 1"));
+	EXPECT_EQ(2, tool("trace --chain 2 -- true"));
+	EXPECT_NE(0, tool("trace -o /nonexistent/t.json --chain 2"));
+}
+
 TEST(bench_syscall)
 {
 	ASSERT_EQ(0, tool("bench syscall --quick"));
