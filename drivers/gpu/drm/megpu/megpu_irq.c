@@ -6,6 +6,7 @@
  * interrupt path fails the probe instead of hanging the first job.
  */
 
+#include <linux/dma-fence.h>
 #include <linux/interrupt.h>
 #include <linux/pci.h>
 #include <drm/drm_print.h>
@@ -54,15 +55,22 @@ static irqreturn_t megpu_irq_thread(int irq, void *arg)
 {
 	struct megpu_vector *vec = arg;
 	u32 status = atomic_xchg(&vec->pending, 0);
+	bool cookie;
 
 	if (vec->engine) {
 		megpu_engine_irq(vec->engine, status);
 		return IRQ_HANDLED;
 	}
+	/*
+	 * Host-flushed jobs complete on FLUSH_DONE, and waves wait for the
+	 * kernel's answers to their calls: both on the way to a fence.
+	 */
+	cookie = dma_fence_begin_signalling();
 	if (status & MEGPU_MISC_IRQ_FLUSH_DONE)
 		megpu_flush_irq(vec->mdev);
 	if (status & MEGPU_MISC_IRQ_SYSCALL)
 		megpu_syscall_irq(vec->mdev);
+	dma_fence_end_signalling(cookie);
 	return IRQ_HANDLED;
 }
 
