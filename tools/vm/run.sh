@@ -12,13 +12,15 @@
 # "x-drop-irqs=on x-version=0x20000"; overrides GPUS), TESTS (comma
 # separated selftests to run, default all), TEST_ARGS (more
 # megpu_test.key=value words), NAME (log name, default the mode),
-# GUEST_TIMEOUT (seconds, default 900), QEMU_EXTRA (more QEMU options).
+# GUEST_TIMEOUT (seconds, default 900), QEMU_EXTRA (more QEMU options),
+# KERNEL (the kernel image, default Debian's $KVER; the debug lane's).
 set -uo pipefail
 
 mode=$1 initrd=$2
 : "${QEMU_BUILD:?}" "${KROOT:?}" "${KVER:?}"
 : "${ENGINES:=4}" "${GPUS:=1}" "${GUEST_TIMEOUT:=900}" "${QEMU_EXTRA:=}"
 : "${DEVICE_PROPS:=}" "${TESTS:=}" "${TEST_ARGS:=}" "${NAME:=$mode}"
+: "${KERNEL:=$KROOT/boot/vmlinuz-$KVER-amd64}"
 top=$(cd "$(dirname "$0")/../.." && pwd)
 log="$top/build/guest-$NAME.log"
 
@@ -43,7 +45,7 @@ cmdline+=" megpu_test.engines=$ENGINES megpu_test.gpus=$GPUS $TEST_ARGS"
 qemu=("$QEMU_BUILD/qemu-system-x86_64"
 	-machine q35 -bios qboot.rom -accel tcg,thread=multi -smp 2 -m 1G
 	-nodefaults -no-reboot -display none -nic none
-	-kernel "$KROOT/boot/vmlinuz-$KVER-amd64" -initrd "$initrd"
+	-kernel "$KERNEL" -initrd "$initrd"
 	-append "$cmdline" "${devices[@]}" $QEMU_EXTRA)
 
 if [ "$mode" = shell ]; then
@@ -90,7 +92,9 @@ if grep -q '^not ok ' "$log"; then
 	report "failed tests:"
 	grep '^not ok ' "$log" | sed 's/^/  /'
 fi
-if grep -nE 'BUG:|Oops|WARNING:|Call Trace:|KASAN|UBSAN|kmemleak|possible circular locking|possible recursive locking|inconsistent lock state|Kernel panic|general protection fault|insmod .* failed' "$log" |
+# MEGPU-KMEMLEAK: a leak of the DRM stack's or the driver's that init's
+# final kmemleak scan found (debug kernels); ODEBUG: debug objects.
+if grep -nE 'BUG:|Oops|WARNING:|Call Trace:|KASAN|UBSAN|MEGPU-KMEMLEAK|ODEBUG|possible circular locking|possible recursive locking|inconsistent lock state|Kernel panic|general protection fault|insmod .* failed' "$log" |
 	head -n 20 >"$log.kernel"; [ -s "$log.kernel" ]; then
 	report "kernel reported problems:"
 	sed 's/^/  /' "$log.kernel"
