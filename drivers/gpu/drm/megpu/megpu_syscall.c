@@ -320,8 +320,8 @@ int megpu_ioctl_syscall_wait(struct drm_device *drm, void *data,
 	struct drm_megpu_syscall_wait *args = data;
 	struct drm_megpu_syscall __user *user = u64_to_user_ptr(args->calls);
 	unsigned long timeout = drm_timeout_abs_to_jiffies(args->timeout_ns);
-	struct drm_megpu_syscall call;
-	u32 slot, n = 0;
+	struct drm_megpu_syscall *calls;
+	u32 slot, n = 0, i, max, delivered;
 	long ret;
 
 	if (!args->count || args->flags)
@@ -335,28 +335,51 @@ int megpu_ioctl_syscall_wait(struct drm_device *drm, void *data,
 	if (ret < 0)
 		return ret;
 
+	/*
+	 * The calls are taken under syscall_lock, which the interrupt thread
+	 * (a fence-signalling path) takes too, and copied to userspace only
+	 * after it: a page fault must not wait under that lock.
+	 */
+	max = min(args->count, mbox->slots);
+	calls = kmalloc_array(max, sizeof(*calls), GFP_KERNEL);
+	if (!calls)
+		return -ENOMEM;
 	mutex_lock(&mdev->syscall_lock);
 	for_each_set_bit(slot, mbox->pending, mbox->slots) {
-		if (n == args->count)
+		if (n == max)
 			break;
-		call.slot = slot;
-		call.op = slot_u32(mbox, slot, MEGPU_MBOX_OP);
-		call.args[0] = slot_u32(mbox, slot, MEGPU_MBOX_ARG(0));
-		call.args[1] = slot_u32(mbox, slot, MEGPU_MBOX_ARG(1));
-		call.args[2] = slot_u32(mbox, slot, MEGPU_MBOX_ARG(2));
-		call.caller = slot_u32(mbox, slot, MEGPU_MBOX_CALLER);
-		/* a call stays pending unless it reached userspace */
-		if (copy_to_user(&user[n], &call, sizeof(call)))
-			break;
+		calls[n].slot = slot;
+		calls[n].op = slot_u32(mbox, slot, MEGPU_MBOX_OP);
+		calls[n].args[0] = slot_u32(mbox, slot, MEGPU_MBOX_ARG(0));
+		calls[n].args[1] = slot_u32(mbox, slot, MEGPU_MBOX_ARG(1));
+		calls[n].args[2] = slot_u32(mbox, slot, MEGPU_MBOX_ARG(2));
+		calls[n].caller = slot_u32(mbox, slot, MEGPU_MBOX_CALLER);
 		clear_bit(slot, mbox->pending);
 		set_bit(slot, mbox->fetched);
 		n++;
 	}
-	mdev->sc.user_ops += n;
 	mutex_unlock(&mdev->syscall_lock);
-	if (!n)
-		return slot < mbox->slots && n < args->count ? -EFAULT : -ETIME;
-	args->count = n;
+
+	for (i = 0; i < n; i++)
+		if (copy_to_user(&user[i], &calls[i], sizeof(calls[i])))
+			break;
+	delivered = i;
+	mutex_lock(&mdev->syscall_lock);
+	mdev->sc.user_ops += delivered;
+	/* a call stays pending unless it reached userspace */
+	for (; i < n; i++) {
+		slot = calls[i].slot;
+		/* unless an engine reset took it meanwhile */
+		if (test_and_clear_bit(slot, mbox->fetched))
+			set_bit(slot, mbox->pending);
+	}
+	mutex_unlock(&mdev->syscall_lock);
+	if (delivered < n)
+		wake_up_all(&mbox->wq);
+	kfree(calls);
+	if (!delivered)
+		return n ? -EFAULT : -ETIME;
+	args->count = delivered;
 	return 0;
 }
 
