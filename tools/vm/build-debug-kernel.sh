@@ -54,21 +54,28 @@ if [ -f "$dir/.built" ]; then
 fi
 
 start=$SECONDS
-rm -rf "$dir"
-mkdir -p "$dir/src" "$dir/build" "$dir/root/boot"
-log "unpacking $(basename "$tarball") into $dir/src"
-tar -xJf "$tarball" -C "$dir/src" --strip-components=1
-
-# DRM_MEGPU's own Kconfig entry (not the driver): its selects configure
-# DRM_SCHED and DRM_GEM_SHMEM_HELPER, which have no prompt of their own.
-mkdir -p "$dir/src/drivers/gpu/drm/megpu"
-cp "$kconfig" "$dir/src/drivers/gpu/drm/megpu/Kconfig"
-printf '\nsource "drivers/gpu/drm/megpu/Kconfig"\n' \
-	>>"$dir/src/drivers/gpu/drm/Kconfig"
+# An interrupted build goes on where it stopped (make is incremental).
+if [ ! -f "$dir/src/.unpacked" ]; then
+	rm -rf "$dir"
+	mkdir -p "$dir/src" "$dir/build"
+	log "unpacking $(basename "$tarball") into $dir/src"
+	tar -xJf "$tarball" -C "$dir/src" --strip-components=1
+	# DRM_MEGPU's own Kconfig entry (not the driver): its selects
+	# configure DRM_SCHED and DRM_GEM_SHMEM_HELPER, which have no
+	# prompt of their own.
+	mkdir -p "$dir/src/drivers/gpu/drm/megpu"
+	cp "$kconfig" "$dir/src/drivers/gpu/drm/megpu/Kconfig"
+	printf '\nsource "drivers/gpu/drm/megpu/Kconfig"\n' \
+		>>"$dir/src/drivers/gpu/drm/Kconfig"
+	touch "$dir/src/.unpacked"
+else
+	log "resuming the build in $dir"
+fi
+mkdir -p "$dir/root/boot"
 
 k=(make -C "$dir/src" O="$dir/build" -j"$JOBS")
 "${k[@]}" -s x86_64_defconfig
-grep -vE '^[[:space:]]*$|^# [^C]|^#$' "$frag" >>"$dir/build/.config"
+grep -E '^CONFIG_|^# CONFIG_' "$frag" >>"$dir/build/.config"
 "${k[@]}" -s olddefconfig 2>"$dir/config.log"
 # Every line of the fragment must have survived.
 missing=0
