@@ -50,8 +50,8 @@ MODULE := drivers/gpu/drm/megpu/megpu.ko
 INITRAMFS := $(B)/initramfs.cpio.gz
 
 .PHONY: all deps qemu module tools selftests initramfs demo check shell bench trace \
-	check-host check-qtest check-guest check-fresh checkpatch checkpatch-qemu \
-	clean
+	check-host check-qtest check-guest check-fresh check-debug checkpatch \
+	checkpatch-qemu clean
 
 all: qemu module tools selftests initramfs
 
@@ -207,6 +207,13 @@ check: qemu initramfs $(DEPS_STAMP)
 		[ -f $(B)/results/$$r ] || echo "0 1 $$r: no result"; \
 	done | cat - $(B)/results/* 2>/dev/null | awk '{ p += $$1; f += $$2 } \
 		END { printf "check: %d passed, %d failed\n", p, f; exit f > 0 }'
+
+# The debug-kernel lane: a kernel from Debian's linux-source-6.12 with
+# KASAN, lockdep, debug objects, kmemleak and fault injection (built once,
+# cached), megpu.ko built against it, every selftest run on it.
+check-debug: qemu tools selftests $(DEPS_STAMP)
+	@echo "== guest kselftests on the debug kernel"
+	tools/vm/check-debug.sh
 
 # The README's two commands in a clean Debian 12 root, each from nothing.
 check-fresh:

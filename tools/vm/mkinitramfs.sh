@@ -4,17 +4,21 @@
 # and the init script.
 #
 # usage: mkinitramfs.sh OUT.cpio.gz MEGPU.ko TOOL SELFTEST...
+# Environment: KROOT, KVER (Debian's kernel), or KMODDIR (the modules of
+# another kernel, e.g. the debug lane's, compressed or not).
 set -euo pipefail
 
-: "${KROOT:?}" "${KVER:?}"
+: "${KMODDIR:=}"
+[ -n "$KMODDIR" ] || : "${KROOT:?}" "${KVER:?}"
 out=$1 ko=$2 tool=$3
 shift 3
 top=$(cd "$(dirname "$0")/../.." && pwd)
-kmods="$KROOT/lib/modules/$KVER-amd64"
+kmods=${KMODDIR:-$KROOT/lib/modules/$KVER-amd64}
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 
-[ -f "$kmods/modules.dep" ] || depmod -b "$KROOT" "$KVER-amd64"
+[ -f "$kmods/modules.dep" ] || depmod -b "${kmods%/lib/modules/*}" \
+	"$(basename "$kmods")"
 
 mkdir -p "$stage"/{bin,dev,proc,sys,tmp,etc,lib/modules,usr/share/megpu/selftests}
 cp /bin/busybox "$stage/bin/busybox"
@@ -32,7 +36,7 @@ want="$(modinfo -F depends "$ko" | tr ',' ' ') vgem"
 order=()
 for m in $want; do
 	line=$(grep -E "/${m//[-_]/[-_]}\.ko(\.xz)?:" "$kmods/modules.dep") ||
-		{ echo "mkinitramfs: module $m not in $KVER" >&2; exit 1; }
+		{ echo "mkinitramfs: module $m not in $kmods" >&2; exit 1; }
 	deps=(${line#*:})
 	for ((i = ${#deps[@]} - 1; i >= 0; i--)); do
 		order+=("${deps[i]}")
@@ -43,7 +47,10 @@ done
 for p in "${order[@]}"; do
 	name=$(basename "$p" .xz)
 	[ -f "$stage/lib/modules/$name" ] && continue
-	xz -dc "$kmods/$p" >"$stage/lib/modules/$name"
+	case "$p" in
+	*.xz) xz -dc "$kmods/$p" >"$stage/lib/modules/$name" ;;
+	*) cp "$kmods/$p" "$stage/lib/modules/$name" ;;
+	esac
 	echo "${name%.ko}" >>"$stage/etc/modules"
 done
 

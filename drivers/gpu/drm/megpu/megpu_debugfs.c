@@ -25,6 +25,8 @@ static int megpu_counters_show(struct seq_file *m, void *data)
 	seq_printf(m, "bos %d\n", atomic_read(&mdev->live_bos));
 	seq_printf(m, "jobs %d\n", atomic_read(&mdev->live_jobs));
 	seq_printf(m, "vms %d\n", atomic_read(&mdev->live_vms));
+	seq_printf(m, "files %d\n", atomic_read(&mdev->live_files));
+	seq_printf(m, "mappings %d\n", atomic_read(&mdev->live_mappings));
 	/* all megpu devices together: the pinned_mb limit is global */
 	seq_printf(m, "pinned_bytes %llu\n", megpu_gem_pinned_bytes());
 	return 0;

@@ -135,6 +135,7 @@ static void megpu_file_release(struct kref *kref)
 
 	/* no job of the file is left to write its mailbox */
 	megpu_syscall_file_fini(mfile);
+	atomic_dec(&mfile->mdev->live_files);
 	kfree(mfile);
 }
 
@@ -155,6 +156,7 @@ static int megpu_open(struct drm_device *drm, struct drm_file *file)
 		return -ENOMEM;
 	kref_init(&mfile->refcount);
 	mfile->mdev = mdev;
+	atomic_inc(&mdev->live_files);
 
 	mfile->vm = megpu_vm_create(mdev);
 	if (IS_ERR(mfile->vm)) {
@@ -184,6 +186,7 @@ err_entities:
 err_vm:
 	megpu_vm_put(mfile->vm);
 err_free:
+	atomic_dec(&mdev->live_files);
 	kfree(mfile);
 	return ret;
 }

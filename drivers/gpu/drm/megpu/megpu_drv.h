@@ -247,6 +247,9 @@ struct megpu_engine {
  * @live_bos: BOs alive (debugfs, leak checks)
  * @live_jobs: jobs alive
  * @live_vms: GPU address spaces alive
+ * @live_files: per-file states alive (they outlive their file while a
+ *	BO charged to them or a job of theirs does)
+ * @live_mappings: BO mappings in address spaces alive
  */
 struct megpu_device {
 	struct drm_device drm;
@@ -315,6 +318,8 @@ struct megpu_device {
 	atomic_t live_bos;
 	atomic_t live_jobs;
 	atomic_t live_vms;
+	atomic_t live_files;
+	atomic_t live_mappings;
 
 	/* seed 000, under megpu_mgpu.c's agents lock */
 	struct list_head agent_link;

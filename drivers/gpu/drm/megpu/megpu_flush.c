@@ -17,6 +17,7 @@
  */
 
 #include <linux/debugfs.h>
+#include <linux/dma-fence.h>
 #include <linux/seq_file.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -91,6 +92,7 @@ bool megpu_flush_fail_job(struct megpu_job *job, int error)
 	struct megpu_job *iter;
 	unsigned long flags;
 	bool found = false;
+	bool cookie;
 
 	spin_lock_irqsave(&mdev->flush_lock, flags);
 	list_for_each_entry(iter, &mdev->flush_jobs, active_node) {
@@ -105,14 +107,20 @@ bool megpu_flush_fail_job(struct megpu_job *job, int error)
 		return false;
 	drm_err(&mdev->drm, "%s: job %llu: host flush %llu not acknowledged\n",
 		job->engine->name, job->seqno, job->flush_target);
+	cookie = dma_fence_begin_signalling();
 	job->error = error;
 	megpu_job_signal(job);
+	dma_fence_end_signalling(cookie);
 	return true;
 }
 
-/* FLUSH_DONE interrupt (or a poll): retire the jobs it covers. */
+/*
+ * FLUSH_DONE interrupt (or a poll): retire the jobs it covers. Host-flushed
+ * jobs' fences complete here: a fence-signalling section for lockdep.
+ */
 void megpu_flush_irq(struct megpu_device *mdev)
 {
+	bool cookie = dma_fence_begin_signalling();
 	struct megpu_job *job, *tmp;
 	unsigned long flags;
 	LIST_HEAD(done);
@@ -144,6 +152,7 @@ void megpu_flush_irq(struct megpu_device *mdev)
 		list_del_init(&job->active_node);
 		megpu_job_signal(job);
 	}
+	dma_fence_end_signalling(cookie);
 }
 
 /*

@@ -114,6 +114,7 @@ static void __megpu_mapping_release(struct megpu_mapping *mapping,
 		drm_err(&vm->mdev->drm,
 			"writes not drained: keeping a BO's %zu bytes\n",
 			mapping->bo->base.base.size);
+	atomic_dec(&vm->mdev->live_mappings);
 	megpu_vm_put(vm);
 	kfree(mapping);
 }
@@ -199,6 +200,7 @@ static int megpu_gem_open(struct drm_gem_object *obj, struct drm_file *file)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&mapping->node);
 	kref_init(&mapping->refcount);
+	atomic_inc(&mfile->mdev->live_mappings);
 	drm_gem_object_get(obj);
 	mapping->bo = bo;
 	mapping->vm = megpu_vm_get(mfile->vm);

@@ -13,6 +13,7 @@
  * puts everything back in the thread, to compare.
  */
 
+#include <linux/dma-fence.h>
 #include <linux/interrupt.h>
 #include <linux/pci.h>
 #include <drm/drm_print.h>
@@ -83,13 +84,17 @@ static irqreturn_t megpu_irq_thread(int irq, void *arg)
 {
 	struct megpu_vector *vec = arg;
 	u32 status = atomic_xchg(&vec->pending, 0);
+	bool cookie;
 
 	if (vec->engine) {
 		megpu_engine_irq(vec->engine, status);
 		return IRQ_HANDLED;
 	}
+	/* host-flushed jobs complete on FLUSH_DONE: on the way to a fence */
+	cookie = dma_fence_begin_signalling();
 	if (status & MEGPU_MISC_IRQ_FLUSH_DONE)
 		megpu_flush_irq(vec->mdev);
+	dma_fence_end_signalling(cookie);
 	/* the driver's task-queue dequeuer takes locks: in the thread */
 	if (status & MEGPU_MISC_IRQ_WORK)
 		megpu_dequeue_irq(vec->mdev);

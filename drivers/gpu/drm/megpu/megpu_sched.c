@@ -423,15 +423,20 @@ static struct dma_fence *megpu_prepare_job(struct drm_sched_job *sched_job,
 	struct dma_fence *finished, *hw;
 	struct megpu_sem_ref ref;
 	struct megpu_fence *mf;
+	bool cookie;
 
+	/* the scheduler's path to run_job: no waiting on fences, no reclaim */
+	cookie = dma_fence_begin_signalling();
 	while ((finished = xa_find(&job->sem_deps, &job->sem_dep_next,
 				   ULONG_MAX, XA_PRESENT))) {
 		job->sem_dep_next++;
 		if (dma_fence_is_signaled(finished))
 			continue;
 		hw = megpu_sched_hw_fence(finished);
-		if (!hw)
+		if (!hw) {
+			dma_fence_end_signalling(cookie);
 			return dma_fence_get(finished);
+		}
 		mf = container_of(hw, struct megpu_fence, base);
 		ref.sem = mf->sem;
 		ref.engine = mf->engine->index;
@@ -447,6 +452,7 @@ static struct dma_fence *megpu_prepare_job(struct drm_sched_job *sched_job,
 		trace_megpu_job_ready(job->engine->index,
 				      job->done_fence->context,
 				      job->done_fence->seqno);
+	dma_fence_end_signalling(cookie);
 	return hw;
 }
 
@@ -856,7 +862,9 @@ void megpu_sched_fail_all(struct megpu_device *mdev, int error)
 	unsigned long flags;
 	LIST_HEAD(dead);
 	unsigned int i;
+	bool cookie;
 
+	cookie = dma_fence_begin_signalling();
 	for (i = 0; i < mdev->num_engines; i++) {
 		struct megpu_engine *eng = &mdev->engines[i];
 
@@ -874,6 +882,7 @@ void megpu_sched_fail_all(struct megpu_device *mdev, int error)
 			job->error = error;
 		megpu_job_signal(job);
 	}
+	dma_fence_end_signalling(cookie);
 }
 
 int megpu_sched_init(struct megpu_device *mdev)

@@ -322,6 +322,7 @@ int megpu_ioctl_submit(struct drm_device *drm, void *data,
 	struct drm_syncobj *out_sync = NULL;
 	struct drm_megpu_bo_ref *refs = NULL;
 	struct drm_gem_object **objs = NULL;
+	struct dma_fence *done = NULL;
 	struct ww_acquire_ctx acquire;
 	struct megpu_job *job;
 	bool armed = false;
@@ -415,16 +416,21 @@ int megpu_ioctl_submit(struct drm_device *drm, void *data,
 			       job->done_fence->seqno);
 	if (trace_megpu_job_dep_enabled())
 		megpu_trace_deps(job);
+	/*
+	 * Once pushed, the job may run, complete and be freed (free_job)
+	 * before this returns: what follows uses its own fence reference.
+	 */
+	done = dma_fence_get(job->done_fence);
 	drm_sched_entity_push_job(&job->base);
 	mutex_unlock(&mdev->submit_lock);
 
 	if (out_sync) {
 		if (chain) {
-			drm_syncobj_add_point(out_sync, chain, job->done_fence,
+			drm_syncobj_add_point(out_sync, chain, done,
 					      args->out_sync.point);
 			chain = NULL;
 		} else {
-			drm_syncobj_replace_fence(out_sync, job->done_fence);
+			drm_syncobj_replace_fence(out_sync, done);
 		}
 	}
 	ret = 0;
@@ -437,6 +443,7 @@ out_cleanup:
 out_free:
 	if (job && !armed)
 		megpu_job_put(job);
+	dma_fence_put(done);
 	dma_fence_chain_free(chain);
 	if (out_sync)
 		drm_syncobj_put(out_sync);

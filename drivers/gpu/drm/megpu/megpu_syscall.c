@@ -99,6 +99,8 @@ int megpu_syscall_file_init(struct megpu_file *mfile)
 	mbox->ctx = mfile->vm->ctx_id;
 	if (!slots)
 		return 0;
+	/* the size megpu_syscall_file_fini() frees, also on failure here */
+	mbox->slots = slots;
 	mbox->pending = bitmap_zalloc(slots, GFP_KERNEL);
 	mbox->fetched = bitmap_zalloc(slots, GFP_KERNEL);
 	/* zeroed: every slot FREE */
@@ -109,7 +111,6 @@ int megpu_syscall_file_init(struct megpu_file *mfile)
 		megpu_syscall_file_fini(mfile);
 		return -ENOMEM;
 	}
-	mbox->slots = slots;
 	spin_lock_irq(&mdev->syscall_lock);
 	list_add_tail(&mbox->node, &mdev->mailboxes);
 	spin_unlock_irq(&mdev->syscall_lock);
@@ -131,7 +132,10 @@ void megpu_syscall_file_fini(struct megpu_file *mfile)
 				  mbox->cpu, mbox->dma);
 	bitmap_free(mbox->pending);
 	bitmap_free(mbox->fetched);
+	mbox->pending = NULL;
+	mbox->fetched = NULL;
 	mbox->cpu = NULL;
+	mbox->slots = 0;
 }
 
 /* Restarts collected by one scan, each wave once. */

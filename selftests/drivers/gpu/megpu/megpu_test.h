@@ -381,9 +381,9 @@ static inline int mt_write_job(struct mt *t, struct mt_job *j,
 }
 
 /* The live-object counters the driver shows in debugfs "counters". */
-#define MT_COUNTERS 3
+#define MT_COUNTERS 5
 static const char *const mt_counter_keys[MT_COUNTERS] = {
-	"bos", "jobs", "vms",
+	"bos", "jobs", "vms", "files", "mappings",
 };
 
 static inline int mt_counters(struct megpu *gpu, uint64_t v[MT_COUNTERS])
@@ -907,5 +907,34 @@ static inline int mt_tool(const char *args, char *buf, size_t len)
 	fputs(buf, stderr);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+#ifdef TEST_HARNESS_MAIN
+/*
+ * megpu_test.timeout_scale=N on the kernel command line multiplies every
+ * test's harness timeout: the debug kernel (KASAN, lockdep, kmemleak)
+ * under TCG runs the same tests several times slower. Only the time a
+ * test is allowed grows; no assertion changes.
+ */
+static inline void mt_scale_timeouts(void)
+{
+	long scale = megpu_test_cmdline("timeout_scale", 1);
+	struct __fixture_metadata *f;
+	struct __test_metadata *t;
+
+	if (scale <= 1 || scale > 100)
+		return;
+	for (f = __fixture_list; f; f = f->next)
+		for (t = f->tests; t; t = t->next)
+			t->timeout *= scale;
+}
+
+#undef TEST_HARNESS_MAIN
+#define TEST_HARNESS_MAIN						\
+	int main(int argc, char **argv)					\
+	{								\
+		mt_scale_timeouts();					\
+		return test_harness_run(argc, argv);			\
+	}
+#endif
 
 #endif

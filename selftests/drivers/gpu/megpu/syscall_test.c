@@ -925,6 +925,42 @@ TEST_F(syscall, failed_copy_out_keeps_the_call)
 	mt_prog_free(&p);
 }
 
+/*
+ * SYSCALL_WAIT into memory the kernel cannot write: -EFAULT, and the call
+ * is not lost: the next wait hands it out, and its answer lands.
+ */
+TEST_F(syscall, unwritable_wait_buffer_keeps_the_call)
+{
+	struct drm_megpu_syscall_wait w = { 0 };
+	struct megpu *gpu = &self->t.gpu;
+	struct drm_megpu_syscall c;
+	struct megpu_bo *out;
+	struct mt_prog p;
+	struct mt_job j;
+	void *ro;
+
+	ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	ASSERT_EQ(0, op_prog(gpu, USER_OP, &p));
+	ASSERT_EQ(0, mt_bo(gpu, 4096, 0, &out));
+	ASSERT_EQ(0, start_calls(&self->t, &j, self->engine, &p, 0, out, 0,
+				 1));
+	/* the call is there once a wait with a good buffer could see it */
+	w.calls = (uintptr_t)ro;
+	w.count = 1;
+	w.timeout_ns = megpu_now_ns() + mt_job_ns(&self->t);
+	ASSERT_EQ(-1, drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_SYSCALL_WAIT, &w));
+	ASSERT_EQ(EFAULT, errno);
+	ASSERT_EQ(0, take_call(&self->t, gpu, &c));
+	ASSERT_EQ(USER_OP, c.op);
+	ASSERT_EQ(0, megpu_syscall_return(gpu, c.slot, c.caller, 55));
+	ASSERT_EQ(0, mt_job_finish(&j, mt_job_ns(&self->t)));
+	ASSERT_EQ(55, ((uint64_t *)out->map)[0]);
+	megpu_bo_free(out);
+	mt_prog_free(&p);
+	munmap(ro, 4096);
+}
+
 /* Wait for a sync_file to signal: its status (0 or the fence error). */
 static int sync_file_wait(int fd, int timeout_ms)
 {

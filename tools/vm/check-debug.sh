@@ -1,0 +1,45 @@
+#!/bin/bash
+# make check-debug: every selftest on a debug kernel (KASAN, lockdep,
+# debug objects, kmemleak, fault injection), megpu.ko built against it.
+# Any KASAN, lockdep, DEBUG_OBJECTS or WARNING report, or a leak of the
+# driver's in the final kmemleak scan, fails the run (tools/vm/run.sh).
+#
+# Environment: MEGPU_CACHE, QEMU_BUILD (set by the Makefile); TESTS,
+# GUEST_TIMEOUT (default 5400 s), TIMEOUT_SCALE (selftest harness
+# timeouts, default 8: KASAN and lockdep under TCG are that much slower).
+set -euo pipefail
+
+: "${MEGPU_CACHE:?}" "${QEMU_BUILD:?}"
+: "${GUEST_TIMEOUT:=5400}" "${TIMEOUT_SCALE:=8}"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+b="$top/build"
+
+start=$SECONDS
+dir=$("$top/tools/vm/build-debug-kernel.sh")
+release=$(cat "$dir/release")
+echo "check-debug: kernel $release ($((SECONDS - start)) s)"
+
+# megpu.ko against the debug tree, in a copy of the sources: the main
+# build's objects (Debian's kernel) stay as they are.
+mod="$b/debug-module"
+rm -rf "$mod"
+mkdir -p "$mod"
+cp -a "$top/drivers" "$top/uapi" "$top/include" "$top/Kbuild" "$mod/"
+find "$mod" \( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
+	-o -name '.*.cmd' -o -name modules.order -o -name Module.symvers \) \
+	-delete
+make -C "$dir/build" M="$mod" CONFIG_DRM_MEGPU=m W=1 modules 2>&1 |
+	tee "$b/debug-module.log" | grep -vE '^\s*(CC|LD|MODPOST|CHK)' || true
+[ -f "$mod/drivers/gpu/drm/megpu/megpu.ko" ] ||
+	{ echo "check-debug: megpu.ko did not build" >&2; exit 1; }
+! grep -iE 'warning:|error' "$b/debug-module.log" ||
+	{ echo "check-debug: the module build has warnings" >&2; exit 1; }
+
+KMODDIR="$dir/root/lib/modules/$release" \
+	"$top/tools/vm/mkinitramfs.sh" "$b/initramfs-debug.cpio.gz" \
+	"$mod/drivers/gpu/drm/megpu/megpu.ko" "$b/megpu" "$b"/selftests/*
+
+KERNEL="$dir/root/boot/vmlinuz-$release" NAME="${NAME:-debug}" \
+GUEST_TIMEOUT=$GUEST_TIMEOUT \
+TEST_ARGS="megpu_test.timeout_scale=$TIMEOUT_SCALE ${TEST_ARGS:-}" \
+	"$top/tools/vm/run.sh" check "$b/initramfs-debug.cpio.gz"
