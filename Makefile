@@ -187,7 +187,7 @@ check-guest: $(GUEST_NEEDS)
 	NAME=check-mgpu8 GPUS=8 ENGINES=1 TESTS=mgpu_test \
 		tools/vm/run.sh check $(INITRAMFS)
 	@echo "== guest kselftests: posted writes held at runtime (x-test-regs)"
-	NAME=check-hold TESTS=hold_test DEVICE_PROPS="x-test-regs=on" \
+	NAME=check-hold TESTS=hold_test,flush_test DEVICE_PROPS="x-test-regs=on" \
 		tools/vm/run.sh check $(INITRAMFS)
 	@echo "== guest kselftests: probe failures"
 	NAME=check-probe TESTS=probe_test TEST_ARGS=megpu_test.faulty=2 \

@@ -39,6 +39,8 @@ KMODDIR="$dir/root/lib/modules/$release" \
 	"$top/tools/vm/mkinitramfs.sh" "$b/initramfs-debug.cpio.gz" \
 	"$mod/drivers/gpu/drm/megpu/megpu.ko" "$b/megpu" "$b"/selftests/*
 
+# x-test-regs: flush_test's idle test holds posted writes (TEST_HOLD)
+DEVICE_PROPS="${DEVICE_PROPS-x-test-regs=on}" \
 KERNEL="$dir/root/boot/vmlinuz-$release" NAME="${NAME:-debug}" \
 GUEST_TIMEOUT=$GUEST_TIMEOUT \
 TEST_ARGS="megpu_test.timeout_scale=$TIMEOUT_SCALE ${TEST_ARGS:-}" \

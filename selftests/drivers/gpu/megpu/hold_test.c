@@ -25,36 +25,15 @@ FIXTURE(hold) {
 	struct mt t;
 };
 
-/* TEST_HOLD: 0 or -errno; a device without x-test-regs reads 0 back. */
-static int set_hold(struct mt *t, unsigned int mode)
-{
-	char text[16];
-
-	snprintf(text, sizeof(text), "%u", mode);
-	return megpu_debugfs_write(&t->gpu, "test_hold", text);
-}
-
-static int get_hold(struct mt *t)
-{
-	char *text = mt_debugfs(t, "test_hold");
-	int v;
-
-	if (!text)
-		return -errno;
-	v = atoi(text);
-	free(text);
-	return v;
-}
-
 FIXTURE_SETUP(hold)
 {
 	ASSERT_EQ(0, mt_open(&self->t));
 	if (mt_relaxed(&self->t) != 1)
 		SKIP(return, "write mode strict: no posted writes to hold");
-	if (set_hold(&self->t, MEGPU_TEST_HOLD_ALL) ||
-	    get_hold(&self->t) != MEGPU_TEST_HOLD_ALL)
+	if (mt_hold_set(&self->t, MEGPU_TEST_HOLD_ALL) ||
+	    mt_hold_get(&self->t) != MEGPU_TEST_HOLD_ALL)
 		SKIP(return, "no TEST_HOLD (boot with x-test-regs=on)");
-	ASSERT_EQ(0, set_hold(&self->t, MEGPU_TEST_HOLD_NONE));
+	ASSERT_EQ(0, mt_hold_set(&self->t, MEGPU_TEST_HOLD_NONE));
 }
 
 /* Whatever a test did: release the writes, let them land. */
@@ -62,7 +41,7 @@ FIXTURE_TEARDOWN_PARENT(hold)
 {
 	uint64_t seqno;
 
-	set_hold(&self->t, MEGPU_TEST_HOLD_NONE);
+	mt_hold_set(&self->t, MEGPU_TEST_HOLD_NONE);
 	megpu_flush(&self->t.gpu, &seqno);
 	mt_close(&self->t);
 }
@@ -108,7 +87,7 @@ TEST_F_TIMEOUT(hold, release_does_not_wait_for_the_flush, 120)
 				  DRM_MEGPU_SUBMIT_NO_FLUSH));
 	megpu_bo_free(b);	/* J1 holds the last reference of the mapping */
 
-	ASSERT_EQ(0, set_hold(t, MEGPU_TEST_HOLD_ALL));
+	ASSERT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_ALL));
 	mt_gate_open(gate);
 	/*
 	 * Its TIMESTAMP is no posted write: J1 completes, its data is held.
@@ -126,10 +105,10 @@ TEST_F_TIMEOUT(hold, release_does_not_wait_for_the_flush, 120)
 	/* and the flush J1's release started is still not acknowledged */
 	ASSERT_EQ(0, mt_flush_stats(t, &st));
 	EXPECT_LT(st.host_done, st.host_started);
-	EXPECT_EQ(MEGPU_TEST_HOLD_ALL, get_hold(t));
+	EXPECT_EQ(MEGPU_TEST_HOLD_ALL, mt_hold_get(t));
 
 	/* the flush comes: J1's release frees the BO, nothing is kept */
-	ASSERT_EQ(0, set_hold(t, MEGPU_TEST_HOLD_NONE));
+	ASSERT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_NONE));
 	mt_job_free(&j1);
 	mt_job_free(&j2);
 	EXPECT_EQ(0, mt_counters_settle(&t->gpu, base, now, 10000))
@@ -164,7 +143,7 @@ TEST_F_TIMEOUT(hold, reset_keeps_completed_writes, 120)
 	resets0 = resets(t, e);
 	ASSERT_LE(0, resets0);
 	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &x));
-	ASSERT_EQ(0, set_hold(t, MEGPU_TEST_HOLD_TIME));
+	ASSERT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_TIME));
 	ASSERT_EQ(0, mt_write_job(t, &w, e, x, 0, 0x600d, NULL, NULL, 0,
 				  DRM_MEGPU_SUBMIT_NO_FLUSH));
 	/* its IB BO stays open: closing it would flush (see above) */
@@ -182,7 +161,7 @@ TEST_F_TIMEOUT(hold, reset_keeps_completed_writes, 120)
 	EXPECT_EQ(resets0 + 1, resets(t, e));
 
 	/* whatever is still queued lands now; a dropped write never does */
-	ASSERT_EQ(0, set_hold(t, MEGPU_TEST_HOLD_NONE));
+	ASSERT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_NONE));
 	ASSERT_EQ(0, megpu_flush(&t->gpu, &seqno));
 	EXPECT_EQ(0x600d, mt_u32(x)[0])
 		TH_LOG("the engine reset dropped a completed job's write");
@@ -212,7 +191,7 @@ TEST_F_TIMEOUT(hold, stuck_host_flush_blames_only_its_job, 120)
 	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &x));
 	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &y));
 	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &gate));
-	ASSERT_EQ(0, set_hold(t, MEGPU_TEST_HOLD_ALL));
+	ASSERT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_ALL));
 	ASSERT_EQ(0, mt_write_job(t, &hj, e, x, 0, 0x11, NULL, NULL, 0,
 				  DRM_MEGPU_SUBMIT_HOST_FLUSH));
 	ASSERT_EQ(0, mt_write_job(t, &j, e, y, 0, 0x22, gate, NULL, 0,
@@ -228,7 +207,7 @@ TEST_F_TIMEOUT(hold, stuck_host_flush_blames_only_its_job, 120)
 	EXPECT_EQ(0, mt_job_done(&j, mt_job_ns(t)))
 		TH_LOG("an innocent job was blamed for the stuck flush");
 	EXPECT_EQ(resets0, resets(t, e)) TH_LOG("the engine was reset");
-	ASSERT_EQ(0, set_hold(t, MEGPU_TEST_HOLD_NONE));
+	ASSERT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_NONE));
 	mt_job_free(&hj);
 	mt_job_free(&j);
 	megpu_bo_free(gate);

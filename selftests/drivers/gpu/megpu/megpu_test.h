@@ -908,6 +908,30 @@ static inline int mt_tool(const char *args, char *buf, size_t len)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/*
+ * The device's TEST_HOLD (debugfs "test_hold", boots with x-test-regs=on):
+ * set it, 0 or -errno; read it back (a device without it reads 0).
+ */
+static inline int mt_hold_set(struct mt *t, unsigned int mode)
+{
+	char text[16];
+
+	snprintf(text, sizeof(text), "%u", mode);
+	return megpu_debugfs_write(&t->gpu, "test_hold", text);
+}
+
+static inline int mt_hold_get(struct mt *t)
+{
+	char *text = mt_debugfs(t, "test_hold");
+	int v;
+
+	if (!text)
+		return -errno;
+	v = atoi(text);
+	free(text);
+	return v;
+}
+
 #ifdef TEST_HARNESS_MAIN
 /*
  * megpu_test.timeout_scale=N on the kernel command line multiplies every
