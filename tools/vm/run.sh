@@ -143,12 +143,14 @@ fi
 if [ "$mode" = check ]; then
 	# Count the test cases inside the programs; a program that died
 	# without reporting a failed case still counts as one failure.
-	pass=$(grep -cE '^# ok [0-9]+ ' "$log")
+	# a skipped case ("ok N name # SKIP why") is not a pass
+	pass=$(grep -E '^# ok [0-9]+ ' "$log" | grep -vc ' # SKIP')
+	skip=$(grep -E '^# ok [0-9]+ ' "$log" | grep -c ' # SKIP')
 	nfail=$(grep -cE '^# not ok [0-9]+ ' "$log")
 	progfail=$(grep -c '^not ok ' "$log")
 	[ "$progfail" -gt "$nfail" ] && nfail=$progfail
 	[ "$fail" = 1 ] && [ "$nfail" = 0 ] && nfail=1
-	echo "guest: $pass passed, $nfail failed"
+	echo "guest: $pass passed, $nfail failed, $skip skipped"
 	mkdir -p "$top/build/results"
 	echo "$pass $nfail" >"$top/build/results/guest-$NAME"
 fi
