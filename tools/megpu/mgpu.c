@@ -304,7 +304,7 @@ static int bench_cpu_lock(struct megpu *gpu, unsigned int k,
 }
 
 /*
- * The seed's point in numbers: a lock handed among 2 and 4 GPUs by the
+ * The seed's point in numbers: a lock handed among 2, 4 and 8 GPUs by the
  * arbiter and by the summed semaphore, with no CPU in the loop, beside a
  * CPU-mediated lock (a futex; each critical section a job waited for).
  */
@@ -328,7 +328,8 @@ int bench_mgpu(bool quick)
 	       2 * h);
 	printf("  %-6s %14s %14s %14s %10s %10s\n", "agents", "arbiter/s",
 	       "summed sem/s", "CPU futex/s", "arb/cpu", "msem/cpu");
-	for (unsigned int k = 2; k <= n && k <= 4 && !ret; k *= 2) {
+	for (unsigned int k = 2; k <= n && k <= MEGPU_MGPU_MAX_AGENTS && !ret;
+	     k *= 2) {
 		double arb, msem, cpu;
 
 		ret = bench_gpu_lock(gpu, k, bo, true, 2 * h / k, &arb);

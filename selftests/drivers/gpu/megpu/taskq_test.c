@@ -274,6 +274,15 @@ static bool tq_supported(struct mt *t)
 	       (feat & MEGPU_CAP_TASKQ);
 }
 
+/* The cases beside the exactly-once race: not in the non-atomic boot. */
+#define TQ_NEED_QUEUES()						\
+	do {								\
+		if (!tq_supported(&self->t) ||				\
+		    megpu_test_cmdline("nonatomic", 0))			\
+			SKIP(return, "no task queues, or the negative "	\
+			     "control");				\
+	} while (0)
+
 /*
  * CPU threads and engines at once on mixed affinities, tasks spread so
  * that both sides must steal: exactly once, each on an allowed side.
@@ -428,8 +437,7 @@ TEST_F(taskq, strict_preferences)
 	uint32_t n = 400;
 	struct tq q;
 
-	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
-		SKIP(return, "no task queues, or the negative control");
+	TQ_NEED_QUEUES();
 	ASSERT_EQ(0, tq_setup(&self->t, &q, n, MEGPU_TQ_F_STRICT));
 	ASSERT_EQ(0, tq_fill(&q, 2, 0, n, aff_prefs));
 	tq_close_all(&q);
@@ -454,8 +462,7 @@ TEST_F(taskq, gpu_steals_from_cpu_queue)
 	struct tq_result r;
 	struct tq q;
 
-	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
-		SKIP(return, "no task queues, or the negative control");
+	TQ_NEED_QUEUES();
 	ASSERT_EQ(0, tq_setup(&self->t, &q, n, 0));
 	ASSERT_EQ(0, tq_fill(&q, 0, 0, n, NULL));
 	tq_close_all(&q);
@@ -479,8 +486,7 @@ TEST_F(taskq, cpu_steals_from_gpu_queue)
 	struct tq_result r;
 	struct tq q;
 
-	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
-		SKIP(return, "no task queues, or the negative control");
+	TQ_NEED_QUEUES();
 	ASSERT_EQ(0, tq_setup(&self->t, &q, n, 0));
 	ASSERT_EQ(0, tq_fill(&q, 3, 0, n, NULL));
 	tq_close_all(&q);
@@ -505,8 +511,7 @@ TEST_F(taskq, gpu_none_eligible_leaves_lock)
 	struct tq q;
 	uint32_t *lock;
 
-	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
-		SKIP(return, "no task queues, or the negative control");
+	TQ_NEED_QUEUES();
 	ASSERT_EQ(0, tq_setup(&self->t, &q, n, 0));
 	ASSERT_EQ(0, tq_fill(&q, 2, 0, n, NULL));
 	for (uint32_t i = 0; i < n; i++) {
@@ -544,8 +549,7 @@ TEST_F(taskq, malformed_queue_faults_job)
 	struct megpu_cs cs;
 	struct tq q;
 
-	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
-		SKIP(return, "no task queues, or the negative control");
+	TQ_NEED_QUEUES();
 	ASSERT_EQ(0, tq_setup(&self->t, &q, 16, 0));
 	*(uint32_t *)(q.q[2].mem + MEGPU_TQ_HDR_SIZE) = 3;
 	bos[0] = q.qbo;
@@ -613,8 +617,7 @@ TEST_F_TIMEOUT(taskq, discrete_exactly_once, 300)
 	struct tq_result r;
 	struct tq q;
 
-	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
-		SKIP(return, "no task queues, or the negative control");
+	TQ_NEED_QUEUES();
 	tq_notify_gpu = &self->t.gpu;
 	ASSERT_EQ(0, tq_setup(&self->t, &q, n, 0));
 	tq_notify_gpu = NULL;
@@ -671,8 +674,7 @@ TEST_F(taskq, discrete_completion_waits_for_cpu)
 	uint32_t n = 64, sync;
 	struct tq q;
 
-	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
-		SKIP(return, "no task queues, or the negative control");
+	TQ_NEED_QUEUES();
 	ASSERT_EQ(0, tq_setup(&self->t, &q, n, 0));
 	for (uint32_t i = 0; i < n; i++) {
 		struct megpu_task t = tq_task(&q, i, MEGPU_TQ_AFF_REQUIRE_CPU);
@@ -710,8 +712,7 @@ TEST_F(taskq, discrete_event_and_malformed)
 	struct tq q;
 	uint64_t *ev;
 
-	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
-		SKIP(return, "no task queues, or the negative control");
+	TQ_NEED_QUEUES();
 	ASSERT_EQ(0, tq_setup(&self->t, &q, n, 0));
 	ev = (uint64_t *)((uint8_t *)q.list->map + 2048);
 	*ev = 0;
@@ -755,8 +756,7 @@ TEST_F(taskq, discrete_attach_checks)
 	struct tq q;
 	int copy = -1;
 
-	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
-		SKIP(return, "no task queues, or the negative control");
+	TQ_NEED_QUEUES();
 	ASSERT_EQ(0, tq_setup(&self->t, &q, 16, 0));
 	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync));
 	mask = tq_engine_mask(&q);
@@ -832,8 +832,7 @@ TEST_F(taskq, discrete_close_while_running)
 	struct mt other;
 	struct tq q;
 
-	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
-		SKIP(return, "no task queues, or the negative control");
+	TQ_NEED_QUEUES();
 	ASSERT_EQ(0, mt_open_client(&self->t, &other));
 	ASSERT_EQ(0, tq_setup(&other, &q, n, 0));
 	ASSERT_EQ(0, tq_fill(&q, 2, 0, n, NULL));
@@ -892,8 +891,7 @@ TEST_F(taskq, spi_counts_work_items)
 	struct tq q;
 	uint32_t *el;
 
-	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
-		SKIP(return, "no task queues, or the negative control");
+	TQ_NEED_QUEUES();
 	ASSERT_EQ(0, tq_setup(&self->t, &q, 3000, 0));
 	if (tq_spi(&self->t, q.engines[0], &i0, &g0))
 		SKIP(goto out, "no debugfs");
@@ -945,8 +943,7 @@ TEST_F_TIMEOUT(taskq, waiting_dequeue_times_out, 120)
 	struct mt other;
 	struct tq q;
 
-	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
-		SKIP(return, "no task queues, or the negative control");
+	TQ_NEED_QUEUES();
 	/* a hang bans the file: another client's */
 	ASSERT_EQ(0, mt_open_client(&self->t, &other));
 	ASSERT_EQ(0, tq_setup(&other, &q, 16, 0));
@@ -969,8 +966,7 @@ TEST_F(taskq, discrete_hints)
 	struct megpu_task t[8];
 	struct tq q;
 
-	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
-		SKIP(return, "no task queues, or the negative control");
+	TQ_NEED_QUEUES();
 	ASSERT_EQ(0, tq_setup(&self->t, &q, n, MEGPU_TQ_F_STRICT));
 	q.nengines = 1;
 	for (uint32_t i = 0; i < n; i++)
@@ -1003,8 +999,7 @@ TEST_F_TIMEOUT(taskq, tool_demo_partition, 300)
 {
 	static const char *const args[] = { "", " --discrete" };
 
-	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
-		SKIP(return, "no task queues, or the negative control");
+	TQ_NEED_QUEUES();
 	for (unsigned int i = 0; i < 2; i++) {
 		char cmd[128], buf[4096];
 
@@ -1035,8 +1030,7 @@ TEST_F_TIMEOUT(taskq, discrete_fence_is_bounded, 120)
 	uint32_t sync;
 	struct tq q;
 
-	if (!tq_supported(&self->t) || megpu_test_cmdline("nonatomic", 0))
-		SKIP(return, "no task queues, or the negative control");
+	TQ_NEED_QUEUES();
 	ASSERT_EQ(0, tq_setup(&self->t, &q, 16, 0));
 	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync));
 	ref = (struct drm_megpu_taskq_queue) {
