@@ -59,6 +59,7 @@ struct sg_table;
 #define MEGPU_RING_SIZE		SZ_64K
 #define MEGPU_FRAME_MAX_BYTES	512
 #define MEGPU_FAULT_LOG		16
+#define MEGPU_FAULT_HOLD_MAX_MS	10000U	/* debugfs fault_hold_ms */
 
 /* Semaphore objects; 0 is the blank reference, never handed out. */
 #define MEGPU_SEM_COUNT		4096
@@ -224,6 +225,8 @@ struct megpu_engine {
  * @sem_cursor: where the search for a free object starts
  * @sem_pool_waits: jobs that found the pool in use and waited
  * @sem_limit: objects of the pool to use, 0: all (debugfs, tests)
+ * @fault_hold_ms: the fault handler waits this long, under ring_lock,
+ *	before it blames a job (debugfs, tests: a timeout meets it)
  * @flush_lock: protects the host-flush state
  * @flush_wq: waiters for a flush acknowledgment
  * @flush_jobs: jobs done by their engine, waiting for their host flush
@@ -280,6 +283,7 @@ struct megpu_device {
 	u32 sem_cursor;
 	u64 sem_pool_waits;
 	u32 sem_limit;
+	u32 fault_hold_ms;
 
 	spinlock_t flush_lock;		/* flush_jobs, flush_started */
 	wait_queue_head_t flush_wq;

@@ -6,9 +6,11 @@
  * The debugfs files that can be written (drm_driver.debugfs_init):
  * delay_us, which holds an engine back before each packet (seed 001's
  * "device delay knob": a producer made slow, so that a consumer that does
- * not wait for it shows), and sem_pool_limit, which makes the semaphore
- * pool small enough to fill; then those of the flush (megpu_flush.c) and
- * multi-GPU (megpu_mgpu.c) code.
+ * not wait for it shows); sem_pool_limit, which makes the semaphore pool
+ * small enough to fill; fault_hold_ms, which makes the fault handler wait
+ * (under ring_lock) before it blames a job, so that a job timeout meets a
+ * fault being handled every time; then those of the flush (megpu_flush.c)
+ * and multi-GPU (megpu_mgpu.c) code.
  */
 
 #include <linux/debugfs.h>
@@ -58,6 +60,8 @@ void megpu_debugfs_minor_init(struct drm_minor *minor)
 			    to_megpu(minor->dev), &megpu_delay_fops);
 	debugfs_create_u32("sem_pool_limit", 0644, minor->debugfs_root,
 			   &to_megpu(minor->dev)->sem_limit);
+	debugfs_create_u32("fault_hold_ms", 0644, minor->debugfs_root,
+			   &to_megpu(minor->dev)->fault_hold_ms);
 	megpu_flush_debugfs_minor_init(minor);
 	megpu_floor_debugfs_init(minor);
 	megpu_mgpu_debugfs_minor_init(minor);

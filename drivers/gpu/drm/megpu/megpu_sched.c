@@ -11,6 +11,7 @@
  * job that hung and puts the innocent jobs back into the emptied ring.
  */
 
+#include <linux/delay.h>
 #include <linux/dma-fence.h>
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
@@ -339,6 +340,9 @@ static void megpu_engine_fault(struct megpu_engine *eng)
 		mutex_unlock(&eng->ring_lock);
 		return;
 	}
+	/* test knob: a job timeout meets the fault being handled */
+	if (unlikely(eng->mdev->fault_hold_ms))
+		msleep(min(eng->mdev->fault_hold_ms, MEGPU_FAULT_HOLD_MAX_MS));
 
 	/* jobs before the faulting one are done: their seqnos are written */
 	megpu_engine_retire(eng);

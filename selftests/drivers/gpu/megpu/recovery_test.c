@@ -5,7 +5,8 @@
  * job, and the other engines keep working meanwhile; the hung job's file
  * is banned, so N hung jobs of a client cost one timeout, not N; a
  * faulting job ends with -EFAULT, the rest of its IB does not run, and
- * the next job works.
+ * the next job works; a fault still being handled when its job times out
+ * blames that job, never an innocent one the reset put back in the ring.
  */
 
 #include <stdint.h>
@@ -150,6 +151,88 @@ TEST_F(gpu, other_client_unaffected_by_fault)
 	megpu_bo_free(theirs);
 	megpu_bo_free(bo);
 	mt_close(&other);
+}
+
+/* Faults the driver handled on @engine (debugfs "engines"), or -1. */
+static long engine_faults(struct mt *t, unsigned int engine)
+{
+	char key[32], *text, *p;
+	unsigned int n;
+	long v = -1;
+
+	text = mt_debugfs(t, "engines");
+	if (!text)
+		return -1;
+	snprintf(key, sizeof(key), ": engine %u status", engine);
+	p = strstr(text, key);
+	p = p ? strstr(p, "  faults ") : NULL;
+	if (p && sscanf(p, "  faults %u", &n) == 1)
+		v = n;
+	free(text);
+	return v;
+}
+
+/*
+ * Issue 15 item 5: a fault and a reset of the same engine at once. The
+ * fault handler is held (debugfs fault_hold_ms) past the faulting job's
+ * timeout, so the timeout handler runs while the fault is being handled.
+ * Another client's innocent job queued behind, which waits on a gate the
+ * test opens only after the fault handler finished, must complete: the
+ * reset must not put it back in the ring for the fault handler to blame.
+ */
+TEST_F_TIMEOUT(gpu, fault_meeting_a_reset_blames_the_faulting_job, 120)
+{
+	struct megpu_bo *bad_bo, *bo, *gate;
+	struct mt *t = &self->t;
+	struct mt_job bad, innocent;
+	char hold[16];
+	long faults;
+	struct megpu_cs cs;
+	int64_t end;
+	struct mt c;
+	int ret;
+
+	faults = engine_faults(t, 0);
+	if (faults < 0)
+		SKIP(return, "no debugfs \"engines\"");
+	ASSERT_EQ(0, mt_open_client(t, &c));
+	ASSERT_EQ(0, mt_bo(&c.gpu, 4096, 0, &bad_bo));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &bo));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &gate));
+	snprintf(hold, sizeof(hold), "%llu",
+		 (unsigned long long)t->timeout_ms + 1500);
+	ASSERT_EQ(0, megpu_debugfs_write(&t->gpu, "fault_hold_ms", hold));
+
+	megpu_cs_init(&cs);
+	megpu_cs_packet(&cs, MT_PKT_UNKNOWN, 0, NULL, 0);
+	ret = mt_submit(&c.gpu, &bad, 0, &cs, &bad_bo, 1, 0);
+	megpu_cs_fini(&cs);
+	if (!ret)
+		ret = mt_write_job(t, &innocent, 0, bo, 0, 0x1c, gate, NULL, 0,
+				   0);
+	EXPECT_EQ(0, ret);
+
+	/* the handler ends after the hold, whatever the reset did */
+	end = megpu_now_ns() + (int64_t)(2 * t->timeout_ms + 1500 +
+					 SLACK_MS) * 1000000;
+	while (!ret && engine_faults(t, 0) == faults && megpu_now_ns() < end)
+		usleep(20000);
+	EXPECT_EQ(0, megpu_debugfs_write(&t->gpu, "fault_hold_ms", "0"));
+	ASSERT_EQ(0, ret);
+	EXPECT_EQ(faults + 1, engine_faults(t, 0));
+	mt_gate_open(gate);
+
+	/* the faulting job failed, by its fault or its timeout */
+	ret = mt_job_finish(&bad, mt_job_ns(t));
+	EXPECT_TRUE(ret == -EFAULT || ret == -ETIMEDOUT) TH_LOG("bad: %d", ret);
+	EXPECT_EQ(0, mt_job_finish(&innocent, mt_job_ns(t)))
+		TH_LOG("the innocent job was blamed for the fault");
+	EXPECT_EQ(0x1c, mt_u32(bo)[0]);
+	EXPECT_EQ(0, mt_probe_engine(t, 0, bo, 64, 0x600d));
+	megpu_bo_free(gate);
+	megpu_bo_free(bo);
+	megpu_bo_free(bad_bo);
+	mt_close(&c);
 }
 
 /* A semaphore of the driver's pool: the address a frame SIGNALs. */
