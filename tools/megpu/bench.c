@@ -782,10 +782,29 @@ static int fl_jobs(struct fl_pair *p)
 	return ret;
 }
 
-static int fl_mode(struct fl_pair *p, uint32_t flags, unsigned int iters,
-		   uint32_t *value, struct fl_result *r)
+/* Median and mean of @n latencies (sorted), the figure @name in us. */
+static void fl_stats(const char *name, int64_t *lat, unsigned int n,
+		     struct fl_result *r)
 {
-	int64_t lat[FLUSH_MAX_ITERS], sum = 0;
+	double us[FLUSH_MAX_ITERS], sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		us[i] = lat[i] / 1e3;
+		sum += lat[i];
+	}
+	qsort(lat, n, sizeof(lat[0]), cmp64);
+	r->median_ns = lat[n / 2];
+	r->mean_ns = sum / n;
+	r->ran = true;
+	if (name)
+		bench_fig(name, "us", us, n);
+}
+
+static int fl_mode(struct fl_pair *p, uint32_t flags, unsigned int iters,
+		   uint32_t *value, const char *name, struct fl_result *r)
+{
+	int64_t lat[FLUSH_MAX_ITERS];
 	unsigned int i;
 	bool stale = false;
 	int ret = 0;
@@ -794,15 +813,133 @@ static int fl_mode(struct fl_pair *p, uint32_t flags, unsigned int iters,
 	for (i = 0; !ret && i < iters; i++) {
 		ret = fl_iter(p, flags, ++*value, &lat[i], &stale);
 		r->stale += stale;
-		sum += lat[i];
+	}
+	if (!ret)
+		fl_stats(name, lat, iters, r);
+	return ret;
+}
+
+/*
+ * The producer alone: submit to fence, with its frame's FLUSH (@flags 0)
+ * or without (NO_FLUSH). With @visible, also the time from submit until
+ * the CPU sees the last of the 64 KiB: without a flush, when the posted
+ * data reached memory by itself.
+ */
+static int fl_alone(struct fl_pair *p, uint32_t flags, uint32_t value,
+		    int64_t *fence_ns, int64_t *visible)
+{
+	volatile uint32_t *src = p->src->map;
+	struct megpu_job prod;
+	struct megpu_cs cs;
+	int64_t t0, end;
+	unsigned int w;
+	int ret;
+
+	megpu_job_init(&prod, p->a);
+	prod.flags = DRM_MEGPU_SUBMIT_NO_IMPLICIT | flags;
+	megpu_cs_init(&cs);
+	megpu_cs_fill(&cs, p->src->va, FLUSH_BYTES, value);
+	ret = megpu_job_add_bo(&prod, p->src, DRM_MEGPU_BO_WRITE);
+	megpu_job_signal_sync(&prod, p->psync, 0);
+	ret = ret ?: megpu_job_upload(p->gpu, &prod, &cs);
+	megpu_cs_fini(&cs);
+	t0 = megpu_now_ns();
+	ret = ret ?: megpu_job_submit(p->gpu, &prod) ?:
+	      sem_wait(p->gpu, p->psync);
+	*fence_ns = megpu_now_ns() - t0;
+	megpu_job_fini(&prod);
+	if (ret || !visible)
+		return ret;
+	/* the last word to land, scanning on from the last one seen */
+	end = t0 + 1000000000ll;
+	for (w = 0; w < FLUSH_BYTES / 4 && megpu_now_ns() < end;)
+		if (src[w] == value)
+			w++;
+	*visible = megpu_now_ns() - t0;
+	return w < FLUSH_BYTES / 4 ? -ETIMEDOUT : 0;
+}
+
+/*
+ * What a flush costs against what it saves: the producer alone in strict
+ * mode (no posted data: the baseline), relaxed with its FLUSH, relaxed
+ * without (until its data is in memory), interleaved round by round so
+ * that the host's load hits all three alike. The flush cost is FLUSH -
+ * strict, the drain time NO_FLUSH-in-memory - strict.
+ */
+struct fl_cost_res {
+	bool ran;
+	double strict_us, flush_us, none_us, none_mem_us;
+	double cost_us, drain_us, ratio;
+};
+
+static double fl_median_us(int64_t *v, unsigned int n)
+{
+	qsort(v, n, sizeof(v[0]), cmp64);
+	return v[n / 2] / 1e3;
+}
+
+static int fl_cost(struct megpu *gpu, struct fl_pair *p, unsigned int iters,
+		   uint32_t *value, struct fl_cost_res *r)
+{
+	int64_t st[FLUSH_MAX_ITERS], fl[FLUSH_MAX_ITERS];
+	int64_t nf[FLUSH_MAX_ITERS], vis[FLUSH_MAX_ITERS], junk;
+	double cost[FLUSH_MAX_ITERS], drain[FLUSH_MAX_ITERS];
+	unsigned int i;
+	int ret = megpu_bo_map(p->src);
+
+	/* each switch is followed by an untimed job (@junk) */
+	for (i = 0; !ret && i < iters; i++) {
+		ret = megpu_write_mode_set(gpu, true) ?:
+		      fl_alone(p, DRM_MEGPU_SUBMIT_NO_FLUSH, ++*value, &junk,
+			       NULL) ?:
+		      fl_alone(p, DRM_MEGPU_SUBMIT_NO_FLUSH, ++*value, &st[i],
+			       NULL);
+		ret = megpu_write_mode_set(gpu, false) ?: ret ?:
+		      fl_alone(p, 0, ++*value, &junk, NULL) ?:
+		      fl_alone(p, 0, ++*value, &fl[i], NULL) ?:
+		      fl_alone(p, DRM_MEGPU_SUBMIT_NO_FLUSH, ++*value, &nf[i],
+			       &vis[i]);
+		cost[i] = (fl[i] - st[i]) / 1e3;
+		drain[i] = (vis[i] - st[i]) / 1e3;
 	}
 	if (ret)
 		return ret;
-	qsort(lat, iters, sizeof(lat[0]), cmp64);
-	r->median_ns = lat[iters / 2];
-	r->mean_ns = (double)sum / iters;
+	r->cost_us = bench_fig("flush.cost_us", "us", cost, iters);
+	r->drain_us = bench_fig("flush.drain_us", "us", drain, iters);
+	for (i = 0; i < iters; i++)
+		cost[i] /= drain[i] > 0 ? drain[i] : 1;
+	r->ratio = bench_fig("flush.cost_over_drain", "x", cost, iters);
+	r->strict_us = fl_median_us(st, iters);
+	r->flush_us = fl_median_us(fl, iters);
+	r->none_us = fl_median_us(nf, iters);
+	r->none_mem_us = fl_median_us(vis, iters);
 	r->ran = true;
 	return 0;
+}
+
+static void fl_cost_print(const struct fl_cost_res *r, const char *na,
+			  unsigned int iters)
+{
+	printf("\nthe flush against the drain: %s FILLs %u KiB alone, %u "
+	       "rounds of three,\ntime from submit, medians\n", na,
+	       FLUSH_BYTES / 1024, iters);
+	printf("  %-42s %9.1f us\n", "strict: to the fence (data in memory)",
+	       r->strict_us);
+	printf("  %-42s %9.1f us\n", "relaxed, FLUSH: to the fence",
+	       r->flush_us);
+	printf("  %-42s %9.1f us\n", "relaxed, NO_FLUSH: to the fence",
+	       r->none_us);
+	printf("  %-42s %9.1f us\n", "relaxed, NO_FLUSH: to the data in memory",
+	       r->none_mem_us);
+	printf("  %-42s %9.1f us\n", "flush cost (FLUSH - strict)",
+	       r->cost_us);
+	printf("  %-42s %9.1f us\n", "drain time (in memory - strict)",
+	       r->drain_us);
+	printf("  %-42s %9.2f\n", "flush cost / drain time (per round)",
+	       r->ratio);
+	printf("  (what posting and flushing the data adds, against the "
+	       "time the same\n  posted data takes to reach memory by "
+	       "itself; target: at most 1)\n");
 }
 
 /* Producer: FILL, preferably on the copy engine; consumer: COPY elsewhere. */
@@ -841,6 +978,7 @@ static int bench_flush(struct megpu *gpu, bool quick)
 {
 	unsigned int iters = quick ? 30 : 100, m;
 	struct fl_result res[FL_MODES] = { 0 }, warm;
+	struct fl_cost_res cost = { 0 };
 	struct fl_pair p = { .gpu = gpu };
 	uint64_t types = 0, feat = 0;
 	bool was_strict = false, knob;
@@ -872,15 +1010,16 @@ static int bench_flush(struct megpu *gpu, bool quick)
 		goto out;
 
 	/* warm up: page tables, schedulers */
-	ret = fl_mode(&p, 0, 4, &value, &warm);
+	ret = fl_mode(&p, 0, 4, &value, NULL, &warm);
 	progress("dependent launches with host-driven flushes");
 	ret = ret ?: fl_mode(&p, DRM_MEGPU_SUBMIT_HOST_FLUSH, iters, &value,
-			     &res[FL_HOST]);
+			     "flush.chain_host_us", &res[FL_HOST]);
 	progress("dependent launches with GPU-internal flushes");
-	ret = ret ?: fl_mode(&p, 0, iters, &value, &res[FL_GPU]);
+	ret = ret ?: fl_mode(&p, 0, iters, &value, "flush.chain_gpu_us",
+			     &res[FL_GPU]);
 	progress("dependent launches without flushes");
 	ret = ret ?: fl_mode(&p, DRM_MEGPU_SUBMIT_NO_FLUSH, iters, &value,
-			     &res[FL_NONE]);
+			     "flush.chain_none_us", &res[FL_NONE]);
 	if (ret)
 		goto out;
 	knob = !megpu_write_mode_get(gpu, &was_strict);
@@ -888,7 +1027,12 @@ static int bench_flush(struct megpu *gpu, bool quick)
 		progress("dependent launches in strict write mode");
 		ret = megpu_write_mode_set(gpu, true);
 		ret = ret ?: fl_mode(&p, DRM_MEGPU_SUBMIT_NO_FLUSH, iters,
-				     &value, &res[FL_STRICT]);
+				     &value, "flush.chain_strict_us",
+				     &res[FL_STRICT]);
+		if (!ret) {
+			progress("the producer alone: its flush, its drain");
+			ret = fl_cost(gpu, &p, iters, &value, &cost);
+		}
 		if (megpu_write_mode_set(gpu, was_strict))
 			fprintf(stderr, "megpu bench: could not restore the "
 				"write mode (%s)\n", was_strict ? "strict" :
@@ -924,6 +1068,8 @@ static int bench_flush(struct megpu *gpu, bool quick)
 	if (was_strict)
 		printf("  note: the device was in strict mode, so no row can "
 		       "show stale data\n");
+	if (cost.ran)
+		fl_cost_print(&cost, na, iters);
 out:
 	megpu_job_fini(&p.prod);
 	megpu_job_fini(&p.cons);
