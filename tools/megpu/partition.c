@@ -136,11 +136,14 @@ static uint32_t pt_aff_mixed(uint32_t i)
 	}
 }
 
-/* Fresh queues and results; tasks distributed for @mode. */
-static int pt_reset(struct pt *p, enum pt_mode mode, bool mixed,
-		    uint32_t batch_gpu, uint32_t batch_cpu)
+/*
+ * Fresh queues and results; tasks distributed for @mode over the home
+ * queues of the @threads CPU threads (0, 1) and of the engines (2, 3).
+ */
+static int pt_reset(struct pt *p, enum pt_mode mode, unsigned int threads,
+		    bool mixed, uint32_t batch_gpu, uint32_t batch_cpu)
 {
-	uint32_t n = p->ntasks;
+	uint32_t n = p->ntasks, cpu_n;
 	/* first task of each queue's share: [start[q], start[q + 1]) */
 	uint32_t start[PT_QUEUES + 1];
 	int ret;
@@ -157,19 +160,17 @@ static int pt_reset(struct pt *p, enum pt_mode mode, bool mixed,
 			return ret;
 		((uint64_t *)p->list->map)[i] = p->q[i].va;
 	}
-	switch (mode) {
-	case PT_CPU_ONLY:	/* all in the CPUs' queues */
-		start[0] = 0, start[1] = n / 2, start[2] = n;
-		start[3] = n, start[4] = n;
-		break;
-	case PT_GPU_ONLY:	/* all in the engines' queues */
-		start[0] = 0, start[1] = 0, start[2] = 0;
-		start[3] = n / 2, start[4] = n;
-		break;
-	default:		/* a quarter each */
-		start[0] = 0, start[1] = n / 4, start[2] = n / 2;
-		start[3] = n / 2 + n / 4, start[4] = n;
-		break;
+	/* the CPUs' share over their queues, the engines' over theirs */
+	cpu_n = mode == PT_CPU_ONLY ? n : mode == PT_GPU_ONLY ? 0 : n / 2;
+	start[0] = 0;
+	for (unsigned int qi = 0; qi < PT_QUEUES; qi++) {
+		bool cq = qi < 2;
+		unsigned int users = cq ? threads : p->nengines;
+		uint32_t side = cq ? cpu_n : n - cpu_n;
+		unsigned int k = cq ? qi : qi - 2;
+
+		start[qi + 1] = start[qi] + (k < users ?
+			side / users + (k < side % users) : 0);
 	}
 	for (unsigned int qi = 0; qi < PT_QUEUES; qi++) {
 		for (uint32_t i = start[qi]; i < start[qi + 1]; ) {
@@ -244,7 +245,7 @@ static int pt_run(struct pt *p, enum pt_mode mode, unsigned int threads,
 			.owner = 1 + i, .regions = p->regions, .nregions = 4,
 			.notify = megpu_taskq_wake_cb, .notify_priv = p->gpu,
 		};
-	ret = pt_reset(p, mode, mixed, batch_gpu, batch_cpu);
+	ret = pt_reset(p, mode, threads, mixed, batch_gpu, batch_cpu);
 	if (ret)
 		return ret;
 	p->gpu_end = 0;
@@ -483,7 +484,8 @@ static int pt_busy_submit(struct pt *p, struct megpu_bo *bo,
  * guest's CPUs. *@busy_ms is how long the engines' work took from the
  * start of the run (it should outlast the run).
  */
-static int pt_cpu_contended(struct pt *p, double *ms, double *busy_ms)
+static int pt_cpu_contended(struct pt *p, unsigned int threads, double *ms,
+			    double *busy_ms)
 {
 	struct megpu_job jobs[PT_ENGINES];
 	uint32_t sync[PT_ENGINES] = { 0 };
@@ -495,7 +497,7 @@ static int pt_cpu_contended(struct pt *p, double *ms, double *busy_ms)
 	ret = pt_bo(p->gpu, 4096 + (1u << 20), &bo);
 	t0 = pt_now();
 	ret = ret ?: pt_busy_submit(p, bo, 2, jobs, sync);
-	ret = ret ?: pt_run(p, PT_CPU_ONLY, PT_THREADS, false, 16, 4);
+	ret = ret ?: pt_run(p, PT_CPU_ONLY, threads, false, 16, 4);
 	*ms = p->makespan / 1e6;
 	for (unsigned int e = 0; e < p->nengines; e++) {
 		if (!sync[e])
@@ -526,7 +528,8 @@ static const char *const pt_variant_names[PT_VARIANTS] = {
 	"stealing, driver", "CPU only, busy",
 };
 
-static int pt_measure(struct pt *p, unsigned int v, struct pt_row *r)
+static int pt_measure(struct pt *p, unsigned int v, unsigned int threads,
+		      struct pt_row *r)
 {
 	enum pt_mode m = v < 4 ? (enum pt_mode)v : v == 4 ? PT_STEAL :
 			 PT_CPU_ONLY;
@@ -537,13 +540,13 @@ static int pt_measure(struct pt *p, unsigned int v, struct pt_row *r)
 	/* stealing with the driver dequeuing for the engines */
 	p->discrete = v == 4;
 	if (v == 5)
-		ret = pt_cpu_contended(p, &r->t, &r->busy_ms);
+		ret = pt_cpu_contended(p, threads, &r->t, &r->busy_ms);
 	else
-		ret = pt_run(p, m, PT_THREADS, false, 16, 4);
+		ret = pt_run(p, m, threads, false, 16, 4);
 	p->discrete = false;
 	if (ret)
 		return ret;
-	for (unsigned int i = 0; i < PT_THREADS; i++) {
+	for (unsigned int i = 0; i < threads; i++) {
 		cpu_tasks += p->agents[i].tasks;
 		busy += p->agents[i].busy_ns;
 	}
@@ -553,7 +556,7 @@ static int pt_measure(struct pt *p, unsigned int v, struct pt_row *r)
 	r->cpu_share = 100.0 * cpu_tasks / p->ntasks;
 	/* idle: the time a device was not running tasks until the end */
 	r->cpu_idle = m == PT_GPU_ONLY ? r->t :
-		      r->t - busy / 1e6 / PT_THREADS;
+		      r->t - busy / 1e6 / threads;
 	r->gpu_idle = m == PT_CPU_ONLY ? r->t : r->t - p->gpu_end / 1e6;
 	return 0;
 }
@@ -573,44 +576,41 @@ static const struct pt_row *pt_median(struct pt_row *rows)
 	return r[PT_ROUNDS / 2];
 }
 
-/* B1 and B2 on an open device. */
-int bench_partition(struct megpu *gpu, bool quick)
+/*
+ * One B1 table: every variant with @threads CPU threads and the first
+ * @engines engines, rounds interleaved so that a change of host load
+ * hits all.
+ */
+static int pt_b1(struct pt *p, unsigned int threads, unsigned int engines,
+		 const char *key)
 {
-	uint32_t ntasks = quick ? 1000 : 4000, grain = 256;
+	static const unsigned int order[PT_VARIANTS] = {
+		PT_CPU_ONLY, PT_GPU_ONLY, PT_STATIC, PT_STEAL, 4, 5,
+	};
+	unsigned int all = p->nengines;
 	struct pt_row rows[PT_VARIANTS][PT_ROUNDS];
-	double ms[PT_VARIANTS], ideal;
-	struct pt p;
+	double ms[PT_VARIANTS], ideal, shared;
+	char name[64];
 	int ret;
 
-	ret = pt_init(&p, gpu, ntasks, grain);
-	if (ret)
-		goto out;
+	p->nengines = engines;
 	printf("\nB1 work partitioning (seed 002): %u tasks of %u elements, "
-	       "%u CPU threads, %u engines; median of %u rounds\n", ntasks,
-	       grain, PT_THREADS, p.nengines, PT_ROUNDS);
+	       "%u CPU thread%s, %u engine%s; median of %u rounds\n",
+	       p->ntasks, p->grain, threads, threads == 1 ? "" : "s",
+	       engines, engines == 1 ? "" : "s", PT_ROUNDS);
 	/* a warm-up run: the guest's first run pays for code translation */
-	ret = pt_run(&p, PT_STEAL, PT_THREADS, false, 16, 4);
+	ret = pt_run(p, PT_STEAL, threads, false, 16, 4);
+	for (unsigned int k = 0; k < PT_ROUNDS && !ret; k++)
+		for (unsigned int o = 0; o < PT_VARIANTS && !ret; o++)
+			ret = pt_measure(p, order[o], threads,
+					 &rows[order[o]][k]);
+	p->nengines = all;
 	if (ret)
-		goto out;
-	/* rounds of every variant, so that a change of host load hits all */
-	for (unsigned int k = 0; k < PT_ROUNDS; k++) {
-		static const unsigned int order[PT_VARIANTS] = {
-			PT_CPU_ONLY, PT_GPU_ONLY, PT_STATIC, PT_STEAL, 4, 5,
-		};
-
-		for (unsigned int o = 0; o < PT_VARIANTS; o++) {
-			ret = pt_measure(&p, order[o], &rows[order[o]][k]);
-			if (ret)
-				goto out;
-		}
-	}
+		return ret;
 	printf("  %-16s %10s %9s %9s %12s %12s %9s %9s\n", "variant",
 	       "makespan", "CPU share", "GPU share", "CPU idle", "GPU idle",
 	       "CPU end", "GPU end");
 	for (unsigned int o = 0; o < PT_VARIANTS; o++) {
-		static const unsigned int order[PT_VARIANTS] = {
-			PT_CPU_ONLY, PT_GPU_ONLY, PT_STATIC, PT_STEAL, 4, 5,
-		};
 		const struct pt_row *r = pt_median(rows[order[o]]);
 
 		ms[order[o]] = r->t;
@@ -634,9 +634,35 @@ int bench_partition(struct megpu *gpu, bool quick)
 	       ms[4] / ideal, ms[PT_STATIC] / ideal,
 	       ms[PT_CPU_ONLY] / ideal, ms[PT_GPU_ONLY] / ideal);
 	/* the same with the CPU side's throughput while the engines run */
-	ideal = 1.0 / (1.0 / ms[5] + 1.0 / ms[PT_GPU_ONLY]);
+	shared = 1.0 / (1.0 / ms[5] + 1.0 / ms[PT_GPU_ONLY]);
 	printf("  ideal on shared cores (CPU only, busy with GPU only) %.1f ms;"
-	       " stealing %.2fx that\n", ideal, ms[PT_STEAL] / ideal);
+	       " stealing %.2fx that\n", shared, ms[PT_STEAL] / shared);
+	snprintf(name, sizeof(name), "partition.%s.steal_over_ideal", key);
+	bench_fig1(name, "x", ms[PT_STEAL] / ideal);
+	snprintf(name, sizeof(name), "partition.%s.driver_over_ideal", key);
+	bench_fig1(name, "x", ms[4] / ideal);
+	snprintf(name, sizeof(name), "partition.%s.steal_ms", key);
+	bench_fig1(name, "ms", ms[PT_STEAL]);
+	return 0;
+}
+
+/* B1 and B2 on an open device. */
+int bench_partition(struct megpu *gpu, bool quick)
+{
+	uint32_t ntasks = quick ? 1000 : 4000, grain = 256;
+	struct pt p;
+	int ret;
+
+	/*
+	 * Every consumer, then one CPU thread and one engine: on a 2-core
+	 * host only that pair has a core each, as the ideal (summed
+	 * throughput) assumes of independent processors.
+	 */
+	ret = pt_init(&p, gpu, ntasks, grain);
+	ret = ret ?: pt_b1(&p, PT_THREADS, p.nengines, "all");
+	ret = ret ?: pt_b1(&p, 1, 1, "one_each");
+	if (ret)
+		goto out;
 	pt_free(&p);
 
 	/* B2: dequeue cost against dequeuers and batch size */
