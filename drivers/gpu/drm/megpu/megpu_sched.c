@@ -671,11 +671,21 @@ static enum drm_gpu_sched_stat megpu_timedout_job(struct drm_sched_job *bad)
 	megpu_syscall_engine_reset(eng);
 	megpu_engine_retire(eng);
 
+	/*
+	 * The timed-out job is guilty if the engine had not finished it: it
+	 * may have, between the check above and the reset (a fault handled
+	 * meanwhile lets the engine go on), and then the job behind it,
+	 * first in the ring now, is innocent. Nobody is blamed then.
+	 */
+	guilty = NULL;
 	spin_lock_irqsave(&eng->job_lock, flags);
-	guilty = list_first_entry_or_null(&eng->active, struct megpu_job,
-					  active_node);
-	if (guilty)
-		list_del_init(&guilty->active_node);
+	list_for_each_entry(iter, &eng->active, active_node) {
+		if (iter == job) {
+			guilty = job;
+			list_del_init(&guilty->active_node);
+			break;
+		}
+	}
 	spin_unlock_irqrestore(&eng->job_lock, flags);
 
 	if (guilty) {
