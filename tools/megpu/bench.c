@@ -59,6 +59,8 @@ static const char usage[] =
 "  --rounds N   rounds per row of the GPU-to-CPU call table (default 30;\n"
 "               an in-batch row is one job: too many rounds of 64\n"
 "               callers can outlast the job timeout)\n"
+"  --tasks N    tasks of the work-partitioning tables (default 4000)\n"
+"  --grain N    elements per task there (default 256)\n"
 "  --quick      fewer repetitions\n"
 "\n"
 "Figures are medians of repeated runs; the last line of the output,\n"
@@ -1359,7 +1361,7 @@ static int bench_basics(struct megpu *gpu, unsigned int engines,
 
 int cmd_bench(int argc, char **argv)
 {
-	uint64_t device = 0, jobs = 1000, rounds = 0;
+	uint64_t device = 0, jobs = 1000, rounds = 0, tasks = 0, grain = 0;
 	unsigned int engines, i;
 	struct megpu gpu;
 	bool quick = false, only_sem = false, only_flush = false;
@@ -1407,6 +1409,16 @@ int cmd_bench(int argc, char **argv)
 			   !strcmp(argv[i], "--rounds") &&
 			   tool_parse_u64(argv[i + 1], &rounds) && rounds &&
 			   rounds <= 100000) {
+			i++;
+		} else if (i + 1 < (unsigned int)argc &&
+			   !strcmp(argv[i], "--tasks") &&
+			   tool_parse_u64(argv[i + 1], &tasks) && tasks &&
+			   tasks <= 65536) {
+			i++;
+		} else if (i + 1 < (unsigned int)argc &&
+			   !strcmp(argv[i], "--grain") &&
+			   tool_parse_u64(argv[i + 1], &grain) && grain &&
+			   grain <= 65536) {
 			i++;
 		} else if (!strcmp(argv[i], "--quick")) {
 			quick = true;
@@ -1458,7 +1470,7 @@ syscall:
 		goto done;
 partition:
 	progress("work partitioning");
-	ret = bench_partition(&gpu, quick);
+	ret = bench_partition(&gpu, quick, (uint32_t)tasks, (uint32_t)grain);
 	if (ret)
 		goto fail;
 	if (only_partition)

@@ -26,7 +26,8 @@ int bench_syscalls(struct megpu *gpu, uint32_t rounds);
 int cmd_demo_partition(int argc, char **argv);
 /* mgpu.c (seed 000): lock handoffs among GPUs, in megpu bench */
 int bench_mgpu(bool quick);
-int bench_partition(struct megpu *gpu, bool quick);
+int bench_partition(struct megpu *gpu, bool quick, uint32_t ntasks,
+		    uint32_t grain);
 /* asmcmd.c: assemble or disassemble wave ISA programs, no GPU needed */
 int cmd_asm(int argc, char **argv);
 

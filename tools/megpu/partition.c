@@ -317,7 +317,8 @@ static int pt_run(struct pt *p, enum pt_mode mode, unsigned int threads,
 				megpu_job_fini(&jobs[k]);
 		ret = ret ?: w.ret;
 	}
-	p->makespan = pt_now() - w.t0;
+	/* when the last task was done; tearing the jobs down is not work */
+	p->makespan = p->cpu_end > p->gpu_end ? p->cpu_end : p->gpu_end;
 	if (ret)
 		return ret;
 	memset(p->gpu_tasks, 0, sizeof(p->gpu_tasks));
@@ -647,9 +648,13 @@ static int pt_b1(struct pt *p, unsigned int threads, unsigned int engines,
 }
 
 /* B1 and B2 on an open device. */
-int bench_partition(struct megpu *gpu, bool quick)
+int bench_partition(struct megpu *gpu, bool quick, uint32_t ntasks,
+		    uint32_t grain)
 {
-	uint32_t ntasks = quick ? 1000 : 4000, grain = 256;
+	if (!ntasks)
+		ntasks = quick ? 1000 : 4000;
+	if (!grain)
+		grain = 256;
 	struct pt p;
 	int ret;
 

@@ -1,7 +1,9 @@
 /*
  * QTest for the built-in kernels run by DISPATCH: FILL, COPY, VADD,
  * INCREMENT, SAXPY and CHECKSUM on gfx and compute, what video and copy
- * engines refuse, bad kernel ids and group sizes; and the image kernels
+ * engines refuse, bad kernel ids and group sizes; faults of element-wise
+ * kernels, which run several groups per access, where group-by-group
+ * runs would stop; and the image kernels
  * BLUR3X3 and SEPIA against C references, with seed 004's chain (blur,
  * wait for idle, flush, sepia on another engine, flush) in relaxed mode.
  *
@@ -173,6 +175,64 @@ static void test_kernels(void)
                        64, 32, 32, 32);
             g_assert_cmphex(qtest_readl(m.qts, a + 2047 * 4), ==, 3);
         }
+    }
+    megpu_stop_engines(&m);
+}
+
+/*
+ * Element-wise kernels run several work-groups per access, within one
+ * page of every array: a page that faults must stop them exactly where
+ * running group by group would. INCREMENT and COPY over arrays that end
+ * in the last page of RAM (the next page decodes nothing), misaligned so
+ * that a group straddles the boundary: the groups before it are done,
+ * the straddling one is not (COPY: its writes to the good page are, as
+ * a group's write that crosses a page always was), nothing after it.
+ */
+static void test_kernel_runs_fault_like_groups(void)
+{
+    const uint64_t end_pa = 0x10000000ull;      /* -m 256M */
+    const uint64_t a = end_pa - 4096 + 0x40;    /* 1008 items in RAM */
+    const uint64_t src = DATA_PA + 0x20;
+    const uint64_t dst = end_pa - 4096 + 0x140; /* 944 items in RAM */
+    uint32_t param[3] = { 0 };
+    Megpu m;
+    uint32_t at;
+
+    megpu_start_engines(&m, 1);
+    for (unsigned i = 0; i < 1008; i++) {
+        qtest_writel(m.qts, a + i * 4, i);
+    }
+    at = m.ring[0].pos;
+    write_kargs(&m, DATA_PA + 0xff000, (uint64_t[4]) { a }, 2048, param);
+    emit_dispatch(&m.ring[0], MEGPU_KERNEL_INCREMENT, DATA_PA + 0xff000,
+                  2048, 1, 64, 1);
+    kick(&m, 0);
+    /* group 15 (items 960-1023) reads across the end of RAM */
+    expect_fault(&m, 0, MEGPU_FAULT_BUS, end_pa, at, 0);
+    eng_idle(&m, 0);
+    for (unsigned i = 0; i < 1008; i++) {
+        g_assert_cmphex(qtest_readl(m.qts, a + i * 4), ==, i + (i < 960));
+    }
+
+    for (unsigned i = 0; i < 2048; i++) {
+        qtest_writel(m.qts, src + i * 4, 0xc0de0000 + i);
+    }
+    for (unsigned i = 0; i < 944; i++) {
+        qtest_writel(m.qts, dst + i * 4, 0);
+    }
+    at = m.ring[0].pos;
+    write_kargs(&m, DATA_PA + 0xff000, (uint64_t[4]) { src, dst }, 2048,
+                param);
+    emit_dispatch(&m.ring[0], MEGPU_KERNEL_COPY, DATA_PA + 0xff000,
+                  2048, 1, 64, 1);
+    kick(&m, 0);
+    /* group 14 (items 896-959) writes across the end of RAM */
+    expect_fault(&m, 0, MEGPU_FAULT_BUS, end_pa, at,
+                 MEGPU_FAULT_INFO_WRITE);
+    eng_idle(&m, 0);
+    for (unsigned i = 0; i < 944; i++) {
+        g_assert_cmphex(qtest_readl(m.qts, dst + i * 4), ==,
+                        0xc0de0000 + i);
     }
     megpu_stop_engines(&m);
 }
@@ -360,5 +420,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/megpu/engine/kernels", test_kernels);
     qtest_add_func("/megpu/engine/image-kernels", test_image_kernels);
+    qtest_add_func("/megpu/engine/kernel-runs-fault-like-groups",
+                   test_kernel_runs_fault_like_groups);
     return g_test_run();
 }

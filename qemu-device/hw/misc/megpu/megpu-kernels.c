@@ -266,6 +266,57 @@ static bool megpu_kernel_range(MegpuExec *x, MegpuKernel *k, uint64_t start,
     return true;
 }
 
+/*
+ * Element-wise kernels with one-row work-groups touch work-items in
+ * order, and what a group does does not depend on its neighbours: run
+ * several groups as one access per array, as long as the run stays in
+ * one page of every array. A page that faults then stops the same
+ * groups as it would group by group; a group that itself crosses a
+ * page runs alone. The engine checks for a reset between runs.
+ */
+static uint64_t megpu_kernel_run_end(const MegpuKernel *k, uint64_t start,
+                                     uint64_t limit, uint64_t grid_x,
+                                     uint32_t group_x)
+{
+    uint64_t end = MIN(limit, start + MEGPU_KCHUNK), first, cut;
+
+    for (unsigned i = 0; i < 4; i++) {
+        if (megpu_kernel_ptrs[k->id] & (1u << i)) {
+            uint64_t off = (k->ptr[i] + start * 4) & (MEGPU_PAGE_SIZE - 1);
+
+            end = MIN(end, start + (MEGPU_PAGE_SIZE - off) / 4);
+        }
+    }
+    /* the first group ends at the next group boundary (or row end) */
+    first = (start / grid_x) * grid_x +
+            MIN(QEMU_ALIGN_UP(start % grid_x + 1, group_x), grid_x);
+    /* whole groups only: cut back to the last boundary within the run */
+    cut = (end / grid_x) * grid_x + QEMU_ALIGN_DOWN(end % grid_x, group_x);
+    if (end == limit || end % grid_x == 0) {
+        cut = end;
+    }
+    return cut > start ? cut : MIN(first, limit);
+}
+
+static bool megpu_kernel_linear(MegpuExec *x, MegpuKernel *k,
+                                uint64_t limit, uint64_t grid_x,
+                                uint32_t group_x)
+{
+    uint32_t sum = 0;
+
+    for (uint64_t start = 0, end; start < limit; start = end) {
+        if (megpu_engine_should_abort(x->e)) {
+            x->aborted = true;
+            return false;
+        }
+        end = megpu_kernel_run_end(k, start, limit, grid_x, group_x);
+        if (!megpu_kernel_range(x, k, start, end, &sum)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static bool megpu_kernel_load_args(MegpuExec *x, MegpuKernel *k,
                                    uint64_t args, uint64_t items)
 {
@@ -379,6 +430,9 @@ bool megpu_dispatch(MegpuExec *x, uint32_t kernel, uint64_t args,
                     groups_x * DIV_ROUND_UP((uint64_t)grid_y, group_y));
     k.a = megpu_kbuf_a;
     k.b = megpu_kbuf_b;
+    if (!image && group_y == 1 && kernel != MEGPU_KERNEL_CHECKSUM) {
+        return megpu_kernel_linear(x, &k, limit, grid_x, group_x);
+    }
     for (uint64_t y0 = 0; y0 < grid_y && y0 * grid_x < limit; y0 += group_y) {
         for (uint64_t gx = 0; gx < groups_x; gx++) {
             uint64_t x0 = gx * group_x;
