@@ -60,7 +60,7 @@ static const char usage[] =
 "               an in-batch row is one job: too many rounds of 64\n"
 "               callers can outlast the job timeout)\n"
 "  --tasks N    tasks of the work-partitioning tables (default 4000)\n"
-"  --grain N    elements per task there (default 256)\n"
+"  --grain N    elements per task there (default 2048)\n"
 "  --quick      fewer repetitions\n"
 "\n"
 "Figures are medians of repeated runs; the last line of the output,\n"

@@ -24,6 +24,12 @@
 #include "megpu_hw.h"
 
 #define PT_QUEUES	4
+/*
+ * B1's batches: an engine takes 64 tasks under the lock, a CPU thread 16
+ * (seed 002: each consumer's batch sized for it, the GPU's larger).
+ */
+#define PT_BENCH_GPU_BATCH	64
+#define PT_BENCH_CPU_BATCH	16
 #define PT_THREADS	2
 #define PT_ENGINES	2
 
@@ -498,7 +504,8 @@ static int pt_cpu_contended(struct pt *p, unsigned int threads, double *ms,
 	ret = pt_bo(p->gpu, 4096 + (1u << 20), &bo);
 	t0 = pt_now();
 	ret = ret ?: pt_busy_submit(p, bo, 2, jobs, sync);
-	ret = ret ?: pt_run(p, PT_CPU_ONLY, threads, false, 16, 4);
+	ret = ret ?: pt_run(p, PT_CPU_ONLY, threads, false, PT_BENCH_GPU_BATCH,
+			    PT_BENCH_CPU_BATCH);
 	*ms = p->makespan / 1e6;
 	for (unsigned int e = 0; e < p->nengines; e++) {
 		if (!sync[e])
@@ -521,7 +528,7 @@ struct pt_row {
 	double t, cpu_share, cpu_idle, gpu_idle, busy_ms, cpu_end, gpu_end;
 };
 
-#define PT_ROUNDS	3
+#define PT_ROUNDS	5
 #define PT_VARIANTS	6	/* the modes, stealing by the driver, contended */
 
 static const char *const pt_variant_names[PT_VARIANTS] = {
@@ -543,7 +550,8 @@ static int pt_measure(struct pt *p, unsigned int v, unsigned int threads,
 	if (v == 5)
 		ret = pt_cpu_contended(p, threads, &r->t, &r->busy_ms);
 	else
-		ret = pt_run(p, m, threads, false, 16, 4);
+		ret = pt_run(p, m, threads, false, PT_BENCH_GPU_BATCH,
+			     PT_BENCH_CPU_BATCH);
 	p->discrete = false;
 	if (ret)
 		return ret;
@@ -600,7 +608,8 @@ static int pt_b1(struct pt *p, unsigned int threads, unsigned int engines,
 	       p->ntasks, p->grain, threads, threads == 1 ? "" : "s",
 	       engines, engines == 1 ? "" : "s", PT_ROUNDS);
 	/* a warm-up run: the guest's first run pays for code translation */
-	ret = pt_run(p, PT_STEAL, threads, false, 16, 4);
+	ret = pt_run(p, PT_STEAL, threads, false, PT_BENCH_GPU_BATCH,
+		     PT_BENCH_CPU_BATCH);
 	for (unsigned int k = 0; k < PT_ROUNDS && !ret; k++)
 		for (unsigned int o = 0; o < PT_VARIANTS && !ret; o++)
 			ret = pt_measure(p, order[o], threads,
@@ -651,12 +660,14 @@ static int pt_b1(struct pt *p, unsigned int threads, unsigned int engines,
 int bench_partition(struct megpu *gpu, bool quick, uint32_t ntasks,
 		    uint32_t grain)
 {
-	if (!ntasks)
-		ntasks = quick ? 1000 : 4000;
-	if (!grain)
-		grain = 256;
 	struct pt p;
 	int ret;
+
+	if (!ntasks)
+		ntasks = quick ? 1000 : 4000;
+	/* tasks big enough that an engine's per-task cost does not rule */
+	if (!grain)
+		grain = 2048;
 
 	/*
 	 * Every consumer, then one CPU thread and one engine: on a 2-core

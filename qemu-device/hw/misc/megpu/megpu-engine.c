@@ -511,8 +511,14 @@ static void *megpu_engine_thread(void *opaque)
         qemu_mutex_unlock(&e->lock);
 
         t0 = get_clock();
+        qatomic_set(&e->wq_running, true);
         next = megpu_run_ring_packet(&x, &r);
+        qatomic_set(&e->wq_running, false);
         t0 = get_clock() - t0;
+        if (next == r.tail) {
+            /* drained, as far as this engine knows: exact landing time */
+            megpu_wq_engine_drained(e);
+        }
 
         qemu_mutex_lock(&e->lock);
         e->busy = false;

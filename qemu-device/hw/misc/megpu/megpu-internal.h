@@ -127,6 +127,7 @@ void megpu_wq_forward(MegpuEngine *e, hwaddr pa, void *buf, uint32_t len);
 bool megpu_wq_engine_flush(MegpuExec *x);
 void megpu_wq_engine_drop(MegpuEngine *e);
 void megpu_wq_tick(MegpuEngine *e);
+void megpu_wq_engine_drained(MegpuEngine *e);
 bool megpu_wq_reg_read(MegpuState *s, hwaddr addr, uint64_t *val);
 bool megpu_wq_reg_write(MegpuState *s, hwaddr addr, uint32_t val);
 void megpu_misc_irq(MegpuState *s, uint32_t bits);

@@ -101,6 +101,8 @@ typedef struct MegpuFlush {
 
 /* One tick of the memory clock in virtual time */
 #define MEGPU_WQ_TICK_NS    (10 * SCALE_US)
+/* how far the timer may trail a busy engine's entries, in ticks */
+#define MEGPU_WQ_BUSY_SLACK 50
 
 /* xorshift64*: cheap, and the same seed gives the same delays */
 static uint64_t megpu_wq_rand(MegpuEngine *e)
@@ -180,10 +182,24 @@ static bool megpu_wq_ff_held(MegpuState *s)
            qatomic_read(&s->test_hold) == MEGPU_TEST_HOLD_ALL;
 }
 
-/* Make the virtual-time timer fire by the time @e's tick @due comes. */
+/*
+ * Make the virtual-time timer fire by the time @e's tick @due comes. An
+ * engine inside a packet catches its entries up itself at every packet
+ * and post, so for it the timer is only a backstop (a packet that
+ * waits), MEGPU_WQ_BUSY_SLACK ticks ahead: otherwise the main loop would
+ * wake for almost every tick while an engine streams writes, on the
+ * cores the engines and vCPUs need. It is exact again once the engine's
+ * ring is drained (megpu_wq_engine_drained), and always when only time
+ * lands writes (x-hold-writes, TEST_HOLD).
+ */
 static void megpu_wq_arm_locked(MegpuState *s, MegpuEngine *e, int64_t due)
 {
     int64_t vt = due - (s->hold_writes ? 0 : e->wq_steps);
+
+    if (qatomic_read(&e->wq_running) && !s->hold_writes &&
+        !megpu_wq_time_held(s)) {
+        vt = MAX(vt, megpu_wq_vticks(s) + MEGPU_WQ_BUSY_SLACK);
+    }
 
     timer_mod_anticipate_ns(s->mc_timer,
                             s->vclock_base + MAX(vt, 1) * MEGPU_WQ_TICK_NS);
@@ -518,6 +534,27 @@ void megpu_wq_tick(MegpuEngine *e)
     qemu_mutex_unlock(&s->wq_lock);
     if (changed) {
         /* a landed write may be the value a WAIT watches */
+        megpu_wake_waiters(s);
+    }
+}
+
+/*
+ * @e's ring is drained (engine thread, no lock held): its entries are
+ * now only landed by time, so the timer is armed exactly again.
+ */
+void megpu_wq_engine_drained(MegpuEngine *e)
+{
+    MegpuState *s = e->s;
+    bool changed;
+
+    if (!qatomic_read(&e->wq_pending)) {
+        return;
+    }
+    qemu_mutex_lock(&s->wq_lock);
+    /* catching up arms the timer for the next entry due */
+    changed = !megpu_wq_time_held(s) && megpu_wq_catch_up_locked(s, e);
+    qemu_mutex_unlock(&s->wq_lock);
+    if (changed) {
         megpu_wake_waiters(s);
     }
 }

@@ -144,6 +144,7 @@ typedef struct MegpuEngine {
     uint64_t wq_pages[16];
     uint64_t wq_rng;            /* this engine's delay generator */
     int64_t wq_steps;           /* memory-clock ticks from its own work */
+    bool wq_running;            /* in a ring packet (atomic, a hint) */
 
     /* Multi-GPU counters (megpu-mgpu.c), atomic */
     uint32_t msem_retries;
