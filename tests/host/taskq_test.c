@@ -479,6 +479,39 @@ static unsigned int race(unsigned int threads, uint32_t n, uint32_t qflags,
 	return bad;
 }
 
+/*
+ * A queue still open, holding only a task an engine must take: a CPU
+ * dequeuer waits for more (as long as it takes; ONCE: one look), or
+ * gives up after give_up_ns with -ETIMEDOUT, the task untouched.
+ */
+static void test_give_up(void)
+{
+	struct megpu_tq_agent a;
+	struct megpu_taskq q;
+	struct megpu_task t;
+	struct work w;
+
+	arena_reset();
+	agent_init(&a, 5);
+	work_init(&w, 1);
+	queue_new(&q, 64, 0, 4, 1);
+	t = task(&w, 0, MEGPU_TQ_AFF_REQUIRE_GPU);
+	CHECK_EQ(megpu_taskq_push(&q, &a, &t, 1), 1);
+	CHECK_EQ(megpu_taskq_dequeue(&a, &q, 1, 0, MEGPU_DEQ_ONCE), 0);
+	a.give_up_ns = 20000000;	/* 20 ms */
+	CHECK_EQ(megpu_taskq_dequeue(&a, &q, 1, 0, 0), -ETIMEDOUT);
+	CHECK_EQ(a.tasks, 0);
+	CHECK_EQ(note(&w, 0, MEGPU_TQ_NOTE_DONE), 0);
+	CHECK_EQ(elem(&w, 0), 0);
+	CHECK_EQ(megpu_taskq_read(&q, MEGPU_TQ_HDR_HEAD), 0);
+
+	/* a lock word a stopped holder never released: push gives up */
+	*(uint32_t *)((uint8_t *)q.mem + MEGPU_TQ_HDR_LOCK) =
+		MEGPU_TQ_OWNER_ENGINE(1);
+	CHECK_EQ(megpu_taskq_push(&q, &a, &t, 1), -ETIMEDOUT);
+	CHECK_EQ(megpu_taskq_read(&q, MEGPU_TQ_HDR_TAIL), 1);
+}
+
 static void test_threads_exactly_once(void)
 {
 	CHECK_EQ(race(4, MAX_TASKS, 0, false, true), 0);
@@ -512,6 +545,7 @@ int main(void)
 	TEST_RUN(test_malformed);
 	TEST_RUN(test_event_gate);
 	TEST_RUN(test_steal);
+	TEST_RUN(test_give_up);
 	TEST_RUN(test_threads_exactly_once);
 	TEST_RUN(test_threads_exactly_once_event);
 	TEST_RUN(test_threads_nonatomic_caught);

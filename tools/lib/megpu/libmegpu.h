@@ -967,6 +967,9 @@ struct megpu_tq_region {
  * @notify_priv: its argument
  * @nonatomic: test only: take the lock with a read, a pause and a write,
  *	and hold it a little longer, so that two holders overlap
+ * @give_up_ns: 0: wait as long as a queue is open or holds a task this
+ *	dequeuer may take later; else return -ETIMEDOUT after that long
+ *	without a task (whoever was to add or free them stopped for good)
  * @tasks: counters of this dequeuer; @batches, @steals, @lock_retries,
  *	@faults (tasks notified with a STATUS), @busy_ns (running tasks)
  * @take_ns: time spent in takes that got tasks (look, lock, take,
@@ -979,6 +982,7 @@ struct megpu_tq_agent {
 	void (*notify)(void *priv);
 	void *notify_priv;
 	bool nonatomic;
+	uint64_t give_up_ns;
 	uint64_t tasks, batches, steals, lock_retries, faults, busy_ns;
 	uint64_t take_ns, take_hist[6];
 };
@@ -1025,7 +1029,8 @@ int megpu_taskq_init(struct megpu_taskq *q, void *mem, uint64_t va,
 uint32_t megpu_taskq_read(const struct megpu_taskq *q, uint32_t off);
 /*
  * Append up to @n tasks under the queue lock; returns how many fit (0
- * when full), -EBADMSG for a malformed queue.
+ * when full), -EBADMSG for a malformed queue, -ETIMEDOUT when the lock
+ * stayed held past the agent's give_up_ns.
  */
 int megpu_taskq_push(struct megpu_taskq *q, struct megpu_tq_agent *a,
 		     const struct megpu_task *t, unsigned int n);
@@ -1037,7 +1042,8 @@ void megpu_taskq_close(struct megpu_taskq *q);
  * written), lock, take the contiguous run of CPU-eligible tasks at the
  * head (at most the queue's CPU batch; a malformed one alone), release.
  * Returns the count, with the tasks in @out and the index of the first
- * in *@first; -EBADMSG for a malformed queue.
+ * in *@first; -EBADMSG for a malformed queue, -ETIMEDOUT when the lock
+ * stayed held past the agent's give_up_ns.
  */
 int megpu_taskq_take(struct megpu_taskq *q, struct megpu_tq_agent *a,
 		     struct megpu_task *out, uint32_t *first);

@@ -185,10 +185,11 @@ static long futex(uint32_t *uaddr, int op, uint32_t val,
  * mode a waiter counts itself in WAITERS and sleeps on the word (a futex:
  * a CPU release wakes it; an engine's release is seen within 1 ms).
  */
-static void q_lock(struct megpu_taskq *q, struct megpu_tq_agent *a)
+static int q_lock(struct megpu_taskq *q, struct megpu_tq_agent *a)
 {
 	uint32_t *lock = word(q, MEGPU_TQ_HDR_LOCK);
 	bool event = ld32(word(q, MEGPU_TQ_HDR_FLAGS)) & MEGPU_TQ_F_EVENT;
+	uint64_t t0 = a->give_up_ns ? now_ns() : 0;
 
 	for (;;) {
 		uint32_t cur = 0;
@@ -198,13 +199,16 @@ static void q_lock(struct megpu_taskq *q, struct megpu_tq_agent *a)
 			if (!ld32(lock)) {
 				usleep(20);
 				__atomic_store_n(lock, a->owner, __ATOMIC_SEQ_CST);
-				return;
+				return 0;
 			}
 		} else if (__atomic_compare_exchange_n(lock, &cur, a->owner,
 						       false, __ATOMIC_SEQ_CST,
 						       __ATOMIC_SEQ_CST)) {
-			return;
+			return 0;
 		}
+		/* a holder that never lets go (it was stopped) */
+		if (t0 && now_ns() - t0 > a->give_up_ns)
+			return -ETIMEDOUT;
 		a->lock_retries++;
 		add32(word(q, MEGPU_TQ_HDR_LOCK_RETRIES), 1);
 		if (!event) {
@@ -241,9 +245,13 @@ int megpu_taskq_push(struct megpu_taskq *q, struct megpu_tq_agent *a,
 {
 	uint32_t size = q_size(q), head, tail, room, i;
 
+	int ret;
+
 	if (!size)
 		return -EBADMSG;
-	q_lock(q, a);
+	ret = q_lock(q, a);
+	if (ret)
+		return ret;
 	head = ld32(word(q, MEGPU_TQ_HDR_HEAD));
 	tail = ld32(word(q, MEGPU_TQ_HDR_TAIL));
 	room = tail - head > size ? 0 : size - (tail - head);
@@ -319,7 +327,7 @@ int megpu_taskq_take(struct megpu_taskq *q, struct megpu_tq_agent *a,
 {
 	uint32_t size = q_size(q), batch, head, tail, flags, n = 0;
 	bool unblocks = false;
-	int look;
+	int look, ret;
 
 	if (!size)
 		return -EBADMSG;
@@ -337,7 +345,9 @@ int megpu_taskq_take(struct megpu_taskq *q, struct megpu_tq_agent *a,
 			add32(word(q, MEGPU_TQ_HDR_NONE_ELIGIBLE), 1);
 		return 0;
 	}
-	q_lock(q, a);
+	ret = q_lock(q, a);
+	if (ret)
+		return ret;
 	head = ld32(word(q, MEGPU_TQ_HDR_HEAD));
 	tail = ld32(word(q, MEGPU_TQ_HDR_TAIL));
 	flags = ld32(word(q, MEGPU_TQ_HDR_FLAGS));
@@ -521,6 +531,7 @@ int megpu_taskq_dequeue(struct megpu_tq_agent *a, struct megpu_taskq *qs,
 			unsigned int count, unsigned int home, uint32_t flags)
 {
 	struct megpu_task *batch;
+	uint64_t last;
 	int ret = 0;
 
 	if (!count || home >= count)
@@ -528,6 +539,7 @@ int megpu_taskq_dequeue(struct megpu_tq_agent *a, struct megpu_taskq *qs,
 	batch = malloc(sizeof(*batch) * MEGPU_TQ_MAX_BATCH);
 	if (!batch)
 		return -ENOMEM;
+	last = now_ns();
 	for (;;) {
 		bool got = false, all_done = true;
 
@@ -560,10 +572,16 @@ int megpu_taskq_dequeue(struct megpu_tq_agent *a, struct megpu_taskq *qs,
 			    !q_closed_done(q, a, size))
 				all_done = false;
 		}
-		if (got)
+		if (got) {
+			last = now_ns();
 			continue;
+		}
 		if (all_done || (flags & MEGPU_DEQ_ONCE))
 			break;
+		if (a->give_up_ns && now_ns() - last > a->give_up_ns) {
+			ret = -ETIMEDOUT;
+			break;
+		}
 		usleep(50);
 	}
 out:

@@ -47,7 +47,10 @@
  * a host flush makes the MC thread do so for the engine of the oldest
  * pending write. Time passes faster while someone waits; the order is
  * the same. Writes land eventually without a flush because virtual time
- * moves on. Under qtest it moves only in clock_step, so a test sees the
+ * moves on: the virtual-time timer fires for the next entry due, or,
+ * while its engine runs packets and so catches up by itself, up to 50
+ * ticks later (the main loop need not wake for every tick of a stream
+ * of writes). Under qtest it moves only in clock_step, so a test sees the
  * same stale pages after the same packets on any host, and stepping the
  * clock shows the landing order (the timer runs inside clock_step).
  * What does not replay: engines running at the same time interleave

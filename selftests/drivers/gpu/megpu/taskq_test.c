@@ -105,6 +105,12 @@ static int tq_setup(struct mt *t, struct tq *q, uint32_t n, uint32_t flags)
 		q->agents[i] = (struct megpu_tq_agent) {
 			.owner = 1 + i, .regions = q->regions, .nregions = 4,
 			.nonatomic = megpu_test_cmdline("nonatomic", 0),
+			/*
+			 * The control can leave a task only an engine may
+			 * take after the engines stopped: give up then.
+			 */
+			.give_up_ns = megpu_test_cmdline("nonatomic", 0) ?
+				      10000000000ull : 0,
 			.notify = tq_notify_gpu ? megpu_taskq_wake_cb : NULL,
 			.notify_priv = tq_notify_gpu,
 		};
