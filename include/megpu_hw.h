@@ -702,10 +702,27 @@
  * exclusion: a dequeuer that finds the lock taken sleeps (counted in
  * WAITERS) until the holder's release notifies it; engines notify each
  * other, a CPU notifies the engines by writing MEGPU_REG_TASKQ_NOTIFY.
+ * GUIDED: a dequeuer takes at most half of what the queue holds (at
+ * least one; megpu_tq_batch_limit()), so that near the end nobody sits
+ * on a full batch while the others idle (guided self-scheduling).
  */
 #define MEGPU_TQ_F_CLOSED		MEGPU_BIT(0)
 #define MEGPU_TQ_F_STRICT		MEGPU_BIT(1)
 #define MEGPU_TQ_F_EVENT		MEGPU_BIT(2)
+#define MEGPU_TQ_F_GUIDED		MEGPU_BIT(3)
+
+/*
+ * The most a dequeuer whose batch is @batch takes from a queue with
+ * @flags that holds @avail tasks (tail - head, read under the lock).
+ */
+static inline unsigned int megpu_tq_batch_limit(unsigned int flags,
+						unsigned int batch,
+						unsigned int avail)
+{
+	if ((flags & MEGPU_TQ_F_GUIDED) && avail / 2 < batch)
+		return avail / 2 ? avail / 2 : 1;
+	return batch;
+}
 
 /*
  * Lock owner ids: CPU threads use 1..0x3fffffff, the driver's dequeuer

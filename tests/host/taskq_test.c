@@ -479,6 +479,34 @@ static unsigned int race(unsigned int threads, uint32_t n, uint32_t qflags,
 	return bad;
 }
 
+/* GUIDED: a CPU take is at most half of what the queue holds. */
+static void test_guided(void)
+{
+	static const int want[] = { 10, 5, 2, 1, 1, 1 };
+	struct megpu_task t[20], out[MEGPU_TQ_MAX_BATCH];
+	struct megpu_tq_agent a;
+	struct megpu_taskq q;
+	struct work w;
+	uint32_t first;
+
+	arena_reset();
+	agent_init(&a, 3);
+	work_init(&w, 20);
+	for (uint32_t i = 0; i < 20; i++)
+		t[i] = task(&w, i, MEGPU_TQ_AFF_ANY);
+	queue_new(&q, 64, MEGPU_TQ_F_GUIDED, 64, 16);
+	CHECK_EQ(megpu_taskq_push(&q, &a, t, 20), 20);
+	for (unsigned int b = 0; b < sizeof(want) / sizeof(want[0]); b++)
+		CHECK_EQ(megpu_taskq_take(&q, &a, out, &first), want[b]);
+	CHECK_EQ(megpu_taskq_take(&q, &a, out, &first), 0);
+
+	/* without GUIDED: full CPU batches */
+	queue_new(&q, 64, 0, 64, 16);
+	CHECK_EQ(megpu_taskq_push(&q, &a, t, 20), 20);
+	CHECK_EQ(megpu_taskq_take(&q, &a, out, &first), 16);
+	CHECK_EQ(megpu_taskq_take(&q, &a, out, &first), 4);
+}
+
 /*
  * A queue still open, holding only a task an engine must take: a CPU
  * dequeuer waits for more (as long as it takes; ONCE: one look), or
@@ -546,6 +574,7 @@ int main(void)
 	TEST_RUN(test_event_gate);
 	TEST_RUN(test_steal);
 	TEST_RUN(test_give_up);
+	TEST_RUN(test_guided);
 	TEST_RUN(test_threads_exactly_once);
 	TEST_RUN(test_threads_exactly_once_event);
 	TEST_RUN(test_threads_nonatomic_caught);

@@ -45,6 +45,7 @@ struct pt {
 	int engines[PT_ENGINES];
 	unsigned int nengines;
 	bool discrete;		/* the driver dequeues for the engines */
+	uint32_t qflags;	/* MEGPU_TQ_F_* of the queues */
 	/* results of a run */
 	int64_t makespan, gpu_end, cpu_end;
 	uint32_t gpu_tasks[PT_ENGINES];
@@ -160,7 +161,7 @@ static int pt_reset(struct pt *p, enum pt_mode mode, unsigned int threads,
 		uint64_t off = i * pt_qbytes(p->slots);
 
 		ret = megpu_taskq_init(&p->q[i], (uint8_t *)p->qbo->map + off,
-				       p->qbo->va + off, p->slots, 0,
+				       p->qbo->va + off, p->slots, p->qflags,
 				       batch_gpu, batch_cpu);
 		if (ret)
 			return ret;
@@ -604,9 +605,11 @@ static int pt_b1(struct pt *p, unsigned int threads, unsigned int engines,
 
 	p->nengines = engines;
 	printf("\nB1 work partitioning (seed 002): %u tasks of %u elements, "
-	       "%u CPU thread%s, %u engine%s; median of %u rounds\n",
-	       p->ntasks, p->grain, threads, threads == 1 ? "" : "s",
-	       engines, engines == 1 ? "" : "s", PT_ROUNDS);
+	       "%u CPU thread%s, %u engine%s; batches %u (GPU) and %u (CPU)%s;"
+	       " median of %u rounds\n", p->ntasks, p->grain, threads,
+	       threads == 1 ? "" : "s", engines, engines == 1 ? "" : "s",
+	       PT_BENCH_GPU_BATCH, PT_BENCH_CPU_BATCH,
+	       p->qflags & MEGPU_TQ_F_GUIDED ? ", guided" : "", PT_ROUNDS);
 	/* a warm-up run: the guest's first run pays for code translation */
 	ret = pt_run(p, PT_STEAL, threads, false, PT_BENCH_GPU_BATCH,
 		     PT_BENCH_CPU_BATCH);
@@ -675,6 +678,8 @@ int bench_partition(struct megpu *gpu, bool quick, uint32_t ntasks,
 	 * throughput) assumes of independent processors.
 	 */
 	ret = pt_init(&p, gpu, ntasks, grain);
+	/* the end of a run: nobody sits on a full batch while others idle */
+	p.qflags = MEGPU_TQ_F_GUIDED;
 	ret = ret ?: pt_b1(&p, PT_THREADS, p.nengines, "all");
 	ret = ret ?: pt_b1(&p, 1, 1, "one_each");
 	if (ret)

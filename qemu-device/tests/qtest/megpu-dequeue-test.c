@@ -2,8 +2,8 @@
  * QTest for megpu's task-queue dequeuers (seed 002): DEQUEUE packets on
  * several engines at once take tasks from queues in guest memory. Covers
  * exactly-once under contention (and with stealing), contiguous batches,
- * affinity (relaxed and STRICT), none eligible leaving the lock word
- * alone, lock contention with a CPU-held lock, stealing, the EVENT
+ * affinity (relaxed and STRICT), GUIDED batches, none eligible leaving
+ * the lock word alone, lock contention with a CPU-held lock, stealing, the EVENT
  * exclusion mode with TASKQ_NOTIFY, event-gated tasks, malformed queues
  * and descriptors, and the negative control x-taskq-nonatomic, which the
  * exactly-once check must catch.
@@ -513,6 +513,47 @@ static void test_steal(void)
 }
 
 /*
+ * GUIDED: each batch at most half of what the queue holds (at least one):
+ * 40 tasks with a batch of 16 go as 16, 12, 6, 3, 1, 1, 1, each batch
+ * consecutive; without GUIDED as 16, 16, 8.
+ */
+static void test_guided(void)
+{
+    static const unsigned qs[] = { 0 };
+    static const uint32_t want[] = { 16, 12, 6, 3, 1, 1, 1 };
+    Megpu m;
+    Note r[40];
+    uint32_t t = 0;
+
+    megpu_start_engines(&m, 1);
+    results_clear(&m, 40);
+    q_init(&m, 0, 64, MEGPU_TQ_F_GUIDED, 16);
+    q_push(&m, 0, 0, 40, NULL);
+    q_close(&m, 0);
+    dequeue_run(&m, 0, qs, 1, 0, 0);
+    results_read(&m, 40, r);
+    for (unsigned b = 0; b < ARRAY_SIZE(want); b++) {
+        for (uint32_t i = 0; i < want[b]; i++, t++) {
+            g_assert_cmpuint(r[t].done, ==, 1);
+            g_assert_cmpuint(r[t].batch, ==, r[t - i].batch);
+        }
+        g_assert_true(t == 40 || r[t].batch != r[t - 1].batch);
+    }
+    g_assert_cmpuint(t, ==, 40);
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_GPU_BATCHES), ==,
+                     ARRAY_SIZE(want));
+
+    /* the same queue without GUIDED: full batches */
+    results_clear(&m, 40);
+    q_init(&m, 0, 64, 0, 16);
+    q_push(&m, 0, 0, 40, NULL);
+    q_close(&m, 0);
+    dequeue_run(&m, 0, qs, 1, 0, 0);
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_GPU_BATCHES), ==, 3);
+    megpu_stop_engines(&m);
+}
+
+/*
  * EVENT mode: an engine that finds the lock taken sleeps, counted in
  * WAITERS; the CPU's release plus TASKQ_NOTIFY lets it go on.
  */
@@ -925,6 +966,7 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/dequeue/hints", test_hints);
     qtest_add_func("/megpu/dequeue/none-eligible", test_none_eligible);
     qtest_add_func("/megpu/dequeue/steal", test_steal);
+    qtest_add_func("/megpu/dequeue/guided", test_guided);
     qtest_add_func("/megpu/dequeue/event-mode", test_event_mode);
     qtest_add_func("/megpu/dequeue/event-gate", test_event_gate);
     qtest_add_func("/megpu/dequeue/malformed", test_malformed);

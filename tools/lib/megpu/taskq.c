@@ -357,6 +357,7 @@ int megpu_taskq_take(struct megpu_taskq *q, struct megpu_tq_agent *a,
 	}
 	if (a->nonatomic)
 		usleep(50);	/* hold it long enough for holders to overlap */
+	batch = megpu_tq_batch_limit(flags, batch, tail - head);
 	/* again under the lock: someone may have taken them meanwhile */
 	while (n < batch && head + n != tail) {
 		struct megpu_task *t = &out[n];

@@ -25,6 +25,9 @@
  * - An event-gated task is taken only at the head of a batch, and its
  *   job waits for the event on the GPU (WAIT), not on the CPU. A task
  *   hinted for the CPU is taken alone too, as DEQUEUE does.
+ * - A batch is at most the queue's GPU batch size, in a GUIDED queue at
+ *   most half of what it holds (megpu_tq_batch_limit(), shared with
+ *   DEQUEUE and the CPU dequeuers).
  * - A malformed descriptor is taken and notified with
  *   MEGPU_FAULT_TQ_BAD_TASK, so nobody is stuck behind it; a malformed
  *   queue (magic, size, indexes) is dropped and fails the attachment.
@@ -366,6 +369,7 @@ static int megpu_kdq_take(struct megpu_kdq *kdq, struct megpu_kdq_queue *q,
 		ret = -EPROTO;
 		goto unlock;
 	}
+	max = megpu_tq_batch_limit(flags, max, tail - head);
 	while (n < max && head + n != tail) {
 		struct megpu_kdq_task *t = &tasks[n];
 

@@ -20,8 +20,9 @@
  *   never written), then checked again under the lock, which the
  *   flowcharts omit: another dequeuer may have taken the task meanwhile.
  * - A batch is the longest run from the head, up to the queue's GPU
- *   batch size (larger than the CPU's: the seed's grain), of tasks this
- *   engine may run, so batches are contiguous FIFO ranges and a task
+ *   batch size (larger than the CPU's: the seed's grain; in a GUIDED
+ *   queue at most half of what it holds), of tasks this engine may
+ *   run, so batches are contiguous FIFO ranges and a task
  *   this engine may not run stops the batch (head-of-line; the queue
  *   stays a plain ring without holes).
  * - Affinity: REQUIRE_CPU is never taken; PREFER_CPU only when the queue
@@ -453,7 +454,7 @@ static bool tq_unlock(MegpuDequeuer *d, const MegpuQueue *q)
 static bool tq_take(MegpuDequeuer *d, const MegpuQueue *q, uint32_t *n)
 {
     MegpuExec *x = d->x;
-    uint32_t head, tail, have = 0;
+    uint32_t head, tail, have = 0, batch;
     bool ok;
 
     *n = 0;
@@ -463,7 +464,8 @@ static bool tq_take(MegpuDequeuer *d, const MegpuQueue *q, uint32_t *n)
     if (x->e->s->taskq_nonatomic) {
         g_usleep(100);          /* long enough for two holders to overlap */
     }
-    while (*n < q->batch && head + *n != tail) {
+    batch = megpu_tq_batch_limit(q->flags, q->batch, tail - head);
+    while (*n < batch && head + *n != tail) {
         MegpuTask *t = &d->batch[*n];
 
         if (*n == have) {
@@ -474,7 +476,7 @@ static bool tq_take(MegpuDequeuer *d, const MegpuQueue *q, uint32_t *n)
             uint32_t idx = head + *n, slot = idx & (q->size - 1);
             uint64_t addr = q->addr + MEGPU_TQ_HDR_BYTES +
                             (uint64_t)slot * MEGPU_TQ_DESC_SIZE;
-            uint32_t c = MIN(q->batch - *n, tail - idx);
+            uint32_t c = MIN(batch - *n, tail - idx);
 
             c = MIN(c, q->size - slot);
             c = MIN(c, (MEGPU_PAGE_SIZE - (addr & (MEGPU_PAGE_SIZE - 1))) /

@@ -1000,6 +1000,50 @@ TEST_F(taskq, discrete_hints)
 	tq_free(&q);
 }
 
+/*
+ * GUIDED through the driver's dequeuer: each batch at most half of what
+ * the queue holds, so 40 tasks with a GPU batch of 16 go as 16, 12, 6,
+ * 3, 1, 1, 1 (the same rule as DEQUEUE and the CPU dequeuers).
+ */
+TEST_F(taskq, discrete_guided)
+{
+	static const uint32_t want[] = { 16, 12, 6, 3, 1, 1, 1 };
+	uint32_t n = 40, sync, prev = 0, run = 0, b = 0;
+	struct megpu_task t[40];
+	struct tq q;
+
+	TQ_NEED_QUEUES();
+	ASSERT_EQ(0, tq_setup(&self->t, &q, n, MEGPU_TQ_F_GUIDED));
+	q.nengines = 1;
+	for (uint32_t i = 0; i < n; i++)
+		t[i] = tq_task(&q, i, MEGPU_TQ_AFF_ANY);
+	ASSERT_EQ((int)n, megpu_taskq_push(&q.q[2], &q.agents[0], t, n));
+	tq_close_all(&q);
+	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync));
+	ASSERT_EQ(0, tq_attach(&q, sync));
+	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, sync, 0,
+					10000000000ll));
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t *nt = tq_note(&q, i);
+		uint32_t batch = nt[MEGPU_TQ_NOTE_BATCH / 4];
+
+		ASSERT_EQ(1, nt[MEGPU_TQ_NOTE_DONE / 4]);
+		if (i && batch != prev) {
+			ASSERT_LT(b, 7);
+			EXPECT_EQ(want[b], run) TH_LOG("batch %u", b);
+			b++;
+			run = 0;
+		}
+		prev = batch;
+		run++;
+	}
+	EXPECT_EQ(6, b);
+	EXPECT_EQ(1, run);
+	EXPECT_EQ(7, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_GPU_BATCHES));
+	megpu_syncobj_free(&self->t.gpu, sync);
+	tq_free(&q);
+}
+
 /* The megpu tool's demo, both ways: every task once, on an allowed side. */
 TEST_F_TIMEOUT(taskq, tool_demo_partition, 300)
 {
