@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "megpu.h"
 #include "megpu_hw.h"
@@ -209,58 +210,38 @@ static int pt_reset(struct pt *p, enum pt_mode mode, unsigned int threads,
 	return 0;
 }
 
-struct pt_gpu_wait {
+/*
+ * The GPU side of a run, in a thread of its own: it submits the engines'
+ * DEQUEUE jobs (or attaches the driver's dequeuer) and waits for them,
+ * so that the CPU dequeuers start at once, beside the submission.
+ */
+struct pt_gpu {
 	struct pt *p;
+	uint32_t flags;		/* MEGPU_DEQ_* */
 	unsigned int nsync;
 	uint32_t sync[PT_ENGINES];
+	struct megpu_job jobs[PT_ENGINES];
+	bool attached;		/* the driver's dequeuer */
 	int64_t t0;
 	int ret;
+	/* the submission is over (g->ret holds its result) */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool submitted;
 };
 
-static void *pt_gpu_waiter(void *arg)
+static int pt_gpu_submit(struct pt_gpu *g)
 {
-	struct pt_gpu_wait *w = arg;
-
-	for (unsigned int k = 0; k < w->nsync; k++) {
-		int ret = megpu_syncobj_wait(w->p->gpu, w->sync[k], 0,
-					     MEGPU_FOREVER);
-
-		ret = ret ?: megpu_fence_status(w->p->gpu->fd, w->sync[k], 0);
-		w->ret = w->ret ?: ret;
-	}
-	w->p->gpu_end = pt_now() - w->t0;
-	return NULL;
-}
-
-/* One run; every task must have been taken and run exactly once. */
-static int pt_run(struct pt *p, enum pt_mode mode, unsigned int threads,
-		  bool mixed, uint32_t batch_gpu, uint32_t batch_cpu)
-{
-	uint32_t flags = mode == PT_STATIC ? 0 : MEGPU_DEQ_STEAL;
-	bool cpu = mode != PT_GPU_ONLY, gpu = mode != PT_CPU_ONLY;
+	struct pt *p = g->p;
 	struct megpu_bo *bos[5] = {
 		p->qbo, p->kargs, p->data, p->notes, p->list,
 	};
-	struct megpu_job jobs[PT_ENGINES];
-	struct pt_gpu_wait w = { .p = p };
-	pthread_t waiter;
-	uint32_t *data = p->data->map;
-	int ret;
+	int ret = 0;
 
-	for (unsigned int i = 0; i < PT_THREADS; i++)
-		p->agents[i] = (struct megpu_tq_agent) {
-			.owner = 1 + i, .regions = p->regions, .nregions = 4,
-			.notify = megpu_taskq_wake_cb, .notify_priv = p->gpu,
-		};
-	ret = pt_reset(p, mode, threads, mixed, batch_gpu, batch_cpu);
-	if (ret)
-		return ret;
-	p->gpu_end = 0;
-	w.t0 = pt_now();
-	if (gpu && p->discrete) {
+	if (p->discrete) {
 		/* the engines' queues first; with stealing the CPUs' too */
 		struct drm_megpu_taskq_queue refs[PT_QUEUES];
-		unsigned int count = flags & MEGPU_DEQ_STEAL ? PT_QUEUES : 2;
+		unsigned int count = g->flags & MEGPU_DEQ_STEAL ? PT_QUEUES : 2;
 		uint32_t mask = 0;
 
 		for (unsigned int i = 0; i < PT_QUEUES; i++)
@@ -271,59 +252,128 @@ static int pt_run(struct pt *p, enum pt_mode mode, unsigned int threads,
 			};
 		for (unsigned int k = 0; k < p->nengines; k++)
 			mask |= 1u << p->engines[k];
-		ret = megpu_syncobj_new(p->gpu, false, &w.sync[0]);
-		ret = ret ?: megpu_taskq_attach(p->gpu, refs, count, mask,
-						w.sync[0]);
+		ret = megpu_syncobj_new(p->gpu, false, &g->sync[0]);
 		if (ret)
 			return ret;
-		w.nsync = 1;
-		if (pthread_create(&waiter, NULL, pt_gpu_waiter, &w))
-			return -EAGAIN;
-	} else if (gpu) {
-		for (unsigned int k = 0; k < p->nengines; k++) {
-			struct megpu_cs cs;
+		g->nsync = 1;
+		ret = megpu_taskq_attach(p->gpu, refs, count, mask,
+					 g->sync[0]);
+		g->attached = !ret;
+		return ret;
+	}
+	for (unsigned int k = 0; k < p->nengines && !ret; k++) {
+		struct megpu_job *j = &g->jobs[k];
+		struct megpu_cs cs;
 
-			megpu_cs_init(&cs);
-			megpu_cs_dequeue(&cs, p->list->va, PT_QUEUES, 2 + k,
-					 flags);
-			megpu_job_init(&jobs[k], p->engines[k]);
-			/* the queues synchronize: no implicit BO fences */
-			jobs[k].flags = DRM_MEGPU_SUBMIT_NO_IMPLICIT;
-			for (unsigned int b = 0; b < 5 && !ret; b++)
-				ret = megpu_job_add_bo(&jobs[k], bos[b],
-						       DRM_MEGPU_BO_READ |
-						       DRM_MEGPU_BO_WRITE);
-			ret = ret ?: megpu_syncobj_new(p->gpu, false,
-						       &w.sync[k]);
-			if (!ret)
-				megpu_job_signal_sync(&jobs[k], w.sync[k], 0);
-			ret = ret ?: megpu_job_upload(p->gpu, &jobs[k], &cs);
-			ret = ret ?: megpu_job_submit(p->gpu, &jobs[k]);
-			megpu_cs_fini(&cs);
-			if (ret)
-				return ret;
-			w.nsync = k + 1;
+		megpu_cs_init(&cs);
+		megpu_cs_dequeue(&cs, p->list->va, PT_QUEUES, 2 + k, g->flags);
+		megpu_job_init(j, p->engines[k]);
+		/* the queues synchronize: no implicit BO fences */
+		j->flags = DRM_MEGPU_SUBMIT_NO_IMPLICIT;
+		for (unsigned int b = 0; b < 5 && !ret; b++)
+			ret = megpu_job_add_bo(j, bos[b], DRM_MEGPU_BO_READ |
+					       DRM_MEGPU_BO_WRITE);
+		ret = ret ?: megpu_syncobj_new(p->gpu, false, &g->sync[k]);
+		if (!ret) {
+			g->nsync = k + 1;
+			megpu_job_signal_sync(j, g->sync[k], 0);
 		}
-		if (pthread_create(&waiter, NULL, pt_gpu_waiter, &w))
-			return -EAGAIN;
+		ret = ret ?: megpu_job_upload(p->gpu, j, &cs);
+		ret = ret ?: megpu_job_submit(p->gpu, j);
+		megpu_cs_fini(&cs);
+	}
+	return ret;
+}
+
+static void *pt_gpu_thread(void *arg)
+{
+	struct pt_gpu *g = arg;
+
+	g->ret = pt_gpu_submit(g);
+	pthread_mutex_lock(&g->lock);
+	g->submitted = true;
+	pthread_cond_signal(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+	for (unsigned int k = 0; k < g->nsync && !g->ret; k++) {
+		int ret = megpu_syncobj_wait(g->p->gpu, g->sync[k], 0,
+					     MEGPU_FOREVER);
+
+		g->ret = ret ?: megpu_fence_status(g->p->gpu->fd, g->sync[k],
+						   0);
+	}
+	g->p->gpu_end = pt_now() - g->t0;
+	return NULL;
+}
+
+/* After the thread: free what it made. */
+static int pt_gpu_fini(struct pt_gpu *g)
+{
+	struct pt *p = g->p;
+	int ret = g->ret;
+
+	for (unsigned int k = 0; k < g->nsync; k++)
+		megpu_syncobj_free(p->gpu, g->sync[k]);
+	if (g->attached) {
+		ret = megpu_taskq_detach(p->gpu) ?: ret;
+	} else if (!p->discrete) {
+		for (unsigned int k = 0; k < p->nengines; k++)
+			megpu_job_fini(&g->jobs[k]);
+	}
+	return ret;
+}
+
+/* One run; every task must have been taken and run exactly once. */
+static int pt_run(struct pt *p, enum pt_mode mode, unsigned int threads,
+		  bool mixed, uint32_t batch_gpu, uint32_t batch_cpu)
+{
+	uint32_t flags = mode == PT_STATIC ? 0 : MEGPU_DEQ_STEAL;
+	bool cpu = mode != PT_GPU_ONLY, gpu = mode != PT_CPU_ONLY;
+	struct pt_gpu g = { .p = p, .flags = flags };
+	uint32_t *data = p->data->map;
+	pthread_t gpu_thread;
+	int64_t t0;
+	int ret;
+
+	for (unsigned int i = 0; i < PT_THREADS; i++)
+		p->agents[i] = (struct megpu_tq_agent) {
+			.owner = 1 + i, .regions = p->regions, .nregions = 4,
+			.notify = megpu_taskq_wake_cb, .notify_priv = p->gpu,
+			/* GPU-only tasks left by engines that failed */
+			.give_up_ns = 30000000000ull,
+		};
+	ret = pt_reset(p, mode, threads, mixed, batch_gpu, batch_cpu);
+	if (ret)
+		return ret;
+	memset(g.jobs, 0, sizeof(g.jobs));
+	p->gpu_end = 0;
+	pthread_mutex_init(&g.lock, NULL);
+	pthread_cond_init(&g.cond, NULL);
+	t0 = g.t0 = pt_now();
+	if (gpu && pthread_create(&gpu_thread, NULL, pt_gpu_thread, &g))
+		return -EAGAIN;
+	/*
+	 * The CPU dequeuers start beside the submission when a CPU is left
+	 * for it; else after it, or they would keep the submitting thread
+	 * off the CPUs until they ran out of tasks.
+	 */
+	if (gpu && cpu && threads >= sysconf(_SC_NPROCESSORS_ONLN)) {
+		pthread_mutex_lock(&g.lock);
+		while (!g.submitted)
+			pthread_cond_wait(&g.cond, &g.lock);
+		pthread_mutex_unlock(&g.lock);
 	}
 	p->cpu_end = 0;
 	if (cpu) {
 		ret = megpu_taskq_threads(p->agents, threads, p->q, PT_QUEUES,
 					  flags);
-		p->cpu_end = pt_now() - w.t0;
+		p->cpu_end = pt_now() - t0;
 	}
 	if (gpu) {
-		pthread_join(waiter, NULL);
-		for (unsigned int k = 0; k < w.nsync; k++)
-			megpu_syncobj_free(p->gpu, w.sync[k]);
-		if (p->discrete)
-			ret = ret ?: megpu_taskq_detach(p->gpu);
-		else
-			for (unsigned int k = 0; k < p->nengines; k++)
-				megpu_job_fini(&jobs[k]);
-		ret = ret ?: w.ret;
+		pthread_join(gpu_thread, NULL);
+		ret = pt_gpu_fini(&g) ?: ret;
 	}
+	pthread_cond_destroy(&g.cond);
+	pthread_mutex_destroy(&g.lock);
 	/* when the last task was done; tearing the jobs down is not work */
 	p->makespan = p->cpu_end > p->gpu_end ? p->cpu_end : p->gpu_end;
 	if (ret)
