@@ -59,7 +59,7 @@ static const char usage[] =
 "  --rounds N   rounds per row of the GPU-to-CPU call table (default 30;\n"
 "               an in-batch row is one job: too many rounds of 64\n"
 "               callers can outlast the job timeout)\n"
-"  --tasks N    tasks of the work-partitioning tables (default 4000)\n"
+"  --tasks N    tasks of the work-partitioning tables (default 12000)\n"
 "  --grain N    elements per task there (default 2048)\n"
 "  --quick      fewer repetitions\n"
 "\n"

@@ -717,7 +717,7 @@ int bench_partition(struct megpu *gpu, bool quick, uint32_t ntasks,
 	int ret;
 
 	if (!ntasks)
-		ntasks = quick ? 1000 : 4000;
+		ntasks = quick ? 2000 : 12000;
 	/* tasks big enough that an engine's per-task cost does not rule */
 	if (!grain)
 		grain = 2048;

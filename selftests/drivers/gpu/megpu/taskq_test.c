@@ -1044,6 +1044,24 @@ TEST_F(taskq, discrete_guided)
 	tq_free(&q);
 }
 
+/*
+ * The B1/B2 bench runs every variant (each run checks that every task
+ * ran once, with its result), both configurations; its numbers are for
+ * reading, not testing.
+ */
+TEST_F_TIMEOUT(taskq, tool_bench_partition, 300)
+{
+	char buf[16384];
+
+	TQ_NEED_QUEUES();
+	EXPECT_EQ(0, mt_tool("bench partition --quick --tasks 600 --grain 256",
+			     buf, sizeof(buf)));
+	EXPECT_NE(NULL, strstr(buf, "2 CPU threads, 2 engines"));
+	EXPECT_NE(NULL, strstr(buf, "1 CPU thread, 1 engine"));
+	EXPECT_NE(NULL, strstr(buf, "guided"));
+	EXPECT_NE(NULL, strstr(buf, "B2 dequeue cost"));
+}
+
 /* The megpu tool's demo, both ways: every task once, on an allowed side. */
 TEST_F_TIMEOUT(taskq, tool_demo_partition, 300)
 {
