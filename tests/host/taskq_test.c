@@ -101,6 +101,17 @@ static uint32_t elem(const struct work *w, uint32_t i)
 	return *(uint32_t *)cpu(w->elems + 4ull * i);
 }
 
+/* A fresh arena, agent @owner and @n ANY tasks in @t over @w. */
+static void fresh_tasks(struct megpu_tq_agent *a, uint32_t owner,
+			struct work *w, struct megpu_task *t, uint32_t n)
+{
+	arena_reset();
+	agent_init(a, owner);
+	work_init(w, n);
+	for (uint32_t i = 0; i < n; i++)
+		t[i] = task(w, i, MEGPU_TQ_AFF_ANY);
+}
+
 static void queue_new(struct megpu_taskq *q, uint32_t slots, uint32_t flags,
 		      uint32_t bg, uint32_t bc)
 {
@@ -324,11 +335,7 @@ static void test_malformed(void)
 	struct work w;
 	uint32_t first;
 
-	arena_reset();
-	agent_init(&a, 7);
-	work_init(&w, 4);
-	for (int i = 0; i < 4; i++)
-		t[i] = task(&w, i, MEGPU_TQ_AFF_ANY);
+	fresh_tasks(&a, 7, &w, t, 4);
 	t[2].arg_size = 12;
 	queue_new(&q, 16, MEGPU_TQ_F_CLOSED, 0, 16);
 	megpu_taskq_push(&q, &a, t, 4);
@@ -489,11 +496,7 @@ static void test_guided(void)
 	struct work w;
 	uint32_t first;
 
-	arena_reset();
-	agent_init(&a, 3);
-	work_init(&w, 20);
-	for (uint32_t i = 0; i < 20; i++)
-		t[i] = task(&w, i, MEGPU_TQ_AFF_ANY);
+	fresh_tasks(&a, 3, &w, t, 20);
 	queue_new(&q, 64, MEGPU_TQ_F_GUIDED, 64, 16);
 	CHECK_EQ(megpu_taskq_push(&q, &a, t, 20), 20);
 	for (unsigned int b = 0; b < sizeof(want) / sizeof(want[0]); b++)

@@ -966,6 +966,24 @@ TEST_F_TIMEOUT(taskq, waiting_dequeue_times_out, 120)
  * Hints are advice: the driver's dequeuer takes HINT_CPU tasks even from
  * a STRICT queue, each in a batch of its own; HINT_GPU ones in one batch.
  */
+/*
+ * The driver's dequeuer alone (one engine) on @n tasks pushed to an
+ * engine's queue: attach, wait for the completion fence in *@sync.
+ */
+static int tq_driver_runs(struct tq *q, const struct megpu_task *t,
+			  uint32_t n, uint32_t *sync)
+{
+	int ret;
+
+	q->nengines = 1;
+	if (megpu_taskq_push(&q->q[2], &q->agents[0], t, n) != (int)n)
+		return -ENOSPC;
+	tq_close_all(q);
+	ret = megpu_syncobj_new(&q->t->gpu, false, sync);
+	ret = ret ?: tq_attach(q, *sync);
+	return ret ?: megpu_syncobj_wait(&q->t->gpu, *sync, 0, 10000000000ll);
+}
+
 TEST_F(taskq, discrete_hints)
 {
 	uint32_t n = 8, sync, batches[8];
@@ -974,16 +992,10 @@ TEST_F(taskq, discrete_hints)
 
 	TQ_NEED_QUEUES();
 	ASSERT_EQ(0, tq_setup(&self->t, &q, n, MEGPU_TQ_F_STRICT));
-	q.nengines = 1;
 	for (uint32_t i = 0; i < n; i++)
 		t[i] = tq_task(&q, i, i < 4 ? MEGPU_TQ_AFF_HINT_CPU :
 			       MEGPU_TQ_AFF_HINT_GPU);
-	ASSERT_EQ((int)n, megpu_taskq_push(&q.q[2], &q.agents[0], t, n));
-	tq_close_all(&q);
-	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync));
-	ASSERT_EQ(0, tq_attach(&q, sync));
-	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, sync, 0,
-					10000000000ll));
+	ASSERT_EQ(0, tq_driver_runs(&q, t, n, &sync));
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t *nt = tq_note(&q, i);
 
@@ -1014,15 +1026,9 @@ TEST_F(taskq, discrete_guided)
 
 	TQ_NEED_QUEUES();
 	ASSERT_EQ(0, tq_setup(&self->t, &q, n, MEGPU_TQ_F_GUIDED));
-	q.nengines = 1;
 	for (uint32_t i = 0; i < n; i++)
 		t[i] = tq_task(&q, i, MEGPU_TQ_AFF_ANY);
-	ASSERT_EQ((int)n, megpu_taskq_push(&q.q[2], &q.agents[0], t, n));
-	tq_close_all(&q);
-	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync));
-	ASSERT_EQ(0, tq_attach(&q, sync));
-	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, sync, 0,
-					10000000000ll));
+	ASSERT_EQ(0, tq_driver_runs(&q, t, n, &sync));
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t *nt = tq_note(&q, i);
 		uint32_t batch = nt[MEGPU_TQ_NOTE_BATCH / 4];
