@@ -214,8 +214,10 @@ static bool megpu_wq_overlap(const MegpuWrite *w, hwaddr pa, uint64_t len)
 }
 
 /*
- * Which bytes may hold an engine's pending writes: one bit of 1024 per
- * 256-byte granule of guest memory, by a multiplicative hash. An
+ * Which bytes may hold an engine's pending writes: one bit of
+ * MEGPU_WQ_FILTER_BITS per 256-byte granule of guest memory, by a
+ * multiplicative hash; enough bits that a batch's worth of pending
+ * pages (thousands of granules) leaves most of them clear. An
  * engine's reads and the direct writes that order against the queues
  * look at these bits first and take wq_lock only when a granule they
  * touch may have a pending write (a task queue's kernels read and
@@ -226,7 +228,8 @@ static bool megpu_wq_overlap(const MegpuWrite *w, hwaddr pa, uint64_t len)
 
 static unsigned megpu_wq_grain_bit(hwaddr g)
 {
-    return (g * 0x9e3779b97f4a7c15ull) >> 54;
+    QEMU_BUILD_BUG_ON(MEGPU_WQ_FILTER_BITS != 1u << 14);
+    return (g * 0x9e3779b97f4a7c15ull) >> (64 - 14);
 }
 
 static void megpu_wq_mark_locked(MegpuEngine *e, hwaddr pa, uint32_t len)

@@ -33,6 +33,8 @@ OBJECT_DECLARE_SIMPLE_TYPE(MegpuState, MEGPU)
  * their engines, so queued data stays bounded.
  */
 #define MEGPU_MC_QUEUE_DEPTH        256
+/* bits of an engine's pending-write filter (megpu-writeq.c) */
+#define MEGPU_WQ_FILTER_BITS        16384
 
 /* One posted write: at most a page of data for one guest-physical range */
 typedef struct MegpuWrite MegpuWrite;
@@ -141,7 +143,7 @@ typedef struct MegpuEngine {
      * as bits of a hash (megpu-writeq.c); set under wq_lock before the
      * entry is queued, cleared when the last one lands, read without it.
      */
-    uint64_t wq_pages[16];
+    uint64_t wq_pages[MEGPU_WQ_FILTER_BITS / 64];
     uint64_t wq_rng;            /* this engine's delay generator */
     int64_t wq_steps;           /* memory-clock ticks from its own work */
     bool wq_running;            /* in a ring packet (atomic, a hint) */
