@@ -49,16 +49,7 @@ FIXTURE_TEARDOWN_PARENT(hold)
 /* debugfs "engines": the resets of @engine, or -1. */
 static long resets(struct mt *t, unsigned int engine)
 {
-	char *text = mt_debugfs(t, "engines"), key[48], *p;
-	long n = -1;
-
-	snprintf(key, sizeof(key), ": engine %u status", engine);
-	p = text ? strstr(text, key) : NULL;
-	p = p ? strstr(p, " resets ") : NULL;
-	if (p)
-		n = strtol(p + strlen(" resets "), NULL, 10);
-	free(text);
-	return n;
+	return mt_engine_count(t, engine, " resets ");
 }
 
 /*

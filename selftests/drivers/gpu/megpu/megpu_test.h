@@ -467,6 +467,25 @@ static inline char *mt_debugfs(struct mt *t, const char *name)
 	return megpu_debugfs_read(&t->gpu, name);
 }
 
+/*
+ * A counter of @engine's block in debugfs "engines" (" faults ",
+ * " resets ", with the spaces), or -1.
+ */
+static inline long mt_engine_count(struct mt *t, unsigned int engine,
+				   const char *key)
+{
+	char *text = mt_debugfs(t, "engines"), head[48], *p;
+	long n = -1;
+
+	snprintf(head, sizeof(head), ": engine %u status", engine);
+	p = text ? strstr(text, head) : NULL;
+	p = p ? strstr(p, key) : NULL;
+	if (p)
+		n = strtol(p + strlen(key), NULL, 10);
+	free(text);
+	return n;
+}
+
 static inline int mt_write_file(const char *path, const char *text)
 {
 	int fd = open(path, O_WRONLY | O_TRUNC);

@@ -153,25 +153,6 @@ TEST_F(gpu, other_client_unaffected_by_fault)
 	mt_close(&other);
 }
 
-/* Faults the driver handled on @engine (debugfs "engines"), or -1. */
-static long engine_faults(struct mt *t, unsigned int engine)
-{
-	char key[32], *text, *p;
-	unsigned int n;
-	long v = -1;
-
-	text = mt_debugfs(t, "engines");
-	if (!text)
-		return -1;
-	snprintf(key, sizeof(key), ": engine %u status", engine);
-	p = strstr(text, key);
-	p = p ? strstr(p, "  faults ") : NULL;
-	if (p && sscanf(p, "  faults %u", &n) == 1)
-		v = n;
-	free(text);
-	return v;
-}
-
 /*
  * Issue 15 item 5: a fault and a reset of the same engine at once. The
  * fault handler is held (debugfs fault_hold_ms) past the faulting job's
@@ -192,7 +173,7 @@ TEST_F_TIMEOUT(gpu, fault_meeting_a_reset_blames_the_faulting_job, 120)
 	struct mt c;
 	int ret;
 
-	faults = engine_faults(t, 0);
+	faults = mt_engine_count(t, 0, " faults ");
 	if (faults < 0)
 		SKIP(return, "no debugfs \"engines\"");
 	ASSERT_EQ(0, mt_open_client(t, &c));
@@ -215,11 +196,12 @@ TEST_F_TIMEOUT(gpu, fault_meeting_a_reset_blames_the_faulting_job, 120)
 	/* the handler ends after the hold, whatever the reset did */
 	end = megpu_now_ns() + (int64_t)(2 * t->timeout_ms + 1500 +
 					 SLACK_MS) * 1000000;
-	while (!ret && engine_faults(t, 0) == faults && megpu_now_ns() < end)
+	while (!ret && mt_engine_count(t, 0, " faults ") == faults &&
+	       megpu_now_ns() < end)
 		usleep(20000);
 	EXPECT_EQ(0, megpu_debugfs_write(&t->gpu, "fault_hold_ms", "0"));
 	ASSERT_EQ(0, ret);
-	EXPECT_EQ(faults + 1, engine_faults(t, 0));
+	EXPECT_EQ(faults + 1, mt_engine_count(t, 0, " faults "));
 	mt_gate_open(gate);
 
 	/* the faulting job failed, by its fault or its timeout */
