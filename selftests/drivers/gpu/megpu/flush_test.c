@@ -312,7 +312,8 @@ TEST_F(gpu, flush_ioctl)
  *   CHAIN_IB_SEM the producer's IB writes, FLUSHes when @flags has
  *                CHAIN_FLUSH_PACKET, then SIGNALs a semaphore in a BO; the
  *                consumer, submitted first, WAITs for it in its own IB
- *                (the frame's flush comes after the IB, too late for it).
+ *                (the frame's flush comes after the IB, too late for it);
+ *                the other @flags are the producer's submit flags.
  * Returns the iterations whose copy was stale (-1 on an error); stops at
  * the first one when @stop.
  */
@@ -324,7 +325,7 @@ static int stale_chain(struct __test_metadata *_metadata, struct mt *t,
 		 bool stop, unsigned int *runs)
 {
 	const uint32_t noimp = DRM_MEGPU_SUBMIT_NO_IMPLICIT;
-	uint32_t prod_flags = link == CHAIN_FENCE ? flags : 0;
+	uint32_t prod_flags = flags & ~CHAIN_FLUSH_PACKET;
 	int64_t end = megpu_now_ns() + BUDGET_NS;
 	struct megpu_bo *src, *dst, *kargs, *sem;
 	struct mt_job prod, cons;
@@ -456,17 +457,41 @@ TEST_F_TIMEOUT(gpu, flush_packet_orders_signal, 90)
 	EXPECT_LE(a.eng[p].flushes + 2 * runs, b.eng[p].flushes);
 }
 
+/*
+ * The negative control of flush_packet_orders_signal: a SIGNAL without a
+ * FLUSH packet before it lets the consumer copy old data. The producer's
+ * job is NO_FLUSH: its frame's FLUSH would come after the SIGNAL, too
+ * late to order anything, but it lands the writes a few microseconds
+ * later, usually before the consumer's engine has woken up, so the race
+ * would show only now and then. With TEST_HOLD (x-test-regs boot) only
+ * flushes land writes, and every run must copy stale data.
+ */
 TEST_F_TIMEOUT(gpu, signal_without_flush_packet_is_stale, 90)
 {
+	const uint32_t noflush = DRM_MEGPU_SUBMIT_NO_FLUSH;
 	unsigned int runs;
+	uint64_t seqno;
+	int stale;
 
 	NEED_FLUSH(&self->t);
 	NEED_RELAXED(&self->t);
 	MT_NEED_ENGINES(&self->t, 2);
-	EXPECT_LT(0, stale_chain(_metadata, &self->t, CHAIN_IB_SEM, 0,
-				 TRIES, true, &runs))
-		TH_LOG("no stale copy in %u runs without the FLUSH packet",
-		       runs);
+	if (mt_hold_set(&self->t, MEGPU_TEST_HOLD_TIME) ||
+	    mt_hold_get(&self->t) != MEGPU_TEST_HOLD_TIME) {
+		EXPECT_LT(0, stale_chain(_metadata, &self->t, CHAIN_IB_SEM,
+					 noflush, TRIES, true, &runs))
+			TH_LOG("no stale copy in %u runs without the FLUSH "
+			       "packet", runs);
+		return;
+	}
+	stale = stale_chain(_metadata, &self->t, CHAIN_IB_SEM, noflush, 8,
+			    false, &runs);
+	EXPECT_EQ(0, megpu_flush(&self->t.gpu, &seqno));
+	ASSERT_EQ(0, mt_hold_set(&self->t, MEGPU_TEST_HOLD_NONE));
+	EXPECT_EQ(8, runs);
+	EXPECT_EQ((int)runs, stale)
+		TH_LOG("writes held: only %d of %u consumers copied stale "
+		       "data without the FLUSH packet", stale, runs);
 }
 
 /* Poll until @engine's idle_signals reach @want; the last stats in @b. */
