@@ -49,7 +49,11 @@ struct pt {
 	uint32_t qflags;	/* MEGPU_TQ_F_* of the queues */
 	/* results of a run */
 	int64_t makespan, gpu_end, cpu_end;
+	/* when each side started taking tasks (its submission done) */
+	int64_t gpu_start, cpu_start;
 	uint32_t gpu_tasks[PT_ENGINES];
+	/* a static split: the other side's tasks done when one side ended */
+	uint32_t gpu_done_at_cpu_end, cpu_done_at_gpu_end;
 };
 
 static int64_t pt_now(void)
@@ -210,6 +214,26 @@ static int pt_reset(struct pt *p, enum pt_mode mode, unsigned int threads,
 	return 0;
 }
 
+/* Tasks whose notification says done, by the engines or by the CPUs. */
+static uint32_t pt_count_done(const struct pt *p, bool engines)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < p->ntasks; i++) {
+		const uint32_t *nt = (const uint32_t *)((const uint8_t *)
+			p->notes->map + (uint64_t)MEGPU_TQ_NOTE_SIZE * i);
+		uint32_t by = __atomic_load_n(&nt[MEGPU_TQ_NOTE_BY / 4],
+					      __ATOMIC_RELAXED);
+
+		if (__atomic_load_n(&nt[MEGPU_TQ_NOTE_DONE / 4],
+				    __ATOMIC_ACQUIRE) &&
+		    (MEGPU_TQ_OWNER_IS_ENGINE(by) ||
+		     MEGPU_TQ_OWNER_IS_DRIVER(by)) == engines)
+			n++;
+	}
+	return n;
+}
+
 /*
  * The GPU side of a run, in a thread of its own: it submits the engines'
  * DEQUEUE jobs (or attaches the driver's dequeuer) and waits for them,
@@ -218,6 +242,7 @@ static int pt_reset(struct pt *p, enum pt_mode mode, unsigned int threads,
 struct pt_gpu {
 	struct pt *p;
 	uint32_t flags;		/* MEGPU_DEQ_* */
+	bool split;		/* static split: the engines' queues only */
 	unsigned int nsync;
 	uint32_t sync[PT_ENGINES];
 	struct megpu_job jobs[PT_ENGINES];
@@ -239,9 +264,9 @@ static int pt_gpu_submit(struct pt_gpu *g)
 	int ret = 0;
 
 	if (p->discrete) {
-		/* the engines' queues first; with stealing the CPUs' too */
+		/* the engines' queues first; unless split the CPUs' too */
 		struct drm_megpu_taskq_queue refs[PT_QUEUES];
-		unsigned int count = g->flags & MEGPU_DEQ_STEAL ? PT_QUEUES : 2;
+		unsigned int count = g->split ? 2 : PT_QUEUES;
 		uint32_t mask = 0;
 
 		for (unsigned int i = 0; i < PT_QUEUES; i++)
@@ -266,7 +291,12 @@ static int pt_gpu_submit(struct pt_gpu *g)
 		struct megpu_cs cs;
 
 		megpu_cs_init(&cs);
-		megpu_cs_dequeue(&cs, p->list->va, PT_QUEUES, 2 + k, g->flags);
+		/* split: the list's last two entries, the engines' queues */
+		if (g->split)
+			megpu_cs_dequeue(&cs, p->list->va + 16, 2, k, g->flags);
+		else
+			megpu_cs_dequeue(&cs, p->list->va, PT_QUEUES, 2 + k,
+					 g->flags);
 		megpu_job_init(j, p->engines[k]);
 		/* the queues synchronize: no implicit BO fences */
 		j->flags = DRM_MEGPU_SUBMIT_NO_IMPLICIT;
@@ -290,6 +320,7 @@ static void *pt_gpu_thread(void *arg)
 	struct pt_gpu *g = arg;
 
 	g->ret = pt_gpu_submit(g);
+	g->p->gpu_start = pt_now() - g->t0;
 	pthread_mutex_lock(&g->lock);
 	g->submitted = true;
 	pthread_cond_signal(&g->cond);
@@ -302,6 +333,9 @@ static void *pt_gpu_thread(void *arg)
 						   0);
 	}
 	g->p->gpu_end = pt_now() - g->t0;
+	/* a static split: how far the CPUs got while the engines ran */
+	if (g->split)
+		g->p->cpu_done_at_gpu_end = pt_count_done(g->p, false);
 	return NULL;
 }
 
@@ -326,9 +360,14 @@ static int pt_gpu_fini(struct pt_gpu *g)
 static int pt_run(struct pt *p, enum pt_mode mode, unsigned int threads,
 		  bool mixed, uint32_t batch_gpu, uint32_t batch_cpu)
 {
-	uint32_t flags = mode == PT_STATIC ? 0 : MEGPU_DEQ_STEAL;
+	/*
+	 * A static split is static between the sides: CPU threads steal
+	 * only from the CPUs' queues, engines only from the engines'.
+	 */
+	bool split = mode == PT_STATIC;
+	const uint32_t flags = MEGPU_DEQ_STEAL;
 	bool cpu = mode != PT_GPU_ONLY, gpu = mode != PT_CPU_ONLY;
-	struct pt_gpu g = { .p = p, .flags = flags };
+	struct pt_gpu g = { .p = p, .flags = flags, .split = split };
 	uint32_t *data = p->data->map;
 	pthread_t gpu_thread;
 	int64_t t0;
@@ -346,6 +385,7 @@ static int pt_run(struct pt *p, enum pt_mode mode, unsigned int threads,
 		return ret;
 	memset(g.jobs, 0, sizeof(g.jobs));
 	p->gpu_end = 0;
+	p->gpu_start = 0;
 	pthread_mutex_init(&g.lock, NULL);
 	pthread_cond_init(&g.cond, NULL);
 	t0 = g.t0 = pt_now();
@@ -363,10 +403,14 @@ static int pt_run(struct pt *p, enum pt_mode mode, unsigned int threads,
 		pthread_mutex_unlock(&g.lock);
 	}
 	p->cpu_end = 0;
+	p->cpu_start = pt_now() - t0;
 	if (cpu) {
-		ret = megpu_taskq_threads(p->agents, threads, p->q, PT_QUEUES,
-					  flags);
+		ret = megpu_taskq_threads(p->agents, threads, p->q,
+					  split ? 2 : PT_QUEUES, flags);
 		p->cpu_end = pt_now() - t0;
+		/* a static split: how far the engines got meanwhile */
+		if (gpu && split)
+			p->gpu_done_at_cpu_end = pt_count_done(p, true);
 	}
 	if (gpu) {
 		pthread_join(gpu_thread, NULL);
@@ -383,12 +427,16 @@ static int pt_run(struct pt *p, enum pt_mode mode, unsigned int threads,
 		uint32_t *nt = (uint32_t *)((uint8_t *)p->notes->map +
 					    (uint64_t)MEGPU_TQ_NOTE_SIZE * i);
 		uint32_t by = nt[MEGPU_TQ_NOTE_BY / 4];
+		bool by_gpu = MEGPU_TQ_OWNER_IS_ENGINE(by) ||
+			      MEGPU_TQ_OWNER_IS_DRIVER(by);
 
 		if (nt[MEGPU_TQ_NOTE_DONE / 4] != 1 ||
 		    nt[MEGPU_TQ_NOTE_STATUS / 4])
 			return -EIO;
-		if (MEGPU_TQ_OWNER_IS_ENGINE(by) ||
-		    MEGPU_TQ_OWNER_IS_DRIVER(by)) {
+		/* split: the first half is the CPUs' (pt_reset), the rest not */
+		if (split && by_gpu == (i < p->ntasks / 2))
+			return -EPERM;
+		if (by_gpu) {
 			for (unsigned int k = 0; k < p->nengines; k++)
 				if ((by & 0xff) == (uint32_t)p->engines[k])
 					p->gpu_tasks[k]++;
@@ -498,111 +546,57 @@ int cmd_demo_partition(int argc, char **argv)
 	return ret ? 1 : 0;
 }
 
-/*
- * Unrelated work for the engines: @reps INCREMENT dispatches over @bo
- * (its first 64 bytes are the argument block) on each engine, so that
- * a CPU-only run can be measured while the engines use the host too.
- */
-static int pt_busy_submit(struct pt *p, struct megpu_bo *bo,
-			  unsigned int reps, struct megpu_job *jobs,
-			  uint32_t *sync)
-{
-	uint32_t n = (bo->size - 4096) / 4;
-	struct megpu_kargs k = { .n = n };
-	uint64_t args;
-	int ret;
-
-	k.ptr[0] = bo->va + 4096;
-	ret = megpu_kargs_write(bo, 0, &k, &args);
-	for (unsigned int e = 0; e < p->nengines && !ret; e++) {
-		struct megpu_cs cs;
-
-		megpu_cs_init(&cs);
-		for (unsigned int r = 0; r < reps && !ret; r++)
-			ret = megpu_cs_dispatch(&cs, MEGPU_KERNEL_INCREMENT,
-						args, n, 1, 64, 1);
-		megpu_job_init(&jobs[e], p->engines[e]);
-		/* both engines increment the same words: not checked */
-		jobs[e].flags = DRM_MEGPU_SUBMIT_NO_IMPLICIT;
-		ret = ret ?: megpu_job_add_bo(&jobs[e], bo, DRM_MEGPU_BO_READ |
-					      DRM_MEGPU_BO_WRITE);
-		ret = ret ?: megpu_syncobj_new(p->gpu, false, &sync[e]);
-		if (!ret)
-			megpu_job_signal_sync(&jobs[e], sync[e], 0);
-		ret = ret ?: megpu_job_upload(p->gpu, &jobs[e], &cs);
-		ret = ret ?: megpu_job_submit(p->gpu, &jobs[e]);
-		megpu_cs_fini(&cs);
-	}
-	return ret;
-}
-
-/*
- * CPU only while the engines run unrelated work: how much the CPU side
- * slows down when the engines' threads share the host's cores with the
- * guest's CPUs. *@busy_ms is how long the engines' work took from the
- * start of the run (it should outlast the run).
- */
-static int pt_cpu_contended(struct pt *p, unsigned int threads, double *ms,
-			    double *busy_ms)
-{
-	struct megpu_job jobs[PT_ENGINES];
-	uint32_t sync[PT_ENGINES] = { 0 };
-	struct megpu_bo *bo = NULL;
-	int64_t t0;
-	int ret;
-
-	memset(jobs, 0, sizeof(jobs));
-	ret = pt_bo(p->gpu, 4096 + (1u << 20), &bo);
-	t0 = pt_now();
-	ret = ret ?: pt_busy_submit(p, bo, 2, jobs, sync);
-	ret = ret ?: pt_run(p, PT_CPU_ONLY, threads, false, PT_BENCH_GPU_BATCH,
-			    PT_BENCH_CPU_BATCH);
-	*ms = p->makespan / 1e6;
-	for (unsigned int e = 0; e < p->nengines; e++) {
-		if (!sync[e])
-			continue;
-		if (!ret)
-			ret = megpu_syncobj_wait(p->gpu, sync[e], 0,
-						 MEGPU_FOREVER);
-		if (!ret)
-			ret = megpu_fence_status(p->gpu->fd, sync[e], 0);
-		megpu_syncobj_free(p->gpu, sync[e]);
-		megpu_job_fini(&jobs[e]);
-	}
-	*busy_ms = (pt_now() - t0) / 1e6;
-	megpu_bo_free(bo);
-	return ret;
-}
-
 /* One B1 measurement: a variant's makespan, CPU share and idle times. */
 struct pt_row {
-	double t, cpu_share, cpu_idle, gpu_idle, busy_ms, cpu_end, gpu_end;
+	double t, cpu_share, cpu_idle, gpu_idle, cpu_end, gpu_end;
+	/* a static split: the ideal with each side's rate beside the other */
+	double shared;
 };
 
 #define PT_ROUNDS	5
-#define PT_VARIANTS	6	/* the modes, stealing by the driver, contended */
+#define PT_VARIANTS	5	/* the modes, stealing by the driver */
+#define PT_DRIVER	4
 
 static const char *const pt_variant_names[PT_VARIANTS] = {
 	"stealing", "CPU only", "GPU only", "static split",
-	"stealing, driver", "CPU only, busy",
+	"stealing, driver",
 };
+
+/*
+ * The work over the summed rates of both sides while both run: in a
+ * static split, up to the end of whichever side ends first, what each
+ * side did over that time. On a host whose cores run the guest's CPUs
+ * and the engines alike, these are the rates the sides really have
+ * together, where CPU only and GPU only each have the host to itself.
+ */
+static double pt_shared_ideal(const struct pt *p, uint32_t cpu_tasks,
+			      uint32_t gpu_tasks)
+{
+	int64_t first = p->cpu_end <= p->gpu_end ? p->cpu_end : p->gpu_end;
+	double rc, rg;
+
+	/* each side's rate from its own start: submitting is not work */
+	if (first <= p->cpu_start || first <= p->gpu_start)
+		return 0;
+	rc = (p->cpu_end <= p->gpu_end ? cpu_tasks : p->cpu_done_at_gpu_end) /
+	     ((first - p->cpu_start) / 1e6);
+	rg = (p->cpu_end <= p->gpu_end ? p->gpu_done_at_cpu_end : gpu_tasks) /
+	     ((first - p->gpu_start) / 1e6);
+	return rc + rg > 0 ? p->ntasks / (rc + rg) : 0;
+}
 
 static int pt_measure(struct pt *p, unsigned int v, unsigned int threads,
 		      struct pt_row *r)
 {
-	enum pt_mode m = v < 4 ? (enum pt_mode)v : v == 4 ? PT_STEAL :
-			 PT_CPU_ONLY;
+	enum pt_mode m = v == PT_DRIVER ? PT_STEAL : (enum pt_mode)v;
 	uint64_t cpu_tasks = 0, busy = 0;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
 	/* stealing with the driver dequeuing for the engines */
-	p->discrete = v == 4;
-	if (v == 5)
-		ret = pt_cpu_contended(p, threads, &r->t, &r->busy_ms);
-	else
-		ret = pt_run(p, m, threads, false, PT_BENCH_GPU_BATCH,
-			     PT_BENCH_CPU_BATCH);
+	p->discrete = v == PT_DRIVER;
+	ret = pt_run(p, m, threads, false, PT_BENCH_GPU_BATCH,
+		     PT_BENCH_CPU_BATCH);
 	p->discrete = false;
 	if (ret)
 		return ret;
@@ -618,18 +612,22 @@ static int pt_measure(struct pt *p, unsigned int v, unsigned int threads,
 	r->cpu_idle = m == PT_GPU_ONLY ? r->t :
 		      r->t - busy / 1e6 / threads;
 	r->gpu_idle = m == PT_CPU_ONLY ? r->t : r->t - p->gpu_end / 1e6;
+	if (m == PT_STATIC)
+		r->shared = pt_shared_ideal(p, cpu_tasks,
+					    p->ntasks - cpu_tasks);
 	return 0;
 }
 
-/* The median of a variant's rounds, by makespan. */
-static const struct pt_row *pt_median(struct pt_row *rows)
+/* The median of a variant's rounds, by makespan (or by @shared). */
+static const struct pt_row *pt_median(struct pt_row *rows, bool shared)
 {
 	const struct pt_row *r[PT_ROUNDS];
 
 	for (unsigned int i = 0; i < PT_ROUNDS; i++) {
 		unsigned int j = i;
 
-		for (; j && r[j - 1]->t > rows[i].t; j--)
+		for (; j && (shared ? r[j - 1]->shared > rows[i].shared :
+			     r[j - 1]->t > rows[i].t); j--)
 			r[j] = r[j - 1];
 		r[j] = &rows[i];
 	}
@@ -645,7 +643,7 @@ static int pt_b1(struct pt *p, unsigned int threads, unsigned int engines,
 		 const char *key)
 {
 	static const unsigned int order[PT_VARIANTS] = {
-		PT_CPU_ONLY, PT_GPU_ONLY, PT_STATIC, PT_STEAL, 4, 5,
+		PT_CPU_ONLY, PT_GPU_ONLY, PT_STATIC, PT_STEAL, PT_DRIVER,
 	};
 	unsigned int all = p->nengines;
 	struct pt_row rows[PT_VARIANTS][PT_ROUNDS];
@@ -674,36 +672,34 @@ static int pt_b1(struct pt *p, unsigned int threads, unsigned int engines,
 	       "makespan", "CPU share", "GPU share", "CPU idle", "GPU idle",
 	       "CPU end", "GPU end");
 	for (unsigned int o = 0; o < PT_VARIANTS; o++) {
-		const struct pt_row *r = pt_median(rows[order[o]]);
+		const struct pt_row *r = pt_median(rows[order[o]], false);
 
 		ms[order[o]] = r->t;
 		printf("  %-16s %7.1f ms %8.1f%% %8.1f%% %9.1f ms %9.1f ms "
-		       "%6.1f ms %6.1f ms", pt_variant_names[order[o]], r->t,
+		       "%6.1f ms %6.1f ms\n", pt_variant_names[order[o]], r->t,
 		       r->cpu_share, 100.0 - r->cpu_share, r->cpu_idle,
 		       r->gpu_idle, r->cpu_end, r->gpu_end);
-		if (order[o] == 5)
-			printf("  (engines busy with unrelated work for "
-			       "%.1f ms)", r->busy_ms);
-		printf("\n");
 	}
-	printf("  CPU only is %.2fx slower while the engines run unrelated "
-	       "work: their threads and the guest's CPUs share the host's "
-	       "cores\n", ms[5] / ms[PT_CPU_ONLY]);
 	/* total work over summed throughput */
 	ideal = 1.0 / (1.0 / ms[PT_CPU_ONLY] + 1.0 / ms[PT_GPU_ONLY]);
 	printf("  ideal (work / summed throughput) %.1f ms; stealing %.2fx "
 	       "ideal (driver dequeuing %.2fx), static %.2fx, CPU only "
 	       "%.2fx, GPU only %.2fx\n", ideal, ms[PT_STEAL] / ideal,
-	       ms[4] / ideal, ms[PT_STATIC] / ideal,
+	       ms[PT_DRIVER] / ideal, ms[PT_STATIC] / ideal,
 	       ms[PT_CPU_ONLY] / ideal, ms[PT_GPU_ONLY] / ideal);
-	/* the same with the CPU side's throughput while the engines run */
-	shared = 1.0 / (1.0 / ms[5] + 1.0 / ms[PT_GPU_ONLY]);
-	printf("  ideal on shared cores (CPU only, busy with GPU only) %.1f ms;"
-	       " stealing %.2fx that\n", shared, ms[PT_STEAL] / shared);
+	/* the same with the rates both sides have while both run */
+	shared = pt_median(rows[PT_STATIC], true)->shared;
+	printf("  ideal on shared cores (work / the rates both sides had "
+	       "together in the static split) %.1f ms; stealing %.2fx that "
+	       "(driver dequeuing %.2fx)\n", shared, ms[PT_STEAL] / shared,
+	       ms[PT_DRIVER] / shared);
 	snprintf(name, sizeof(name), "partition.%s.steal_over_ideal", key);
 	bench_fig1(name, "x", ms[PT_STEAL] / ideal);
 	snprintf(name, sizeof(name), "partition.%s.driver_over_ideal", key);
-	bench_fig1(name, "x", ms[4] / ideal);
+	bench_fig1(name, "x", ms[PT_DRIVER] / ideal);
+	snprintf(name, sizeof(name), "partition.%s.steal_over_shared_ideal",
+		 key);
+	bench_fig1(name, "x", ms[PT_STEAL] / shared);
 	snprintf(name, sizeof(name), "partition.%s.steal_ms", key);
 	bench_fig1(name, "ms", ms[PT_STEAL]);
 	return 0;
