@@ -460,9 +460,15 @@ static void fz_op_gem_create(struct fz *f)
 		fz_fail(f, "GEM_CREATE took a bad size or flags", size, flags);
 	if (c.va & 4095 || c.va + size > MEGPU_VA_SIZE)
 		fz_fail(f, "GEM_CREATE: va", c.va, size);
-	/* keep it, closing what it replaces now and then */
+	/*
+	 * Keep it, closing what it replaces now and then, but never the home
+	 * BO: a PRIME import of its own dma-buf gives the home handle back,
+	 * and once closed, the next GEM_CREATE takes the same handle number
+	 * for another BO, so valid jobs would fail with EINVAL (no IB).
+	 */
 	i = R(f, FZ_BOS);
-	if (f->bo[i].live && f->bo[i].c == ci && ONE_IN(f, 2)) {
+	if (f->bo[i].live && f->bo[i].c == ci &&
+	    f->bo[i].handle != f->cl[ci].home && ONE_IN(f, 2)) {
 		struct drm_gem_close gcl = { .handle = f->bo[i].handle };
 
 		if (!fz_ioctl(f, OP_GEM_CLOSE, f->cl[ci].fd,
