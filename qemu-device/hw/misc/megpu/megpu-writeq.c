@@ -85,7 +85,8 @@
 #include "trace.h"
 
 struct MegpuWrite {
-    QTAILQ_ENTRY(MegpuWrite) link;
+    QTAILQ_ENTRY(MegpuWrite) link;      /* e->wq, or s->mc_queue */
+    QTAILQ_ENTRY(MegpuWrite) elink;     /* e->wq_mc, in stage 2 */
     MegpuEngine *e;
     uint64_t seq;               /* issue order, device-wide */
     int64_t due;                /* tick of e's clock it leaves its stage */
@@ -262,10 +263,13 @@ static void megpu_wq_unlink_locked(MegpuState *s, MegpuWrite *w)
 
     if (w->in_mc) {
         QTAILQ_REMOVE(&s->mc_queue, w, link);
+        QTAILQ_REMOVE(&e->wq_mc, w, elink);
         s->mc_len--;
+        e->wq_next2_ok = false;
     } else {
         QTAILQ_REMOVE(&e->wq, w, link);
         qatomic_set(&e->wq_len, e->wq_len - 1);
+        e->wq_next1_ok = false;
     }
     qatomic_set(&e->wq_pending, e->wq_pending - 1);
     qatomic_set(&s->wq_total, s->wq_total - 1);
@@ -297,7 +301,8 @@ static void megpu_wq_land_one_locked(MegpuState *s, MegpuWrite *w)
 
 /*
  * The oldest pending entry older than @seq that overlaps [pa, pa + len).
- * Both stages are sorted by issue number, so each scan stops early.
+ * Every engine's two stages are sorted by issue number, so each scan
+ * stops early; an engine whose filter clears the range has none.
  */
 static MegpuWrite *megpu_wq_older_overlap(MegpuState *s, hwaddr pa,
                                           uint64_t len, uint64_t seq)
@@ -305,7 +310,12 @@ static MegpuWrite *megpu_wq_older_overlap(MegpuState *s, hwaddr pa,
     MegpuWrite *best = NULL, *w;
 
     for (unsigned n = 0; n < s->num_engines; n++) {
-        QTAILQ_FOREACH(w, &s->engines[n].wq, link) {
+        MegpuEngine *e = &s->engines[n];
+
+        if (!e->wq_pending || !megpu_wq_may_pend(e, pa, len)) {
+            continue;
+        }
+        QTAILQ_FOREACH(w, &e->wq, link) {
             if (w->seq >= seq || (best && w->seq >= best->seq)) {
                 break;
             }
@@ -314,14 +324,14 @@ static MegpuWrite *megpu_wq_older_overlap(MegpuState *s, hwaddr pa,
                 break;
             }
         }
-    }
-    QTAILQ_FOREACH(w, &s->mc_queue, link) {
-        if (w->seq >= seq || (best && w->seq >= best->seq)) {
-            break;
-        }
-        if (megpu_wq_overlap(w, pa, len)) {
-            best = w;
-            break;
+        QTAILQ_FOREACH(w, &e->wq_mc, elink) {
+            if (w->seq >= seq || (best && w->seq >= best->seq)) {
+                break;
+            }
+            if (megpu_wq_overlap(w, pa, len)) {
+                best = w;
+                break;
+            }
         }
     }
     return best;
@@ -390,18 +400,36 @@ static void megpu_flush_check_locked(MegpuState *s)
     }
 }
 
-/* Insert into the MC queue, keeping it sorted (arrivals are mostly late). */
+/*
+ * Insert into the MC queue and its engine's stage-2 list, keeping both
+ * sorted (arrivals are mostly late).
+ */
 static void megpu_mc_insert_locked(MegpuState *s, MegpuWrite *w)
 {
+    MegpuEngine *e = w->e;
     MegpuWrite *p;
 
     QTAILQ_FOREACH_REVERSE(p, &s->mc_queue, link) {
         if (p->seq < w->seq) {
             QTAILQ_INSERT_AFTER(&s->mc_queue, p, w, link);
-            return;
+            break;
         }
     }
-    QTAILQ_INSERT_HEAD(&s->mc_queue, w, link);
+    if (!p) {
+        QTAILQ_INSERT_HEAD(&s->mc_queue, w, link);
+    }
+    QTAILQ_FOREACH_REVERSE(p, &e->wq_mc, elink) {
+        if (p->seq < w->seq) {
+            QTAILQ_INSERT_AFTER(&e->wq_mc, p, w, elink);
+            break;
+        }
+    }
+    if (!p) {
+        QTAILQ_INSERT_HEAD(&e->wq_mc, w, elink);
+    }
+    if (e->wq_next2_ok) {
+        e->wq_next2 = MIN(e->wq_next2, w->due);
+    }
 }
 
 /*
@@ -410,20 +438,26 @@ static void megpu_mc_insert_locked(MegpuState *s, MegpuWrite *w)
  */
 static int64_t megpu_wq_next_due_locked(MegpuState *s, MegpuEngine *e)
 {
-    int64_t next = INT64_MAX;
     MegpuWrite *w;
 
-    if (s->mc_len < MEGPU_MC_QUEUE_DEPTH) {
+    if (!e->wq_next2_ok) {
+        e->wq_next2 = INT64_MAX;
+        QTAILQ_FOREACH(w, &e->wq_mc, elink) {
+            e->wq_next2 = MIN(e->wq_next2, w->due);
+        }
+        e->wq_next2_ok = true;
+    }
+    if (s->mc_len >= MEGPU_MC_QUEUE_DEPTH) {
+        return e->wq_next2;
+    }
+    if (!e->wq_next1_ok) {
+        e->wq_next1 = INT64_MAX;
         QTAILQ_FOREACH(w, &e->wq, link) {
-            next = MIN(next, w->due);
+            e->wq_next1 = MIN(e->wq_next1, w->due);
         }
+        e->wq_next1_ok = true;
     }
-    QTAILQ_FOREACH(w, &s->mc_queue, link) {
-        if (w->e == e) {
-            next = MIN(next, w->due);
-        }
-    }
-    return next;
+    return MIN(e->wq_next1, e->wq_next2);
 }
 
 /*
@@ -435,12 +469,18 @@ static void megpu_wq_tick_locked(MegpuState *s, MegpuEngine *e, int64_t t)
     MegpuWrite *w, *tmp;
 
     /* pushing out older writes only removes entries before @w */
-    QTAILQ_FOREACH_SAFE(w, &s->mc_queue, link, tmp) {
-        if (w->e == e && w->due <= t) {
+    QTAILQ_FOREACH_SAFE(w, &e->wq_mc, elink, tmp) {
+        if (e->wq_next2_ok && e->wq_next2 > t) {
+            break;              /* nothing (more) due in stage 2 */
+        }
+        if (w->due <= t) {
             megpu_wq_land_locked(s, w);
         }
     }
     QTAILQ_FOREACH_SAFE(w, &e->wq, link, tmp) {
+        if (e->wq_next1_ok && e->wq_next1 > t) {
+            break;              /* nothing (more) due in stage 1 */
+        }
         if (w->due > t) {
             continue;
         }
@@ -450,6 +490,7 @@ static void megpu_wq_tick_locked(MegpuState *s, MegpuEngine *e, int64_t t)
         }
         QTAILQ_REMOVE(&e->wq, w, link);
         qatomic_set(&e->wq_len, e->wq_len - 1);
+        e->wq_next1_ok = false;
         w->in_mc = true;
         w->due = MAX(w->due, t) + w->delay2;
         megpu_mc_insert_locked(s, w);
@@ -705,6 +746,9 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
     w->in_mc = false;
     megpu_wq_mark_locked(e, pa, len);
     QTAILQ_INSERT_TAIL(&e->wq, w, link);
+    if (e->wq_next1_ok) {
+        e->wq_next1 = MIN(e->wq_next1, w->due);
+    }
     qatomic_set(&e->wq_len, e->wq_len + 1);
     qatomic_set(&e->wq_pending, e->wq_pending + 1);
     qatomic_set(&s->wq_total, s->wq_total + 1);
@@ -763,14 +807,11 @@ void megpu_wq_forward(MegpuEngine *e, hwaddr pa, void *buf, uint32_t len)
     }
     qemu_mutex_lock(&s->wq_lock);
     a = QTAILQ_FIRST(&e->wq);
-    b = QTAILQ_FIRST(&s->mc_queue);
+    b = QTAILQ_FIRST(&e->wq_mc);
     for (;;) {
         MegpuWrite *w;
         hwaddr lo, hi;
 
-        while (b && b->e != e) {
-            b = QTAILQ_NEXT(b, link);
-        }
         if (!a && !b) {
             break;
         }
@@ -780,7 +821,7 @@ void megpu_wq_forward(MegpuEngine *e, hwaddr pa, void *buf, uint32_t len)
             a = QTAILQ_NEXT(a, link);
         } else {
             w = b;
-            b = QTAILQ_NEXT(b, link);
+            b = QTAILQ_NEXT(b, elink);
         }
         if (!megpu_wq_overlap(w, pa, len)) {
             continue;
@@ -837,12 +878,10 @@ void megpu_wq_engine_drop(MegpuEngine *e)
         g_free(w);
         dropped++;
     }
-    QTAILQ_FOREACH_SAFE(w, &s->mc_queue, link, tmp) {
-        if (w->e == e) {
-            megpu_wq_unlink_locked(s, w);
-            g_free(w);
-            dropped++;
-        }
+    QTAILQ_FOREACH_SAFE(w, &e->wq_mc, elink, tmp) {
+        megpu_wq_unlink_locked(s, w);
+        g_free(w);
+        dropped++;
     }
     trace_megpu_wq_drop(e->idx, dropped);
     /* a flush waiting for them is done now */
@@ -1071,6 +1110,7 @@ bool megpu_wq_init(MegpuState *s, Error **errp)
     s->vclock_base = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     for (unsigned n = 0; n < MEGPU_MAX_ENGINES; n++) {
         QTAILQ_INIT(&s->engines[n].wq);
+        QTAILQ_INIT(&s->engines[n].wq_mc);
         megpu_wq_reseed(s, &s->engines[n]);
     }
     qemu_thread_create(&s->mc_thread, "megpu-mc", megpu_mc_thread, s,
