@@ -400,6 +400,21 @@ static void megpu_flush_check_locked(MegpuState *s)
     }
 }
 
+/* Insert @w into @head (linked by @field), keeping it in issue order. */
+#define MEGPU_WQ_INSERT_SORTED(head, w, field) do {                    \
+        MegpuWrite *p_;                                                 \
+                                                                        \
+        QTAILQ_FOREACH_REVERSE(p_, (head), field) {                     \
+            if (p_->seq < (w)->seq) {                                   \
+                QTAILQ_INSERT_AFTER((head), p_, (w), field);            \
+                break;                                                  \
+            }                                                           \
+        }                                                               \
+        if (!p_) {                                                      \
+            QTAILQ_INSERT_HEAD((head), (w), field);                     \
+        }                                                               \
+    } while (0)
+
 /*
  * Insert into the MC queue and its engine's stage-2 list, keeping both
  * sorted (arrivals are mostly late).
@@ -407,26 +422,9 @@ static void megpu_flush_check_locked(MegpuState *s)
 static void megpu_mc_insert_locked(MegpuState *s, MegpuWrite *w)
 {
     MegpuEngine *e = w->e;
-    MegpuWrite *p;
 
-    QTAILQ_FOREACH_REVERSE(p, &s->mc_queue, link) {
-        if (p->seq < w->seq) {
-            QTAILQ_INSERT_AFTER(&s->mc_queue, p, w, link);
-            break;
-        }
-    }
-    if (!p) {
-        QTAILQ_INSERT_HEAD(&s->mc_queue, w, link);
-    }
-    QTAILQ_FOREACH_REVERSE(p, &e->wq_mc, elink) {
-        if (p->seq < w->seq) {
-            QTAILQ_INSERT_AFTER(&e->wq_mc, p, w, elink);
-            break;
-        }
-    }
-    if (!p) {
-        QTAILQ_INSERT_HEAD(&e->wq_mc, w, elink);
-    }
+    MEGPU_WQ_INSERT_SORTED(&s->mc_queue, w, link);
+    MEGPU_WQ_INSERT_SORTED(&e->wq_mc, w, elink);
     if (e->wq_next2_ok) {
         e->wq_next2 = MIN(e->wq_next2, w->due);
     }
