@@ -3,10 +3,10 @@
  * several engines at once take tasks from queues in guest memory. Covers
  * exactly-once under contention (and with stealing), contiguous batches,
  * affinity (relaxed and STRICT), GUIDED batches, none eligible leaving
- * the lock word alone, lock contention with a CPU-held lock, stealing, the EVENT
- * exclusion mode with TASKQ_NOTIFY, event-gated tasks, malformed queues
- * and descriptors, and the negative control x-taskq-nonatomic, which the
- * exactly-once check must catch.
+ * the lock word alone, lock contention with a CPU-held lock, stealing,
+ * the EVENT exclusion mode with TASKQ_NOTIFY, event-gated tasks,
+ * malformed queues and descriptors, and the negative control
+ * x-taskq-nonatomic, which the exactly-once check must catch.
  *
  * The test process plays the CPU: it builds queues, holds and releases
  * lock words and checks the results. It cannot run a CPU dequeuer
