@@ -300,6 +300,25 @@ static void megpu_wq_land_one_locked(MegpuState *s, MegpuWrite *w)
 }
 
 /*
+ * In @head (linked by @field, in issue order), the first entry older
+ * than @seq and than *@best that overlaps [pa, pa + len) becomes *@best.
+ */
+#define MEGPU_WQ_FIND_OLDER(head, field, pa, len, seq, best) do {       \
+        MegpuWrite *w_;                                                 \
+                                                                        \
+        QTAILQ_FOREACH(w_, (head), field) {                             \
+            if (w_->seq >= (seq) || (*(best) &&                         \
+                                     w_->seq >= (*(best))->seq)) {      \
+                break;                                                  \
+            }                                                           \
+            if (megpu_wq_overlap(w_, (pa), (len))) {                    \
+                *(best) = w_;                                           \
+                break;                                                  \
+            }                                                           \
+        }                                                               \
+    } while (0)
+
+/*
  * The oldest pending entry older than @seq that overlaps [pa, pa + len).
  * Every engine's two stages are sorted by issue number, so each scan
  * stops early; an engine whose filter clears the range has none.
@@ -307,7 +326,7 @@ static void megpu_wq_land_one_locked(MegpuState *s, MegpuWrite *w)
 static MegpuWrite *megpu_wq_older_overlap(MegpuState *s, hwaddr pa,
                                           uint64_t len, uint64_t seq)
 {
-    MegpuWrite *best = NULL, *w;
+    MegpuWrite *best = NULL;
 
     for (unsigned n = 0; n < s->num_engines; n++) {
         MegpuEngine *e = &s->engines[n];
@@ -315,24 +334,8 @@ static MegpuWrite *megpu_wq_older_overlap(MegpuState *s, hwaddr pa,
         if (!e->wq_pending || !megpu_wq_may_pend(e, pa, len)) {
             continue;
         }
-        QTAILQ_FOREACH(w, &e->wq, link) {
-            if (w->seq >= seq || (best && w->seq >= best->seq)) {
-                break;
-            }
-            if (megpu_wq_overlap(w, pa, len)) {
-                best = w;
-                break;
-            }
-        }
-        QTAILQ_FOREACH(w, &e->wq_mc, elink) {
-            if (w->seq >= seq || (best && w->seq >= best->seq)) {
-                break;
-            }
-            if (megpu_wq_overlap(w, pa, len)) {
-                best = w;
-                break;
-            }
-        }
+        MEGPU_WQ_FIND_OLDER(&e->wq, link, pa, len, seq, &best);
+        MEGPU_WQ_FIND_OLDER(&e->wq_mc, elink, pa, len, seq, &best);
     }
     return best;
 }
