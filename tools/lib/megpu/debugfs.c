@@ -391,34 +391,61 @@ static int each_line(struct megpu *gpu, const char *name,
 	return ret;
 }
 
-struct frames_ctx {
+/*
+ * A debugfs table of one row a line: each line parsed into a row of
+ * @size bytes, the first @max kept in @out.
+ */
+struct rows_ctx {
 	struct names nm;
-	struct megpu_debug_frame *f;
+	int (*parse)(const struct names *nm, char *line, void *row);
+	void *out;
+	size_t size;
 	unsigned int max, n;
 };
 
-static int frame_line(void *priv, char *line)
+static int row_line(void *priv, char *line)
 {
-	struct frames_ctx *c = priv;
-	struct megpu_debug_frame f;
-	int ret = parse_frame(&c->nm, line, &f);
+	struct rows_ctx *c = priv;
+	union {
+		struct megpu_debug_frame f;
+		struct megpu_debug_resource r;
+	} row;
+	int ret;
 
+	if (c->size > sizeof(row))
+		return -EINVAL;
+	ret = c->parse(&c->nm, line, &row);
 	if (ret)
 		return ret;
 	if (c->n < c->max)
-		c->f[c->n] = f;
+		memcpy((char *)c->out + c->n * c->size, &row, c->size);
 	c->n++;
 	return 0;
+}
+
+/* The rows of debugfs @name: how many were kept, or -errno. */
+static int debug_rows(struct megpu *gpu, const char *name,
+		      int (*parse)(const struct names *, char *, void *),
+		      void *out, size_t size, unsigned int max)
+{
+	struct rows_ctx c = {
+		.parse = parse, .out = out, .size = size, .max = max,
+	};
+	int ret = names_get(gpu, &c.nm);
+
+	ret = ret ?: each_line(gpu, name, row_line, &c);
+	return ret ?: (int)(c.n < max ? c.n : max);
+}
+
+static int frame_row(const struct names *nm, char *line, void *row)
+{
+	return parse_frame(nm, line, row);
 }
 
 int megpu_debug_frames(struct megpu *gpu, struct megpu_debug_frame *f,
 		       unsigned int max)
 {
-	struct frames_ctx c = { .f = f, .max = max };
-	int ret = names_get(gpu, &c.nm);
-
-	ret = ret ?: each_line(gpu, "frames", frame_line, &c);
-	return ret ?: (int)(c.n < max ? c.n : max);
+	return debug_rows(gpu, "frames", frame_row, f, sizeof(*f), max);
 }
 
 int megpu_debug_timestamps(struct megpu *gpu, unsigned int engine,
@@ -509,54 +536,40 @@ int megpu_debug_semaphores(struct megpu *gpu, struct megpu_debug_sems *s,
 	return ret;
 }
 
-struct res_ctx {
-	struct names nm;
-	struct megpu_debug_resource *r;
-	unsigned int max, n;
-};
-
 /* "boN size S write REF*|- reads REF* [blank]" */
-static int res_line(void *priv, char *line)
+static int res_row(const struct names *nm, char *line, void *row)
 {
-	struct res_ctx *c = priv;
-	struct megpu_debug_resource r;
+	struct megpu_debug_resource *r = row;
 	unsigned long long size;
 	const char *p;
 	int used = 0;
 
-	memset(&r, 0, sizeof(r));
-	if (sscanf(line, "bo%u size %llu write%n", &r.id, &size, &used) != 2 ||
+	memset(r, 0, sizeof(*r));
+	if (sscanf(line, "bo%u size %llu write%n", &r->id, &size, &used) != 2 ||
 	    !used)
 		return -EBADMSG;
-	r.size = size;
+	r->size = size;
 	p = line + used;
 	if (!strncmp(p, " -", 2))
 		p += 2;
 	while (strncmp(p, " reads", 6)) {
-		if (r.nwrites == MEGPU_STATS_ENGINES ||
-		    parse_ref(&c->nm, &p, &r.write[r.nwrites++]))
+		if (r->nwrites == MEGPU_STATS_ENGINES ||
+		    parse_ref(nm, &p, &r->write[r->nwrites++]))
 			return -EBADMSG;
 	}
 	p += 6;
 	while (*p && strcmp(p, " blank")) {
-		if (r.nreads == MEGPU_STATS_ENGINES ||
-		    parse_ref(&c->nm, &p, &r.read[r.nreads++]))
+		if (r->nreads == MEGPU_STATS_ENGINES ||
+		    parse_ref(nm, &p, &r->read[r->nreads++]))
 			return -EBADMSG;
 	}
-	if (c->n < c->max)
-		c->r[c->n] = r;
-	c->n++;
 	return 0;
 }
 
 int megpu_debug_resources(struct megpu *gpu, struct megpu_debug_resource *r,
 			  unsigned int max)
 {
-	struct res_ctx c = { .r = r, .max = max };
-	int ret = names_get(gpu, &c.nm);
-
-	ret = ret ?: each_line(gpu, "resources", res_line, &c);
-	return ret ?: (int)(c.n < max ? c.n : max);
+	return debug_rows(gpu, "resources", res_row, r, sizeof(*r), max);
 }
 
 void megpu_debug_rings_free(struct megpu_debug_ring *r, unsigned int n)
