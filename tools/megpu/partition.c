@@ -689,17 +689,23 @@ static int pt_b1(struct pt *p, unsigned int threads, unsigned int engines,
 	       ms[PT_CPU_ONLY] / ideal, ms[PT_GPU_ONLY] / ideal);
 	/* the same with the rates both sides have while both run */
 	shared = pt_median(rows[PT_STATIC], true)->shared;
-	printf("  ideal on shared cores (work / the rates both sides had "
-	       "together in the static split) %.1f ms; stealing %.2fx that "
-	       "(driver dequeuing %.2fx)\n", shared, ms[PT_STEAL] / shared,
-	       ms[PT_DRIVER] / shared);
 	snprintf(name, sizeof(name), "partition.%s.steal_over_ideal", key);
 	bench_fig1(name, "x", ms[PT_STEAL] / ideal);
 	snprintf(name, sizeof(name), "partition.%s.driver_over_ideal", key);
 	bench_fig1(name, "x", ms[PT_DRIVER] / ideal);
-	snprintf(name, sizeof(name), "partition.%s.steal_over_shared_ideal",
-		 key);
-	bench_fig1(name, "x", ms[PT_STEAL] / shared);
+	/* 0: a side ended before the other had started (a tiny run) */
+	if (shared > 0) {
+		printf("  ideal on shared cores (work / the rates both sides "
+		       "had together in the static split) %.1f ms; stealing "
+		       "%.2fx that (driver dequeuing %.2fx)\n", shared,
+		       ms[PT_STEAL] / shared, ms[PT_DRIVER] / shared);
+		snprintf(name, sizeof(name),
+			 "partition.%s.steal_over_shared_ideal", key);
+		bench_fig1(name, "x", ms[PT_STEAL] / shared);
+	} else {
+		printf("  ideal on shared cores: not measured (in the static "
+		       "split one side ended before the other started)\n");
+	}
 	snprintf(name, sizeof(name), "partition.%s.steal_ms", key);
 	bench_fig1(name, "ms", ms[PT_STEAL]);
 	return 0;
