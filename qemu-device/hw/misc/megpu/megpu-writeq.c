@@ -286,11 +286,9 @@ static void megpu_wq_unlink_locked(MegpuState *s, MegpuWrite *w)
         QTAILQ_REMOVE(&s->mc_queue, w, link);
         QTAILQ_REMOVE(&e->wq_mc, w, elink);
         s->mc_len--;
-        e->wq_next2_ok = false;
     } else {
         QTAILQ_REMOVE(&e->wq, w, link);
         qatomic_set(&e->wq_len, e->wq_len - 1);
-        e->wq_next1_ok = false;
     }
     qatomic_set(&e->wq_pending, e->wq_pending - 1);
     qatomic_set(&s->wq_total, s->wq_total - 1);
@@ -449,9 +447,6 @@ static void megpu_mc_insert_locked(MegpuState *s, MegpuWrite *w)
 
     MEGPU_WQ_INSERT_SORTED(&s->mc_queue, w, link);
     MEGPU_WQ_INSERT_SORTED(&e->wq_mc, w, elink);
-    if (e->wq_next2_ok) {
-        e->wq_next2 = MIN(e->wq_next2, w->due);
-    }
 }
 
 /*
@@ -460,26 +455,18 @@ static void megpu_mc_insert_locked(MegpuState *s, MegpuWrite *w)
  */
 static int64_t megpu_wq_next_due_locked(MegpuState *s, MegpuEngine *e)
 {
+    int64_t next = INT64_MAX;
     MegpuWrite *w;
 
-    if (!e->wq_next2_ok) {
-        e->wq_next2 = INT64_MAX;
-        QTAILQ_FOREACH(w, &e->wq_mc, elink) {
-            e->wq_next2 = MIN(e->wq_next2, w->due);
-        }
-        e->wq_next2_ok = true;
-    }
-    if (s->mc_len >= MEGPU_MC_QUEUE_DEPTH) {
-        return e->wq_next2;
-    }
-    if (!e->wq_next1_ok) {
-        e->wq_next1 = INT64_MAX;
+    if (s->mc_len < MEGPU_MC_QUEUE_DEPTH) {
         QTAILQ_FOREACH(w, &e->wq, link) {
-            e->wq_next1 = MIN(e->wq_next1, w->due);
+            next = MIN(next, w->due);
         }
-        e->wq_next1_ok = true;
     }
-    return MIN(e->wq_next1, e->wq_next2);
+    QTAILQ_FOREACH(w, &e->wq_mc, elink) {
+        next = MIN(next, w->due);
+    }
+    return next;
 }
 
 /*
@@ -492,17 +479,11 @@ static void megpu_wq_tick_locked(MegpuState *s, MegpuEngine *e, int64_t t)
 
     /* pushing out older writes only removes entries before @w */
     QTAILQ_FOREACH_SAFE(w, &e->wq_mc, elink, tmp) {
-        if (e->wq_next2_ok && e->wq_next2 > t) {
-            break;              /* nothing (more) due in stage 2 */
-        }
         if (w->due <= t) {
             megpu_wq_land_locked(s, w);
         }
     }
     QTAILQ_FOREACH_SAFE(w, &e->wq, link, tmp) {
-        if (e->wq_next1_ok && e->wq_next1 > t) {
-            break;              /* nothing (more) due in stage 1 */
-        }
         if (w->due > t) {
             continue;
         }
@@ -512,7 +493,6 @@ static void megpu_wq_tick_locked(MegpuState *s, MegpuEngine *e, int64_t t)
         }
         QTAILQ_REMOVE(&e->wq, w, link);
         qatomic_set(&e->wq_len, e->wq_len - 1);
-        e->wq_next1_ok = false;
         w->in_mc = true;
         w->due = MAX(w->due, t) + w->delay2;
         megpu_mc_insert_locked(s, w);
@@ -768,9 +748,6 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
     w->in_mc = false;
     megpu_wq_mark_locked(e, pa, len);
     QTAILQ_INSERT_TAIL(&e->wq, w, link);
-    if (e->wq_next1_ok) {
-        e->wq_next1 = MIN(e->wq_next1, w->due);
-    }
     qatomic_set(&e->wq_len, e->wq_len + 1);
     qatomic_set(&e->wq_pending, e->wq_pending + 1);
     qatomic_set(&s->wq_total, s->wq_total + 1);

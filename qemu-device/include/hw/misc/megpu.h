@@ -137,12 +137,6 @@ typedef struct MegpuEngine {
     QTAILQ_HEAD(, MegpuWrite) wq;
     /* this engine's stage-2 entries, also in issue order */
     QTAILQ_HEAD(, MegpuWrite) wq_mc;
-    /*
-     * The earliest due tick of each stage's entries (INT64_MAX: none),
-     * kept while valid, so that catching up need not scan for it.
-     */
-    int64_t wq_next1, wq_next2;
-    bool wq_next1_ok, wq_next2_ok;
     uint32_t wq_len;
     uint32_t wq_pending;
     uint32_t stalled_writes;
