@@ -732,6 +732,8 @@ static inline unsigned int megpu_tq_batch_limit(unsigned int flags,
 #define MEGPU_TQ_OWNER_DRIVER(n)	(0x40000000u | (n))
 #define MEGPU_TQ_OWNER_IS_DRIVER(o)	(((o) & 0xc0000000u) == 0x40000000u)
 #define MEGPU_TQ_OWNER_IS_ENGINE(o)	(((o) & 0x80000000u) != 0)
+/* an engine ran it, by DEQUEUE or from the driver's dequeuer */
+#define MEGPU_TQ_OWNER_IS_GPU(o)	(((o) & 0xc0000000u) != 0)
 
 /*
  * Task descriptor (the seed's MyTask), 64 bytes. A GPU runs gpu_kernel

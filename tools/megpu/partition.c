@@ -227,8 +227,7 @@ static uint32_t pt_count_done(const struct pt *p, bool engines)
 
 		if (__atomic_load_n(&nt[MEGPU_TQ_NOTE_DONE / 4],
 				    __ATOMIC_ACQUIRE) &&
-		    (MEGPU_TQ_OWNER_IS_ENGINE(by) ||
-		     MEGPU_TQ_OWNER_IS_DRIVER(by)) == engines)
+		    MEGPU_TQ_OWNER_IS_GPU(by) == engines)
 			n++;
 	}
 	return n;
@@ -427,8 +426,7 @@ static int pt_run(struct pt *p, enum pt_mode mode, unsigned int threads,
 		uint32_t *nt = (uint32_t *)((uint8_t *)p->notes->map +
 					    (uint64_t)MEGPU_TQ_NOTE_SIZE * i);
 		uint32_t by = nt[MEGPU_TQ_NOTE_BY / 4];
-		bool by_gpu = MEGPU_TQ_OWNER_IS_ENGINE(by) ||
-			      MEGPU_TQ_OWNER_IS_DRIVER(by);
+		bool by_gpu = MEGPU_TQ_OWNER_IS_GPU(by);
 
 		if (nt[MEGPU_TQ_NOTE_DONE / 4] != 1 ||
 		    nt[MEGPU_TQ_NOTE_STATUS / 4])

@@ -217,8 +217,7 @@ static struct tq_result tq_check(struct tq *q, uint32_t (*aff)(uint32_t),
 	for (uint32_t i = 0; i < q->n; i++) {
 		uint32_t *nt = tq_note(q, i), by = nt[MEGPU_TQ_NOTE_BY / 4];
 		uint32_t a = aff ? aff(i) : MEGPU_TQ_AFF_ANY;
-		bool gpu = MEGPU_TQ_OWNER_IS_ENGINE(by) ||
-			   MEGPU_TQ_OWNER_IS_DRIVER(by);
+		bool gpu = MEGPU_TQ_OWNER_IS_GPU(by);
 
 		if (nt[MEGPU_TQ_NOTE_DONE / 4] != 1 || elems[i] != 1 ||
 		    nt[MEGPU_TQ_NOTE_STATUS / 4]) {
