@@ -159,7 +159,7 @@
  * ring runs empty (and at once, if idle, when the bit is set): its bit is
  * set in TASKQ_REQ_PENDING and MISC_IRQ_WORK is raised. The driver takes
  * a batch under the queue's lock and submits it as an ordinary job whose
- * IB runs DISPATCH per task and TASK_DONE for the notifications.
+ * IB runs the batch with one TASK_RUN (as DEQUEUE would run it).
  */
 #define MEGPU_REG_TASKQ_REQ_WORK	0x00f8	/* RW: engine bit mask */
 #define MEGPU_REG_TASKQ_REQ_PENDING	0x00fc	/* RW1C: engines asking */
@@ -396,6 +396,20 @@
  * DONE += 1; the queue at @queue (if not 0) an atomic HDR_DONE += 1.
  */
 #define MEGPU_PKT_TASK_DONE		0x19
+/*
+ * TASK_RUN: queue(2), descs(2), count(1), owner(1), batch(1). Runs a
+ * batch the driver's dequeuer took, exactly as DEQUEUE runs one it took
+ * itself: the @count (1..MEGPU_TQ_MAX_BATCH) MEGPU_TQ_DESC_SIZE copies
+ * of the descriptors at @descs run in order, the first fault stops the
+ * kernels, the writes are flushed, then every task is notified (BY
+ * @owner, BATCH @batch, STATUS 0 or the fault) and the queue at @queue
+ * (if not 0) counts @count in HDR_DONE. A malformed descriptor is not
+ * run: it is notified with MEGPU_FAULT_TQ_BAD_TASK and the engine does
+ * not fault for it (the driver took it knowingly). A notification that
+ * cannot be written does not stop the others; the first such fault is
+ * reported after all of them, unless a kernel faulted first.
+ */
+#define MEGPU_PKT_TASK_RUN		0x1a
 
 /* Payload dwords of the fixed-size packets. */
 #define MEGPU_PKT_IB_COUNT		3
@@ -411,6 +425,7 @@
 #define MEGPU_PKT_SET_MAILBOX_COUNT	3
 #define MEGPU_PKT_DEQUEUE_COUNT		5
 #define MEGPU_PKT_TASK_DONE_COUNT	7
+#define MEGPU_PKT_TASK_RUN_COUNT	7
 
 /*
  * Which engine types accept which packets (bit per opcode). NOP, IB,
@@ -821,7 +836,9 @@ static inline int megpu_tq_desc_valid(const unsigned char *d)
  * Notification record, 16 bytes, 8-aligned: DONE is incremented
  * atomically once per take (so exactly-once means DONE == 1), BY is the
  * owner id of the runner, BATCH its batch number, STATUS 0 or the
- * MEGPU_FAULT_* that stopped the task (the task did not complete).
+ * MEGPU_FAULT_* that stopped the task (the task did not complete). A
+ * record that is not 8-aligned (only a malformed task can name one) is
+ * never written, by any dequeuer: its task is counted in HDR_DONE only.
  */
 #define MEGPU_TQ_NOTE_DONE		0x0
 #define MEGPU_TQ_NOTE_BY		0x4

@@ -923,6 +923,204 @@ static void test_task_done(void)
     megpu_stop_engines(&m);
 }
 
+/* Descriptor @t of queue @qi, as q_push wrote it (slot = index). */
+static uint64_t q_desc(unsigned qi, uint32_t t)
+{
+    return Q_PA(qi) + MEGPU_TQ_HDR_BYTES + (uint64_t)t * MEGPU_TQ_DESC_SIZE;
+}
+
+/*
+ * A malformed task's notification record at every byte offset near the
+ * end of a page (the guest names it): an 8-aligned one is written (word
+ * by word where it straddles two pages), any other is never written,
+ * and none reaches an assertion in the device (issue 21: a record at
+ * 0xff2 aborted QEMU). The engine faults with the descriptor each time.
+ */
+static void test_malformed_note_anywhere(void)
+{
+    static const unsigned q0[] = { 0 };
+    TaskSpec bad = {
+        MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT, MEGPU_TQ_AFF_COUNT,
+    };
+    const uint64_t page = NOTE_PA + 0x10000;
+    uint8_t mem[0x80], zero[0x80] = { 0 };
+    Megpu m;
+
+    megpu_start_engines(&m, 4);
+    /* from the page's last byte down: the first one aborted QEMU */
+    for (uint32_t off = 0xfff; off >= 0xfe0; off--) {
+        uint32_t at;
+
+        qtest_memset(m.qts, page + 0xfc0, 0, 0x80);
+        q_init(&m, 0, 16, MEGPU_TQ_F_CLOSED, 0);
+        q_push(&m, 0, 0, 1, &bad);
+        qtest_writeq(m.qts, q_desc(0, 0) + MEGPU_TQ_DESC_NOTIFY, page + off);
+        at = m.ring[0].pos;
+        emit_dequeue(&m, 0, q0, 1, 0, MEGPU_DEQ_ONCE);
+        kick(&m, 0);
+        expect_fault(&m, 0, MEGPU_FAULT_TQ_BAD_TASK, q_desc(0, 0), at, 0);
+        qtest_memread(m.qts, page + 0xfc0, mem, sizeof(mem));
+        if (off & 7) {
+            g_assert_cmpmem(mem, sizeof(mem), zero, sizeof(zero));
+        } else {
+            uint8_t *r = mem + (off - 0xfc0);
+
+            g_assert_cmpuint(ldl_le_p(r + MEGPU_TQ_NOTE_DONE), ==, 1);
+            g_assert_cmpuint(ldl_le_p(r + MEGPU_TQ_NOTE_STATUS), ==,
+                             MEGPU_FAULT_TQ_BAD_TASK);
+        }
+        g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_DONE), ==, 1);
+        g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_LOCK), ==, 0);
+    }
+    megpu_stop_engines(&m);
+}
+
+/*
+ * A notification that cannot be written (its record is not RAM) does
+ * not stop the others of its batch: every task ran and the others are
+ * notified; the engine then reports the failed write.
+ */
+static void test_note_fault_notifies_rest(void)
+{
+    static const unsigned q0[] = { 0 };
+    Megpu m;
+    Note r[4];
+    uint32_t at;
+
+    megpu_start_engines(&m, 4);
+    results_clear(&m, 4);
+    q_init(&m, 0, 16, MEGPU_TQ_F_CLOSED, 0);
+    q_push(&m, 0, 0, 4, NULL);
+    qtest_writeq(m.qts, q_desc(0, 1) + MEGPU_TQ_DESC_NOTIFY, NO_RAM_PA);
+    at = m.ring[0].pos;
+    emit_dequeue(&m, 0, q0, 1, 0, MEGPU_DEQ_ONCE);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_BUS, NO_RAM_PA, at,
+                 MEGPU_FAULT_INFO_WRITE);
+    results_read(&m, 4, r);
+    for (unsigned t = 0; t < 4; t++) {
+        g_assert_cmpuint(r[t].elem, ==, 1);
+        g_assert_cmpuint(r[t].done, ==, t == 1 ? 0 : 1);
+        g_assert_cmpuint(r[t].status, ==, 0);
+    }
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_DONE), ==, 4);
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_GPU_TASKS), ==, 4);
+    megpu_stop_engines(&m);
+}
+
+#define DESCS_PA            0x0c200000ull
+
+static void emit_task_run(Stream *r, uint64_t queue, uint64_t descs,
+                          uint32_t count, uint32_t owner, uint32_t batch)
+{
+    hdr(r, MEGPU_PKT_TASK_RUN, MEGPU_PKT_TASK_RUN_COUNT, 0);
+    put64(r, queue);
+    put64(r, descs);
+    put(r, count);
+    put(r, owner);
+    put(r, batch);
+}
+
+/* Copy descriptors [0, n) of queue @qi where TASK_RUN reads them. */
+static void descs_copy(Megpu *m, unsigned qi, uint32_t n)
+{
+    g_autofree uint8_t *d = g_malloc((size_t)n * MEGPU_TQ_DESC_SIZE);
+
+    qtest_memread(m->qts, q_desc(qi, 0), d, (size_t)n * MEGPU_TQ_DESC_SIZE);
+    qtest_memwrite(m->qts, DESCS_PA, d, (size_t)n * MEGPU_TQ_DESC_SIZE);
+}
+
+/*
+ * TASK_RUN runs a batch the driver took as DEQUEUE runs its own: a
+ * malformed task is notified with its status and not run (no fault);
+ * a kernel that faults stops the kernels, and it and the rest carry its
+ * code; a notification that cannot be written does not stop the others.
+ * Every task is notified exactly once, and the queue counts them all.
+ */
+static void test_task_run(void)
+{
+    TaskSpec mixed[5] = {
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT, MEGPU_TQ_AFF_ANY },
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT, 9 },
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT, MEGPU_TQ_AFF_ANY },
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT, MEGPU_TQ_AFF_ANY },
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT, MEGPU_TQ_AFF_ANY },
+    };
+    uint32_t owner = MEGPU_TQ_OWNER_DRIVER(0);
+    Megpu m;
+    Note r[5];
+    uint32_t at;
+
+    megpu_start_engines(&m, 4);
+
+    /* a malformed one among good ones: notified, not run, no fault */
+    results_clear(&m, 5);
+    q_init(&m, 0, 16, 0, 0);
+    q_push(&m, 0, 0, 5, mixed);
+    descs_copy(&m, 0, 5);
+    emit_task_run(&m.ring[0], Q_PA(0), DESCS_PA, 5, owner, 3);
+    kick(&m, 0);
+    eng_idle(&m, 0);
+    results_read(&m, 5, r);
+    for (unsigned t = 0; t < 5; t++) {
+        g_assert_cmpuint(r[t].done, ==, 1);
+        g_assert_cmpuint(r[t].by, ==, owner);
+        g_assert_cmpuint(r[t].batch, ==, 3);
+        g_assert_cmpuint(r[t].status, ==,
+                         t == 1 ? MEGPU_FAULT_TQ_BAD_TASK : 0);
+        g_assert_cmpuint(r[t].elem, ==, t == 1 ? 0 : 1);
+    }
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_DONE), ==, 5);
+    /* the driver counted its take: TASK_RUN does not count it again */
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_GPU_TASKS), ==, 0);
+
+    /* a kernel faults: the rest are notified with its code */
+    results_clear(&m, 5);
+    q_init(&m, 0, 16, 0, 0);
+    q_push(&m, 0, 0, 5, NULL);
+    qtest_writeq(m.qts, KARGS_PA + 64 * 2 + MEGPU_KARGS_PTR(0), NO_RAM_PA);
+    /* and one record is not RAM: the others are still written */
+    qtest_writeq(m.qts, q_desc(0, 4) + MEGPU_TQ_DESC_NOTIFY, NO_RAM_PA);
+    descs_copy(&m, 0, 5);
+    at = m.ring[0].pos;
+    emit_task_run(&m.ring[0], Q_PA(0), DESCS_PA, 5, owner, 4);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_BUS, NO_RAM_PA, at, 0);
+    results_read(&m, 5, r);
+    for (unsigned t = 0; t < 4; t++) {
+        g_assert_cmpuint(r[t].done, ==, 1);
+        g_assert_cmpuint(r[t].status, ==, t < 2 ? 0 : MEGPU_FAULT_BUS);
+        g_assert_cmpuint(r[t].elem, ==, t < 2 ? 1 : 0);
+    }
+    g_assert_cmpuint(r[4].done, ==, 0);
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_DONE), ==, 5);
+
+    /* bad packets: no tasks, too many, misaligned */
+    at = m.ring[0].pos;
+    emit_task_run(&m.ring[0], Q_PA(0), DESCS_PA, 0, owner, 0);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_BAD_ARG, RING_PA(0) + at, at, 0);
+    at = m.ring[0].pos;
+    emit_task_run(&m.ring[0], Q_PA(0), DESCS_PA, MEGPU_TQ_MAX_BATCH + 1,
+                  owner, 0);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_BAD_ARG, RING_PA(0) + at, at, 0);
+    at = m.ring[0].pos;
+    emit_task_run(&m.ring[0], Q_PA(0), DESCS_PA + 4, 1, owner, 0);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_BAD_ARG, RING_PA(0) + at, at, 0);
+    at = m.ring[0].pos;
+    emit_task_run(&m.ring[0], Q_PA(0) + 8, DESCS_PA, 1, owner, 0);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_BAD_ARG, RING_PA(0) + at, at, 0);
+    /* the copy engine runs no kernels */
+    at = m.ring[2].pos;
+    emit_task_run(&m.ring[2], 0, DESCS_PA, 1, owner, 0);
+    kick(&m, 2);
+    expect_fault(&m, 2, MEGPU_FAULT_UNSUPPORTED, RING_PA(2) + at, at, 0);
+    megpu_stop_engines(&m);
+}
+
 /*
  * The SPI stage (F12): DISPATCH counts the work-items and work-groups it
  * launches from the execution range; a dispatch that faults, nothing.
@@ -973,6 +1171,11 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/dequeue/reset", test_reset);
     qtest_add_func("/megpu/dequeue/request-work", test_request_work);
     qtest_add_func("/megpu/dequeue/task-done", test_task_done);
+    qtest_add_func("/megpu/dequeue/task-run", test_task_run);
+    qtest_add_func("/megpu/dequeue/malformed-note-anywhere",
+                   test_malformed_note_anywhere);
+    qtest_add_func("/megpu/dequeue/note-fault-notifies-rest",
+                   test_note_fault_notifies_rest);
     qtest_add_func("/megpu/dequeue/spi-counters", test_spi_counters);
     qtest_add_func("/megpu/dequeue/exactly-once", test_exactly_once);
     qtest_add_func("/megpu/dequeue/exactly-once-relaxed",

@@ -45,12 +45,17 @@
  *   after the bad descriptor was taken and notified with that status, so
  *   the queue is not stuck on it. A kernel that faults leaves its fault in
  *   the engine; it and the rest of its batch are notified with the code.
+ *   Every task taken is notified exactly once: a notification that cannot
+ *   be written (its record is not RAM, or not mapped) does not stop the
+ *   others, and a malformed task's record that is not 8-aligned is never
+ *   written (it could straddle a page at any byte).
  * - The discrete variant (the seed's FIG. 3 path through the driver): an
  *   engine enabled in TASKQ_REQ_WORK requests work when its ring runs
  *   empty (MISC_IRQ_WORK, TASKQ_REQ_PENDING); the driver's dequeuing
  *   module takes a batch under the same lock word and submits it as a
- *   job of DISPATCH packets, each task's notification written by the
- *   TASK_DONE packet exactly as DEQUEUE writes it.
+ *   job whose TASK_RUN packet runs and notifies the batch with tq_run(),
+ *   the code DEQUEUE runs its own batches with, so the two consumers
+ *   cannot disagree. (TASK_DONE writes one notification alone.)
  * - x-taskq-nonatomic (tests only) takes the lock with a read, a pause
  *   and a write, and holds it a little longer: two dequeuers can both
  *   "own" the queue and run a task twice or lose one, which the
@@ -520,7 +525,12 @@ static bool tq_note(MegpuExec *x, const MegpuTask *t, uint32_t by,
     MegpuMap m;
     uint32_t *p;
 
-    if (!t->notify) {
+    /*
+     * Only a malformed task can name a record that is not 8-aligned:
+     * nothing is written there (such a record could straddle a page at
+     * any byte); the fault names the descriptor.
+     */
+    if (!t->notify || !tq_aligned8(t->notify)) {
         return true;
     }
     if ((t->notify & (MEGPU_PAGE_SIZE - 1)) >
@@ -549,33 +559,68 @@ static bool tq_note(MegpuExec *x, const MegpuTask *t, uint32_t by,
     return true;
 }
 
+/* A fault recorded in an exec, kept aside while more packets' work runs. */
+typedef struct MegpuFaultRec {
+    uint32_t code;
+    uint64_t addr;
+    uint32_t info;
+} MegpuFaultRec;
+
+static MegpuFaultRec tq_fault_take(MegpuExec *x)
+{
+    MegpuFaultRec f = {
+        .code = x->fault_code, .addr = x->fault_addr, .info = x->fault_info,
+    };
+
+    x->fault_code = 0;
+    return f;
+}
+
+static void tq_fault_restore(MegpuExec *x, const MegpuFaultRec *f)
+{
+    if (f->code && !x->fault_code) {
+        x->fault_code = f->code;
+        x->fault_addr = f->addr;
+        x->fault_info = f->info;
+    }
+}
+
+/* How a batch is run: by DEQUEUE or for the driver's dequeuer. */
+typedef struct MegpuRun {
+    uint32_t owner;             /* BY in the notifications */
+    uint32_t batch;             /* BATCH in the notifications */
+    bool fault_bad;             /* a malformed task faults the engine */
+    bool count_takes;           /* GPU_TASKS etc.: not counted at take */
+    bool stolen;
+} MegpuRun;
+
 /*
  * Run the batch's kernels (DISPATCH does the seed's SPI step: work-items
  * and work-groups), flush, then notify every task taken. The first fault
- * stops the batch: that task and the ones after it carry its code.
+ * stops the kernels: that task and the ones after it carry its code. A
+ * notification that cannot be written does not stop the others (nobody
+ * waits behind it); the kernel's fault, else the first notification's,
+ * is the one the engine reports.
  */
-static bool tq_run(MegpuDequeuer *d, const MegpuQueue *q, uint32_t n,
-                   bool stolen)
+static bool tq_run(MegpuExec *x, MegpuTask *tasks, uint64_t queue,
+                   uint32_t n, const MegpuRun *r)
 {
-    MegpuExec *x = d->x;
     MegpuEngine *e = x->e;
-    uint32_t ran = 0, status = 0, batch;
-    MegpuExec saved;
+    uint32_t ran = 0, status = 0;
+    MegpuFaultRec kernel, note = { 0 };
 
-    qemu_mutex_lock(&e->lock);
-    batch = ++e->tq_batches;
-    e->tq_steals += stolen;
-    qemu_mutex_unlock(&e->lock);
-    trace_megpu_taskq_batch(e->idx, q->addr, n, stolen);
-
+    trace_megpu_taskq_batch(e->idx, queue, n, r->stolen);
     tq_set_state(e, MEGPU_TQ_STATE_RUNNING);
     for (; ran < n; ran++) {
-        MegpuTask *t = &d->batch[ran];
+        MegpuTask *t = &tasks[ran];
 
         if (t->bad) {
-            megpu_fault(x, MEGPU_FAULT_TQ_BAD_TASK, t->addr, false);
-            status = MEGPU_FAULT_TQ_BAD_TASK;
-            break;
+            if (r->fault_bad) {
+                megpu_fault(x, MEGPU_FAULT_TQ_BAD_TASK, t->addr, false);
+                status = MEGPU_FAULT_TQ_BAD_TASK;
+                break;
+            }
+            continue;
         }
         if (!megpu_dispatch(x, t->gpu_kernel, t->data, t->range_x,
                             t->range_y, t->group_x, t->group_y)) {
@@ -586,39 +631,59 @@ static bool tq_run(MegpuDequeuer *d, const MegpuQueue *q, uint32_t n,
             break;
         }
     }
+    kernel = tq_fault_take(x);
     if (megpu_wq_relaxed(e->s) && !megpu_wq_engine_flush(x)) {
+        tq_fault_restore(x, &kernel);
         return false;
     }
-    /* notifications are written even after a fault; the first one stays */
-    saved = *x;
-    x->fault_code = 0;
     for (uint32_t i = 0; i < n; i++) {
-        if (!tq_note(x, &d->batch[i], d->owner, batch,
-                     i < ran ? 0 : status)) {
-            break;
+        const MegpuTask *t = &tasks[i];
+        uint32_t st = i < ran ? 0 : status;
+
+        if (t->bad && !st) {
+            st = MEGPU_FAULT_TQ_BAD_TASK;
+        }
+        if (!tq_note(x, t, r->owner, r->batch, st)) {
+            MegpuFaultRec f = tq_fault_take(x);
+
+            if (!note.code) {
+                note = f;
+            }
         }
     }
-    if (!x->fault_code) {
-        /* a failure is recorded in x */
-        (void)(tq_count(x, q->addr, MEGPU_TQ_HDR_DONE, n) &&
-               tq_count(x, q->addr, MEGPU_TQ_HDR_GPU_TASKS, n) &&
-               tq_count(x, q->addr, MEGPU_TQ_HDR_GPU_BATCHES, 1) &&
-               tq_count(x, q->addr, MEGPU_TQ_HDR_GPU_STEALS, stolen));
+    /* a failure is recorded in x; every task taken is done, notified or not */
+    if (queue) {
+        (void)(tq_count(x, queue, MEGPU_TQ_HDR_DONE, n) &&
+               (!r->count_takes ||
+                (tq_count(x, queue, MEGPU_TQ_HDR_GPU_TASKS, n) &&
+                 tq_count(x, queue, MEGPU_TQ_HDR_GPU_BATCHES, 1) &&
+                 tq_count(x, queue, MEGPU_TQ_HDR_GPU_STEALS, r->stolen))));
     }
-    if (saved.fault_code) {
-        x->fault_code = saved.fault_code;
-        x->fault_addr = saved.fault_addr;
-        x->fault_info = saved.fault_info;
+    tq_fault_restore(x, &note);
+    if (kernel.code) {
+        x->fault_code = 0;
+        tq_fault_restore(x, &kernel);
     }
     qemu_mutex_lock(&e->lock);
     e->tq_tasks += ran;
     qemu_mutex_unlock(&e->lock);
     qatomic_add(&e->s->tq_tasks, ran);
     qatomic_inc(&e->s->tq_batches);
-    if (stolen) {
+    if (r->stolen) {
         qatomic_inc(&e->s->tq_steals);
     }
     return !x->fault_code;
+}
+
+static uint32_t tq_next_batch(MegpuEngine *e, bool stolen)
+{
+    uint32_t batch;
+
+    qemu_mutex_lock(&e->lock);
+    batch = ++e->tq_batches;
+    e->tq_steals += stolen;
+    qemu_mutex_unlock(&e->lock);
+    return batch;
 }
 
 /* Take and run one batch of @q if it has one for us; *got: it did. */
@@ -661,7 +726,13 @@ static bool tq_try_queue(MegpuDequeuer *d, const MegpuQueue *q, bool stolen,
         return tq_count(x, q->addr, MEGPU_TQ_HDR_NONE_ELIGIBLE, 1);
     }
     *got = true;
-    return tq_run(d, q, n, stolen);
+    return tq_run(x, d->batch, q->addr, n, &(MegpuRun) {
+                      .owner = d->owner,
+                      .batch = tq_next_batch(x->e, stolen),
+                      .fault_bad = true,
+                      .count_takes = true,
+                      .stolen = stolen,
+                  });
 }
 
 /*
@@ -807,6 +878,42 @@ bool megpu_exec_task_done(MegpuExec *x, const uint32_t *p)
     return tq_note(x, &t, le32_to_cpu(p[4]), le32_to_cpu(p[5]),
                    le32_to_cpu(p[6])) &&
            (!queue || tq_count(x, queue, MEGPU_TQ_HDR_DONE, 1));
+}
+
+/*
+ * TASK_RUN: queue(2), descs(2), count(1), owner(1), batch(1): a batch the
+ * driver's dequeuer took (and counted), run and notified as DEQUEUE runs
+ * its own, so that both consumers notify every task exactly once.
+ */
+bool megpu_exec_task_run(MegpuExec *x, const uint32_t *p)
+{
+    uint64_t queue = megpu_pl64(p, 0), descs = megpu_pl64(p, 2);
+    uint32_t count = megpu_pl32(p, 4);
+    MegpuQueue q = { .addr = descs, .size = MEGPU_TQ_MAX_BATCH };
+    g_autofree MegpuTask *tasks = NULL;
+    g_autofree uint8_t *d = NULL;
+    bool ok;
+
+    if (!count || count > MEGPU_TQ_MAX_BATCH || !tq_aligned8(descs) ||
+        (queue & (MEGPU_TQ_ALIGN - 1))) {
+        return megpu_pkt_fault(x, MEGPU_FAULT_BAD_ARG);
+    }
+    d = g_malloc((size_t)count * MEGPU_TQ_DESC_SIZE);
+    if (!megpu_mem_rw(x, descs, d, (uint64_t)count * MEGPU_TQ_DESC_SIZE,
+                      false)) {
+        return false;
+    }
+    tasks = g_new(MegpuTask, count);
+    for (uint32_t i = 0; i < count; i++) {
+        tq_parse_task(&q, i, d + (size_t)i * MEGPU_TQ_DESC_SIZE, &tasks[i]);
+        tasks[i].addr = descs + (uint64_t)i * MEGPU_TQ_DESC_SIZE;
+    }
+    ok = tq_run(x, tasks, queue, count, &(MegpuRun) {
+                    .owner = megpu_pl32(p, 5),
+                    .batch = megpu_pl32(p, 6),
+                });
+    tq_set_state(x->e, MEGPU_TQ_STATE_IDLE);
+    return ok;
 }
 
 /* ---- registers ---- */

@@ -60,6 +60,7 @@ static const uint8_t megpu_fixed_count[] = {
     [MEGPU_PKT_ARB_RELEASE] = MEGPU_PKT_ARB_COUNT,
     [MEGPU_PKT_DEQUEUE] = MEGPU_PKT_DEQUEUE_COUNT,
     [MEGPU_PKT_TASK_DONE] = MEGPU_PKT_TASK_DONE_COUNT,
+    [MEGPU_PKT_TASK_RUN] = MEGPU_PKT_TASK_RUN_COUNT,
 };
 
 static const uint32_t megpu_type_pkts[MEGPU_ENGINE_NUM_TYPES] = {
@@ -296,6 +297,8 @@ static bool megpu_exec_packet(MegpuExec *x, uint32_t hdr, const uint32_t *p)
         return megpu_exec_dequeue(x, p);
     case MEGPU_PKT_TASK_DONE:
         return megpu_exec_task_done(x, p);
+    case MEGPU_PKT_TASK_RUN:
+        return megpu_exec_task_run(x, p);
     default:
         g_assert_not_reached();     /* megpu_check_header() */
     }
@@ -881,7 +884,8 @@ void megpu_engine_init(MegpuState *s, unsigned n)
     /* the engines that run kernels can dequeue tasks (seed 002) */
     if (e->pkt_mask & MEGPU_BIT(MEGPU_PKT_DISPATCH)) {
         e->pkt_mask |= MEGPU_BIT(MEGPU_PKT_DEQUEUE) |
-                       MEGPU_BIT(MEGPU_PKT_TASK_DONE);
+                       MEGPU_BIT(MEGPU_PKT_TASK_DONE) |
+                       MEGPU_BIT(MEGPU_PKT_TASK_RUN);
     }
     e->wave_fault_id = MEGPU_WAVE_ID_NONE;
     qemu_mutex_init(&e->lock);

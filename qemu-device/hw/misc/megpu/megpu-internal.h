@@ -136,6 +136,7 @@ void megpu_misc_irq(MegpuState *s, uint32_t bits);
 /* megpu-dequeue.c */
 bool megpu_exec_dequeue(MegpuExec *x, const uint32_t *p);
 bool megpu_exec_task_done(MegpuExec *x, const uint32_t *p);
+bool megpu_exec_task_run(MegpuExec *x, const uint32_t *p);
 void megpu_spi_count(MegpuEngine *e, uint64_t items, uint64_t groups);
 void megpu_taskq_engine_idle(MegpuEngine *e);
 void megpu_taskq_notify(MegpuState *s);

@@ -123,8 +123,16 @@ void *megpu_mem_map(MegpuExec *x, uint64_t addr, unsigned len,
     MegpuEngine *e = x->e;
     hwaddr pa = addr;
 
-    assert(len && len <= MEGPU_PAGE_SIZE - (addr & MEGPU_PAGE_MASK));
     m->locked = false;
+    /*
+     * Callers split accesses at page boundaries and check alignment, but
+     * the addresses are the guest's: an access that would still cross a
+     * page faults the packet instead of reaching an assertion.
+     */
+    if (!len || len > MEGPU_PAGE_SIZE - (addr & MEGPU_PAGE_MASK)) {
+        megpu_fault(x, MEGPU_FAULT_MISALIGNED, addr, is_write);
+        return NULL;
+    }
     if (x->in_ib) {
         /* held until unmap: MMU_INVALIDATE waits for this access */
         qemu_mutex_lock(&e->xlat_lock);
