@@ -16,9 +16,13 @@
  * flight: takes the lock (compare-and-swap 0 -> MEGPU_TQ_OWNER_DRIVER),
  * re-checks, takes a contiguous batch of tasks a GPU may run from the
  * first queue that has one (the others are stolen from), releases, and
- * submits one job in the client's address space whose IB runs, per task,
- * an optional WAIT for its event, DISPATCH, then FLUSH and a TASK_DONE
- * per task. Choices:
+ * submits one job in the client's address space whose IB runs an optional
+ * WAIT for the event of an event-gated task, then one TASK_RUN packet
+ * over copies of the descriptors it took. TASK_RUN is the device's own
+ * batch runner (the one DEQUEUE uses), so both consumers notify every
+ * task exactly once, malformed and faulted ones with their status, and a
+ * kernel's fault or an unwritable record never leaves a task behind it
+ * unnotified. Choices:
  *
  * - The driver never spins on a lock a CPU thread holds: after a few
  *   tries it looks again a millisecond later (counted as lock retries).
@@ -28,7 +32,7 @@
  * - A batch is at most the queue's GPU batch size, in a GUIDED queue at
  *   most half of what it holds (megpu_tq_batch_limit(), shared with
  *   DEQUEUE and the CPU dequeuers).
- * - A malformed descriptor is taken and notified with
+ * - A malformed descriptor is taken alone and notified with
  *   MEGPU_FAULT_TQ_BAD_TASK, so nobody is stuck behind it; a malformed
  *   queue (magic, size, indexes) is dropped and fails the attachment.
  * - Completion (the seed's MyNotification as a fence): the attachment's
@@ -62,12 +66,16 @@
 
 #include "megpu_drv.h"
 
-/* IB space per engine: every task may need WAIT + DISPATCH + TASK_DONE */
-#define MEGPU_KDQ_TASK_DWORDS	(1 + MEGPU_PKT_WAIT_COUNT + \
-				 1 + MEGPU_PKT_DISPATCH_COUNT + \
-				 1 + MEGPU_PKT_TASK_DONE_COUNT)
-#define MEGPU_KDQ_IB_DWORDS	(MEGPU_TQ_MAX_BATCH * MEGPU_KDQ_TASK_DWORDS + 1)
-#define MEGPU_KDQ_IB_BYTES	ALIGN(MEGPU_KDQ_IB_DWORDS * 4, PAGE_SIZE)
+/*
+ * IB area per engine: an optional WAIT and the TASK_RUN packet, then the
+ * copies of the batch's descriptors TASK_RUN reads.
+ */
+#define MEGPU_KDQ_IB_DWORDS	(1 + MEGPU_PKT_WAIT_COUNT + \
+				 1 + MEGPU_PKT_TASK_RUN_COUNT)
+#define MEGPU_KDQ_DESC_OFF	256
+#define MEGPU_KDQ_IB_BYTES	ALIGN(MEGPU_KDQ_DESC_OFF + MEGPU_TQ_MAX_BATCH * \
+				      MEGPU_TQ_DESC_SIZE, PAGE_SIZE)
+static_assert(MEGPU_KDQ_IB_DWORDS * 4 <= MEGPU_KDQ_DESC_OFF);
 #define MEGPU_KDQ_LOCK_TRIES	64
 #define MEGPU_KDQ_MAX_PERIODS	64
 
@@ -91,13 +99,14 @@ struct megpu_kdq_job {
  * @mdev: the device
  * @mfile: the client (referenced)
  * @file: its DRM file, valid until megpu_dequeue_file_close()
- * @link: in the device's kdqs list
- * @lock: everything below (the work holds it throughout)
+ * @link: in the device's kdqs list (mdev->kdq_lock)
+ * @lock: everything below but @requests (the work holds it throughout)
  * @work: takes batches and checks completion
  * @queues: the attached queues
  * @count: number of @queues
  * @engines: engines it dequeues for
- * @requests: engines that asked for work and got none yet
+ * @requests: engines that asked for work and got none yet (atomic: set
+ *	from the interrupt thread, which must not wait for the work)
  * @busy: engines with a job of this module in flight
  * @jobs: those jobs
  * @ib: kernel BO holding the jobs' IBs, MEGPU_KDQ_IB_BYTES per engine
@@ -106,6 +115,7 @@ struct megpu_kdq_job {
  * @done: the completion fence, NULL once signalled
  * @error: why the attachment failed, 0 if it did not
  * @closing: the client detached or closed
+ * @stopped: its fence signalled: its engines no longer ask for work
  * @batches: batches taken
  * @tasks: tasks taken
  * @lock_retries: tries that found the lock taken
@@ -126,7 +136,7 @@ struct megpu_kdq {
 	struct megpu_kdq_queue queues[MEGPU_DEQ_MAX_QUEUES];
 	u32 count;
 	u32 engines;
-	u32 requests;
+	atomic_t requests;
 	u32 busy;
 	struct megpu_kdq_job jobs[MEGPU_MAX_ENGINES];
 	struct drm_gem_object *ib;
@@ -135,6 +145,7 @@ struct megpu_kdq {
 	struct dma_fence *done;
 	int error;
 	bool closing;
+	bool stopped;
 	u64 batches;
 	u64 tasks;
 	u64 lock_retries;
@@ -179,7 +190,7 @@ static void kdq_add(struct megpu_kdq_queue *q, u32 off, u32 n)
 		atomic_add(n, (atomic_t *)p);
 }
 
-/* The engines of every attachment ask for work (mdev->kdq_lock held). */
+/* The engines of every live attachment ask for work (kdq_lock held). */
 static void megpu_kdq_update_req_work(struct megpu_device *mdev)
 {
 	struct megpu_kdq *kdq;
@@ -188,7 +199,7 @@ static void megpu_kdq_update_req_work(struct megpu_device *mdev)
 
 	lockdep_assert_held(&mdev->kdq_lock);
 	list_for_each_entry(kdq, &mdev->kdqs, link)
-		if (!kdq->closing)
+		if (!READ_ONCE(kdq->stopped))
 			engines |= kdq->engines;
 	if (drm_dev_enter(&mdev->drm, &idx)) {
 		megpu_write(mdev, MEGPU_REG_TASKQ_REQ_WORK, engines);
@@ -238,6 +249,7 @@ static void megpu_kdq_free(struct megpu_kdq *kdq)
 }
 
 struct megpu_kdq_task {
+	u8 raw[MEGPU_TQ_DESC_SIZE];
 	u32 gpu_kernel;
 	u64 data;
 	u32 range_x, range_y, group_x, group_y;
@@ -272,10 +284,11 @@ static u64 kdq_ld64(const u8 *p, u32 off)
 static void megpu_kdq_read_task(struct megpu_kdq_queue *q, u32 idx,
 				struct megpu_kdq_task *t)
 {
-	u8 d[MEGPU_TQ_DESC_SIZE];
+	u8 *d = t->raw;
 
 	memcpy(d, q->mem + MEGPU_TQ_HDR_BYTES +
-	       (size_t)(idx & (q->slots - 1)) * MEGPU_TQ_DESC_SIZE, sizeof(d));
+	       (size_t)(idx & (q->slots - 1)) * MEGPU_TQ_DESC_SIZE,
+	       sizeof(t->raw));
 	t->gpu_kernel = get_unaligned_le32(d + MEGPU_TQ_DESC_GPU_KERNEL);
 	t->data = kdq_ld64(d, MEGPU_TQ_DESC_DATA);
 	t->range_x = get_unaligned_le32(d + MEGPU_TQ_DESC_RANGE_X);
@@ -301,6 +314,13 @@ static bool megpu_kdq_queue_sane(struct megpu_kdq_queue *q, u32 *head,
 	       *tail - *head <= q->slots;
 }
 
+/* The GPU address of @engine's IB area. */
+static u64 megpu_kdq_ib_va(struct megpu_kdq *kdq, u32 engine)
+{
+	return megpu_mapping_va(kdq->ib_mapping) +
+	       (u64)engine * MEGPU_KDQ_IB_BYTES;
+}
+
 static u32 *kdq_emit(u32 *p, u32 op, u32 count)
 {
 	*p++ = MEGPU_PKT_HEADER(op, count, 0);
@@ -320,14 +340,14 @@ static u32 *kdq_emit64(u32 *p, u64 v)
  * -EAGAIN when the lock stayed taken, -EPROTO for a malformed queue.
  */
 static int megpu_kdq_take(struct megpu_kdq *kdq, struct megpu_kdq_queue *q,
-			  u32 engine, u32 *ib, u32 *ib_dwords)
+			  u32 engine, u32 *ib, u64 ib_va, u32 *ib_dwords)
 {
 	struct megpu_kdq_task *tasks;
 	u32 head, tail, flags, max, n = 0, i, batch;
 	u32 owner = MEGPU_TQ_OWNER_DRIVER(engine);
 	bool strict, locked = false;
 	u32 *p = ib;
-	int tries, ret;
+	int tries, ret, idx;
 
 	if (!megpu_kdq_queue_sane(q, &head, &tail))
 		return -EPROTO;
@@ -373,16 +393,21 @@ static int megpu_kdq_take(struct megpu_kdq *kdq, struct megpu_kdq_queue *q,
 	while (n < max && head + n != tail) {
 		struct megpu_kdq_task *t = &tasks[n];
 
+		bool alone;
+
 		megpu_kdq_read_task(q, head + n, t);
 		if (!megpu_kdq_gpu_may_run(t, strict))
 			break;
-		/* event-gated or hinted for the CPU: only in a batch alone */
-		if (n && !t->bad && (t->event_addr ||
-				     t->affinity == MEGPU_TQ_AFF_HINT_CPU))
+		/*
+		 * Malformed, event-gated or hinted for the CPU: only in a
+		 * batch alone, as DEQUEUE takes them.
+		 */
+		alone = t->bad || t->event_addr ||
+			t->affinity == MEGPU_TQ_AFF_HINT_CPU;
+		if (n && alone)
 			break;
 		n++;
-		if (!t->bad && (t->event_addr ||
-				t->affinity == MEGPU_TQ_AFF_HINT_CPU))
+		if (alone)
 			break;
 	}
 	if (!n) {
@@ -399,45 +424,36 @@ static int megpu_kdq_take(struct megpu_kdq *kdq, struct megpu_kdq_queue *q,
 unlock:
 	/* a full barrier: the release then reads WAITERS */
 	xchg((u32 *)kdq_word(q, MEGPU_TQ_HDR_LOCK), 0);
-	if ((flags & MEGPU_TQ_F_EVENT) && kdq_ld(q, MEGPU_TQ_HDR_WAITERS))
+	if ((flags & MEGPU_TQ_F_EVENT) && kdq_ld(q, MEGPU_TQ_HDR_WAITERS) &&
+	    drm_dev_enter(&kdq->mdev->drm, &idx)) {
 		megpu_write(kdq->mdev, MEGPU_REG_TASKQ_NOTIFY, 1);
+		drm_dev_exit(idx);
+	}
 	ret = n;
 	if (!n)
 		goto out;
 
 	batch = ++kdq->batches;
 	kdq->tasks += n;
-	for (i = 0; i < n; i++) {
-		struct megpu_kdq_task *t = &tasks[i];
-
-		if (t->bad)
-			continue;
-		if (t->event_addr) {
-			p = kdq_emit(p, MEGPU_PKT_WAIT, MEGPU_PKT_WAIT_COUNT);
-			p = kdq_emit64(p, t->event_addr);
-			p = kdq_emit64(p, t->event_value);
-		}
-		p = kdq_emit(p, MEGPU_PKT_DISPATCH, MEGPU_PKT_DISPATCH_COUNT);
-		*p++ = t->gpu_kernel;
-		p = kdq_emit64(p, t->data);
-		*p++ = t->range_x;
-		*p++ = t->range_y;
-		*p++ = t->group_x;
-		*p++ = t->group_y;
+	if (!tasks[0].bad && tasks[0].event_addr) {
+		p = kdq_emit(p, MEGPU_PKT_WAIT, MEGPU_PKT_WAIT_COUNT);
+		p = kdq_emit64(p, tasks[0].event_addr);
+		p = kdq_emit64(p, tasks[0].event_value);
 	}
-	/* the results are in memory before anybody sees DONE (seed 004) */
-	if (kdq->mdev->caps & MEGPU_CAP_FLUSH)
-		p = kdq_emit(p, MEGPU_PKT_FLUSH, MEGPU_PKT_FLUSH_COUNT);
-	for (i = 0; i < n; i++) {
-		struct megpu_kdq_task *t = &tasks[i];
-
-		p = kdq_emit(p, MEGPU_PKT_TASK_DONE, MEGPU_PKT_TASK_DONE_COUNT);
-		p = kdq_emit64(p, q->va);
-		p = kdq_emit64(p, t->notify);
-		*p++ = owner;
-		*p++ = batch;
-		*p++ = t->bad ? MEGPU_FAULT_TQ_BAD_TASK : 0;
-	}
+	/*
+	 * The device runs the copies as DEQUEUE runs a batch: kernels, the
+	 * flush of seed 004, then every task's notification, malformed and
+	 * faulted ones with their status.
+	 */
+	p = kdq_emit(p, MEGPU_PKT_TASK_RUN, MEGPU_PKT_TASK_RUN_COUNT);
+	p = kdq_emit64(p, q->va);
+	p = kdq_emit64(p, ib_va + MEGPU_KDQ_DESC_OFF);
+	*p++ = n;
+	*p++ = owner;
+	*p++ = batch;
+	for (i = 0; i < n; i++)
+		memcpy((u8 *)ib + MEGPU_KDQ_DESC_OFF + i * MEGPU_TQ_DESC_SIZE,
+		       tasks[i].raw, MEGPU_TQ_DESC_SIZE);
 	*ib_dwords = p - ib;
 out:
 	kfree(tasks);
@@ -471,10 +487,8 @@ static int megpu_kdq_submit(struct megpu_kdq *kdq, u32 engine, u32 dwords)
 		flags[1 + i] = DRM_MEGPU_BO_READ | DRM_MEGPU_BO_WRITE;
 	}
 	ret = megpu_submit_kernel_job(kdq->mfile, kdq->file, engine,
-				      megpu_mapping_va(kdq->ib_mapping) +
-				      (u64)engine * MEGPU_KDQ_IB_BYTES,
-				      dwords, maps, flags, 1 + kdq->count,
-				      &fence);
+				      megpu_kdq_ib_va(kdq, engine), dwords,
+				      maps, flags, 1 + kdq->count, &fence);
 	if (ret)
 		return ret;
 	job->kdq = kdq;
@@ -552,10 +566,25 @@ static void megpu_kdq_watchdog(struct timer_list *t)
 	if (megpu_kdq_timed_out(kdq)) {
 		WRITE_ONCE(kdq->error, -ETIMEDOUT);
 		megpu_kdq_finish(kdq, -ETIMEDOUT);
+		/* the work stops its engines asking for work */
+		mod_delayed_work(system_wq, &kdq->work, 0);
 		return;
 	}
 	mod_timer(&kdq->watchdog,
 		  jiffies + msecs_to_jiffies(megpu_job_timeout_ms / 4));
+}
+
+/* The fence signalled: the attachment's engines stop asking for work. */
+static void megpu_kdq_stop(struct megpu_kdq *kdq)
+{
+	struct megpu_device *mdev = kdq->mdev;
+
+	if (kdq->stopped)
+		return;
+	spin_lock(&mdev->kdq_lock);
+	WRITE_ONCE(kdq->stopped, true);
+	megpu_kdq_update_req_work(mdev);
+	spin_unlock(&mdev->kdq_lock);
 }
 
 static void megpu_kdq_work(struct work_struct *work)
@@ -569,9 +598,13 @@ static void megpu_kdq_work(struct work_struct *work)
 
 	mutex_lock(&kdq->lock);
 	megpu_kdq_retire(kdq);
-	if (kdq->closing || !READ_ONCE(kdq->done))
+	if (kdq->closing)
 		goto out;
-	want = kdq->requests & ~kdq->busy;
+	if (!READ_ONCE(kdq->done)) {
+		megpu_kdq_stop(kdq);
+		goto out;
+	}
+	want = atomic_read(&kdq->requests) & ~kdq->busy;
 	for_each_set_bit(e, &want, MEGPU_MAX_ENGINES) {
 		u32 *ib = (u32 *)((u8 *)kdq->ib_map.vaddr +
 				  (size_t)e * MEGPU_KDQ_IB_BYTES);
@@ -580,7 +613,7 @@ static void megpu_kdq_work(struct work_struct *work)
 		/* own queue first, then steal from the others in order */
 		for (i = 0; i < kdq->count; i++) {
 			ret = megpu_kdq_take(kdq, &kdq->queues[i], e, ib,
-					     &dwords);
+					     megpu_kdq_ib_va(kdq, e), &dwords);
 			if (ret)
 				break;
 		}
@@ -590,7 +623,7 @@ static void megpu_kdq_work(struct work_struct *work)
 		}
 		if (ret < 0)
 			break;
-		kdq->requests &= ~BIT(e);
+		atomic_andnot(BIT(e), &kdq->requests);
 		if (ret > 0) {
 			ret = megpu_kdq_submit(kdq, e, dwords);
 			if (ret)
@@ -611,26 +644,29 @@ static void megpu_kdq_work(struct work_struct *work)
 		queue_delayed_work(system_wq, &kdq->work, retry ?
 				   msecs_to_jiffies(1) :
 				   msecs_to_jiffies(megpu_job_timeout_ms / 4));
+	else
+		megpu_kdq_stop(kdq);
 out:
 	mutex_unlock(&kdq->lock);
 }
 
-/* Wake the attachments of @mdev for the engines in @engines. */
+/*
+ * Wake the attachments of @mdev for the engines in @engines. Called from
+ * the interrupt thread: takes no lock the work holds while it allocates.
+ */
 static void megpu_kdq_kick(struct megpu_device *mdev, u32 engines,
 			   struct megpu_file *only)
 {
 	struct megpu_kdq *kdq;
 
-	mutex_lock(&mdev->kdq_lock);
+	spin_lock(&mdev->kdq_lock);
 	list_for_each_entry(kdq, &mdev->kdqs, link) {
 		if (only && kdq->mfile != only)
 			continue;
-		mutex_lock(&kdq->lock);
-		kdq->requests |= engines & kdq->engines;
-		mutex_unlock(&kdq->lock);
+		atomic_or(engines & kdq->engines, &kdq->requests);
 		mod_delayed_work(system_wq, &kdq->work, 0);
 	}
-	mutex_unlock(&mdev->kdq_lock);
+	spin_unlock(&mdev->kdq_lock);
 }
 
 /* MISC_IRQ_WORK, in the interrupt thread: engines asking for work. */
@@ -734,7 +770,7 @@ static int megpu_dequeue_detach(struct megpu_file *mfile)
 	struct megpu_kdq *kdq = NULL, *iter;
 	unsigned int i;
 
-	mutex_lock(&mdev->kdq_lock);
+	spin_lock(&mdev->kdq_lock);
 	list_for_each_entry(iter, &mdev->kdqs, link) {
 		if (iter->mfile == mfile) {
 			kdq = iter;
@@ -742,26 +778,28 @@ static int megpu_dequeue_detach(struct megpu_file *mfile)
 			break;
 		}
 	}
-	if (kdq) {
-		/* the work holds the lock throughout: none submits after */
-		mutex_lock(&kdq->lock);
-		WRITE_ONCE(kdq->closing, true);
-		mutex_unlock(&kdq->lock);
+	if (kdq)
 		megpu_kdq_update_req_work(mdev);
-	}
-	mutex_unlock(&mdev->kdq_lock);
+	spin_unlock(&mdev->kdq_lock);
 	if (!kdq)
 		return -ENOENT;
 	/*
-	 * Callbacks first (removed, or run to their end under the fence
-	 * lock), then the work they may have queued. The jobs in flight run
-	 * out on their own references to the BOs.
+	 * Unpublished now: only its timer, its work and its jobs' fence
+	 * callbacks still reach it. Under the lock the work holds, so that
+	 * none of it submits or retires meanwhile: closing (no new job, no
+	 * callback queues the work) and the callbacks removed (or run to
+	 * their end under the fence lock). Then the timer, which may queue
+	 * the work, and last the work. The jobs in flight run out on their
+	 * own references to the BOs.
 	 */
-	timer_shutdown_sync(&kdq->watchdog);
+	mutex_lock(&kdq->lock);
+	WRITE_ONCE(kdq->closing, true);
 	for (i = 0; i < MEGPU_MAX_ENGINES; i++)
 		if (kdq->jobs[i].fence)
 			dma_fence_remove_callback(kdq->jobs[i].fence,
 						  &kdq->jobs[i].cb);
+	mutex_unlock(&kdq->lock);
+	timer_shutdown_sync(&kdq->watchdog);
 	cancel_delayed_work_sync(&kdq->work);
 	megpu_kdq_finish(kdq, -ECANCELED);
 	megpu_kdq_free(kdq);
@@ -777,6 +815,7 @@ int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 	struct drm_megpu_taskq_queue refs[MEGPU_DEQ_MAX_QUEUES];
 	struct drm_syncobj *sync;
 	struct megpu_kdq *kdq, *iter;
+	struct dma_fence *done;
 	unsigned int i;
 	int ret;
 
@@ -814,7 +853,7 @@ int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 	timer_setup(&kdq->watchdog, megpu_kdq_watchdog, 0);
 	INIT_LIST_HEAD(&kdq->link);
 	kdq->engines = args->engines;
-	kdq->requests = args->engines;
+	atomic_set(&kdq->requests, args->engines);
 	kdq->attached_at = jiffies;
 	kdq->progress_at = jiffies;
 	kdq->progress = ~0ull;
@@ -832,25 +871,36 @@ int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 		ret = -ENOMEM;
 		goto out_kdq;
 	}
+	/*
+	 * A context of its own: attachments complete in any order, and a
+	 * context's fences must signal in seqno order.
+	 */
 	dma_fence_init(kdq->done, &megpu_kdq_fence_ops, &mdev->kdq_fence_lock,
-		       mdev->kdq_fence_context,
-		       atomic64_inc_return(&mdev->kdq_fence_seqno));
+		       dma_fence_context_alloc(1), 1);
+	done = dma_fence_get(kdq->done);
 
-	mutex_lock(&mdev->kdq_lock);
+	spin_lock(&mdev->kdq_lock);
 	list_for_each_entry(iter, &mdev->kdqs, link) {
 		if (iter->mfile == mfile) {
-			mutex_unlock(&mdev->kdq_lock);
+			spin_unlock(&mdev->kdq_lock);
+			dma_fence_put(done);
 			ret = -EBUSY;
 			goto out_kdq;
 		}
 	}
-	drm_syncobj_replace_fence(sync, kdq->done);
-	list_add_tail(&kdq->link, &mdev->kdqs);
-	megpu_kdq_update_req_work(mdev);
-	mutex_unlock(&mdev->kdq_lock);
+	/*
+	 * Armed before it is published: once on the list, a DETACH from
+	 * another thread may free it, so nothing below touches kdq.
+	 */
 	mod_timer(&kdq->watchdog,
 		  jiffies + msecs_to_jiffies(megpu_job_timeout_ms / 4));
 	mod_delayed_work(system_wq, &kdq->work, 0);
+	list_add_tail(&kdq->link, &mdev->kdqs);
+	megpu_kdq_update_req_work(mdev);
+	spin_unlock(&mdev->kdq_lock);
+	/* our own reference: the attachment may be gone already */
+	drm_syncobj_replace_fence(sync, done);
+	dma_fence_put(done);
 	ret = 0;
 	goto out_sync;
 
@@ -869,10 +919,9 @@ void megpu_dequeue_file_close(struct megpu_file *mfile)
 
 void megpu_dequeue_init(struct megpu_device *mdev)
 {
-	mutex_init(&mdev->kdq_lock);
+	spin_lock_init(&mdev->kdq_lock);
 	INIT_LIST_HEAD(&mdev->kdqs);
 	spin_lock_init(&mdev->kdq_fence_lock);
-	mdev->kdq_fence_context = dma_fence_context_alloc(1);
 }
 
 static int megpu_dequeue_show(struct seq_file *m, void *data)
@@ -883,19 +932,17 @@ static int megpu_dequeue_show(struct seq_file *m, void *data)
 
 	seq_printf(m, "requests %llu\n",
 		   (u64)atomic64_read(&mdev->kdq_requests));
-	mutex_lock(&mdev->kdq_lock);
-	list_for_each_entry(kdq, &mdev->kdqs, link) {
-		mutex_lock(&kdq->lock);
+	/* the work's lock is not taken: it may be held across reclaim */
+	spin_lock(&mdev->kdq_lock);
+	list_for_each_entry(kdq, &mdev->kdqs, link)
 		seq_printf(m,
 			   "ctx %u queues %u engines 0x%x busy 0x%x batches %llu tasks %llu lock_retries %llu failed_jobs %llu done %d error %d\n",
 			   kdq->mfile->vm->ctx_id, kdq->count, kdq->engines,
-			   kdq->busy, kdq->batches, kdq->tasks,
-			   kdq->lock_retries, kdq->failed_jobs,
-			   !READ_ONCE(kdq->done),
-			   kdq->error);
-		mutex_unlock(&kdq->lock);
-	}
-	mutex_unlock(&mdev->kdq_lock);
+			   READ_ONCE(kdq->busy), READ_ONCE(kdq->batches),
+			   READ_ONCE(kdq->tasks), READ_ONCE(kdq->lock_retries),
+			   READ_ONCE(kdq->failed_jobs), !READ_ONCE(kdq->done),
+			   READ_ONCE(kdq->error));
+	spin_unlock(&mdev->kdq_lock);
 	return 0;
 }
 

@@ -333,11 +333,9 @@ struct megpu_device {
 	dma_addr_t mgpu_sched_dma;	/* the shared schedule, 0: none */
 
 	/* seed 002's discrete variant, megpu_dequeue.c */
-	struct mutex kdq_lock;		/* kdqs, TASKQ_REQ_WORK */
+	spinlock_t kdq_lock;		/* kdqs, TASKQ_REQ_WORK */
 	struct list_head kdqs;
 	spinlock_t kdq_fence_lock;	/* the completion fences */
-	u64 kdq_fence_context;
-	atomic64_t kdq_fence_seqno;
 	atomic64_t kdq_requests;
 };
 

@@ -750,6 +750,66 @@ TEST_F(taskq, discrete_event_and_malformed)
 	tq_free(&q);
 }
 
+/*
+ * The driver's batches notify every task exactly once, as DEQUEUE does
+ * (issue 21): a malformed task whose record is not even aligned (never
+ * written) and a task whose kernel faults (its arguments are not mapped)
+ * leave no other task unnotified, and the completion fence ends with the
+ * failed job's -EIO, not the watchdog's -ETIMEDOUT. Before, the bad
+ * record faulted the TASK_DONE after it and a kernel's fault dropped its
+ * whole batch's TASK_DONEs.
+ */
+TEST_F_TIMEOUT(taskq, discrete_faults_notify_every_task, 120)
+{
+	uint32_t n = 8, sync, fault_batch;
+	uint8_t *stray, zero[32] = { 0 };
+	struct megpu_task t[8];
+	struct tq q;
+
+	TQ_NEED_QUEUES();
+	ASSERT_EQ(0, tq_setup(&self->t, &q, n, 0));
+	stray = (uint8_t *)q.list->map + 1024;
+	for (uint32_t i = 0; i < n; i++)
+		t[i] = tq_task(&q, i, MEGPU_TQ_AFF_REQUIRE_GPU);
+	t[2].affinity = MEGPU_TQ_AFF_COUNT;
+	t[2].notify = q.list->va + 1024 + 4;
+	t[5].data = 0x40;	/* no BO is mapped in the first page */
+	ASSERT_EQ((int)n, megpu_taskq_push(&q.q[2], &q.agents[0], t, n));
+	tq_close_all(&q);
+	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync));
+	ASSERT_EQ(0, tq_attach(&q, sync));
+	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, sync, 0,
+					30000000000ll));
+	EXPECT_EQ(-EIO, megpu_fence_status(self->t.gpu.fd, sync, 0));
+	EXPECT_EQ(n, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_DONE));
+	EXPECT_EQ(0, memcmp(stray, zero, sizeof(zero)));
+	fault_batch = tq_note(&q, 5)[MEGPU_TQ_NOTE_BATCH / 4];
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t *nt = tq_note(&q, i);
+		uint32_t st = nt[MEGPU_TQ_NOTE_STATUS / 4];
+
+		if (i == 2)
+			continue;
+		EXPECT_EQ(1, nt[MEGPU_TQ_NOTE_DONE / 4]) {
+			TH_LOG("task %u", i);
+		}
+		EXPECT_TRUE(MEGPU_TQ_OWNER_IS_DRIVER(nt[MEGPU_TQ_NOTE_BY / 4]));
+		if (i == 5 || (i > 5 && st &&
+			       nt[MEGPU_TQ_NOTE_BATCH / 4] == fault_batch)) {
+			/* the kernel's fault: it and the rest of its batch */
+			EXPECT_EQ(MEGPU_FAULT_MMU, st);
+			EXPECT_EQ(0, mt_u32(q.elems)[i]);
+		} else {
+			EXPECT_EQ(0, st) {
+				TH_LOG("task %u", i);
+			}
+			EXPECT_EQ(1, mt_u32(q.elems)[i]);
+		}
+	}
+	megpu_syncobj_free(&self->t.gpu, sync);
+	tq_free(&q);
+}
+
 /* What the attach ioctl refuses, and a detach mid-way cancels the fence. */
 TEST_F(taskq, discrete_attach_checks)
 {
