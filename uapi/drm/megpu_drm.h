@@ -138,7 +138,12 @@ struct drm_megpu_get_param {
  * DRM_MEGPU_GEM_CREATE_READ_ONLY - the GPU may read but not write the BO
  *
  * Its pages are mapped without write permission in the GPU page tables:
- * a GPU write to it faults the job.
+ * a GPU write to it faults the job. An import never grants more than
+ * its export: a buffer imported through PRIME is read-only on this GPU
+ * when it is a read-only megpu BO of another device, or when its dma-buf
+ * was exported without write access (DRM_IOCTL_PRIME_HANDLE_TO_FD
+ * without DRM_RDWR). (An imported buffer is mapped for the CPU through
+ * its dma-buf, never through this device.)
  */
 #define DRM_MEGPU_GEM_CREATE_READ_ONLY	0x1
 #define DRM_MEGPU_GEM_CREATE_FLAGS	DRM_MEGPU_GEM_CREATE_READ_ONLY

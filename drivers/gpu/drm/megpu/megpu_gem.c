@@ -292,6 +292,23 @@ void megpu_gem_register(struct megpu_device *mdev, struct megpu_bo *bo)
 	atomic_inc(&mdev->live_bos);
 }
 
+/*
+ * An import never grants more than the export: a dma-buf whose file was
+ * exported without write access (PRIME without DRM_RDWR), or one that
+ * is a READ_ONLY megpu BO of another device, is mapped read-only on this
+ * device's GPU too. Another driver's buffer is judged by its file alone.
+ */
+static bool megpu_gem_dmabuf_read_only(struct dma_buf *dmabuf)
+{
+	struct drm_gem_object *exp = dmabuf->priv;
+
+	if (!(dmabuf->file->f_mode & FMODE_WRITE))
+		return true;
+	/* a GEM export (drm_gem_prime_export) of a megpu BO */
+	return dmabuf->ops->release == drm_gem_dmabuf_release && exp &&
+	       exp->funcs == &megpu_gem_funcs && to_megpu_bo(exp)->read_only;
+}
+
 struct drm_gem_object *
 megpu_gem_prime_import_sg_table(struct drm_device *drm,
 				struct dma_buf_attachment *attach,
@@ -300,8 +317,11 @@ megpu_gem_prime_import_sg_table(struct drm_device *drm,
 	struct drm_gem_object *obj;
 
 	obj = drm_gem_shmem_prime_import_sg_table(drm, attach, sgt);
-	if (!IS_ERR(obj))
-		megpu_gem_register(to_megpu(drm), to_megpu_bo(obj));
+	if (IS_ERR(obj))
+		return obj;
+	/* set before any mapping exists: the page tables follow it */
+	to_megpu_bo(obj)->read_only = megpu_gem_dmabuf_read_only(attach->dmabuf);
+	megpu_gem_register(to_megpu(drm), to_megpu_bo(obj));
 	return obj;
 }
 

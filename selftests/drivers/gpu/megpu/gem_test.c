@@ -214,6 +214,49 @@ TEST_F(gpu, prime_export_import)
 	megpu_bo_free(bo);
 }
 
+/*
+ * A foreign (vgem) buffer exported without DRM_RDWR is read-only on the
+ * GPU: a write job faults and changes nothing; one exported with
+ * DRM_RDWR is written (the control). Before, every import was writable.
+ */
+TEST_F(gpu, foreign_read_only_import)
+{
+	int vgem = mt_vgem_open();
+
+	if (vgem < 0)
+		SKIP(return, "no vgem");
+	for (unsigned int rdwr = 0; rdwr < 2; rdwr++) {
+		struct drm_mode_create_dumb dumb = {
+			.width = 1024, .height = 1, .bpp = 32,
+		};
+		struct drm_mode_map_dumb md = { 0 };
+		struct megpu_bo *imp;
+		struct megpu_cs cs;
+		uint32_t *cpu;
+		int fd;
+
+		ASSERT_EQ(0, drmIoctl(vgem, DRM_IOCTL_MODE_CREATE_DUMB, &dumb));
+		md.handle = dumb.handle;
+		ASSERT_EQ(0, drmIoctl(vgem, DRM_IOCTL_MODE_MAP_DUMB, &md));
+		cpu = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, vgem,
+			   md.offset);
+		ASSERT_NE(MAP_FAILED, cpu);
+		cpu[0] = 0x1234;
+		ASSERT_EQ(0, drmPrimeHandleToFD(vgem, dumb.handle, DRM_CLOEXEC |
+						(rdwr ? DRM_RDWR : 0), &fd));
+		ASSERT_EQ(0, megpu_bo_import(&self->t.gpu, fd, &imp));
+		close(fd);
+		megpu_cs_init(&cs);
+		megpu_cs_write32(&cs, imp->va, 0xbad);
+		EXPECT_EQ(rdwr ? 0 : -EFAULT, mt_run(&self->t, 0, &cs, &imp, 1));
+		EXPECT_EQ(rdwr ? 0xbad : 0x1234, cpu[0]);
+		megpu_cs_fini(&cs);
+		megpu_bo_free(imp);
+		munmap(cpu, 4096);
+	}
+	close(vgem);
+}
+
 TEST_F(gpu, close)
 {
 	struct drm_gem_close cl;

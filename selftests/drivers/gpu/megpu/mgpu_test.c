@@ -6,8 +6,10 @@
  * engines of all devices decide by their own atomics on it (run with
  * GPUS=4).
  */
+#include <errno.h>
 #include <stdint.h>
 #include <unistd.h>
+#include <xf86drm.h>
 
 #include "kselftest_harness.h"
 #include "megpu_test.h"
@@ -948,6 +950,59 @@ TEST_F(mgpu, tool_mgpu)
 		return;
 	EXPECT_TRUE(tool_ok("demo video --frames 40",
 			    "megpu demo video: PASS"));
+}
+
+/*
+ * An import never grants more than the export (issue 21): a READ_ONLY
+ * BO of device 0, and a writable one exported without DRM_RDWR, are
+ * read-only on device 1 too: a write job there faults and changes
+ * nothing. A writable BO exported with DRM_RDWR stays writable (the
+ * control). Before, every import was mapped writable.
+ */
+TEST_F(mgpu, import_never_grants_write)
+{
+	static const struct {
+		uint32_t flags;		/* GEM_CREATE */
+		uint32_t prime;		/* PRIME_HANDLE_TO_FD */
+		bool writable;
+	} cases[] = {
+		{ DRM_MEGPU_GEM_CREATE_READ_ONLY, DRM_CLOEXEC, false },
+		{ DRM_MEGPU_GEM_CREATE_READ_ONLY, DRM_CLOEXEC | DRM_RDWR, false },
+		{ 0, DRM_CLOEXEC, false },
+		{ 0, DRM_CLOEXEC | DRM_RDWR, true },
+	};
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct megpu_bo *src, *imp;
+		struct megpu_cs cs;
+		int fd;
+
+		ASSERT_EQ(0, mt_bo(&self->gpu[0], 4096, cases[i].flags, &src));
+		mt_u32(src)[0] = 0x1234;
+		ASSERT_EQ(0, drmPrimeHandleToFD(self->gpu[0].fd, src->handle,
+						cases[i].prime, &fd));
+		ASSERT_EQ(0, megpu_bo_import(&self->gpu[1], fd, &imp));
+		close(fd);
+		megpu_cs_init(&cs);
+		megpu_cs_write32(&cs, imp->va, 0xbad);
+		{
+			struct mt_job j;
+
+			ASSERT_EQ(0, mt_submit(&self->gpu[1], &j, 0, &cs, &imp,
+					       1, 0));
+			EXPECT_EQ(cases[i].writable ? 0 : -EFAULT,
+				  mt_job_finish(&j, 20 * SEC)) {
+				TH_LOG("case %u", i);
+			}
+		}
+		EXPECT_EQ(cases[i].writable ? 0xbad : 0x1234,
+			  mt_u32(src)[0]) {
+			TH_LOG("case %u", i);
+		}
+		megpu_cs_fini(&cs);
+		megpu_bo_free(imp);
+		megpu_bo_free(src);
+	}
 }
 
 TEST_HARNESS_MAIN
