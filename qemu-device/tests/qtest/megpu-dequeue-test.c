@@ -598,6 +598,42 @@ static void test_event_mode(void)
     megpu_stop_engines(&m);
 }
 
+/*
+ * A lock word a CPU thread holds for long: the engine backs off to
+ * sleeping between tries instead of spinning (at most 64 yields, then
+ * one try per poll millisecond), and takes the queue once it is free.
+ * Before, it retried as fast as the host let it until the job timeout.
+ */
+static void test_lock_held_backs_off(void)
+{
+    static const unsigned q0[] = { 0 };
+    uint32_t retries;
+    Megpu m;
+    Note r[2];
+
+    megpu_start_engines(&m, 4);
+    results_clear(&m, 2);
+    q_init(&m, 0, 16, 0, 0);
+    q_push(&m, 0, 0, 2, NULL);
+    q_close(&m, 0);
+    q_wr(&m, 0, MEGPU_TQ_HDR_LOCK, CPU_OWNER);
+    emit_dequeue(&m, 0, q0, 1, 0, 0);
+    kick(&m, 0);
+    g_usleep(300 * 1000);
+    retries = q_rd(&m, 0, MEGPU_TQ_HDR_LOCK_RETRIES);
+    g_assert_cmpuint(retries, >, 0);
+    /* 300 ms at one try a millisecond, with room for a slow host */
+    g_assert_cmpuint(retries, <, 64 + 600);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_TASKQ_STATE), ==,
+                     MEGPU_TQ_STATE_LOCKING);
+    q_wr(&m, 0, MEGPU_TQ_HDR_LOCK, 0);
+    eng_idle(&m, 0);
+    results_read(&m, 2, r);
+    g_assert_cmpuint(r[0].done, ==, 1);
+    g_assert_cmpuint(r[1].done, ==, 1);
+    megpu_stop_engines(&m);
+}
+
 /* F14: a task gated on an event is not taken until the event happened. */
 static void test_event_gate(void)
 {
@@ -1167,6 +1203,8 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/dequeue/guided", test_guided);
     qtest_add_func("/megpu/dequeue/event-mode", test_event_mode);
     qtest_add_func("/megpu/dequeue/event-gate", test_event_gate);
+    qtest_add_func("/megpu/dequeue/lock-held-backs-off",
+                   test_lock_held_backs_off);
     qtest_add_func("/megpu/dequeue/malformed", test_malformed);
     qtest_add_func("/megpu/dequeue/reset", test_reset);
     qtest_add_func("/megpu/dequeue/request-work", test_request_work);

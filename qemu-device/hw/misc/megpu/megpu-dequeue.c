@@ -14,7 +14,10 @@
  * - Exclusive access ("semaphore block") is a compare-and-swap 0 -> owner
  *   on the queue's lock word, a real host atomic on the mapped guest RAM,
  *   so it excludes guest CPU threads doing the same with lock cmpxchg
- *   (with multi-threaded TCG and two or more vCPUs, see DESIGN.md).
+ *   (with multi-threaded TCG and two or more vCPUs, see DESIGN.md). A
+ *   dequeuer that keeps finding the lock taken yields a few times, then
+ *   sleeps a poll period (or until TASKQ_NOTIFY) between tries: a CPU
+ *   thread holding the lock costs no host core.
  * - Eligibility is looked at first without the lock, as the seed's
  *   flowcharts do (FIG. 5: none eligible -> end, and the lock word is
  *   never written), then checked again under the lock, which the
@@ -73,6 +76,8 @@
 
 /* how long an engine sleeps before it looks at the queues again */
 #define MEGPU_TQ_POLL_MS        1
+/* failed compare-and-swaps before a dequeuer sleeps between tries */
+#define MEGPU_TQ_SPIN_TRIES     64
 /* an EVENT-mode sleeper looks again at least this often */
 #define MEGPU_TQ_EVENT_POLL_MS  5
 
@@ -393,8 +398,8 @@ static bool tq_lock(MegpuDequeuer *d, const MegpuQueue *q)
     uint64_t lock = q->addr + MEGPU_TQ_HDR_LOCK;
     bool taken, event = q->flags & MEGPU_TQ_F_EVENT;
 
-    for (;;) {
-        uint64_t seq = event ? tq_seq(e->s) : 0;
+    for (unsigned tries = 0;; tries++) {
+        uint64_t seq = tq_seq(e->s);
         uint32_t cur;
 
         if (megpu_engine_should_abort(e)) {
@@ -413,7 +418,17 @@ static bool tq_lock(MegpuDequeuer *d, const MegpuQueue *q)
             return false;
         }
         if (!event) {
-            g_thread_yield();
+            /*
+             * A holder is usually another engine, done in microseconds;
+             * a CPU thread may hold it for as long as it likes: back off
+             * to sleeping (a notification or a poll period) rather than
+             * burn a host core until the job times out.
+             */
+            if (tries < MEGPU_TQ_SPIN_TRIES) {
+                g_thread_yield();
+            } else {
+                tq_sleep(e, seq, MEGPU_TQ_POLL_MS);
+            }
             continue;
         }
         /* the seed's event notification: sleep until a release */
