@@ -458,7 +458,8 @@ struct drm_megpu_syscall_wait {
  *
  * Writes @ret as the call's result and restarts the caller's wave.
  *
- * Errors: -EINVAL for a @slot out of range; -ENOENT
+ * Errors: -EOPNOTSUPP when the device runs no wave programs (as
+ * &DRM_IOCTL_MEGPU_SYSCALL_WAIT); -EINVAL for a @slot out of range; -ENOENT
  * when the slot holds no call of @caller handed to this file's service
  * (answered already, or never handed out); -ENODEV after an unplug.
  */

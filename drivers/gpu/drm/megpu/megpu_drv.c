@@ -118,8 +118,9 @@ static const struct drm_ioctl_desc megpu_ioctls[] = {
 			  DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(MEGPU_TASKQ_NOTIFY, megpu_ioctl_taskq_notify,
 			  DRM_RENDER_ALLOW),
+	/* it submits jobs: authenticated on a primary node, as SUBMIT */
 	DRM_IOCTL_DEF_DRV(MEGPU_TASKQ_ATTACH, megpu_ioctl_taskq_attach,
-			  DRM_RENDER_ALLOW),
+			  DRM_RENDER_ALLOW | DRM_AUTH),
 };
 
 struct megpu_file *megpu_file_get(struct megpu_file *mfile)

@@ -212,6 +212,9 @@ static int megpu_gem_open(struct drm_gem_object *obj, struct drm_file *file)
 					 (obj->size >> MEGPU_PAGE_SHIFT) + 1,
 					 0, 0, 0);
 	spin_unlock(&mapping->vm->mm_lock);
+	/* drm_mm says -ENOSPC; the uAPI's -ENOSPC is the pinning limits */
+	if (ret == -ENOSPC)
+		ret = -ENOMEM;
 	if (ret)
 		goto err;
 
