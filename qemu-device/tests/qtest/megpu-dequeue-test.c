@@ -557,21 +557,31 @@ static void test_guided(void)
  * EVENT mode: an engine that finds the lock taken sleeps, counted in
  * WAITERS; the CPU's release plus TASKQ_NOTIFY lets it go on.
  */
-static void test_event_mode(void)
+/*
+ * @n tasks in closed queue 0 (@qflags), its lock word held by a CPU
+ * thread, and engine 0 started on a DEQUEUE of it.
+ */
+static void dequeue_behind_cpu(Megpu *m, uint32_t qflags, uint32_t n)
 {
     static const unsigned q0[] = { 0 };
+
+    results_clear(m, n);
+    q_init(m, 0, 16, qflags, 0);
+    q_push(m, 0, 0, n, NULL);
+    q_close(m, 0);
+    q_wr(m, 0, MEGPU_TQ_HDR_LOCK, CPU_OWNER);
+    emit_dequeue(m, 0, q0, 1, 0, 0);
+    kick(m, 0);
+}
+
+static void test_event_mode(void)
+{
     uint32_t waits;
     Megpu m;
     Note r[4];
 
     megpu_start_engines(&m, 4);
-    results_clear(&m, 4);
-    q_init(&m, 0, 16, MEGPU_TQ_F_EVENT, 0);
-    q_push(&m, 0, 0, 4, NULL);
-    q_close(&m, 0);
-    q_wr(&m, 0, MEGPU_TQ_HDR_LOCK, CPU_OWNER);
-    emit_dequeue(&m, 0, q0, 1, 0, 0);
-    kick(&m, 0);
+    dequeue_behind_cpu(&m, MEGPU_TQ_F_EVENT, 4);
     for (unsigned us = 0; !rd(&m, MEGPU_REG_TASKQ_EVENT_WAITS); us += 1000) {
         g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
         g_usleep(1000);
@@ -606,19 +616,12 @@ static void test_event_mode(void)
  */
 static void test_lock_held_backs_off(void)
 {
-    static const unsigned q0[] = { 0 };
     uint32_t retries;
     Megpu m;
     Note r[2];
 
     megpu_start_engines(&m, 4);
-    results_clear(&m, 2);
-    q_init(&m, 0, 16, 0, 0);
-    q_push(&m, 0, 0, 2, NULL);
-    q_close(&m, 0);
-    q_wr(&m, 0, MEGPU_TQ_HDR_LOCK, CPU_OWNER);
-    emit_dequeue(&m, 0, q0, 1, 0, 0);
-    kick(&m, 0);
+    dequeue_behind_cpu(&m, 0, 2);
     g_usleep(300 * 1000);
     retries = q_rd(&m, 0, MEGPU_TQ_HDR_LOCK_RETRIES);
     g_assert_cmpuint(retries, >, 0);

@@ -392,7 +392,6 @@ static int megpu_kdq_take(struct megpu_kdq *kdq, struct megpu_kdq_queue *q,
 	max = megpu_tq_batch_limit(flags, max, tail - head);
 	while (n < max && head + n != tail) {
 		struct megpu_kdq_task *t = &tasks[n];
-
 		bool alone;
 
 		megpu_kdq_read_task(q, head + n, t);

@@ -239,12 +239,17 @@ static bool tq_aligned8(uint64_t a)
     return !(a & 7);
 }
 
-/* Decode descriptor @idx of @q from its MEGPU_TQ_DESC_SIZE bytes @d. */
-static void tq_parse_task(const MegpuQueue *q, uint32_t idx, const uint8_t *d,
-                          MegpuTask *t)
+/* Where descriptor @idx of @q is (a ring: index & (size - 1)). */
+static uint64_t tq_desc_addr(const MegpuQueue *q, uint32_t idx)
 {
-    t->addr = q->addr + MEGPU_TQ_HDR_BYTES +
-              (uint64_t)(idx & (q->size - 1)) * MEGPU_TQ_DESC_SIZE;
+    return q->addr + MEGPU_TQ_HDR_BYTES +
+           (uint64_t)(idx & (q->size - 1)) * MEGPU_TQ_DESC_SIZE;
+}
+
+/* Decode the MEGPU_TQ_DESC_SIZE bytes @d of the descriptor at @addr. */
+static void tq_parse_task(const uint8_t *d, uint64_t addr, MegpuTask *t)
+{
+    t->addr = addr;
     t->cpu_fn = ldl_le_p(d + MEGPU_TQ_DESC_CPU_FN);
     t->gpu_kernel = ldl_le_p(d + MEGPU_TQ_DESC_GPU_KERNEL);
     t->data = ldq_le_p(d + MEGPU_TQ_DESC_DATA);
@@ -264,13 +269,12 @@ static bool tq_read_task(MegpuExec *x, const MegpuQueue *q, uint32_t idx,
                          MegpuTask *t)
 {
     uint8_t d[MEGPU_TQ_DESC_SIZE];
-    uint64_t addr = q->addr + MEGPU_TQ_HDR_BYTES +
-                    (uint64_t)(idx & (q->size - 1)) * MEGPU_TQ_DESC_SIZE;
+    uint64_t addr = tq_desc_addr(q, idx);
 
     if (!megpu_mem_rw(x, addr, d, sizeof(d), false)) {
         return false;
     }
-    tq_parse_task(q, idx, d, t);
+    tq_parse_task(d, addr, t);
     return true;
 }
 
@@ -399,7 +403,9 @@ static bool tq_lock(MegpuDequeuer *d, const MegpuQueue *q)
     bool taken, event = q->flags & MEGPU_TQ_F_EVENT;
 
     for (unsigned tries = 0;; tries++) {
-        uint64_t seq = tq_seq(e->s);
+        /* read before the try, so a release after it still wakes us */
+        bool may_sleep = event || tries >= MEGPU_TQ_SPIN_TRIES;
+        uint64_t seq = may_sleep ? tq_seq(e->s) : 0;
         uint32_t cur;
 
         if (megpu_engine_should_abort(e)) {
@@ -424,10 +430,10 @@ static bool tq_lock(MegpuDequeuer *d, const MegpuQueue *q)
              * to sleeping (a notification or a poll period) rather than
              * burn a host core until the job times out.
              */
-            if (tries < MEGPU_TQ_SPIN_TRIES) {
-                g_thread_yield();
-            } else {
+            if (may_sleep) {
                 tq_sleep(e, seq, MEGPU_TQ_POLL_MS);
+            } else {
+                g_thread_yield();
             }
             continue;
         }
@@ -494,8 +500,7 @@ static bool tq_take(MegpuDequeuer *d, const MegpuQueue *q, uint32_t *n)
              * the tail, the end of the ring and the end of the page.
              */
             uint32_t idx = head + *n, slot = idx & (q->size - 1);
-            uint64_t addr = q->addr + MEGPU_TQ_HDR_BYTES +
-                            (uint64_t)slot * MEGPU_TQ_DESC_SIZE;
+            uint64_t addr = tq_desc_addr(q, idx);
             uint32_t c = MIN(batch - *n, tail - idx);
 
             c = MIN(c, q->size - slot);
@@ -509,8 +514,8 @@ static bool tq_take(MegpuDequeuer *d, const MegpuQueue *q, uint32_t *n)
             d->desc_first = *n;
             have = *n + c;
         }
-        tq_parse_task(q, head + *n,
-                      d->desc + (*n - d->desc_first) * MEGPU_TQ_DESC_SIZE, t);
+        tq_parse_task(d->desc + (*n - d->desc_first) * MEGPU_TQ_DESC_SIZE,
+                      tq_desc_addr(q, head + *n), t);
         if (t->bad && *n) {
             break;              /* first the good ones */
         }
@@ -621,7 +626,7 @@ static bool tq_run(MegpuExec *x, MegpuTask *tasks, uint64_t queue,
                    uint32_t n, const MegpuRun *r)
 {
     MegpuEngine *e = x->e;
-    uint32_t ran = 0, status = 0;
+    uint32_t ran = 0, status = 0, dispatched = 0;
     MegpuFaultRec kernel, note = { 0 };
 
     trace_megpu_taskq_batch(e->idx, queue, n, r->stolen);
@@ -645,6 +650,7 @@ static bool tq_run(MegpuExec *x, MegpuTask *tasks, uint64_t queue,
             status = x->fault_code;
             break;
         }
+        dispatched++;
     }
     kernel = tq_fault_take(x);
     if (megpu_wq_relaxed(e->s) && !megpu_wq_engine_flush(x)) {
@@ -680,9 +686,9 @@ static bool tq_run(MegpuExec *x, MegpuTask *tasks, uint64_t queue,
         tq_fault_restore(x, &kernel);
     }
     qemu_mutex_lock(&e->lock);
-    e->tq_tasks += ran;
+    e->tq_tasks += dispatched;
     qemu_mutex_unlock(&e->lock);
-    qatomic_add(&e->s->tq_tasks, ran);
+    qatomic_add(&e->s->tq_tasks, dispatched);
     qatomic_inc(&e->s->tq_batches);
     if (r->stolen) {
         qatomic_inc(&e->s->tq_steals);
@@ -904,7 +910,6 @@ bool megpu_exec_task_run(MegpuExec *x, const uint32_t *p)
 {
     uint64_t queue = megpu_pl64(p, 0), descs = megpu_pl64(p, 2);
     uint32_t count = megpu_pl32(p, 4);
-    MegpuQueue q = { .addr = descs, .size = MEGPU_TQ_MAX_BATCH };
     g_autofree MegpuTask *tasks = NULL;
     g_autofree uint8_t *d = NULL;
     bool ok;
@@ -920,8 +925,8 @@ bool megpu_exec_task_run(MegpuExec *x, const uint32_t *p)
     }
     tasks = g_new(MegpuTask, count);
     for (uint32_t i = 0; i < count; i++) {
-        tq_parse_task(&q, i, d + (size_t)i * MEGPU_TQ_DESC_SIZE, &tasks[i]);
-        tasks[i].addr = descs + (uint64_t)i * MEGPU_TQ_DESC_SIZE;
+        tq_parse_task(d + (size_t)i * MEGPU_TQ_DESC_SIZE,
+                      descs + (uint64_t)i * MEGPU_TQ_DESC_SIZE, &tasks[i]);
     }
     ok = tq_run(x, tasks, queue, count, &(MegpuRun) {
                     .owner = megpu_pl32(p, 5),

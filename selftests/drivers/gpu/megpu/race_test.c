@@ -12,7 +12,10 @@
  * Before the fix, an ATTACH published its attachment and armed its
  * watchdog and work only after dropping the list lock, so a DETACH from
  * another thread freed it in between: list_add corruption in
- * __queue_work or a NULL dereference in the work, 3 runs of 3.
+ * __queue_work or a NULL dereference in the work (issue 21). The window
+ * is a few instructions: on Debian's kernel (voluntary preemption) this
+ * fuzzer did not hit it in 3 runs of 6723761's driver; KASAN on the
+ * debug kernel is the better witness.
  *
  * megpu_test.race_s=N runs each case N seconds (default 4).
  */
@@ -242,7 +245,7 @@ static void *race_thread(void *arg)
 MT_FIXTURE(race);
 
 /* The engines the driver's dequeuer serves, and a queue BO; 0 or skip. */
-static int rc_setup(struct race *r, struct mt *t)
+static int race_prepare(struct race *r, struct mt *t)
 {
 	uint32_t h;
 	int ret;
@@ -263,7 +266,8 @@ static int rc_setup(struct race *r, struct mt *t)
 }
 
 /* Run @fn[i] in RACE_THREADS threads for race_s seconds. */
-static void rc_run(struct race *r, void *(*const fn[RACE_THREADS])(void *))
+static void race_spawn(struct race *r,
+		       void *(*const fn[RACE_THREADS])(void *))
 {
 	pthread_t th[RACE_THREADS];
 
@@ -276,7 +280,7 @@ static void rc_run(struct race *r, void *(*const fn[RACE_THREADS])(void *))
 }
 
 /* The client and its engines still work after a race. */
-static void rc_after(struct __test_metadata *_metadata, struct race *r)
+static void race_verify(struct __test_metadata *_metadata, struct race *r)
 {
 	struct megpu_bo *probe;
 	uint32_t h;
@@ -301,45 +305,40 @@ static void rc_after(struct __test_metadata *_metadata, struct race *r)
 	megpu_bo_free(probe);
 }
 
+/* What the threads of each case run. */
+FIXTURE_VARIANT(race) {
+	void *(*fn[RACE_THREADS])(void *);
+};
+
 /*
  * One thread attaches and three detach, as fast as they can: a DETACH
  * finds each attachment the moment it is published (before the fix it
  * freed it under the attaching thread, which then armed its watchdog
  * and work in freed memory).
  */
-TEST_F_TIMEOUT(race, taskq_attach_detach_storm, 300)
-{
-	static void *(*const fn[RACE_THREADS])(void *) = {
-		race_attacher, race_detacher, race_detacher, race_detacher,
-	};
-	struct race r = { 0 };
-	int ret = rc_setup(&r, &self->t);
-
-	if (ret == -ENODEV || ret == -EOPNOTSUPP)
-		SKIP(return, "no task queues or no engine for them");
-	ASSERT_EQ(0, ret);
-	rc_run(&r, fn);
-	rc_after(_metadata, &r);
-}
+FIXTURE_VARIANT_ADD(race, attach_detach_storm) {
+	.fn = { race_attacher, race_detacher, race_detacher, race_detacher },
+};
 
 /*
- * Threads of one client race attach, detach, notify, queue BOs coming
- * and going and submits on one file: only documented errnos, no kernel
- * report, and the client works afterwards.
+ * Attach, detach, notify, queue BOs coming and going and submits, in a
+ * random mix on every thread.
  */
-TEST_F_TIMEOUT(race, taskq_random_ops, 300)
+FIXTURE_VARIANT_ADD(race, random_ops) {
+	.fn = { race_thread, race_thread, race_thread, race_thread },
+};
+
+/* Only documented errnos, no kernel report, the client works afterwards. */
+TEST_F_TIMEOUT(race, taskq, 300)
 {
-	static void *(*const fn[RACE_THREADS])(void *) = {
-		race_thread, race_thread, race_thread, race_thread,
-	};
 	struct race r = { 0 };
-	int ret = rc_setup(&r, &self->t);
+	int ret = race_prepare(&r, &self->t);
 
 	if (ret == -ENODEV || ret == -EOPNOTSUPP)
 		SKIP(return, "no task queues or no engine for them");
 	ASSERT_EQ(0, ret);
-	rc_run(&r, fn);
-	rc_after(_metadata, &r);
+	race_spawn(&r, variant->fn);
+	race_verify(_metadata, &r);
 }
 
 TEST_HARNESS_MAIN
