@@ -14,7 +14,10 @@
  * the last job before it in submission order that wrote the cell. Then:
  * no deadlock (every fence signals within a bound, without error), the
  * semaphore pool drains when idle, and the live-object counters return
- * to where they started.
+ * to where they started. That the run exercised GPU semaphores at all is
+ * made certain, not left to timing: client 0 submits its first jobs with
+ * one engine held at a gate, alone, and the frames then in the rings
+ * must WAIT for that engine's jobs.
  *
  * The log, argument and IB BOs are not listed in the jobs' BO lists: they
  * are mapped in the client's address space anyway, no job writes what
@@ -24,8 +27,10 @@
  * checker must then report wrong values (it checks the checker).
  */
 
+#include <errno.h>
 #include <stdint.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "megpu_test.h"
@@ -40,6 +45,7 @@
 #define KARGS_STRIDE 64		/* a DISPATCH argument block per read */
 #define DEADLINE_S 90		/* every fence of a client, or a deadlock */
 #define UNREAD 0xffffffffu
+#define SAMPLE_HELD 32		/* client 0's first jobs, one engine held */
 
 struct plan {
 	uint8_t engine;
@@ -51,6 +57,11 @@ struct plan {
 
 static uint64_t rnd_state;
 static unsigned int njobs = JOBS;	/* jobs per client this run */
+/*
+ * Client 0 closes it once its held sample is taken: the other clients'
+ * frames would otherwise push its own out of the rings' frame logs.
+ */
+static int started_fd = -1;
 
 static uint32_t rnd(void)
 {
@@ -189,18 +200,20 @@ static unsigned int check(struct client *cl)
 }
 
 /*
- * The wrong values the control must produce at least when engine @h is
- * held: reads on another engine of a cell whose last writer (in
- * submission order) ran on @h.
+ * Reads among the first @upto jobs, on another engine, of a cell whose
+ * last writer (in submission order) ran on engine @h: the wrong values
+ * the control must produce at least when @h is held, and the reads that
+ * must WAIT on the GPU for @h's jobs while it is held.
  */
-static unsigned int control_expected(const struct client *cl, unsigned int h)
+static unsigned int control_expected(const struct client *cl, unsigned int h,
+				     unsigned int upto)
 {
 	int last[CELLS];
 	unsigned int j, k, n = 0;
 
 	for (k = 0; k < CELLS; k++)
 		last[k] = -1;
-	for (j = 0; j < njobs; j++) {
+	for (j = 0; j < upto; j++) {
 		const struct plan *p = &cl->plan[j];
 
 		for (k = 0; p->engine != h && k < p->nr; k++)
@@ -214,20 +227,29 @@ static unsigned int control_expected(const struct client *cl, unsigned int h)
 }
 
 /*
- * The negative control (drop_waits=Y): before the plan, a job on the
- * engine whose holding the plan makes show most, that WAITs in its IB for
- * a gate the CPU opens only once every job of the other engines is done.
- * That engine's jobs run after all of them then, whatever the timing:
- * each read on another engine of a cell it wrote last sees an older
- * value, and the checker must count it.
+ * Before the plan, a job on the engine whose holding shows most in the
+ * first @upto jobs, that WAITs in its IB for a gate the CPU opens.
+ *
+ * The negative control (drop_waits=Y) opens it only once every job of
+ * the other engines is done. That engine's jobs run after all of them
+ * then, whatever the timing: each read on another engine of a cell it
+ * wrote last sees an older value, and the checker must count it.
+ *
+ * The stress run (client 0) opens it after the first frames are sampled:
+ * the jobs that read what the held engine's jobs write are in their
+ * rings by then, which only a WAIT can order. Without the hold a slow
+ * guest (the debug kernel) may run every producer before its consumer
+ * is built, and no frame would need to wait.
  */
-static int hold_engine(struct client *cl, struct megpu_cs *cs)
+static int hold_engine(struct client *cl, struct megpu_cs *cs,
+		       unsigned int upto)
 {
 	unsigned int e, best = 0;
 	int ret;
 
 	for (e = 1; e < cl->t.engines; e++)
-		if (control_expected(cl, e) > control_expected(cl, best))
+		if (control_expected(cl, e, upto) >
+		    control_expected(cl, best, upto))
 			best = e;
 	cl->held = best;
 	ret = mt_bo(&cl->t.gpu, 4096, 0, &cl->gate);
@@ -237,6 +259,16 @@ static int hold_engine(struct client *cl, struct megpu_cs *cs)
 	mt_gate_hold(cs, cl->gate);
 	return mt_submit(&cl->t.gpu, &cl->hold, best, cs, &cl->gate, 1,
 			 DRM_MEGPU_SUBMIT_NO_IMPLICIT);
+}
+
+static int open_gate(struct client *cl)
+{
+	int ret;
+
+	mt_gate_open(cl->gate);
+	ret = mt_job_finish(&cl->hold, mt_job_ns(&cl->t));
+	megpu_bo_free(cl->gate);
+	return ret;
 }
 
 static int release_engine(struct client *cl)
@@ -264,17 +296,15 @@ static int release_engine(struct client *cl)
 			strerror(-mt_job_done(&cl->hold, 0)));
 		return -EIO;
 	}
-	mt_gate_open(cl->gate);
-	ret = mt_job_finish(&cl->hold, mt_job_ns(&cl->t));
-	megpu_bo_free(cl->gate);
-	return ret;
+	return open_gate(cl);
 }
 
 /* One client's work; 0 when everything was right. */
 static int client(unsigned int id, uint64_t seed, unsigned int *nbad)
 {
 	struct client *cl = calloc(1, sizeof(*cl));
-	unsigned int j, k, bad = 0, waits = 0;
+	unsigned int j, k, bad = 0, waits = 0, sample, held_waits = 0;
+	bool want_waits = false;
 	int64_t deadline;
 	struct megpu_cs cs;
 	int ret;
@@ -300,9 +330,11 @@ static int client(unsigned int id, uint64_t seed, unsigned int *nbad)
 	make_plan(cl->plan, njobs, cl->t.engines);
 
 	megpu_cs_init(&cs);
-	if (nbad) {
-		/* the control: one engine held until the others are done */
-		ret = hold_engine(cl, &cs);
+	/* the control holds one engine until the others are done */
+	sample = nbad ? 0 : id == 0 && cl->t.engines > 1 ?
+		 (njobs < SAMPLE_HELD ? njobs : SAMPLE_HELD) : 0;
+	if (nbad || sample) {
+		ret = hold_engine(cl, &cs, nbad ? njobs : sample);
 		if (ret)
 			return 1;
 	}
@@ -315,6 +347,15 @@ static int client(unsigned int id, uint64_t seed, unsigned int *nbad)
 		}
 		if (id == 0 && j % 64 == 63)
 			waits += frame_waits(&cl->t);
+		if (j + 1 != sample)
+			continue;
+		/* frames queued behind the held engine's jobs */
+		held_waits = frame_waits(&cl->t);
+		want_waits = !!control_expected(cl, cl->held, sample);
+		if (open_gate(cl))
+			return 1;
+		if (started_fd >= 0)
+			close(started_fd);	/* the other clients start */
 	}
 	megpu_cs_fini(&cs);
 	if (nbad && release_engine(cl))
@@ -342,20 +383,22 @@ static int client(unsigned int id, uint64_t seed, unsigned int *nbad)
 	}
 	bad += check(cl);
 	if (nbad) {
-		unsigned int want = control_expected(cl, cl->held);
+		unsigned int want = control_expected(cl, cl->held, njobs);
 
 		fprintf(stderr, "# control: engine %u held, %u wrong values, "
 			"at least %u expected\n", cl->held, bad, want);
 		*nbad = bad;
 		bad = !want || bad < want;
-		waits = 1;
 	}
-	if (id == 0) {
-		fprintf(stderr, "# client 0: %u WAITs in sampled frames\n",
-			waits);
-		if (!waits && cl->t.engines > 1 && bad++ < 8)
+	if (id == 0 && !nbad) {
+		fprintf(stderr, "# client 0: %u WAITs in sampled frames, %u "
+			"with engine %u held (%u reads behind it)\n", waits,
+			held_waits, cl->held,
+			sample ? control_expected(cl, cl->held, sample) : 0);
+		if (want_waits && !held_waits && bad++ < 8)
 			fprintf(stderr, "# client 0: no frame waited on the "
-				"GPU: semaphores not exercised\n");
+				"GPU for the held engine: semaphores not "
+				"exercised\n");
 	}
 
 	for (j = 0; j < njobs; j++)
@@ -378,6 +421,8 @@ TEST_F_TIMEOUT(gpu, random_dag_many_clients, 300)
 	struct mt *t = &self->t;
 	unsigned int c, busy;
 	pid_t pid[CLIENTS];
+	int started[2];
+	char byte;
 	bool drop = megpu_test_cmdline("sem_drop_waits", 0);
 	uint64_t seed;
 	int64_t t0;
@@ -396,11 +441,24 @@ TEST_F_TIMEOUT(gpu, random_dag_many_clients, 300)
 	if (drop)
 		ASSERT_EQ(0, mt_param_set("drop_waits", true));
 	t0 = megpu_now_ns();
+	ASSERT_EQ(0, pipe(started));
 	for (c = 0; c < CLIENTS; c++) {
 		pid[c] = fork();
 		ASSERT_LE(0, pid[c]);
-		if (!pid[c])
+		if (!pid[c]) {
+			close(started[0]);
+			started_fd = c ? -1 : started[1];
+			if (c)
+				close(started[1]);
 			_exit(client(c, seed, NULL));
+		}
+		if (!c) {
+			/* until client 0 took its sample (or exited) */
+			close(started[1]);
+			while (read(started[0], &byte, 1) < 0 && errno == EINTR)
+				;
+			close(started[0]);
+		}
 	}
 	for (c = 0; c < CLIENTS; c++) {
 		ASSERT_EQ(pid[c], waitpid(pid[c], &status, 0));
