@@ -336,8 +336,10 @@ struct drm_megpu_sync {
  * both NO_FLUSH and HOST_FLUSH), a
  * non-zero pad, an IB that is empty, not dword aligned, larger than
  * MEGPU_IB_MAX_DWORDS dwords or outside every listed BO, more than
- * DRM_MEGPU_MAX_BOS BOs or DRM_MEGPU_MAX_SYNCS in-syncs, a BO listed twice
- * or with no or unknown flags; -ENOENT for an unknown BO or syncobj handle
+ * DRM_MEGPU_MAX_BOS BOs or DRM_MEGPU_MAX_SYNCS in-syncs, in-syncs whose
+ * pending fences (chains and arrays unwrapped) come from more than
+ * DRM_MEGPU_MAX_SYNCS fence contexts, a BO listed twice or with no or
+ * unknown flags; -ENOENT for an unknown BO or syncobj handle
  * or a missing timeline point; -EFAULT for unreadable arrays; -EIO on a
  * file banned after a hang.
  */
@@ -354,7 +356,12 @@ struct drm_megpu_submit {
 	__u32 bo_count;
 	/** @bos: in, pointer to an array of struct drm_megpu_bo_ref. */
 	__u64 bos;
-	/** @in_syncs: in, pointer to an array of struct drm_megpu_sync. */
+	/**
+	 * @in_syncs: in, pointer to an array of struct drm_megpu_sync: the
+	 * job runs after their fences and fails with -ECANCELED when one
+	 * of them failed. Of several fences of one context (a timeline's
+	 * earlier points), only the latest counts.
+	 */
 	__u64 in_syncs;
 	/** @in_sync_count: in, number of entries in @in_syncs. */
 	__u32 in_sync_count;

@@ -27,6 +27,7 @@ static int megpu_counters_show(struct seq_file *m, void *data)
 	seq_printf(m, "vms %d\n", atomic_read(&mdev->live_vms));
 	seq_printf(m, "files %d\n", atomic_read(&mdev->live_files));
 	seq_printf(m, "mappings %d\n", atomic_read(&mdev->live_mappings));
+	seq_printf(m, "in_fences %d\n", atomic_read(&mdev->live_in_fences));
 	/* all megpu devices together: the pinned_mb limit is global */
 	seq_printf(m, "pinned_bytes %llu\n", megpu_gem_pinned_bytes());
 	return 0;

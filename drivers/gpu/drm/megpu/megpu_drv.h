@@ -21,6 +21,7 @@
 #include <drm/drm_gem_shmem_helper.h>
 #include <drm/drm_mm.h>
 #include <drm/gpu_scheduler.h>
+#include <drm/megpu_drm.h>
 
 #include "megpu_hw.h"
 #include "megpu_sem_plan.h"
@@ -253,6 +254,7 @@ struct megpu_engine {
  * @live_files: per-file states alive (they outlive their file while a
  *	BO charged to them or a job of theirs does)
  * @live_mappings: BO mappings in address spaces alive
+ * @live_in_fences: in-sync fences jobs hold (megpu_job.in_fences)
  */
 struct megpu_device {
 	struct drm_device drm;
@@ -324,6 +326,7 @@ struct megpu_device {
 	atomic_t live_vms;
 	atomic_t live_files;
 	atomic_t live_mappings;
+	atomic_t live_in_fences;
 
 	/* seed 000, under megpu_mgpu.c's agents lock */
 	struct list_head agent_link;
@@ -477,8 +480,11 @@ struct megpu_file {
  * @flush: its frame flushes its writes (no NO_FLUSH, no HOST_FLUSH)
  * @host_flush: its fence waits for a host flush (HOST_FLUSH)
  * @flush_target: the host flush that covers it
- * @in_fences: the fences of its in-syncs, unwrapped (referenced): the
- *	producers whose failure it inherits
+ * @in_fences: the pending fences of its in-syncs, unwrapped, the latest
+ *	of each fence context (referenced): the producers whose failure it
+ *	inherits, and its explicit dependencies
+ * @in_fence_count: entries in @in_fences
+ * @in_failed: an in-sync fence had already failed at submit
  * @sem_deps: finished fences of producers on other engines of this GPU,
  *	from in-syncs, that it waits for on the GPU (referenced)
  * @sem_dep_next: the first @sem_deps entry prepare_job has not resolved
@@ -512,7 +518,9 @@ struct megpu_job {
 	u64 flush_target;
 	u64 ib_va;
 	u32 ib_dwords;
-	struct xarray in_fences;
+	struct dma_fence *in_fences[DRM_MEGPU_MAX_SYNCS];
+	u32 in_fence_count;
+	bool in_failed;
 	struct xarray sem_deps;
 	unsigned long sem_dep_next;
 	struct megpu_bucket dep_bucket;

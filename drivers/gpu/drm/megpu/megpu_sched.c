@@ -166,10 +166,13 @@ struct dma_fence *megpu_sched_hw_fence(struct dma_fence *fence)
 static bool megpu_job_inherits_failure(struct megpu_job *job)
 {
 	struct dma_fence *fence, *hw;
-	unsigned long index;
 	bool failed = false;
+	unsigned int i;
 
-	xa_for_each(&job->in_fences, index, fence) {
+	if (job->in_failed)
+		return true;
+	for (i = 0; i < job->in_fence_count; i++) {
+		fence = job->in_fences[i];
 		if (dma_fence_is_signaled(fence) && fence->error)
 			return true;
 		hw = megpu_sched_hw_fence(fence);
@@ -250,8 +253,12 @@ void megpu_job_signal(struct megpu_job *job)
 	/* its writes are issued, not necessarily landed: see unmap */
 	if (!job->flush && !job->host_flush)
 		megpu_flush_mark_dirty(job->engine->mdev);
-	if (!job->error && megpu_job_inherits_failure(job))
-		job->error = -ECANCELED;
+	/*
+	 * No walk of the in-fences here, in the hard handler: a producer
+	 * that failed before this job ran was seen by run_job, one that
+	 * failed while it was in a ring cancelled it
+	 * (megpu_cancel_consumers) before its semaphore was signalled.
+	 */
 	trace_megpu_job_done(job->engine->index, job->seqno, job->error,
 			     job->done_fence->context, job->done_fence->seqno);
 	if (job->error && !job->hw_fence->error)
@@ -750,9 +757,9 @@ void __megpu_job_put(struct megpu_job *job, bool patient)
 	unsigned long index;
 	unsigned int i;
 
-	xa_for_each(&job->in_fences, index, fence)
-		dma_fence_put(fence);
-	xa_destroy(&job->in_fences);
+	for (i = 0; i < job->in_fence_count; i++)
+		dma_fence_put(job->in_fences[i]);
+	atomic_sub(job->in_fence_count, &mdev->live_in_fences);
 	xa_for_each(&job->sem_deps, index, fence)
 		dma_fence_put(fence);
 	xa_destroy(&job->sem_deps);

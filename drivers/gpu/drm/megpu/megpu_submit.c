@@ -165,39 +165,53 @@ static int megpu_job_add_implicit(struct megpu_job *job,
 	return 0;
 }
 
-/* Remember the in-sync fences: the job inherits their errors. */
-static int megpu_job_add_in_fence(struct megpu_job *job, struct dma_fence *in)
+/* The index of @f's fence context in @job's in-fences, or -1. */
+static int megpu_in_fence_find(struct megpu_job *job, struct dma_fence *f)
 {
-	struct dma_fence_unwrap iter;
-	struct dma_fence *f;
-	u32 id;
-	int ret;
+	unsigned int i;
 
-	dma_fence_unwrap_for_each(f, &iter, in) {
-		ret = xa_alloc(&job->in_fences, &id, f, xa_limit_32b,
-			       GFP_KERNEL);
-		if (ret)
-			return ret;
-		dma_fence_get(f);
-	}
-	return 0;
+	for (i = 0; i < job->in_fence_count; i++)
+		if (job->in_fences[i]->context == f->context)
+			return i;
+	return -1;
 }
 
-/* An in-sync may be a chain or array: each fence in it is a dependency. */
-static int megpu_job_add_unwrapped(struct megpu_job *job,
-				   struct dma_fence *in)
+/*
+ * Remember an in-sync's pending fences, one per fence context, the later
+ * of two (as drm_sched_job_add_dependency() keeps dependencies): a
+ * timeline chain of N points or a merged sync_file costs one entry per
+ * producer, what one SUBMIT attaches is bounded, and the walks of
+ * megpu_job_inherits_failure() (run_job, megpu_cancel_consumers) are
+ * short. A fence that already failed is inherited now; one that already
+ * succeeded is forgotten.
+ */
+static int megpu_job_add_in_fence(struct megpu_job *job, struct dma_fence *in)
 {
+	struct megpu_device *mdev = job->engine->mdev;
 	struct dma_fence_unwrap iter;
 	struct dma_fence *f;
-	int ret = 0;
+	int i;
 
 	dma_fence_unwrap_for_each(f, &iter, in) {
-		ret = megpu_job_add_dep(job, dma_fence_get(f), true);
-		if (ret)
-			break;
+		if (dma_fence_is_signaled(f)) {
+			if (f->error)
+				job->in_failed = true;
+			continue;
+		}
+		i = megpu_in_fence_find(job, f);
+		if (i >= 0) {
+			if (dma_fence_is_later(f, job->in_fences[i])) {
+				dma_fence_put(job->in_fences[i]);
+				job->in_fences[i] = dma_fence_get(f);
+			}
+			continue;
+		}
+		if (job->in_fence_count == ARRAY_SIZE(job->in_fences))
+			return -EINVAL;
+		job->in_fences[job->in_fence_count++] = dma_fence_get(f);
+		atomic_inc(&mdev->live_in_fences);
 	}
-	dma_fence_put(in);
-	return ret;
+	return 0;
 }
 
 static int megpu_submit_in_syncs(struct drm_file *file,
@@ -223,11 +237,14 @@ static int megpu_submit_in_syncs(struct drm_file *file,
 		if (ret)
 			return ret;
 		ret = megpu_job_add_in_fence(job, fence);
-		if (ret) {
-			dma_fence_put(fence);
+		dma_fence_put(fence);
+		if (ret)
 			return ret;
-		}
-		ret = megpu_job_add_unwrapped(job, fence);
+	}
+	/* the explicit dependencies: one per producer */
+	for (i = 0; i < job->in_fence_count; i++) {
+		ret = megpu_job_add_dep(job, dma_fence_get(job->in_fences[i]),
+					true);
 		if (ret)
 			return ret;
 	}
@@ -251,7 +268,6 @@ static struct megpu_job *megpu_job_alloc(struct megpu_file *mfile, u32 count)
 		return NULL;
 	}
 	INIT_LIST_HEAD(&job->active_node);
-	xa_init_flags(&job->in_fences, XA_FLAGS_ALLOC);
 	xa_init_flags(&job->sem_deps, XA_FLAGS_ALLOC);
 	job->file = megpu_file_get(mfile);
 	job->vm = megpu_vm_get(mfile->vm);

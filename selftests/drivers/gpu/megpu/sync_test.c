@@ -2,14 +2,18 @@
 /*
  * Explicit synchronization: binary syncobj chains and fan-in across
  * engines, timeline points, sync_file export and import, waits with a
- * timeout, and the error a dependency's failure passes on.
+ * timeout, the error a dependency's failure passes on, and what one
+ * SUBMIT may attach: one fence per producer, from at most
+ * DRM_MEGPU_MAX_SYNCS of them.
  *
  * Jobs use DRM_MEGPU_SUBMIT_NO_IMPLICIT so that only the syncobjs order
  * them; the first job of each test holds on a gate the CPU opens.
  */
 
+#include <linux/sync_file.h>
 #include <poll.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <xf86drm.h>
 
 #include "kselftest_harness.h"
@@ -255,6 +259,155 @@ TEST_F(gpu, dependency_failure_cancels)
 	EXPECT_EQ(-EFAULT, mt_job_finish(&a, mt_job_ns(&self->t)));
 	EXPECT_EQ(0, mt_u32(out)[0]);
 	megpu_bo_free(out);
+	megpu_bo_free(bo);
+}
+
+/* In-sync fences jobs hold now (debugfs "counters"). */
+static int in_fences(struct mt *t, uint64_t *n)
+{
+	return megpu_debugfs_counter(&t->gpu, "in_fences", n);
+}
+
+/*
+ * A timeline whose CHAIN points all hold one pending fence, named by
+ * every in-sync of a job: the chains unwrap to CHAIN x 64 fences of one
+ * producer, and the job keeps one (one per fence context, the walks in
+ * run_job and on a fault stay short). The job still waits for it.
+ */
+#define CHAIN 512
+TEST_F(gpu, chained_in_syncs_keep_one_fence_per_producer)
+{
+	int other = mt_other_engine(&self->t, 0);
+	struct drm_megpu_sync in[DRM_MEGPU_MAX_SYNCS];
+	struct megpu_bo *bo, *gate;
+	uint64_t base, held, after;
+	struct mt_job g, c;
+	unsigned int i;
+	uint32_t tl;
+
+	ASSERT_EQ(0, in_fences(&self->t, &base))
+		TH_LOG("no \"in_fences\" in debugfs counters");
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &gate));
+	ASSERT_EQ(0, mt_write_job(&self->t, &g, 0, bo, 0, 1, gate, NULL, 0,
+				  NOIMP));
+	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &tl));
+	for (i = 1; i <= CHAIN; i++)
+		ASSERT_EQ(0, megpu_syncobj_transfer(&self->t.gpu, tl, i,
+						    g.sync, 0));
+	for (i = 0; i < DRM_MEGPU_MAX_SYNCS; i++)
+		in[i] = (struct drm_megpu_sync){ .handle = tl, .point = CHAIN };
+	ASSERT_EQ(0, mt_write_job(&self->t, &c, other < 0 ? 0 : other, bo, 4,
+				  2, NULL, in, DRM_MEGPU_MAX_SYNCS, NOIMP));
+	ASSERT_EQ(0, in_fences(&self->t, &held));
+	EXPECT_EQ(base + 1, held)
+		TH_LOG("%d in-syncs of a %d-point chain over one fence: "
+		       "the job holds %llu fences", DRM_MEGPU_MAX_SYNCS,
+		       CHAIN, (unsigned long long)(held - base));
+	usleep(SETTLE_US);
+	EXPECT_TRUE(mt_pending(&self->t.gpu, c.sync, 0));
+	EXPECT_EQ(0, mt_u32(bo)[1]);
+
+	mt_gate_open(gate);
+	EXPECT_EQ(0, mt_job_finish(&c, mt_job_ns(&self->t)));
+	EXPECT_EQ(0, mt_job_finish(&g, mt_job_ns(&self->t)));
+	EXPECT_EQ(2, mt_u32(bo)[1]);
+	megpu_syncobj_free(&self->t.gpu, tl);
+	megpu_bo_free(gate);
+	megpu_bo_free(bo);
+	/* the job's references went with it */
+	for (i = 0; i < 500; i++) {
+		ASSERT_EQ(0, in_fences(&self->t, &after));
+		if (after == base)
+			break;
+		usleep(10000);
+	}
+	EXPECT_EQ(base, after);
+}
+
+/* A sync_file merging two (SYNC_IOC_MERGE); both stay open. */
+static int sync_file_merge(int a, int b)
+{
+	struct sync_merge_data m = { .name = "mt", .fd2 = b };
+
+	return ioctl(a, SYNC_IOC_MERGE, &m) ? -errno : m.fence;
+}
+
+/*
+ * The fences of one in-sync come from more producers (fence contexts)
+ * than DRM_MEGPU_MAX_SYNCS: -EINVAL, the bound on what one SUBMIT
+ * attaches. DRM_MEGPU_MAX_SYNCS producers are accepted, and waited for.
+ * The producers: one job of each of as many clients, queued on engine 0
+ * behind a gate.
+ */
+#define PRODUCERS (DRM_MEGPU_MAX_SYNCS + 1)
+TEST_F(gpu, in_sync_producers_are_bounded)
+{
+	int other = mt_other_engine(&self->t, 0);
+	struct mt *cl = calloc(PRODUCERS, sizeof(*cl));
+	struct megpu_bo *bo, *gate, *cbo[PRODUCERS];
+	struct mt_job g, p[PRODUCERS], c, refused;
+	struct drm_megpu_sync in;
+	int merged = -1, fd, next;
+	unsigned int i;
+	uint32_t sync;
+
+	ASSERT_NE(NULL, cl);
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &gate));
+	ASSERT_EQ(0, mt_write_job(&self->t, &g, 0, bo, 0, 1, gate, NULL, 0,
+				  NOIMP));
+	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync));
+	in = (struct drm_megpu_sync){ .handle = sync };
+	for (i = 0; i < PRODUCERS; i++) {
+		ASSERT_EQ(0, mt_open_client(&self->t, &cl[i]));
+		ASSERT_EQ(0, mt_bo(&cl[i].gpu, 4096, 0, &cbo[i]));
+		ASSERT_EQ(0, mt_write_job(&cl[i], &p[i], 0, cbo[i], 0, 3, NULL,
+					  NULL, 0, NOIMP));
+		ASSERT_EQ(0, megpu_syncobj_export(&cl[i].gpu, p[i].sync, 0,
+						  &fd));
+		if (merged < 0) {
+			merged = fd;
+		} else {
+			next = sync_file_merge(merged, fd);
+			ASSERT_LE(0, next);
+			close(merged);
+			close(fd);
+			merged = next;
+		}
+		if (i + 1 == DRM_MEGPU_MAX_SYNCS) {
+			/* as many producers as allowed: accepted, waits */
+			ASSERT_EQ(0, megpu_syncobj_import(&self->t.gpu, sync,
+							  merged));
+			ASSERT_EQ(0, mt_write_job(&self->t, &c,
+						  other < 0 ? 0 : other, bo,
+						  4, 2, NULL, &in, 1, NOIMP));
+		}
+	}
+	ASSERT_EQ(0, megpu_syncobj_import(&self->t.gpu, sync, merged));
+	close(merged);
+	EXPECT_EQ(-EINVAL, mt_write_job(&self->t, &refused,
+					other < 0 ? 0 : other, bo, 8, 4, NULL,
+					&in, 1, NOIMP))
+		TH_LOG("one in-sync over %d producers was accepted",
+		       PRODUCERS);
+	usleep(SETTLE_US);
+	EXPECT_TRUE(mt_pending(&self->t.gpu, c.sync, 0));
+
+	mt_gate_open(gate);
+	EXPECT_EQ(0, mt_job_finish(&c, mt_job_ns(&self->t)));
+	EXPECT_EQ(2, mt_u32(bo)[1]);
+	EXPECT_EQ(0, mt_u32(bo)[2]);
+	EXPECT_EQ(0, mt_job_finish(&g, mt_job_ns(&self->t)));
+	for (i = 0; i < PRODUCERS; i++) {
+		EXPECT_EQ(0, mt_job_finish(&p[i], mt_job_ns(&self->t)));
+		EXPECT_EQ(3, mt_u32(cbo[i])[0]);
+		megpu_bo_free(cbo[i]);
+		mt_close(&cl[i]);
+	}
+	free(cl);
+	megpu_syncobj_free(&self->t.gpu, sync);
+	megpu_bo_free(gate);
 	megpu_bo_free(bo);
 }
 
