@@ -139,6 +139,14 @@
 #define MEGPU_REG_WAVE_INTERRUPTS	0x008c	/* RO: INTERRUPTs run */
 #define MEGPU_REG_SYSCALLS		0x0090	/* RO: mailbox slots filled */
 #define MEGPU_REG_SYSCALL_RETRIES	0x0094	/* RO: no FREE slot found */
+/*
+ * WAVE_CONTROL: WAVE_CTRL_RAW allows a program's INTERRUPT and SLEEP.
+ * Without it (the reset value) they fault PRIVILEGED: only the agent
+ * that restarts raw-sleeping waves (a kernel with a use for them) sets
+ * it. SYSCALL parks and restarts its waves either way.
+ */
+#define MEGPU_REG_WAVE_CONTROL		0x0098	/* RW: MEGPU_WAVE_CTRL_* */
+#define MEGPU_WAVE_CTRL_RAW		MEGPU_BIT(0)
 
 /*
  * Task queues (seed 002). TASKQ_NOTIFY: a CPU released a queue in EVENT

@@ -411,6 +411,11 @@ struct drm_megpu_flush {
  * Unanswered calls are covered by the job timeout. When the file is
  * closed, its calls are answered with -EPIPE (as a 64-bit two's
  * complement), so no wave of it waits for a service that is gone.
+ *
+ * SYSCALL is the only way a program stops for the CPU: the ISA's raw
+ * ``sleep`` and ``interrupt`` fault the job (-EFAULT, fault code
+ * PRIVILEGED), since nothing would restart such a wave or listen to its
+ * interrupt.
  */
 
 /** @DRM_MEGPU_SYSCALL_ECHO: in the kernel: s0 | (u64)s1 << 32. */

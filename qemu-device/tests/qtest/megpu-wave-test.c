@@ -636,6 +636,13 @@ static void test_faults(void)
     megpu_stop_engines(&m);
 }
 
+/* Allow SLEEP and INTERRUPT: this test restarts the waves itself. */
+static void allow_raw(Megpu *m)
+{
+    wr(m, MEGPU_REG_WAVE_CONTROL, MEGPU_WAVE_CTRL_RAW);
+    g_assert_cmphex(rd(m, MEGPU_REG_WAVE_CONTROL), ==, MEGPU_WAVE_CTRL_RAW);
+}
+
 /* A runaway loop hits the budget; a reset stops a dispatch at once. */
 static void test_budget_and_reset(void)
 {
@@ -664,6 +671,7 @@ static void test_budget_and_reset(void)
     g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_WAVES_LIVE), ==, 0);
     g_assert_cmphex(erd(&m, 0, MEGPU_ENG_STATUS), ==, MEGPU_ENG_STATUS_IDLE);
     /* and with every wave parked */
+    allow_raw(&m);
     emit_program(&m, 0, park, 2, NULL, 0, 64, 1, 16, 1);
     kick(&m, 0);
     eng_poll(&m, 0, MEGPU_ENG_STATUS_WAVE_PARKED);
@@ -678,6 +686,49 @@ static void test_budget_and_reset(void)
 }
 
 /* ---- SLEEP, WAVE_RESTART, INTERRUPT ---- */
+
+/*
+ * Without WAVE_CONTROL.RAW (the reset value, and megpu's driver) SLEEP
+ * and INTERRUPT fault PRIVILEGED where they are: no wave parks that
+ * nobody restarts, no interrupt comes, and the engine runs the next job.
+ * A device reset clears RAW again.
+ */
+static void test_raw_needs_control(void)
+{
+    const uint64_t sleep[] = {
+        I(ADD, 1, 1, IMM, 1), I(SLEEP, 0, 0, 0, 0), I(END, 0, 0, 0, 0),
+    };
+    const uint64_t sleep_irq[] = {
+        I(SLEEP, 0, 0, 0, MEGPU_SLEEP_IRQ), I(END, 0, 0, 0, 0),
+    };
+    const uint64_t intr[] = {
+        I(ADD, 1, 1, IMM, 1), I(ADD, 1, 1, IMM, 1),
+        I(INTERRUPT, 0, 0, 0, 0), I(END, 0, 0, 0, 0),
+    };
+    Megpu m;
+
+    megpu_start_engines(&m, 2);
+    g_assert_cmphex(rd(&m, MEGPU_REG_WAVE_CONTROL), ==, 0);
+    fault_case(&m, sleep, ARRAY_SIZE(sleep), MEGPU_FAULT_PRIVILEGED, 0, 1,
+               0);
+    fault_case(&m, sleep_irq, ARRAY_SIZE(sleep_irq), MEGPU_FAULT_PRIVILEGED,
+               0, 0, 0);
+    fault_case(&m, intr, ARRAY_SIZE(intr), MEGPU_FAULT_PRIVILEGED, 0, 2, 0);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_WAVES_PARKED), ==, 0);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_WAVE_INTERRUPTS), ==, 0);
+    g_assert_cmphex(rd(&m, MEGPU_REG_MISC_IRQ_STATUS) & MEGPU_MISC_IRQ_WAVE,
+                    ==, 0);
+    /* the timestamps after each faulting program ran */
+    g_assert_cmphex(qtest_readq(m.qts, OUT_PA + 0x800), ==,
+                    0x600d0000 + MEGPU_FAULT_PRIVILEGED);
+
+    /* only bit 0 sticks; a device reset clears it */
+    wr(&m, MEGPU_REG_WAVE_CONTROL, 0xffffffff);
+    g_assert_cmphex(rd(&m, MEGPU_REG_WAVE_CONTROL), ==, MEGPU_WAVE_CTRL_RAW);
+    wr(&m, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
+    g_assert_cmphex(rd(&m, MEGPU_REG_WAVE_CONTROL), ==, 0);
+    megpu_stop_engines(&m);
+}
 
 /*
  * Wave 0 (group 0) sleeps with the interrupt flag; the 39 other waves of
@@ -707,6 +758,7 @@ static void test_sleep_restart(void)
     Megpu m;
 
     megpu_start_engines(&m, 4);
+    allow_raw(&m);
     qtest_memset(m.qts, OUT_PA, 0, 640 * 4);
     emit_program(&m, 0, p, ARRAY_SIZE(p), user, 1, 640, 1, 16, 1);
     kick(&m, 0);
@@ -813,6 +865,7 @@ static void test_two_engines_relaxed(void)
     Megpu m;
 
     megpu_start_engines_opts(&m, 2, "write-mode=relaxed");
+    allow_raw(&m);
     qtest_memset(m.qts, OUT_PA, 0, 0x1000);
     emit_program(&m, 0, p, ARRAY_SIZE(p), u0, 1, 16, 1, 16, 1);
     emit_flush(&m.ring[0]);
@@ -1427,6 +1480,7 @@ static void test_fuzz(void)
 
     fuzz_rand = g_rand_new_with_seed(0x3a7e0003);
     megpu_start_engines_opts(&m, 2, "write-mode=relaxed,wave-budget=3000");
+    allow_raw(&m);
     mmu_map(&m, va_prog, PROG_PA, 0x1000, false);
     mmu_map(&m, va_pargs, PARGS_PA, 0x1000, false);
     mmu_map(&m, va_ib, IB_PA, 0x1000, false);
@@ -1492,6 +1546,7 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/wave/memory", test_memory);
     qtest_add_func("/megpu/wave/faults", test_faults);
     qtest_add_func("/megpu/wave/budget-and-reset", test_budget_and_reset);
+    qtest_add_func("/megpu/wave/raw-needs-control", test_raw_needs_control);
     qtest_add_func("/megpu/wave/sleep-restart", test_sleep_restart);
     qtest_add_func("/megpu/wave/two-engines-relaxed",
                    test_two_engines_relaxed);

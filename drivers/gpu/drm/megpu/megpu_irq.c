@@ -48,7 +48,8 @@ static irqreturn_t megpu_irq_handler(int irq, void *arg)
 		/* the syscall scan is quick: here, without a thread wake-up */
 		if (status & MEGPU_MISC_IRQ_SYSCALL)
 			megpu_syscall_irq(mdev);
-		status &= ~MEGPU_MISC_IRQ_SYSCALL;
+		/* WAVE: raw INTERRUPT is disabled (megpu_syscall.c) */
+		status &= ~(MEGPU_MISC_IRQ_SYSCALL | MEGPU_MISC_IRQ_WAVE);
 		if (status) {
 			atomic_or(status, &vec->pending);
 			ret = IRQ_WAKE_THREAD;

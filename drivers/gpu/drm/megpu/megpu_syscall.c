@@ -30,6 +30,12 @@
  * its file's jobs (the file's reference count): the device may write it
  * until the last of them is done. An engine reset drops its waves; their
  * slots are reclaimed here, so no slot leaks.
+ *
+ * The ISA's raw SLEEP and INTERRUPT stay disabled (WAVE_CONTROL.RAW is 0
+ * after the device reset at probe): nothing here would restart a wave
+ * parked by SLEEP, and an interrupt without a mailbox slot says nothing,
+ * so a program that uses them faults at once instead of holding its
+ * engine until the job timeout. MISC_IRQ_WAVE therefore never comes.
  */
 
 #include <linux/dma-mapping.h>

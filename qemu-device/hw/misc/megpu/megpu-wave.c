@@ -46,7 +46,11 @@
  * - SLEEP parks the wave under the engine lock, and WAVE_RESTART takes
  *   the same lock: a restart can never slip in before the park. With
  *   flag MEGPU_SLEEP_IRQ the wave raises MISC_IRQ_WAVE only once it is
- *   parked, so the CPU's restart cannot race the sleep.
+ *   parked, so the CPU's restart cannot race the sleep. SLEEP and
+ *   INTERRUPT fault PRIVILEGED unless WAVE_CONTROL.RAW is set: a wave
+ *   parked by a SLEEP nobody will restart would hold its engine until
+ *   a reset, and an INTERRUPT loop would interrupt a driver that has no
+ *   use for it (megpu's driver never sets RAW; SYSCALL does not need it).
  * - SYSCALL follows the seed's steps 2-4 and 7 per active lane: take a
  *   FREE slot of the engine's mailbox (SET_MAILBOX) with a host CAS,
  *   fill it, publish ACTIVE, then park the wave and raise
@@ -928,12 +932,18 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
         }
         return megpu_wave_syscall(x, W, w, insn);
     case MEGPU_OP_INTERRUPT:
+    case MEGPU_OP_SLEEP:
+        /* nobody would restart the wave or answer the interrupt */
+        if (!(qatomic_read(&x->e->s->wave_control) & MEGPU_WAVE_CTRL_RAW)) {
+            return megpu_wave_fault(x, W, w, MEGPU_FAULT_PRIVILEGED);
+        }
+        if (op == MEGPU_OP_SLEEP) {
+            return megpu_wave_sleep(x, w, imm);
+        }
         megpu_misc_irq(x->e->s, MEGPU_MISC_IRQ_WAVE);
         qatomic_inc(&x->e->s->wave_interrupts);
         trace_megpu_wave_interrupt(x->e->idx, w->id);
         break;
-    case MEGPU_OP_SLEEP:
-        return megpu_wave_sleep(x, w, imm);
     default:
         return megpu_wave_fault(x, W, w, MEGPU_FAULT_BAD_OPCODE);
     }

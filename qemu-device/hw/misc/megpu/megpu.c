@@ -100,6 +100,7 @@ static void megpu_reset_regs(MegpuState *s)
     s->wave_restarts = 0;
     s->wave_restart_errors = 0;
     qatomic_set(&s->wave_interrupts, 0);
+    qatomic_set(&s->wave_control, 0);
     qatomic_set(&s->syscalls, 0);
     qatomic_set(&s->syscall_retries, 0);
     qatomic_set(&s->irq_pending, 0);
@@ -186,6 +187,9 @@ static uint64_t megpu_mmio_read(void *opaque, hwaddr addr, unsigned size)
     case MEGPU_REG_SYSCALL_RETRIES:
         val = qatomic_read(&s->syscall_retries);
         break;
+    case MEGPU_REG_WAVE_CONTROL:
+        val = qatomic_read(&s->wave_control);
+        break;
     default:
         qemu_log_mask(LOG_GUEST_ERROR,
                       "megpu: read of unknown register 0x%" HWADDR_PRIx "\n",
@@ -242,6 +246,9 @@ static void megpu_mmio_write(void *opaque, hwaddr addr, uint64_t val,
         break;
     case MEGPU_REG_WAVE_RESTART:
         megpu_wave_restart(s, val);
+        break;
+    case MEGPU_REG_WAVE_CONTROL:
+        qatomic_set(&s->wave_control, val & MEGPU_WAVE_CTRL_RAW);
         break;
     default:
         qemu_log_mask(LOG_GUEST_ERROR,

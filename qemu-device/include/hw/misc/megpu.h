@@ -183,6 +183,7 @@ struct MegpuState {
     uint32_t wave_restarts;     /* under the BQL */
     uint32_t wave_restart_errors;
     uint32_t wave_interrupts;   /* atomic: engines count */
+    uint32_t wave_control;      /* atomic: MEGPU_WAVE_CTRL_* */
     uint32_t syscalls;          /* atomic: mailbox slots filled */
     uint32_t syscall_retries;   /* atomic: SYSCALLs that found no slot */
 

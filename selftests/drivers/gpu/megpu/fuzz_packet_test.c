@@ -119,7 +119,10 @@ static uint32_t pf_size(struct pf *p)
 	}
 }
 
-/* A random wave program word; no SLEEP and no user SYSCALL, which hang. */
+/*
+ * A random wave program word; no user SYSCALL, which waits for a service.
+ * SLEEP and INTERRUPT stay: they fault (the driver leaves them disabled).
+ */
 static uint64_t pf_wave_word(struct pf *p)
 {
 	uint64_t w;
@@ -132,8 +135,6 @@ static uint64_t pf_wave_word(struct pf *p)
 			       R(p, 2) ? R(p, PF_PROG_WORDS + 2) :
 			       (uint32_t)fz_value(&p->rng));
 	}
-	if (MEGPU_INSN_OP(w) == MEGPU_OP_SLEEP)
-		w &= ~0xffull;	/* NOP */
 	if (MEGPU_INSN_OP(w) == MEGPU_OP_SYSCALL)
 		w = (w & 0xffffffffull) |
 		    (uint64_t)(((uint32_t)R(p, 0x100) << 8) | R(p, 40)) << 32;

@@ -221,6 +221,38 @@ TEST_F(wave, bad_opcode_faults_only_its_job)
 				   "end\n"));
 }
 
+/*
+ * SLEEP and INTERRUPT are the device's raw primitives: nobody restarts a
+ * wave a program parks by itself, and the driver has no use for its
+ * interrupt. The driver leaves them disabled (WAVE_CONTROL.RAW), so the
+ * job faults at once: not a wave parked until the job timeout resets
+ * the engine and bans the file, not an interrupt storm. Programs stop
+ * for the CPU only in SYSCALL.
+ */
+TEST_F(wave, sleep_faults_only_its_job)
+{
+	int e = mt_wave_engine(&self->t, -1);
+
+	if (e < 0)
+		SKIP(return, "no engine runs wave programs");
+	ASSERT_EQ(-EFAULT, run_bad(_metadata, &self->t, e,
+				   "s2r r1, global_id\n"
+				   "sleep irq\n"
+				   "end\n"));
+	ASSERT_EQ(-EFAULT, run_bad(_metadata, &self->t, e, "sleep\nend\n"));
+}
+
+TEST_F(wave, interrupt_faults_only_its_job)
+{
+	int e = mt_wave_engine(&self->t, -1);
+
+	if (e < 0)
+		SKIP(return, "no engine runs wave programs");
+	ASSERT_EQ(-EFAULT, run_bad(_metadata, &self->t, e,
+				   "loop: interrupt\n"
+				   "jmp loop\n"));
+}
+
 TEST_F(wave, misaligned_load_faults_only_its_job)
 {
 	int e = mt_wave_engine(&self->t, -1);
