@@ -315,7 +315,19 @@ static void tq_race(struct mt *t, uint32_t qflags, uint32_t n,
 	/* two CPU threads, homes 0 and 1, stealing from all queues */
 	ret = megpu_taskq_threads(q.agents, 2, q.q, TQ_QUEUES,
 				  MEGPU_DEQ_STEAL);
-	EXPECT_EQ(0, ret);
+	/*
+	 * With the lock broken, two holders can write HEAD back over each
+	 * other after the engines' DEQUEUEs ended: GPU-only tasks are then
+	 * left that no engine comes back for, and the threads give up
+	 * (-ETIMEDOUT) instead of seeing the queues done. That is the
+	 * control working; the count of bad tasks below must still see it.
+	 */
+	if (nonatomic) {
+		EXPECT_TRUE(!ret || ret == -ETIMEDOUT)
+			TH_LOG("CPU threads: %d", ret);
+	} else {
+		EXPECT_EQ(0, ret);
+	}
 	ret = tq_gpu_finish(&q);
 	/* longer than a job timeout: the DEQUEUEs were granted more time */
 	TH_LOG("the DEQUEUE jobs ran %llu ms (job timeout %llu ms)",
@@ -1155,11 +1167,15 @@ TEST_F_TIMEOUT(taskq, tool_demo_partition, 300)
 
 /*
  * No indefinite fence: a queue that never closes, and nothing moves in
- * it, ends the attachment one job timeout later with -ETIMEDOUT.
+ * it, ends the attachment one job timeout later with -ETIMEDOUT. Then
+ * its engines stop asking for work, though it stays attached: jobs that
+ * leave them idle again raise no work request.
  */
 TEST_F_TIMEOUT(taskq, discrete_fence_is_bounded, 120)
 {
 	struct drm_megpu_taskq_queue ref;
+	struct megpu_bo *probe;
+	uint64_t req;
 	uint32_t sync;
 	struct tq q;
 
@@ -1175,6 +1191,20 @@ TEST_F_TIMEOUT(taskq, discrete_fence_is_bounded, 120)
 					(int64_t)(4 * self->t.timeout_ms + 5000) *
 					1000000));
 	ASSERT_EQ(-ETIMEDOUT, megpu_fence_status(self->t.gpu.fd, sync, 0));
+	/* the last requests of the timed-out attachment settle */
+	usleep(100000);
+	req = tq_requests(&self->t);
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &probe));
+	for (unsigned int i = 0; i < 4; i++)
+		for (unsigned int k = 0; k < q.nengines; k++)
+			EXPECT_EQ(0, mt_probe_engine(&self->t, q.engines[k],
+						     probe, 8 * k, i + 1));
+	usleep(100000);
+	EXPECT_EQ(req, tq_requests(&self->t))
+		TH_LOG("a timed-out attachment's idle engines asked for "
+		       "work %llu times",
+		       (unsigned long long)(tq_requests(&self->t) - req));
+	megpu_bo_free(probe);
 	ASSERT_EQ(0, megpu_taskq_detach(&self->t.gpu));
 	megpu_syncobj_free(&self->t.gpu, sync);
 	tq_free(&q);
