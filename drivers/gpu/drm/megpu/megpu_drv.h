@@ -314,6 +314,7 @@ struct megpu_device {
 		u64 restarts;
 		u64 deferred_restarts;
 		u64 reclaimed;
+		u64 scanned;
 	} sc;
 
 	struct mutex floor_lock;	/* floor_* */
@@ -426,9 +427,11 @@ struct megpu_mapping {
  * @pending: ACTIVE slots for the service, not yet fetched by it
  * @fetched: slots the service fetched and has not answered
  * @wq: the service's SYSCALL_WAIT
- * @node: in the device's mailbox list
+ * @ring_jobs: the file's jobs in a ring: only they can make calls
+ * @node: in the device's list of mailboxes a SYSCALL interrupt scans,
+ *	while @ring_jobs is not 0
  *
- * Everything but @cpu's contents, @wq and @node is under syscall_lock.
+ * Everything but @cpu's contents and @wq is under syscall_lock.
  */
 struct megpu_mailbox {
 	void *cpu;
@@ -439,6 +442,7 @@ struct megpu_mailbox {
 	unsigned long *pending;
 	unsigned long *fetched;
 	wait_queue_head_t wq;
+	u32 ring_jobs;
 	struct list_head node;
 };
 
@@ -689,6 +693,8 @@ void megpu_syscall_init(struct megpu_device *mdev);
 void megpu_syscall_debugfs_init(struct megpu_device *mdev);
 u32 megpu_syscall_slots(struct megpu_device *mdev);
 int megpu_syscall_file_init(struct megpu_file *mfile);
+void megpu_syscall_job_start(struct megpu_file *mfile);
+void megpu_syscall_job_end(struct megpu_file *mfile);
 void megpu_syscall_file_close(struct megpu_file *mfile);
 void megpu_syscall_file_fini(struct megpu_file *mfile);
 void megpu_syscall_irq(struct megpu_device *mdev);

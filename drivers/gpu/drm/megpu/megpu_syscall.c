@@ -26,7 +26,11 @@
  * Mailboxes are per file, not per device: each frame points its engine at
  * its file's mailbox (SET_MAILBOX), so a client only ever sees, and can
  * only answer, its own calls, and a closed client's calls are answered
- * (-EPIPE) without looking at anybody else's. A mailbox lives as long as
+ * (-EPIPE) without looking at anybody else's. A scan looks only at the
+ * mailboxes of files with a job in a ring (the only ones a wave can call
+ * through: a call parks its wave, so its job stays in the ring until it
+ * is answered or the engine is reset), so idle files, however many one
+ * user opens, cost the other users' calls nothing. A mailbox lives as long as
  * its file's jobs (the file's reference count): the device may write it
  * until the last of them is done. An engine reset drops its waves; their
  * slots are reclaimed here, so no slot leaks.
@@ -117,10 +121,37 @@ int megpu_syscall_file_init(struct megpu_file *mfile)
 		megpu_syscall_file_fini(mfile);
 		return -ENOMEM;
 	}
-	spin_lock_irq(&mdev->syscall_lock);
-	list_add_tail(&mbox->node, &mdev->mailboxes);
-	spin_unlock_irq(&mdev->syscall_lock);
 	return 0;
+}
+
+/* A job of @mfile is in a ring now: its waves may call. */
+void megpu_syscall_job_start(struct megpu_file *mfile)
+{
+	struct megpu_device *mdev = mfile->mdev;
+	struct megpu_mailbox *mbox = &mfile->mbox;
+	unsigned long flags;
+
+	if (!mbox->cpu)
+		return;
+	spin_lock_irqsave(&mdev->syscall_lock, flags);
+	if (!mbox->ring_jobs++)
+		list_add_tail(&mbox->node, &mdev->mailboxes);
+	spin_unlock_irqrestore(&mdev->syscall_lock, flags);
+}
+
+/* A job of @mfile left its ring (done, failed or reset). */
+void megpu_syscall_job_end(struct megpu_file *mfile)
+{
+	struct megpu_device *mdev = mfile->mdev;
+	struct megpu_mailbox *mbox = &mfile->mbox;
+	unsigned long flags;
+
+	if (!mbox->cpu)
+		return;
+	spin_lock_irqsave(&mdev->syscall_lock, flags);
+	if (!WARN_ON_ONCE(!mbox->ring_jobs) && !--mbox->ring_jobs)
+		list_del_init(&mbox->node);
+	spin_unlock_irqrestore(&mdev->syscall_lock, flags);
 }
 
 /* The file's last job is done: the device writes its mailbox no more. */
@@ -262,8 +293,10 @@ void megpu_syscall_irq(struct megpu_device *mdev)
 	r.n = 0;
 	spin_lock_irqsave(&mdev->syscall_lock, flags);
 	mdev->sc.irqs++;
-	list_for_each_entry(mbox, &mdev->mailboxes, node)
+	list_for_each_entry(mbox, &mdev->mailboxes, node) {
 		megpu_mailbox_scan(mdev, mbox, &r);
+		mdev->sc.scanned++;
+	}
 	megpu_restart_flush(mdev, &r);
 	spin_unlock_irqrestore(&mdev->syscall_lock, flags);
 }
@@ -557,6 +590,7 @@ static int megpu_syscalls_show(struct seq_file *m, void *data)
 	seq_printf(m, "restarts %llu\n", mdev->sc.restarts);
 	seq_printf(m, "deferred_restarts %llu\n", mdev->sc.deferred_restarts);
 	seq_printf(m, "reclaimed %llu\n", mdev->sc.reclaimed);
+	seq_printf(m, "mailboxes_scanned %llu\n", mdev->sc.scanned);
 	list_for_each_entry(mbox, &mdev->mailboxes, node) {
 		seq_printf(m, "mailbox ctx %u slots %u%s:",
 			   mbox->ctx, mbox->slots,

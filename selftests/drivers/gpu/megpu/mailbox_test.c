@@ -5,7 +5,8 @@
  * runs itself come back right; a client that closes with waves parked on
  * its service gets them answered -EPIPE; a job whose calls are never
  * answered times out, and its slots are free again. syscall.hi calls
- * are served before the others when they compete for few slots.
+ * are served before the others when they compete for few slots. Idle
+ * files' mailboxes are not scanned.
  */
 
 #include <poll.h>
@@ -175,6 +176,72 @@ TEST_F(mb, kernel_ops_many_callers)
 	irqs = sc_counter(t, "irqs");
 	if (irqs0 >= 0 && irqs >= 0)
 		EXPECT_GT(2 * CALLERS + 3, irqs - irqs0);
+}
+
+/* The mailboxes debugfs "syscalls" lists: those a scan looks at. */
+static int listed_mailboxes(struct mt *t)
+{
+	char *text = mt_debugfs(t, "syscalls"), *p;
+	int n = 0;
+
+	if (!text)
+		return -1;
+	for (p = text; (p = strstr(p, "mailbox ctx")); p++)
+		n++;
+	free(text);
+	return n;
+}
+
+#define IDLE_CLIENTS 256
+
+/*
+ * A SYSCALL interrupt scans the mailboxes of files with a job in a ring
+ * only (seed 003 with many users): the idle files one user opens, each
+ * with its mailbox, cost another user's calls nothing. Idle, no mailbox
+ * is listed; the scans of a caller's job looked at one or two each.
+ */
+TEST_F(mb, idle_files_are_not_scanned)
+{
+	struct mt *t = &self->t, *idle;
+	long long irqs0, scanned0, irqs, scanned;
+	int e = mb_engine(t), listed;
+	unsigned int i, bad = 0;
+	struct caller c;
+	uint64_t *out;
+
+	if (e < 0)
+		SKIP(return, "no engine runs wave programs");
+	idle = calloc(IDLE_CLIENTS, sizeof(*idle));
+	ASSERT_NE(NULL, idle);
+	for (i = 0; i < IDLE_CLIENTS; i++)
+		ASSERT_EQ(0, mt_open_client(t, &idle[i]));
+	listed = listed_mailboxes(t);
+	EXPECT_GT(2, listed)
+		TH_LOG("%d mailboxes listed with %d idle files open", listed,
+		       IDLE_CLIENTS + 1);
+	irqs0 = sc_counter(t, "irqs");
+	scanned0 = sc_counter(t, "mailboxes_scanned");
+	ASSERT_LE(0, scanned0)
+		TH_LOG("no mailboxes_scanned in debugfs syscalls");
+
+	ASSERT_EQ(0, caller_start(t, &c, e, CALLERS, DRM_MEGPU_SYSCALL_ECHO,
+				  0x5ca7, 0));
+	ASSERT_EQ(0, mt_job_finish(&c.j, mt_job_ns(t)));
+	out = c.out->map;
+	for (i = 0; i < CALLERS; i++)
+		bad += out[i] != (i | 0x5ca7ull << 32);
+	EXPECT_EQ(0, bad);
+	caller_free(&c);
+	irqs = sc_counter(t, "irqs");
+	scanned = sc_counter(t, "mailboxes_scanned");
+	EXPECT_LT(irqs0, irqs);
+	EXPECT_GE(2 * (irqs - irqs0), scanned - scanned0)
+		TH_LOG("%lld scans looked at %lld mailboxes", irqs - irqs0,
+		       scanned - scanned0);
+
+	for (i = 0; i < IDLE_CLIENTS; i++)
+		mt_close(&idle[i]);
+	free(idle);
 }
 
 /*
