@@ -159,7 +159,10 @@ struct drm_megpu_get_param {
  * file that creates it, up to the module parameter client_pinned_mb
  * (default a quarter of RAM), and to all megpu BOs together, up to
  * pinned_mb (default half of RAM). The charge stays with the BO until it
- * is freed, also when it outlives the file (PRIME).
+ * is freed, also when it outlives the file (PRIME). What the driver pins
+ * for a file counts too: its mailbox (to the file), its page tables (to
+ * all megpu memory), so opening the device fails with -ENOMEM once
+ * pinned_mb is reached.
  *
  * Errors: -EINVAL for a zero size, a size above 1 GiB, unknown @flags or a
  * non-zero @pad; -ENOSPC when the BO would exceed either pinning limit;
@@ -622,7 +625,9 @@ struct drm_megpu_taskq_queue {
  * &DRM_IOCTL_MEGPU_TASKQ_CHECK); -EFAULT for an unreadable @queues;
  * -ENOENT for a handle or @out_sync that is not the caller's, or a
  * detach without an attachment; -EACCES, -ERANGE as
- * &DRM_IOCTL_MEGPU_TASKQ_CHECK; -EBUSY when the file is attached already.
+ * &DRM_IOCTL_MEGPU_TASKQ_CHECK; -EBUSY when the file is attached already;
+ * -ENOSPC when the driver's IBs for the attachment (pinned, charged to
+ * the file as BOs are) would exceed either pinning limit.
  */
 struct drm_megpu_taskq_attach {
 	/** @queues: pointer to @count &struct drm_megpu_taskq_queue. */

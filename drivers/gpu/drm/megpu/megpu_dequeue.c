@@ -220,6 +220,12 @@ static void megpu_kdq_finish(struct megpu_kdq *kdq, int error)
 	dma_fence_put(done);
 }
 
+/* The attachment's IBs: MEGPU_KDQ_IB_BYTES per engine of the device. */
+static size_t megpu_kdq_ib_size(struct megpu_device *mdev)
+{
+	return PAGE_ALIGN((size_t)mdev->num_engines * MEGPU_KDQ_IB_BYTES);
+}
+
 /* No work and no fence callback can run any more. */
 static void megpu_kdq_free(struct megpu_kdq *kdq)
 {
@@ -241,6 +247,7 @@ static void megpu_kdq_free(struct megpu_kdq *kdq)
 			drm_gem_vunmap_unlocked(kdq->ib, &kdq->ib_map);
 		megpu_gem_mapping_put(kdq->ib_mapping);
 		drm_gem_object_put(kdq->ib);
+		megpu_pin_uncharge(kdq->mfile, megpu_kdq_ib_size(kdq->mdev));
 	}
 	megpu_kdq_finish(kdq, -ECANCELED);
 	megpu_file_put(kdq->mfile);
@@ -728,11 +735,15 @@ static int megpu_kdq_alloc_ib(struct megpu_kdq *kdq, struct drm_file *file)
 	u32 handle;
 	int ret;
 
-	shmem = drm_gem_shmem_create(&mdev->drm,
-				     (size_t)mdev->num_engines *
-				     MEGPU_KDQ_IB_BYTES);
-	if (IS_ERR(shmem))
+	/* pinned while attached: the file's charge (megpu_gem.c) */
+	ret = megpu_pin_charge(kdq->mfile, megpu_kdq_ib_size(mdev));
+	if (ret)
+		return ret;
+	shmem = drm_gem_shmem_create(&mdev->drm, megpu_kdq_ib_size(mdev));
+	if (IS_ERR(shmem)) {
+		megpu_pin_uncharge(kdq->mfile, megpu_kdq_ib_size(mdev));
 		return PTR_ERR(shmem);
+	}
 	kdq->ib = &shmem->base;
 	megpu_gem_register(mdev, to_megpu_bo(kdq->ib));
 	/* a handle maps it; dropping the handle keeps our mapping */

@@ -14,6 +14,10 @@
  * (client_pinned_mb) and to all megpu devices together (pinned_mb). A
  * create beyond either limit fails with -ENOSPC, and the guest keeps the
  * memory it needs to stay healthy. Imported BOs are the exporter's charge.
+ * What the driver pins for a file is charged the same way, so that many
+ * open files cannot get past the limits either: its mailbox and the
+ * task-queue dequeuer's IBs to the file and the driver, its page tables
+ * (which may outlive the file) to the driver only.
  */
 
 #include <linux/dma-resv.h>
@@ -49,15 +53,18 @@ static u64 megpu_limit(unsigned int mb, unsigned int ram_shift)
 	return mb ? (u64)mb << 20 : (totalram_pages() << PAGE_SHIFT) >> ram_shift;
 }
 
-/* Charge @size pinned bytes to @mfile and to the driver, or -ENOSPC. */
-static int megpu_pin_charge(struct megpu_file *mfile, u64 size)
+/*
+ * Charge @size pinned bytes to @mfile (none: NULL) and to the driver, or
+ * -ENOSPC.
+ */
+int megpu_pin_charge(struct megpu_file *mfile, u64 size)
 {
 	if (atomic64_add_return(size, &megpu_pinned_bytes) >
 	    megpu_limit(READ_ONCE(megpu_pinned_mb), 1)) {
 		atomic64_sub(size, &megpu_pinned_bytes);
 		return -ENOSPC;
 	}
-	if (atomic64_add_return(size, &mfile->pinned_bytes) >
+	if (mfile && atomic64_add_return(size, &mfile->pinned_bytes) >
 	    megpu_limit(READ_ONCE(megpu_client_pinned_mb), 2)) {
 		atomic64_sub(size, &mfile->pinned_bytes);
 		atomic64_sub(size, &megpu_pinned_bytes);
@@ -66,9 +73,10 @@ static int megpu_pin_charge(struct megpu_file *mfile, u64 size)
 	return 0;
 }
 
-static void megpu_pin_uncharge(struct megpu_file *mfile, u64 size)
+void megpu_pin_uncharge(struct megpu_file *mfile, u64 size)
 {
-	atomic64_sub(size, &mfile->pinned_bytes);
+	if (mfile)
+		atomic64_sub(size, &mfile->pinned_bytes);
 	atomic64_sub(size, &megpu_pinned_bytes);
 }
 

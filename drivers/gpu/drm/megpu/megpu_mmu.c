@@ -24,9 +24,14 @@ struct megpu_vm *megpu_vm_create(struct megpu_device *mdev)
 	int id = -1;
 	u32 ctx;
 
-	vm = kzalloc(sizeof(*vm), GFP_KERNEL);
-	if (!vm)
+	/* page tables are pinned: charged to the driver (megpu_gem.c) */
+	if (megpu_pin_charge(NULL, MEGPU_PT_SIZE))
 		return ERR_PTR(-ENOMEM);
+	vm = kzalloc(sizeof(*vm), GFP_KERNEL);
+	if (!vm) {
+		megpu_pin_uncharge(NULL, MEGPU_PT_SIZE);
+		return ERR_PTR(-ENOMEM);
+	}
 
 	vm->pt = kvcalloc(MEGPU_PT_ENTRIES, sizeof(*vm->pt), GFP_KERNEL);
 	vm->pt_dma = kvcalloc(MEGPU_PT_ENTRIES, sizeof(*vm->pt_dma),
@@ -58,6 +63,7 @@ err:
 	kvfree(vm->pt_dma);
 	kvfree(vm->pt);
 	kfree(vm);
+	megpu_pin_uncharge(NULL, MEGPU_PT_SIZE);
 	return ERR_PTR(-ENOMEM);
 }
 
@@ -75,10 +81,13 @@ static void megpu_vm_release(struct kref *kref)
 	unsigned int i;
 
 	for (i = 0; i < MEGPU_PT_ENTRIES; i++)
-		if (vm->pt[i])
+		if (vm->pt[i]) {
 			dma_free_coherent(dev, MEGPU_PT_SIZE, vm->pt[i],
 					  vm->pt_dma[i]);
+			megpu_pin_uncharge(NULL, MEGPU_PT_SIZE);
+		}
 	dma_free_coherent(dev, MEGPU_PT_SIZE, vm->pd, vm->pd_dma);
+	megpu_pin_uncharge(NULL, MEGPU_PT_SIZE);
 	drm_mm_takedown(&vm->mm);
 	xa_erase(&mdev->ctxs, vm->ctx_id);
 	mutex_destroy(&vm->lock);
@@ -117,13 +126,15 @@ static u64 *megpu_vm_pte(struct megpu_vm *vm, u64 va, bool alloc)
 	unsigned int pdi = MEGPU_PDE_INDEX(va);
 
 	if (!vm->pt[pdi]) {
-		if (!alloc)
+		if (!alloc || megpu_pin_charge(NULL, MEGPU_PT_SIZE))
 			return NULL;
 		vm->pt[pdi] = dma_alloc_coherent(vm->mdev->drm.dev,
 						 MEGPU_PT_SIZE,
 						 &vm->pt_dma[pdi], GFP_KERNEL);
-		if (!vm->pt[pdi])
+		if (!vm->pt[pdi]) {
+			megpu_pin_uncharge(NULL, MEGPU_PT_SIZE);
 			return NULL;
+		}
 		/* the table must be complete before the device can see it */
 		dma_wmb();
 		WRITE_ONCE(vm->pd[pdi], vm->pt_dma[pdi] | MEGPU_PTE_VALID);

@@ -109,6 +109,9 @@ int megpu_syscall_file_init(struct megpu_file *mfile)
 	mbox->ctx = mfile->vm->ctx_id;
 	if (!slots)
 		return 0;
+	/* pinned for the file's life: charged, or the open fails */
+	if (megpu_pin_charge(mfile, PAGE_ALIGN(slots * MEGPU_MBOX_SLOT_SIZE)))
+		return -ENOMEM;
 	/* the size megpu_syscall_file_fini() frees, also on failure here */
 	mbox->slots = slots;
 	mbox->pending = bitmap_zalloc(slots, GFP_KERNEL);
@@ -169,6 +172,9 @@ void megpu_syscall_file_fini(struct megpu_file *mfile)
 				  mbox->cpu, mbox->dma);
 	bitmap_free(mbox->pending);
 	bitmap_free(mbox->fetched);
+	if (mbox->slots)
+		megpu_pin_uncharge(mfile, PAGE_ALIGN(mbox->slots *
+						     MEGPU_MBOX_SLOT_SIZE));
 	mbox->pending = NULL;
 	mbox->fetched = NULL;
 	mbox->cpu = NULL;

@@ -7,7 +7,8 @@
  *   the whole file); pages another client allocates right after must not
  *   receive a single one of those writes, in either write mode;
  * - pinned memory is limited: an unprivileged client creating BOs in a
- *   loop ends with a clean -ENOSPC, and the guest keeps working.
+ *   loop ends with a clean -ENOSPC, and the guest keeps working; what the
+ *   driver pins for each open file is charged too.
  */
 
 #include <signal.h>
@@ -230,6 +231,53 @@ TEST_F(pin, client_limit_is_a_module_parameter)
 	megpu_bo_free(b);
 	mt_write_file(MT_PARAM_DIR "client_pinned_mb", old);
 	free(old);
+}
+
+#define PIN_OPEN_MAX 512
+
+static uint64_t pinned_bytes(struct mt *t)
+{
+	uint64_t v = 0;
+
+	megpu_debugfs_counter(&t->gpu, "pinned_bytes", &v);
+	return v;
+}
+
+/*
+ * Opening files is no way past pinned_mb: each open file's mailbox and
+ * page tables are charged, so with the limit just above what is pinned
+ * now, opening more files soon fails with -ENOMEM; closing them gives
+ * the charge back.
+ */
+TEST_F(pin, open_files_are_charged)
+{
+	uint64_t base = pinned_bytes(&self->t), one;
+	struct mt *cl = calloc(PIN_OPEN_MAX, sizeof(*cl));
+	char *old, lim[32];
+	int n, err = 0;
+
+	ASSERT_NE(NULL, cl);
+	ASSERT_EQ(0, mt_open_client(&self->t, &cl[0]));
+	one = pinned_bytes(&self->t);
+	EXPECT_LT(base, one)
+		TH_LOG("an open file is charged nothing");
+	old = mt_slurp(MT_PARAM_DIR "pinned_mb");
+	ASSERT_NE(NULL, old);
+	snprintf(lim, sizeof(lim), "%llu", (unsigned long long)(one >> 20) + 1);
+	ASSERT_EQ(0, mt_write_file(MT_PARAM_DIR "pinned_mb", lim));
+	for (n = 1; n < PIN_OPEN_MAX; n++) {
+		err = mt_open_client(&self->t, &cl[n]);
+		if (err)
+			break;
+	}
+	mt_write_file(MT_PARAM_DIR "pinned_mb", old);
+	free(old);
+	EXPECT_EQ(-ENOMEM, err)
+		TH_LOG("%d files opened with pinned_mb %s", n, lim);
+	while (n--)
+		mt_close(&cl[n]);
+	free(cl);
+	EXPECT_EQ(base, pinned_bytes(&self->t));
 }
 
 TEST_HARNESS_MAIN
