@@ -383,7 +383,8 @@ struct drm_megpu_submit {
  * Starts a host flush and waits for the device's acknowledgment: every
  * write any engine issued before the call is then in memory.
  *
- * Errors: -EINVAL for non-zero @flags or @pad, -ETIMEDOUT when the device
+ * Errors: -EINVAL for non-zero @flags or @pad, -EOPNOTSUPP when the device
+ * has no posted writes (no MEGPU_CAP_FLUSH), -ETIMEDOUT when the device
  * does not acknowledge within a second, -ERESTARTSYS on a signal.
  */
 struct drm_megpu_flush {

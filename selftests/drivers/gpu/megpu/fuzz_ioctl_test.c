@@ -10,9 +10,9 @@
  * pointers or running into an unmapped page. One file is shared by all
  * processes (fork), so one process closes what another uses.
  *
- * Every call must return 0 or an errno from a short list (none means
- * "the device is gone" or "not implemented"), and return: the harness
- * kills a run that hangs. Afterwards every engine still runs a known-good
+ * Every call must return 0 or an errno its uAPI documents (fz_errnos:
+ * megpu_drm.h's "Errors:" for megpu's ioctls, DRM core's for the generic
+ * ones), and return: the harness kills a run that hangs. Afterwards every engine still runs a known-good
  * job and the driver's object counters are back at their start.
  *
  * Seeded and replayable, see megpu_fuzz.h.
@@ -135,17 +135,69 @@ struct fz {
 
 #define ARENA_BYTES	(2 * 4096)
 
-/* errnos a call may end with; anything else is a bug. */
-static bool fz_errno_ok(int e)
+/*
+ * The errnos each call may end with besides 0: what its uAPI documents
+ * (megpu_drm.h "Errors:"; DRM core's for the generic ioctls), and for
+ * every call EACCES (not allowed on this node or file), EINTR (a signal)
+ * and ENOMEM (memory ran out). Anything else is a bug, or an errno the
+ * uAPI must document. The raw ops reach any ioctl with any argument.
+ */
+#define FZ_E(...) { __VA_ARGS__, 0 }
+#define FZ_MEGPU_ANY FZ_E(EINVAL, ENOENT, EFAULT, ENOSPC, EIO, ETIME, \
+			  ETIMEDOUT, EOPNOTSUPP, EBUSY, ERANGE, ENODEV, ENOTTY)
+static const int fz_errnos[OP_COUNT][16] = {
+	[OP_GET_PARAM] = FZ_E(EINVAL),
+	[OP_GEM_CREATE] = FZ_E(EINVAL, ENOSPC),
+	[OP_MMAP_OFFSET] = FZ_E(EINVAL, ENOENT),
+	[OP_GEM_INFO] = FZ_E(EINVAL, ENOENT),
+	[OP_GEM_WAIT] = FZ_E(EINVAL, ENOENT, ETIME),
+	[OP_SUBMIT] = FZ_E(EINVAL, ENOENT, EFAULT, EIO),
+	[OP_FLUSH] = FZ_E(EINVAL, ETIMEDOUT, EOPNOTSUPP),
+	[OP_SYSCALL_WAIT] = FZ_E(EINVAL, EOPNOTSUPP, ETIME, EFAULT),
+	[OP_SYSCALL_RETURN] = FZ_E(EINVAL, EOPNOTSUPP, ENOENT),
+	[OP_MSEM_QUERY] = FZ_E(EINVAL, ENOENT, EOPNOTSUPP),
+	[OP_TASKQ] = FZ_E(EINVAL, EOPNOTSUPP, ENOENT, ERANGE, EFAULT, EBUSY,
+			  ENOSPC),
+	/* drm_gem_close_ioctl: an unknown handle is EINVAL */
+	[OP_GEM_CLOSE] = FZ_E(EINVAL),
+	[OP_PRIME_EXPORT] = FZ_E(EINVAL, ENOENT, EMFILE),
+	[OP_PRIME_IMPORT] = FZ_E(EINVAL, EBADF, ENOSPC),
+	[OP_SYNC_CREATE] = FZ_E(EINVAL),
+	[OP_SYNC_DESTROY] = FZ_E(EINVAL),
+	[OP_SYNC_WAIT] = FZ_E(EINVAL, ENOENT, EFAULT, ETIME),
+	[OP_SYNC_TL_WAIT] = FZ_E(EINVAL, ENOENT, EFAULT, ETIME),
+	[OP_SYNC_RESET] = FZ_E(EINVAL, ENOENT, EFAULT),
+	[OP_SYNC_SIGNAL] = FZ_E(EINVAL, ENOENT, EFAULT),
+	[OP_SYNC_TL_SIGNAL] = FZ_E(EINVAL, ENOENT, EFAULT),
+	[OP_SYNC_QUERY] = FZ_E(EINVAL, ENOENT, EFAULT),
+	[OP_SYNC_TRANSFER] = FZ_E(EINVAL, ENOENT),
+	[OP_SYNC_EXPORT] = FZ_E(EINVAL, ENOENT, EMFILE),
+	[OP_SYNC_IMPORT] = FZ_E(EINVAL, ENOENT, EBADF),
+	[OP_SYNC_EVENTFD] = FZ_E(EINVAL, ENOENT, EBADF),
+	/* drm_getcap: the KMS caps of a driver without KMS */
+	[OP_GET_CAP] = FZ_E(EINVAL, EOPNOTSUPP),
+	[OP_SET_CLIENT_CAP] = FZ_E(EINVAL, EOPNOTSUPP),
+	[OP_VERSION] = FZ_E(EFAULT),
+	/* GEM_FLINK and GEM_OPEN: not on a render node */
+	[OP_FLINK_OPEN] = FZ_E(EINVAL, ENOENT, ENODEV, EPERM),
+	[OP_MMAP] = FZ_E(EINVAL),
+	[OP_RAW_DRIVER] = FZ_MEGPU_ANY,
+	[OP_RAW_GENERIC] = FZ_E(EINVAL, ENOENT, EFAULT, EOPNOTSUPP, EPERM,
+				ENOTTY, EBADF, EOVERFLOW, EBUSY, ENOSPC, E2BIG,
+				ERANGE, EEXIST, ENOSYS, ENODEV),
+	[OP_BAD_ARG] = FZ_E(EFAULT, EINVAL, ENOENT),
+	[OP_REOPEN] = FZ_E(EMFILE),
+};
+
+static bool fz_errno_ok(enum fz_op op, int e)
 {
-	switch (e) {
-	case 0: case EINVAL: case ENOENT: case EFAULT: case ENOSPC:
-	case ENOMEM: case E2BIG: case EIO: case ETIME: case ETIMEDOUT:
-	case EOPNOTSUPP: case EBUSY: case EACCES: case EPERM: case ENOTTY:
-	case EBADF: case EAGAIN: case EOVERFLOW: case EMFILE: case ERANGE:
-	case EEXIST: case ENOSYS:
+	unsigned int i;
+
+	if (!e || e == EACCES || e == EINTR || e == ENOMEM)
 		return true;
-	}
+	for (i = 0; fz_errnos[op][i]; i++)
+		if (fz_errnos[op][i] == e)
+			return true;
 	return false;
 }
 
@@ -159,7 +211,7 @@ static int fz_ioctl(struct fz *f, enum fz_op op, int fd, unsigned long nr,
 	f->calls[op]++;
 	if (!e)
 		f->oks[op]++;
-	if (!fz_errno_ok(e)) {
+	if (!fz_errno_ok(op, e)) {
 		printf("# fuzz: seed 0x%llx process %u call %lu: %s "
 		       "(nr 0x%lx) failed with errno %d (%s)\n",
 		       (unsigned long long)fz_seed, f->proc, f->call,
