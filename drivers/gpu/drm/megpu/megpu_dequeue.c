@@ -99,7 +99,8 @@ struct megpu_kdq_job {
  * @mdev: the device
  * @mfile: the client (referenced)
  * @file: its DRM file, valid until megpu_dequeue_file_close()
- * @link: in the device's kdqs list (mdev->kdq_lock)
+ * @link: in the device's kdqs list (changed under mdev->kdq_mutex and
+ *	mdev->kdq_lock, read under either)
  * @lock: everything below but @requests (the work holds it throughout)
  * @work: takes batches and checks completion
  * @queues: the attached queues
@@ -774,12 +775,40 @@ static int megpu_kdq_check_engines(struct megpu_device *mdev, u32 engines)
 	return 0;
 }
 
+/*
+ * Stop @kdq for good and complete its fence with @error, but keep it
+ * (detach frees it). Only its timer, its work and its jobs' fence
+ * callbacks still reach it once it is unpublished or its device gone.
+ * Under the lock the work holds, so that none of it submits or retires
+ * meanwhile: closing (no new job, no callback queues the work) and the
+ * callbacks removed (or run to their end under the fence lock). Then the
+ * timer, which may queue the work, and last the work. The jobs in flight
+ * run out on their own references to the BOs. Idempotent.
+ */
+static void megpu_kdq_halt(struct megpu_kdq *kdq, int error)
+{
+	unsigned int i;
+
+	mutex_lock(&kdq->lock);
+	WRITE_ONCE(kdq->closing, true);
+	for (i = 0; i < MEGPU_MAX_ENGINES; i++)
+		if (kdq->jobs[i].fence)
+			dma_fence_remove_callback(kdq->jobs[i].fence,
+						  &kdq->jobs[i].cb);
+	if (READ_ONCE(kdq->done) && !kdq->error)
+		WRITE_ONCE(kdq->error, error);
+	mutex_unlock(&kdq->lock);
+	timer_shutdown_sync(&kdq->watchdog);
+	cancel_delayed_work_sync(&kdq->work);
+	megpu_kdq_finish(kdq, error);
+}
+
 static int megpu_dequeue_detach(struct megpu_file *mfile)
 {
 	struct megpu_device *mdev = mfile->mdev;
 	struct megpu_kdq *kdq = NULL, *iter;
-	unsigned int i;
 
+	mutex_lock(&mdev->kdq_mutex);
 	spin_lock(&mdev->kdq_lock);
 	list_for_each_entry(iter, &mdev->kdqs, link) {
 		if (iter->mfile == mfile) {
@@ -791,29 +820,28 @@ static int megpu_dequeue_detach(struct megpu_file *mfile)
 	if (kdq)
 		megpu_kdq_update_req_work(mdev);
 	spin_unlock(&mdev->kdq_lock);
-	if (!kdq)
-		return -ENOENT;
-	/*
-	 * Unpublished now: only its timer, its work and its jobs' fence
-	 * callbacks still reach it. Under the lock the work holds, so that
-	 * none of it submits or retires meanwhile: closing (no new job, no
-	 * callback queues the work) and the callbacks removed (or run to
-	 * their end under the fence lock). Then the timer, which may queue
-	 * the work, and last the work. The jobs in flight run out on their
-	 * own references to the BOs.
-	 */
-	mutex_lock(&kdq->lock);
-	WRITE_ONCE(kdq->closing, true);
-	for (i = 0; i < MEGPU_MAX_ENGINES; i++)
-		if (kdq->jobs[i].fence)
-			dma_fence_remove_callback(kdq->jobs[i].fence,
-						  &kdq->jobs[i].cb);
-	mutex_unlock(&kdq->lock);
-	timer_shutdown_sync(&kdq->watchdog);
-	cancel_delayed_work_sync(&kdq->work);
-	megpu_kdq_finish(kdq, -ECANCELED);
-	megpu_kdq_free(kdq);
-	return 0;
+	if (kdq) {
+		megpu_kdq_halt(kdq, -ECANCELED);
+		megpu_kdq_free(kdq);
+	}
+	mutex_unlock(&mdev->kdq_mutex);
+	return kdq ? 0 : -ENOENT;
+}
+
+/*
+ * The device is gone (megpu_remove(), after its interrupts): every
+ * attachment stops now, before its fence would wait for a watchdog, and
+ * completes with -ENODEV; detach or close frees it later.
+ */
+void megpu_dequeue_unplug(struct megpu_device *mdev)
+{
+	struct megpu_kdq *kdq;
+
+	/* the list changes only under kdq_mutex */
+	mutex_lock(&mdev->kdq_mutex);
+	list_for_each_entry(kdq, &mdev->kdqs, link)
+		megpu_kdq_halt(kdq, -ENODEV);
+	mutex_unlock(&mdev->kdq_mutex);
 }
 
 int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
@@ -889,14 +917,18 @@ int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 		       dma_fence_context_alloc(1), 1);
 	done = dma_fence_get(kdq->done);
 
+	mutex_lock(&mdev->kdq_mutex);
+	/* megpu_dequeue_unplug() ran: nothing would stop this one */
+	ret = drm_dev_is_unplugged(drm) ? -ENODEV : 0;
 	spin_lock(&mdev->kdq_lock);
-	list_for_each_entry(iter, &mdev->kdqs, link) {
-		if (iter->mfile == mfile) {
-			spin_unlock(&mdev->kdq_lock);
-			dma_fence_put(done);
+	list_for_each_entry(iter, &mdev->kdqs, link)
+		if (iter->mfile == mfile)
 			ret = -EBUSY;
-			goto out_kdq;
-		}
+	if (ret) {
+		spin_unlock(&mdev->kdq_lock);
+		mutex_unlock(&mdev->kdq_mutex);
+		dma_fence_put(done);
+		goto out_kdq;
 	}
 	/*
 	 * Armed before it is published: once on the list, a DETACH from
@@ -908,6 +940,7 @@ int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 	list_add_tail(&kdq->link, &mdev->kdqs);
 	megpu_kdq_update_req_work(mdev);
 	spin_unlock(&mdev->kdq_lock);
+	mutex_unlock(&mdev->kdq_mutex);
 	/* our own reference: the attachment may be gone already */
 	drm_syncobj_replace_fence(sync, done);
 	dma_fence_put(done);
@@ -930,6 +963,7 @@ void megpu_dequeue_file_close(struct megpu_file *mfile)
 void megpu_dequeue_init(struct megpu_device *mdev)
 {
 	spin_lock_init(&mdev->kdq_lock);
+	mutex_init(&mdev->kdq_mutex);
 	INIT_LIST_HEAD(&mdev->kdqs);
 	spin_lock_init(&mdev->kdq_fence_lock);
 }

@@ -401,6 +401,7 @@ static void megpu_remove(struct pci_dev *pdev)
 	megpu_flush_unplug(mdev);
 	megpu_write(mdev, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
 	megpu_irq_fini(mdev);
+	megpu_dequeue_unplug(mdev);
 	megpu_sched_fail_all(mdev, -ENODEV);
 }
 

@@ -338,6 +338,7 @@ struct megpu_device {
 
 	/* seed 002's discrete variant, megpu_dequeue.c */
 	spinlock_t kdq_lock;		/* kdqs, TASKQ_REQ_WORK */
+	struct mutex kdq_mutex;		/* kdqs changes, unplug */
 	struct list_head kdqs;
 	spinlock_t kdq_fence_lock;	/* the completion fences */
 	atomic64_t kdq_requests;
@@ -717,6 +718,7 @@ void megpu_dequeue_debugfs_init(struct megpu_device *mdev);
 void megpu_dequeue_irq(struct megpu_device *mdev);
 void megpu_dequeue_notify(struct megpu_file *mfile);
 void megpu_dequeue_file_close(struct megpu_file *mfile);
+void megpu_dequeue_unplug(struct megpu_device *mdev);
 int megpu_submit_kernel_job(struct megpu_file *mfile, struct drm_file *file,
 			    u32 engine, u64 ib_va, u32 ib_dwords,
 			    struct megpu_mapping **maps, const u32 *flags,

@@ -4,7 +4,9 @@
  * in flight (sysfs unbind, as DRM's hot-unplug tests do): the job
  * completes with an error, the open file gets -ENODEV, closing it after
  * the unplug is clean, and binding the driver again gives a working GPU.
- * The host harness checks the kernel log for warnings and oopses.
+ * So with the driver's task-queue dequeuer attached and with waves parked
+ * in calls to a service. The host harness checks the kernel log for
+ * warnings and oopses.
  */
 
 #include <errno.h>
@@ -207,6 +209,120 @@ TEST_F(unplug, flushes_in_flight)
 	megpu_bo_free(bo);
 	mt_close(&t);
 	ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/bind", self->addr));
+}
+
+/* Bind again and run a job: the GPU works after the unplug. */
+static void rebind_and_probe(struct __test_metadata *_metadata,
+			     const char *addr)
+{
+	struct megpu_bo *bo;
+	struct mt t;
+
+	ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/bind", addr));
+	ASSERT_EQ(0, mt_open(&t));
+	ASSERT_EQ(0, mt_bo(&t.gpu, 4096, 0, &bo));
+	EXPECT_EQ(0, mt_probe_engine(&t, 0, bo, 0, 0x600d));
+	megpu_bo_free(bo);
+	mt_close(&t);
+}
+
+/*
+ * The driver's dequeuer attached to a queue that never closes: the
+ * unplug stops it at once and its fence completes with -ENODEV, well
+ * before its watchdog would end it (a job timeout without progress);
+ * detach fails with -ENODEV and closing frees it, cleanly.
+ */
+TEST_F(unplug, with_live_attachment)
+{
+	struct drm_megpu_taskq_queue ref;
+	uint32_t sync, engines = 0;
+	struct megpu_taskq q;
+	struct megpu_bo *qbo;
+	int64_t t0, took;
+	uint64_t feat = 0;
+	unsigned int e;
+	int sync_file;
+	struct mt t;
+
+	ASSERT_EQ(0, mt_open(&t));
+	if (megpu_get_param(&t.gpu, DRM_MEGPU_PARAM_FEATURES, &feat) ||
+	    !(feat & MEGPU_CAP_TASKQ)) {
+		mt_close(&t);
+		SKIP(return, "no task queues");
+	}
+	for (e = 0; e < t.engines; e++)
+		if (mt_runs_waves(&t, e))
+			engines |= 1u << e;
+	ASSERT_NE(0, engines);
+	ASSERT_EQ(0, mt_bo(&t.gpu, MEGPU_TQ_BYTES(16), 0, &qbo));
+	ASSERT_EQ(0, megpu_taskq_init(&q, qbo->map, qbo->va, 16, 0, 0, 0));
+	ASSERT_EQ(0, megpu_syncobj_new(&t.gpu, false, &sync));
+	ref = (struct drm_megpu_taskq_queue){ .handle = qbo->handle,
+					      .slots = 16 };
+	ASSERT_EQ(0, megpu_taskq_attach(&t.gpu, &ref, 1, engines, sync));
+	ASSERT_EQ(0, megpu_syncobj_export(&t.gpu, sync, 0, &sync_file));
+	EXPECT_EQ(1, megpu_sync_file_status(sync_file));
+
+	t0 = megpu_now_ns();
+	ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/unbind", self->addr));
+	ASSERT_EQ(0, sync_file_wait(sync_file, 5000));
+	took = megpu_now_ns() - t0;
+	EXPECT_EQ(-ENODEV, megpu_sync_file_status(sync_file));
+	EXPECT_GT((int64_t)t.timeout_ms * 1000000 / 2, took)
+		TH_LOG("the attachment ended %lld ms after the unplug "
+		       "(job timeout %llu ms)", (long long)(took / 1000000),
+		       (unsigned long long)t.timeout_ms);
+	close(sync_file);
+	EXPECT_EQ(-ENODEV, megpu_taskq_detach(&t.gpu));
+	megpu_bo_free(qbo);
+	mt_close(&t);
+	rebind_and_probe(_metadata, self->addr);
+}
+
+/*
+ * Waves parked in SYSCALL on a service nobody runs: the unplug fails
+ * their job with -ENODEV, and closing the file after it is clean.
+ */
+TEST_F(unplug, with_parked_waves)
+{
+	static const char src[] =
+		"	s2r	r1, global_id\n"
+		"	syscall	r2, 0x100, r1, r1, r1\n"
+		"	end\n";
+	const uint64_t user[1] = { 0 };
+	struct megpu_bo *bos[2];
+	struct megpu_cs cs;
+	struct mt_prog p;
+	struct mt_job j;
+	int e, sync_file;
+	unsigned int n;
+	struct mt t;
+
+	ASSERT_EQ(0, mt_open(&t));
+	e = mt_wave_engine(&t, -1);
+	if (e < 0) {
+		mt_close(&t);
+		SKIP(return, "no engine runs wave programs");
+	}
+	ASSERT_EQ(0, mt_prog_load(&t.gpu, src, &p));
+	megpu_cs_init(&cs);
+	ASSERT_EQ(0, mt_prog_dispatch(&cs, &p, 0, user, 1, 64, 16));
+	n = mt_prog_bos(&p, bos, NULL, 0);
+	ASSERT_EQ(0, mt_submit(&t.gpu, &j, e, &cs, bos, n, 0));
+	megpu_cs_fini(&cs);
+	ASSERT_EQ(0, megpu_syncobj_export(&t.gpu, j.sync, 0, &sync_file));
+	/* the calls are made and wait for the service */
+	usleep(200000);
+	EXPECT_EQ(1, megpu_sync_file_status(sync_file));
+
+	ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/unbind", self->addr));
+	ASSERT_EQ(0, sync_file_wait(sync_file, 5000));
+	EXPECT_EQ(-ENODEV, megpu_sync_file_status(sync_file));
+	close(sync_file);
+	mt_job_free(&j);
+	mt_prog_free(&p);
+	mt_close(&t);
+	rebind_and_probe(_metadata, self->addr);
 }
 
 /* Unbind and bind again with nothing open, a few times. */
