@@ -12,6 +12,7 @@
 #include <linux/seq_file.h>
 #include <linux/uaccess.h>
 #include <drm/drm_debugfs.h>
+#include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_print.h>
 
@@ -38,6 +39,11 @@ static int megpu_engines_show(struct seq_file *m, void *data)
 	struct drm_debugfs_entry *entry = m->private;
 	struct megpu_device *mdev = to_megpu(entry->dev);
 	unsigned int i;
+	int idx;
+
+	/* registers only while the device is there */
+	if (!drm_dev_enter(&mdev->drm, &idx))
+		return -ENODEV;
 
 	for (i = 0; i < mdev->num_engines; i++) {
 		struct megpu_engine *eng = &mdev->engines[i];
@@ -66,6 +72,7 @@ static int megpu_engines_show(struct seq_file *m, void *data)
 			   megpu_eng_read(eng, MEGPU_ENG_PACKETS_LO) |
 			   (u64)megpu_eng_read(eng, MEGPU_ENG_PACKETS_HI) << 32);
 	}
+	drm_dev_exit(idx);
 	return 0;
 }
 

@@ -50,10 +50,14 @@ struct sg_table;
  * - Spinlocks, innermost: &megpu_engine.job_lock, &megpu_device.flush_lock,
  *   &megpu_engine.fence_lock (the hardware fences).
  *
- * run_job, the interrupt thread and the reset are fence-signalling paths
- * (dma_fence_begin_signalling()): they neither allocate memory nor wait
- * for anything a fence's completion depends on. Host flushes are waited
- * for with no lock held.
+ * run_job, the interrupt threads (engine and misc vectors, all of them)
+ * and the reset are fence-signalling paths (dma_fence_begin_signalling()):
+ * they neither allocate memory nor wait for anything a fence's completion
+ * depends on. Host flushes are waited for with no lock held, except by
+ * the timeout handler before a reset (megpu_flush_before_reset(), under
+ * &megpu_engine.ring_lock): the device drains by itself, the FLUSH_DONE
+ * interrupt that ends the wait takes no ring_lock, and the wait is
+ * bounded (MEGPU_FLUSH_TIMEOUT_MS).
  */
 
 /* Ring frames are at most this long; the ring holds RING_SIZE / this. */

@@ -245,6 +245,11 @@ static int megpu_flush_show(struct seq_file *m, void *data)
 	struct drm_debugfs_entry *entry = m->private;
 	struct megpu_device *mdev = to_megpu(entry->dev);
 	unsigned int i;
+	int idx;
+
+	/* registers only while the device is there */
+	if (!drm_dev_enter(&mdev->drm, &idx))
+		return -ENODEV;
 
 	seq_printf(m, "write_mode %s\n",
 		   megpu_read(mdev, MEGPU_REG_WRITE_MODE) ==
@@ -262,6 +267,7 @@ static int megpu_flush_show(struct seq_file *m, void *data)
 			   megpu_eng_read(eng, MEGPU_ENG_IDLE_SIGNALS),
 			   eng->idle_irqs);
 	}
+	drm_dev_exit(idx);
 	return 0;
 }
 
@@ -273,9 +279,15 @@ void megpu_flush_debugfs_init(struct megpu_device *mdev)
 static int megpu_write_mode_show(struct seq_file *m, void *data)
 {
 	struct megpu_device *mdev = m->private;
+	int idx;
+
+	/* registers only while the device is there */
+	if (!drm_dev_enter(&mdev->drm, &idx))
+		return -ENODEV;
 
 	seq_puts(m, megpu_read(mdev, MEGPU_REG_WRITE_MODE) ==
 		 MEGPU_WRITE_MODE_RELAXED ? "relaxed\n" : "strict\n");
+	drm_dev_exit(idx);
 	return 0;
 }
 

@@ -91,14 +91,18 @@ static irqreturn_t megpu_irq_thread(int irq, void *arg)
 		megpu_engine_irq(vec->engine, status);
 		return IRQ_HANDLED;
 	}
-	/* host-flushed jobs complete on FLUSH_DONE: on the way to a fence */
+	/*
+	 * On the way to fences, all of it: host-flushed jobs complete on
+	 * FLUSH_DONE, and the timeout handler waits for the flushes it
+	 * acknowledges. The dequeuer's part only queues its work (which
+	 * allocates, in its own context).
+	 */
 	cookie = dma_fence_begin_signalling();
 	if (status & MEGPU_MISC_IRQ_FLUSH_DONE)
 		megpu_flush_irq(vec->mdev);
-	dma_fence_end_signalling(cookie);
-	/* the driver's task-queue dequeuer takes locks: in the thread */
 	if (status & MEGPU_MISC_IRQ_WORK)
 		megpu_dequeue_irq(vec->mdev);
+	dma_fence_end_signalling(cookie);
 	return IRQ_HANDLED;
 }
 

@@ -15,6 +15,7 @@
 
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
+#include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 
 #include "megpu_drv.h"
@@ -23,11 +24,17 @@ static int megpu_delay_show(struct seq_file *m, void *data)
 {
 	struct megpu_device *mdev = m->private;
 	unsigned int i;
+	int idx;
+
+	/* registers only while the device is there */
+	if (!drm_dev_enter(&mdev->drm, &idx))
+		return -ENODEV;
 
 	for (i = 0; i < mdev->num_engines; i++)
 		seq_printf(m, "%u %u\n", i,
 			   megpu_eng_read(&mdev->engines[i],
 					  MEGPU_ENG_DELAY_US));
+	drm_dev_exit(idx);
 	return 0;
 }
 

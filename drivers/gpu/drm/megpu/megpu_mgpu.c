@@ -22,6 +22,7 @@
 
 #include <linux/debugfs.h>
 #include <linux/dma-mapping.h>
+#include <linux/highmem.h>
 #include <linux/iosys-map.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -29,6 +30,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 
+#include <drm/drm_drv.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_print.h>
 #include <drm/megpu_drm.h>
@@ -194,13 +196,45 @@ int megpu_mgpu_param(struct megpu_device *mdev, u32 param, u64 *value)
 	return 0;
 }
 
+/*
+ * Read @n words at @off of @obj. A megpu BO's pages are pinned for its
+ * life: map only the page of each word, not the whole BO (up to 1 GiB of
+ * vmalloc space for 32 bytes). An import is read through its exporter's
+ * mapping.
+ */
+static int megpu_bo_read_u32s(struct drm_gem_object *obj, u64 off, u32 *v,
+			      u32 n)
+{
+	struct drm_gem_shmem_object *shmem = to_drm_gem_shmem_obj(obj);
+	struct iosys_map map;
+	void *page;
+	int ret;
+	u32 i;
+
+	if (!obj->import_attach && shmem->pages) {
+		for (i = 0; i < n; i++, off += 4) {
+			page = kmap_local_page(shmem->pages[off >> PAGE_SHIFT]);
+			v[i] = le32_to_cpu(READ_ONCE(*(__le32 *)(page +
+						offset_in_page(off))));
+			kunmap_local(page);
+		}
+		return 0;
+	}
+	ret = drm_gem_vmap_unlocked(obj, &map);
+	if (ret)
+		return ret;
+	for (i = 0; i < n; i++)
+		v[i] = iosys_map_rd(&map, off + 4 * i, u32);
+	drm_gem_vunmap_unlocked(obj, &map);
+	return 0;
+}
+
 int megpu_ioctl_msem_query(struct drm_device *drm, void *data,
 			   struct drm_file *file)
 {
 	struct megpu_device *mdev = to_megpu(drm);
 	struct drm_megpu_msem_query *args = data;
 	struct drm_gem_object *obj;
-	struct iosys_map map;
 	u32 count, sum = 0;
 	int ret;
 
@@ -219,19 +253,14 @@ int megpu_ioctl_msem_query(struct drm_device *drm, void *data,
 		ret = -EINVAL;
 		goto out;
 	}
-	ret = drm_gem_vmap_unlocked(obj, &map);
+	memset(args->slots, 0, sizeof(args->slots));
+	ret = megpu_bo_read_u32s(obj, args->offset, args->slots, count);
 	if (ret)
 		goto out;
-	memset(args->slots, 0, sizeof(args->slots));
-	for (u32 a = 0; a < count; a++) {
-		u32 v = iosys_map_rd(&map, args->offset + 4 * a, u32);
-
-		args->slots[a] = v;
+	for (u32 a = 0; a < count; a++)
 		if (args->mask & BIT(a))
-			sum += v;	/* 32-bit: wraps as the device's adder */
-	}
+			sum += args->slots[a];	/* wraps as the device's adder */
 	args->value = sum;
-	drm_gem_vunmap_unlocked(obj, &map);
 out:
 	drm_gem_object_put(obj);
 	return ret;
@@ -241,6 +270,11 @@ static int megpu_mgpu_show(struct seq_file *m, void *data)
 {
 	struct megpu_device *mdev = m->private;
 	unsigned int i;
+	int idx;
+
+	/* registers only while the device is there */
+	if (!drm_dev_enter(&mdev->drm, &idx))
+		return -ENODEV;
 
 	mutex_lock(&megpu_agents_lock);
 	seq_printf(m, "agent %d\ncount %u\n",
@@ -259,6 +293,7 @@ static int megpu_mgpu_show(struct seq_file *m, void *data)
 			   megpu_eng_read(eng, MEGPU_ENG_ARB_SPINS),
 			   megpu_eng_read(eng, MEGPU_ENG_ARB_FAILED_WAITS));
 	}
+	drm_dev_exit(idx);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(megpu_mgpu);

@@ -27,6 +27,7 @@
 #define WAITLOG(a) (0xa00 + 8 * (a))	/* waits completed */
 #define SNAP(a, i) (0x1000 + 0x400 * (a) + 8 * (i))	/* bypass log */
 #define BO_SIZE	0x4000
+#define STRADDLE 0x1ff8		/* MSEM slots across a page boundary */
 #define SEC	(1000ll * 1000 * 1000)
 /*
  * The devices' jobs on the shared BO must run at the same time: without
@@ -139,6 +140,15 @@ TEST_F(mgpu, summed_semaphore_shared_pages)
 	EXPECT_EQ(-EINVAL, megpu_msem_query(self->bo[0], SLOTS,
 					    1u << self->n, &sum));
 	EXPECT_EQ(-EINVAL, megpu_msem_query(self->bo[0], 2, all, &sum));
+	/* slots across a page boundary, through the BO and an import */
+	for (unsigned int a = 0; a < self->n; a++)
+		mt_u32(self->bo[0])[(STRADDLE >> 2) + a] = 10 * (a + 1);
+	for (unsigned int d = 0; d < self->n && d < 2; d++) {
+		ASSERT_EQ(0, megpu_msem_query(self->bo[d], STRADDLE, all,
+					      &sum));
+		EXPECT_EQ(5 * self->n * (self->n + 1), sum)
+			TH_LOG("device %u", d);
+	}
 
 	/* every device now waits as often as the last one signalled */
 	for (unsigned int d = 0; d < self->n; d++) {
