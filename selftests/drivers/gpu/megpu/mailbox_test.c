@@ -195,6 +195,54 @@ static int listed_mailboxes(struct mt *t)
 #define IDLE_CLIENTS 256
 
 /*
+ * A new file's mailbox: every slot FREE (the device takes only FREE
+ * slots), as debugfs shows it while a job of the file is in a ring.
+ */
+TEST_F(mb, slots_start_free)
+{
+	struct mt *t = &self->t, c;
+	char *text, *line, want[64];
+	struct megpu_bo *bo, *gate;
+	unsigned int n = 0, bad = 0, i;
+	uint64_t slots = 0;
+	struct mt_job j;
+	char *p, *end;
+
+	if (mb_engine(t) < 0)
+		SKIP(return, "no engine runs wave programs");
+	ASSERT_EQ(0, mt_open_client(t, &c));
+	ASSERT_EQ(0, megpu_get_param(&c.gpu, DRM_MEGPU_PARAM_MAILBOX_SLOTS,
+				     &slots));
+	ASSERT_EQ(0, mt_bo(&c.gpu, 4096, 0, &bo));
+	ASSERT_EQ(0, mt_bo(&c.gpu, 4096, 0, &gate));
+	ASSERT_EQ(0, mt_write_job(&c, &j, 0, bo, 0, 1, gate, NULL, 0, 0));
+	snprintf(want, sizeof(want), "mailbox ctx %u slots %llu:", c.ctx,
+		 (unsigned long long)slots);
+	/* listed once the scheduler put the job in its ring */
+	for (i = 0, text = NULL, line = NULL; !line && i < 200; i++) {
+		free(text);
+		usleep(i ? 10000 : 0);
+		text = mt_debugfs(t, "syscalls");
+		ASSERT_NE(NULL, text);
+		line = strstr(text, want);
+	}
+	EXPECT_NE(NULL, line) TH_LOG("no \"%s\" in debugfs syscalls", want);
+	if (line) {
+		p = line + strlen(want);
+		for (end = strchr(p, '\n'); p && *p == ' ' && p < end; n++)
+			bad += strtoul(p, &p, 10) != 0;
+		EXPECT_EQ(slots, n);
+		EXPECT_EQ(0, bad) TH_LOG("%.*s", (int)(end - line), line);
+	}
+	free(text);
+	mt_gate_open(gate);
+	EXPECT_EQ(0, mt_job_finish(&j, mt_job_ns(t)));
+	megpu_bo_free(gate);
+	megpu_bo_free(bo);
+	mt_close(&c);
+}
+
+/*
  * A SYSCALL interrupt scans the mailboxes of files with a job in a ring
  * only (seed 003 with many users): the idle files one user opens, each
  * with its mailbox, cost another user's calls nothing. Idle, no mailbox

@@ -238,20 +238,38 @@ static struct tq_result tq_check(struct tq *q, uint32_t (*aff)(uint32_t),
 	return r;
 }
 
-/* Batches: a (runner, batch) pair covers consecutive tasks only. */
+static int tq_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Batches: each (runner, batch) pair covers one run of consecutive tasks
+ * (a batch is a contiguous run from the head). The tasks' notes, in
+ * index order, start a new run wherever the pair changes; a pair that
+ * starts two runs was split. Returns the splits (-1u without memory).
+ */
 static uint32_t tq_split_batches(struct tq *q, uint32_t first, uint32_t n)
 {
-	uint32_t broken = 0;
+	enum { BY = MEGPU_TQ_NOTE_BY / 4, BATCH = MEGPU_TQ_NOTE_BATCH / 4 };
+	uint64_t *runs = malloc(sizeof(*runs) * (n ? n : 1));
+	uint32_t nruns = 0, broken = 0;
 
-	for (uint32_t i = first + 1; i + 1 < first + n; i++) {
-		uint32_t *p = tq_note(q, i - 1), *c = tq_note(q, i);
-		uint32_t *nx = tq_note(q, i + 1);
+	if (!runs)
+		return -1u;
+	for (uint32_t i = first; i < first + n; i++) {
+		uint32_t *c = tq_note(q, i), *p = i > first ? tq_note(q, i - 1)
+							    : NULL;
 
-		/* a batch that resumes after another runner's task */
-		if (p[1] == nx[1] && p[2] == nx[2] &&
-		    (c[1] != p[1] || c[2] != p[2]))
-			broken++;
+		if (!p || p[BY] != c[BY] || p[BATCH] != c[BATCH])
+			runs[nruns++] = (uint64_t)c[BY] << 32 | c[BATCH];
 	}
+	qsort(runs, nruns, sizeof(*runs), tq_cmp_u64);
+	for (uint32_t k = 1; k < nruns; k++)
+		broken += runs[k] == runs[k - 1];
+	free(runs);
 	return broken;
 }
 
