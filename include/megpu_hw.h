@@ -311,6 +311,7 @@
 #define MEGPU_FAULT_PC_RANGE		13	/* PC left the program */
 #define MEGPU_FAULT_BUDGET		14	/* wave instruction budget */
 #define MEGPU_FAULT_NO_MAILBOX		15	/* SYSCALL: no SET_MAILBOX */
+#define MEGPU_FAULT_MBOX_SLOT		23	/* SYSCALL: held slot changed */
 /* Multi-GPU coordination (seed 000). */
 #define MEGPU_FAULT_MGPU_AGENT		16	/* agent id >= agent count */
 #define MEGPU_FAULT_MGPU_MASK		17	/* bad MSEM_WAIT enable mask */

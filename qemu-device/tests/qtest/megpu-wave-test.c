@@ -1210,6 +1210,48 @@ static void test_syscall_spin_reset(void)
 }
 
 /*
+ * A slot the parked wave holds is changed under it: set FREE, or
+ * answered with another caller's id. Restarted, the wave faults
+ * MBOX_SLOT at its SYSCALL instead of parking for an answer that will
+ * never come (or taking another's), and the engine runs the next job.
+ */
+static void test_syscall_bad_slot(void)
+{
+    const uint64_t user[1] = { OUT_PA };
+    Megpu m;
+
+    megpu_start_engines_opts(&m, 2, "write-mode=strict");
+    for (unsigned k = 0; k < 2; k++) {
+        uint32_t at, id;
+
+        qtest_memset(m.qts, MBOX_PA, 0, 4 * MEGPU_MBOX_SLOT_SIZE);
+        emit_set_mailbox(&m.ring[0], MBOX_PA, 4);
+        at = emit_program(&m, 0, sys_prog, ARRAY_SIZE(sys_prog), user, 1,
+                          1, 1, 1, 1);
+        emit_ts(&m.ring[0], OUT_PA + 0x800, 0x600d + k, 0);
+        kick(&m, 0);
+        eng_poll(&m, 0, MEGPU_ENG_STATUS_WAVE_PARKED);
+        g_assert_cmpuint(qtest_readl(m.qts, MBOX_PA + MEGPU_MBOX_STATE), ==,
+                         MEGPU_MBOX_ACTIVE);
+        id = qtest_readl(m.qts, MBOX_PA + MEGPU_MBOX_CALLER);
+        if (k == 0) {
+            qtest_writel(m.qts, MBOX_PA + MEGPU_MBOX_STATE, MEGPU_MBOX_FREE);
+        } else {
+            qtest_writel(m.qts, MBOX_PA + MEGPU_MBOX_CALLER, id ^ 0x10);
+            qtest_writel(m.qts, MBOX_PA + MEGPU_MBOX_STATE,
+                         MEGPU_MBOX_RETURNING);
+        }
+        wr(&m, MEGPU_REG_WAVE_RESTART, id);
+        expect_fault(&m, 0, MEGPU_FAULT_MBOX_SLOT, PROG_PA + 3 * 8, at,
+                     MEGPU_FAULT_INFO_WAVE);
+        eng_idle(&m, 0);
+        g_assert_cmphex(qtest_readq(m.qts, OUT_PA + 0x800), ==, 0x600d + k);
+        g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_WAVES_LIVE), ==, 0);
+    }
+    megpu_stop_engines(&m);
+}
+
+/*
  * Two engines, six waves, 80 callers, one mailbox of 4 slots: waves
  * retry while no slot is FREE, every call is answered once, no slot is
  * lost, and no restart is refused.
@@ -1558,6 +1600,7 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/wave/syscall-contention",
                    test_syscall_contention);
     qtest_add_func("/megpu/wave/syscall-priority", test_syscall_priority);
+    qtest_add_func("/megpu/wave/syscall-bad-slot", test_syscall_bad_slot);
     qtest_add_func("/megpu/wave/fuzz", test_fuzz);
     return g_test_run();
 }

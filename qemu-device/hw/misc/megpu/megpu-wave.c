@@ -557,11 +557,18 @@ static void megpu_mbox_unmap(MegpuExec *x, uint32_t *p)
     megpu_ram_unmap(x->e->s, p, MEGPU_MBOX_SLOT_SIZE, true);
 }
 
-/* Lanes whose slot is RETURNING: take RET, free the slot. */
-static bool megpu_syscall_collect(MegpuExec *x, MegpuWave *w, uint32_t dst)
+/*
+ * Lanes whose slot is RETURNING: take RET, free the slot. A held slot is
+ * ACTIVE (not answered yet) or RETURNING, with the wave as its caller:
+ * anything else (set FREE under the wave, taken by another caller,
+ * garbage) faults MBOX_SLOT, rather than wait for an answer that will
+ * never come or take another's.
+ */
+static bool megpu_syscall_collect(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
+                                  uint32_t dst)
 {
     for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
-        uint32_t *p;
+        uint32_t *p, state, caller;
 
         if (!(w->sys_held & (1u << l))) {
             continue;
@@ -571,8 +578,18 @@ static bool megpu_syscall_collect(MegpuExec *x, MegpuWave *w, uint32_t dst)
             return false;
         }
         /* acquire: RET was written before RETURNING */
-        if (le32_to_cpu(qatomic_load_acquire(&p[MEGPU_MBOX_STATE / 4])) ==
-            MEGPU_MBOX_RETURNING) {
+        state = le32_to_cpu(qatomic_load_acquire(&p[MEGPU_MBOX_STATE / 4]));
+        caller = le32_to_cpu(qatomic_read(&p[MEGPU_MBOX_CALLER / 4]));
+        if (caller != w->id || (state != MEGPU_MBOX_ACTIVE &&
+                                state != MEGPU_MBOX_RETURNING)) {
+            megpu_mbox_unmap(x, p);
+            qemu_log_mask(LOG_GUEST_ERROR, "megpu: wave 0x%x: mailbox slot "
+                          "%u is %u, caller 0x%x\n", w->id, w->sys_slot[l],
+                          state, caller);
+            megpu_wave_fault(x, W, w, MEGPU_FAULT_MBOX_SLOT);
+            return false;
+        }
+        if (state == MEGPU_MBOX_RETURNING) {
             w->r[dst][l] = ldq_le_p((uint8_t *)p + MEGPU_MBOX_RET);
             trace_megpu_wave_syscall_return(x->e->idx, w->id, l,
                                             w->sys_slot[l], w->r[dst][l]);
@@ -713,7 +730,7 @@ static int megpu_wave_syscall(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
         w->sys_held = 0;
         w->sys_hi = MEGPU_INSN_SYSCALL_IS_HI(insn);
     }
-    if (!megpu_syscall_collect(x, w, MEGPU_INSN_DST(insn))) {
+    if (!megpu_syscall_collect(x, W, w, MEGPU_INSN_DST(insn))) {
         return MEGPU_RUN_FAULT;
     }
     /* acquisition priority: normal calls wait while a HI call waits */
