@@ -31,6 +31,8 @@ static int megpu_counters_show(struct seq_file *m, void *data)
 	seq_printf(m, "in_fences %d\n", atomic_read(&mdev->live_in_fences));
 	/* all megpu devices together: the pinned_mb limit is global */
 	seq_printf(m, "pinned_bytes %llu\n", megpu_gem_pinned_bytes());
+	/* of which page tables, kept as long as their address space */
+	seq_printf(m, "page_table_bytes %llu\n", megpu_mmu_pt_bytes());
 	return 0;
 }
 

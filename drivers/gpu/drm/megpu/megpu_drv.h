@@ -608,6 +608,7 @@ megpu_gem_prime_import_sg_table(struct drm_device *drm,
 				struct dma_buf_attachment *attach,
 				struct sg_table *sgt);
 u64 megpu_gem_pinned_bytes(void);
+u64 megpu_mmu_pt_bytes(void);
 int megpu_pin_charge(struct megpu_file *mfile, u64 size);
 void megpu_pin_uncharge(struct megpu_file *mfile, u64 size);
 struct megpu_mapping *megpu_gem_mapping_get(struct megpu_bo *bo,

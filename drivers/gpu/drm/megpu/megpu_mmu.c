@@ -17,6 +17,30 @@
 
 #include "megpu_drv.h"
 
+/* Page-table pages of every megpu address space (debugfs counters). */
+static atomic64_t megpu_pt_bytes = ATOMIC64_INIT(0);
+
+/* A page-table page is pinned: charged to the driver (megpu_gem.c). */
+static int megpu_pt_charge(void)
+{
+	int ret = megpu_pin_charge(NULL, MEGPU_PT_SIZE);
+
+	if (!ret)
+		atomic64_add(MEGPU_PT_SIZE, &megpu_pt_bytes);
+	return ret;
+}
+
+static void megpu_pt_uncharge(void)
+{
+	atomic64_sub(MEGPU_PT_SIZE, &megpu_pt_bytes);
+	megpu_pin_uncharge(NULL, MEGPU_PT_SIZE);
+}
+
+u64 megpu_mmu_pt_bytes(void)
+{
+	return atomic64_read(&megpu_pt_bytes);
+}
+
 struct megpu_vm *megpu_vm_create(struct megpu_device *mdev)
 {
 	struct device *dev = mdev->drm.dev;
@@ -24,12 +48,11 @@ struct megpu_vm *megpu_vm_create(struct megpu_device *mdev)
 	int id = -1;
 	u32 ctx;
 
-	/* page tables are pinned: charged to the driver (megpu_gem.c) */
-	if (megpu_pin_charge(NULL, MEGPU_PT_SIZE))
+	if (megpu_pt_charge())
 		return ERR_PTR(-ENOMEM);
 	vm = kzalloc(sizeof(*vm), GFP_KERNEL);
 	if (!vm) {
-		megpu_pin_uncharge(NULL, MEGPU_PT_SIZE);
+		megpu_pt_uncharge();
 		return ERR_PTR(-ENOMEM);
 	}
 
@@ -63,7 +86,7 @@ err:
 	kvfree(vm->pt_dma);
 	kvfree(vm->pt);
 	kfree(vm);
-	megpu_pin_uncharge(NULL, MEGPU_PT_SIZE);
+	megpu_pt_uncharge();
 	return ERR_PTR(-ENOMEM);
 }
 
@@ -84,10 +107,10 @@ static void megpu_vm_release(struct kref *kref)
 		if (vm->pt[i]) {
 			dma_free_coherent(dev, MEGPU_PT_SIZE, vm->pt[i],
 					  vm->pt_dma[i]);
-			megpu_pin_uncharge(NULL, MEGPU_PT_SIZE);
+			megpu_pt_uncharge();
 		}
 	dma_free_coherent(dev, MEGPU_PT_SIZE, vm->pd, vm->pd_dma);
-	megpu_pin_uncharge(NULL, MEGPU_PT_SIZE);
+	megpu_pt_uncharge();
 	drm_mm_takedown(&vm->mm);
 	xa_erase(&mdev->ctxs, vm->ctx_id);
 	mutex_destroy(&vm->lock);
@@ -126,13 +149,13 @@ static u64 *megpu_vm_pte(struct megpu_vm *vm, u64 va, bool alloc)
 	unsigned int pdi = MEGPU_PDE_INDEX(va);
 
 	if (!vm->pt[pdi]) {
-		if (!alloc || megpu_pin_charge(NULL, MEGPU_PT_SIZE))
+		if (!alloc || megpu_pt_charge())
 			return NULL;
 		vm->pt[pdi] = dma_alloc_coherent(vm->mdev->drm.dev,
 						 MEGPU_PT_SIZE,
 						 &vm->pt_dma[pdi], GFP_KERNEL);
 		if (!vm->pt[pdi]) {
-			megpu_pin_uncharge(NULL, MEGPU_PT_SIZE);
+			megpu_pt_uncharge();
 			return NULL;
 		}
 		/* the table must be complete before the device can see it */
