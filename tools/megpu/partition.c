@@ -276,12 +276,7 @@ static int pt_gpu_submit(struct pt_gpu *g)
 			};
 		for (unsigned int k = 0; k < p->nengines; k++)
 			mask |= 1u << p->engines[k];
-		ret = megpu_syncobj_new(p->gpu, false, &g->sync[0]);
-		if (ret)
-			return ret;
-		g->nsync = 1;
-		ret = megpu_taskq_attach(p->gpu, refs, count, mask,
-					 g->sync[0]);
+		ret = megpu_taskq_attach(p->gpu, refs, count, mask);
 		g->attached = !ret;
 		return ret;
 	}
@@ -324,6 +319,9 @@ static void *pt_gpu_thread(void *arg)
 	g->submitted = true;
 	pthread_cond_signal(&g->cond);
 	pthread_mutex_unlock(&g->lock);
+	/* the driver's dequeuer: no fence, its completion (TASKQ_WAIT) */
+	if (g->attached && !g->ret)
+		g->ret = megpu_taskq_wait(g->p->gpu, MEGPU_FOREVER);
 	for (unsigned int k = 0; k < g->nsync && !g->ret; k++) {
 		int ret = megpu_syncobj_wait(g->p->gpu, g->sync[k], 0,
 					     MEGPU_FOREVER);

@@ -24,6 +24,7 @@ extern "C" {
 #define DRM_MEGPU_TASKQ_CHECK		0x18
 #define DRM_MEGPU_TASKQ_NOTIFY		0x19
 #define DRM_MEGPU_TASKQ_ATTACH		0x1a
+#define DRM_MEGPU_TASKQ_WAIT		0x1b
 
 #define DRM_IOCTL_MEGPU_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_MEGPU_GET_PARAM, \
@@ -64,6 +65,9 @@ extern "C" {
 #define DRM_IOCTL_MEGPU_TASKQ_ATTACH \
 	DRM_IOW(DRM_COMMAND_BASE + DRM_MEGPU_TASKQ_ATTACH, \
 		struct drm_megpu_taskq_attach)
+#define DRM_IOCTL_MEGPU_TASKQ_WAIT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_MEGPU_TASKQ_WAIT, \
+		 struct drm_megpu_taskq_wait)
 
 /**
  * enum drm_megpu_param - parameters for &struct drm_megpu_get_param
@@ -604,16 +608,22 @@ struct drm_megpu_taskq_queue {
  * MEGPU_TQ_OWNER_DRIVER(engine). An event-gated task heads its batch
  * and its job waits for the event on the GPU.
  *
- * The fence put in @out_sync signals once every queue is CLOSED and every
- * one of its tasks is notified (HDR_DONE == tail, whoever ran it), with
+ * The attachment completes once every queue is CLOSED and every one of
+ * its tasks is notified (HDR_DONE == tail, whoever ran it), with status
  * -EIO if a job of the dequeuer failed, -EPROTO if a queue became
  * malformed (the attachment then stops), -ECANCELED on a detach before
- * that, -ETIMEDOUT (and the attachment stops) when nothing moved in the
- * queues for a job timeout (&DRM_MEGPU_PARAM_JOB_TIMEOUT_MS), or after 64
- * job timeouts in all: the fence never waits for ever on userspace. A
- * CPU dequeuer that notifies a queue's last task calls
- * &DRM_IOCTL_MEGPU_TASKQ_NOTIFY so that the driver looks again; so does
- * a producer that adds tasks.
+ * that, -ENODEV when the device is unplugged, -ETIMEDOUT (and the
+ * attachment stops) when nothing moved in the queues for a job timeout
+ * (&DRM_MEGPU_PARAM_JOB_TIMEOUT_MS), or after 64 job timeouts in all.
+ * &DRM_IOCTL_MEGPU_TASKQ_WAIT waits for it. A CPU dequeuer that notifies
+ * a queue's last task calls &DRM_IOCTL_MEGPU_TASKQ_NOTIFY so that the
+ * driver looks again; so does a producer that adds tasks.
+ *
+ * Completion is not a dma_fence (no syncobj gets one): it depends on
+ * userspace (CPU dequeuers running tasks, producers closing queues), and
+ * a fence must not wait on userspace (the kernel's "Indefinite DMA
+ * Fences" rules). The dequeuer's own jobs are ordinary jobs with
+ * ordinary fences, which depend on the GPU only.
  *
  * One attachment per file. With %DRM_MEGPU_TASKQ_DETACH in @flags (and
  * every other field zero) the attachment ends; jobs already submitted
@@ -624,8 +634,8 @@ struct drm_megpu_taskq_queue {
  * engine that is missing or does not run DISPATCH (gfx and compute do),
  * a non-zero pad, or a bad queue size or alignment (as
  * &DRM_IOCTL_MEGPU_TASKQ_CHECK); -EFAULT for an unreadable @queues;
- * -ENOENT for a handle or @out_sync that is not the caller's, or a
- * detach without an attachment; -EACCES, -ERANGE as
+ * -ENOENT for a handle that is not the caller's, or a detach without an
+ * attachment; -EACCES, -ERANGE as
  * &DRM_IOCTL_MEGPU_TASKQ_CHECK; -EBUSY when the file is attached already;
  * -ENOSPC when the driver's IBs for the attachment (pinned, charged to
  * the file as BOs are) would exceed either pinning limit.
@@ -637,9 +647,32 @@ struct drm_megpu_taskq_attach {
 	__u32 count;
 	/** @engines: bit mask of the engines it dequeues for. */
 	__u32 engines;
-	/** @out_sync: syncobj handle that gets the completion fence. */
-	__u32 out_sync;
+	/** @pad: must be zero. */
+	__u32 pad;
 	/** @flags: 0 or %DRM_MEGPU_TASKQ_DETACH. */
+	__u32 flags;
+};
+
+/**
+ * struct drm_megpu_taskq_wait - wait for this file's attachment to complete
+ *
+ * Blocks until the attachment of &DRM_IOCTL_MEGPU_TASKQ_ATTACH completes
+ * (or at once if it has), then returns 0 with its @status. Any number of
+ * threads may wait; a detach completes it (-ECANCELED).
+ *
+ * Errors: -EOPNOTSUPP without task queues; -EINVAL for non-zero @flags;
+ * -ENOENT when the file has no attachment (never attached, or detached);
+ * -ETIME when @timeout_ns passed first; -ERESTARTSYS on a signal.
+ */
+struct drm_megpu_taskq_wait {
+	/** @timeout_ns: in, absolute CLOCK_MONOTONIC time; 0 only polls. */
+	__s64 timeout_ns;
+	/**
+	 * @status: out, 0 when every task was notified, or the error the
+	 * attachment ended with (see &struct drm_megpu_taskq_attach).
+	 */
+	__s32 status;
+	/** @flags: must be zero. */
 	__u32 flags;
 };
 

@@ -164,15 +164,25 @@ void megpu_taskq_wake_cb(void *priv)
 }
 
 int megpu_taskq_attach(struct megpu *gpu, const struct drm_megpu_taskq_queue *qs,
-		       unsigned int count, uint32_t engines, uint32_t syncobj)
+		       unsigned int count, uint32_t engines)
 {
 	struct drm_megpu_taskq_attach args = {
 		.queues = (uintptr_t)qs, .count = count, .engines = engines,
-		.out_sync = syncobj,
 	};
 
 	return drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_TASKQ_ATTACH, &args) ?
 	       -errno : 0;
+}
+
+int megpu_taskq_wait(struct megpu *gpu, int64_t timeout_ns)
+{
+	struct drm_megpu_taskq_wait args = {
+		.timeout_ns = abs_timeout(timeout_ns),
+	};
+
+	if (drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_TASKQ_WAIT, &args))
+		return -errno;
+	return args.status;
 }
 
 int megpu_taskq_detach(struct megpu *gpu)

@@ -1001,12 +1001,19 @@ int megpu_taskq_wake(struct megpu *gpu);
 void megpu_taskq_wake_cb(void *priv);
 /*
  * Seed 002's discrete variant (DRM_IOCTL_MEGPU_TASKQ_ATTACH): the driver
- * dequeues from @count queues for @engines whenever one asks for work;
- * @syncobj gets a fence that signals once every queue is closed and all
- * its tasks are notified. 0 or -errno.
+ * dequeues from @count queues for @engines whenever one asks for work,
+ * until every queue is closed and all its tasks are notified. 0 or
+ * -errno.
  */
 int megpu_taskq_attach(struct megpu *gpu, const struct drm_megpu_taskq_queue *qs,
-		       unsigned int count, uint32_t engines, uint32_t syncobj);
+		       unsigned int count, uint32_t engines);
+/*
+ * Wait up to @timeout_ns (relative; 0 polls) for the attachment to
+ * complete (DRM_IOCTL_MEGPU_TASKQ_WAIT): what it completed with (0, or
+ * -EIO, -EPROTO, -ECANCELED, -ETIMEDOUT, -ENODEV), or -ETIME when it did
+ * not in time, -ENOENT without an attachment.
+ */
+int megpu_taskq_wait(struct megpu *gpu, int64_t timeout_ns);
 int megpu_taskq_detach(struct megpu *gpu);
 
 /* Encode/decode MEGPU_TQ_DESC_SIZE little-endian bytes. */

@@ -35,19 +35,23 @@
  * - A malformed descriptor is taken alone and notified with
  *   MEGPU_FAULT_TQ_BAD_TASK, so nobody is stuck behind it; a malformed
  *   queue (magic, size, indexes) is dropped and fails the attachment.
- * - Completion (the seed's MyNotification as a fence): the attachment's
- *   fence, installed in a syncobj, signals once every queue is CLOSED and
- *   every task in it was notified (HDR_DONE == tail, by any consumer) and
- *   no job of this module is in flight. It is checked on every request,
- *   job completion and DRM_IOCTL_MEGPU_TASKQ_NOTIFY, which CPU dequeuers
- *   call when they finish a queue's last task.
- * - That fence must signal in bounded time, whatever userspace does (no
- *   indefinite fences): as a DEQUEUE job, the attachment lives while its
- *   queues move (a task taken or notified) at least once a job timeout,
- *   up to MEGPU_KDQ_MAX_PERIODS timeouts in all; then the fence signals
- *   with -ETIMEDOUT and the driver stops dequeuing for it. A timer
- *   watches that, not the work: the work allocates (a job) and may wait
- *   in reclaim, the timer neither allocates nor takes a lock.
+ * - Completion (the seed's MyNotification): the attachment completes once
+ *   every queue is CLOSED and every task in it was notified (HDR_DONE ==
+ *   tail, by any consumer) and no job of this module is in flight. It is
+ *   checked on every request, job completion and
+ *   DRM_IOCTL_MEGPU_TASKQ_NOTIFY, which CPU dequeuers call when they
+ *   finish a queue's last task. DRM_IOCTL_MEGPU_TASKQ_WAIT waits for it.
+ *   It is not a dma_fence: it depends on userspace (CPU dequeuers,
+ *   producers closing queues), and no fence may wait on userspace
+ *   ("Indefinite DMA Fences"). Only the module's own jobs have fences,
+ *   ordinary job fences that depend on the GPU alone.
+ * - Still, an attachment does not hold resources for ever: as a DEQUEUE
+ *   job, it lives while its queues move (a task taken or notified) at
+ *   least once a job timeout, up to MEGPU_KDQ_MAX_PERIODS timeouts in
+ *   all; then it completes with -ETIMEDOUT and the driver stops
+ *   dequeuing for it. A timer watches that, not the work: the work
+ *   allocates (a job) and may wait in reclaim, the timer neither
+ *   allocates nor takes a lock.
  */
 
 #include <linux/iosys-map.h>
@@ -61,7 +65,7 @@
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_gem_shmem_helper.h>
-#include <drm/drm_syncobj.h>
+#include <drm/drm_utils.h>
 #include <drm/megpu_drm.h>
 
 #include "megpu_drv.h"
@@ -113,10 +117,10 @@ struct megpu_kdq_job {
  * @ib: kernel BO holding the jobs' IBs, MEGPU_KDQ_IB_BYTES per engine
  * @ib_mapping: its mapping in the client's address space
  * @ib_map: its kernel mapping
- * @done: the completion fence, NULL once signalled
+ * @finished: it completed (megpu_kdq_finish()): TASKQ_WAIT returns
  * @error: why the attachment failed, 0 if it did not
  * @closing: the client detached or closed
- * @stopped: its fence signalled: its engines no longer ask for work
+ * @stopped: it completed: its engines no longer ask for work
  * @batches: batches taken
  * @tasks: tasks taken
  * @lock_retries: tries that found the lock taken
@@ -125,7 +129,7 @@ struct megpu_kdq_job {
  *	(the watchdog's alone)
  * @progress_at: when (jiffies)
  * @attached_at: when the attachment began (jiffies)
- * @watchdog: bounds the completion fence (megpu_kdq_watchdog())
+ * @watchdog: bounds the attachment's life (megpu_kdq_watchdog())
  */
 struct megpu_kdq {
 	struct megpu_device *mdev;
@@ -143,7 +147,7 @@ struct megpu_kdq {
 	struct drm_gem_object *ib;
 	struct megpu_mapping *ib_mapping;
 	struct iosys_map ib_map;
-	struct dma_fence *done;
+	bool finished;
 	int error;
 	bool closing;
 	bool stopped;
@@ -155,21 +159,6 @@ struct megpu_kdq {
 	unsigned long progress_at;
 	unsigned long attached_at;
 	struct timer_list watchdog;
-};
-
-static const char *megpu_kdq_fence_driver_name(struct dma_fence *fence)
-{
-	return "megpu";
-}
-
-static const char *megpu_kdq_fence_timeline_name(struct dma_fence *fence)
-{
-	return "taskq";
-}
-
-static const struct dma_fence_ops megpu_kdq_fence_ops = {
-	.get_driver_name = megpu_kdq_fence_driver_name,
-	.get_timeline_name = megpu_kdq_fence_timeline_name,
 };
 
 static __le32 *kdq_word(struct megpu_kdq_queue *q, u32 off)
@@ -208,17 +197,20 @@ static void megpu_kdq_update_req_work(struct megpu_device *mdev)
 	}
 }
 
-/* Signal the completion fence once, from the work or the watchdog. */
+/*
+ * Complete the attachment once, from the work, the watchdog, a detach or
+ * the unplug: TASKQ_WAIT's waiters get @error (0: all done).
+ */
 static void megpu_kdq_finish(struct megpu_kdq *kdq, int error)
 {
-	struct dma_fence *done = xchg(&kdq->done, NULL);
+	struct megpu_taskq_state *tq = &kdq->mfile->tq;
 
-	if (!done)
+	if (xchg(&kdq->finished, true))
 		return;
-	if (error)
-		dma_fence_set_error(done, error);
-	dma_fence_signal(done);
-	dma_fence_put(done);
+	WRITE_ONCE(tq->status, error);
+	/* release: the status before done */
+	smp_store_release(&tq->done, true);
+	wake_up_all(&tq->wq);
 }
 
 /* The attachment's IBs: MEGPU_KDQ_IB_BYTES per engine of the device. */
@@ -543,7 +535,7 @@ static bool megpu_kdq_all_done(struct megpu_kdq *kdq)
 }
 
 /*
- * The bound on the completion fence: -ETIMEDOUT once the queues stood
+ * The bound on the attachment: -ETIMEDOUT once the queues stood
  * still for a job timeout, or after MEGPU_KDQ_MAX_PERIODS of them.
  */
 static bool megpu_kdq_timed_out(struct megpu_kdq *kdq)
@@ -568,7 +560,7 @@ static void megpu_kdq_watchdog(struct timer_list *t)
 {
 	struct megpu_kdq *kdq = from_timer(kdq, t, watchdog);
 
-	if (!READ_ONCE(kdq->done))
+	if (READ_ONCE(kdq->finished))
 		return;
 	if (megpu_kdq_timed_out(kdq)) {
 		WRITE_ONCE(kdq->error, -ETIMEDOUT);
@@ -581,7 +573,7 @@ static void megpu_kdq_watchdog(struct timer_list *t)
 		  jiffies + msecs_to_jiffies(megpu_job_timeout_ms / 4));
 }
 
-/* The fence signalled: the attachment's engines stop asking for work. */
+/* It completed: the attachment's engines stop asking for work. */
 static void megpu_kdq_stop(struct megpu_kdq *kdq)
 {
 	struct megpu_device *mdev = kdq->mdev;
@@ -607,7 +599,7 @@ static void megpu_kdq_work(struct work_struct *work)
 	megpu_kdq_retire(kdq);
 	if (kdq->closing)
 		goto out;
-	if (!READ_ONCE(kdq->done)) {
+	if (READ_ONCE(kdq->finished)) {
 		megpu_kdq_stop(kdq);
 		goto out;
 	}
@@ -647,7 +639,7 @@ static void megpu_kdq_work(struct work_struct *work)
 	 * Again soon on a taken lock, else at least every quarter timeout;
 	 * never later than a kick already asked for.
 	 */
-	if (READ_ONCE(kdq->done))
+	if (!READ_ONCE(kdq->finished))
 		queue_delayed_work(system_wq, &kdq->work, retry ?
 				   msecs_to_jiffies(1) :
 				   msecs_to_jiffies(megpu_job_timeout_ms / 4));
@@ -776,7 +768,7 @@ static int megpu_kdq_check_engines(struct megpu_device *mdev, u32 engines)
 }
 
 /*
- * Stop @kdq for good and complete its fence with @error, but keep it
+ * Stop @kdq for good and complete it with @error, but keep it
  * (detach frees it). Only its timer, its work and its jobs' fence
  * callbacks still reach it once it is unpublished or its device gone.
  * Under the lock the work holds, so that none of it submits or retires
@@ -795,7 +787,7 @@ static void megpu_kdq_halt(struct megpu_kdq *kdq, int error)
 		if (kdq->jobs[i].fence)
 			dma_fence_remove_callback(kdq->jobs[i].fence,
 						  &kdq->jobs[i].cb);
-	if (READ_ONCE(kdq->done) && !kdq->error)
+	if (!READ_ONCE(kdq->finished) && !kdq->error)
 		WRITE_ONCE(kdq->error, error);
 	mutex_unlock(&kdq->lock);
 	timer_shutdown_sync(&kdq->watchdog);
@@ -823,6 +815,9 @@ static int megpu_dequeue_detach(struct megpu_file *mfile)
 	if (kdq) {
 		megpu_kdq_halt(kdq, -ECANCELED);
 		megpu_kdq_free(kdq);
+		/* after the halt completed it: waiters see -ECANCELED */
+		WRITE_ONCE(mfile->tq.attached, false);
+		wake_up_all(&mfile->tq.wq);
 	}
 	mutex_unlock(&mdev->kdq_mutex);
 	return kdq ? 0 : -ENOENT;
@@ -830,7 +825,7 @@ static int megpu_dequeue_detach(struct megpu_file *mfile)
 
 /*
  * The device is gone (megpu_remove(), after its interrupts): every
- * attachment stops now, before its fence would wait for a watchdog, and
+ * attachment stops now, before it would wait for its watchdog, and
  * completes with -ENODEV; detach or close frees it later.
  */
 void megpu_dequeue_unplug(struct megpu_device *mdev)
@@ -851,9 +846,7 @@ int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 	struct megpu_file *mfile = file->driver_priv;
 	struct drm_megpu_taskq_attach *args = data;
 	struct drm_megpu_taskq_queue refs[MEGPU_DEQ_MAX_QUEUES];
-	struct drm_syncobj *sync;
 	struct megpu_kdq *kdq, *iter;
-	struct dma_fence *done;
 	unsigned int i;
 	int ret;
 
@@ -863,11 +856,11 @@ int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 		return -EINVAL;
 	if (args->flags & DRM_MEGPU_TASKQ_DETACH) {
 		if (args->queues || args->count || args->engines ||
-		    args->out_sync)
+		    args->pad)
 			return -EINVAL;
 		return megpu_dequeue_detach(mfile);
 	}
-	if (!args->count || args->count > MEGPU_DEQ_MAX_QUEUES)
+	if (!args->count || args->count > MEGPU_DEQ_MAX_QUEUES || args->pad)
 		return -EINVAL;
 	ret = megpu_kdq_check_engines(mdev, args->engines);
 	if (ret)
@@ -875,14 +868,12 @@ int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 	if (copy_from_user(refs, u64_to_user_ptr(args->queues),
 			   args->count * sizeof(refs[0])))
 		return -EFAULT;
-	sync = drm_syncobj_find(file, args->out_sync);
-	if (!sync)
-		return -ENOENT;
 
-	ret = -ENOMEM;
 	kdq = kzalloc(sizeof(*kdq), GFP_KERNEL);
 	if (!kdq)
-		goto out_sync;
+		return -ENOMEM;
+	/* not the file's attachment until published: completes nothing */
+	kdq->finished = true;
 	kdq->mdev = mdev;
 	kdq->mfile = megpu_file_get(mfile);
 	kdq->file = file;
@@ -904,18 +895,6 @@ int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 	ret = megpu_kdq_alloc_ib(kdq, file);
 	if (ret)
 		goto out_kdq;
-	kdq->done = kzalloc(sizeof(*kdq->done), GFP_KERNEL);
-	if (!kdq->done) {
-		ret = -ENOMEM;
-		goto out_kdq;
-	}
-	/*
-	 * A context of its own: attachments complete in any order, and a
-	 * context's fences must signal in seqno order.
-	 */
-	dma_fence_init(kdq->done, &megpu_kdq_fence_ops, &mdev->kdq_fence_lock,
-		       dma_fence_context_alloc(1), 1);
-	done = dma_fence_get(kdq->done);
 
 	mutex_lock(&mdev->kdq_mutex);
 	/* megpu_dequeue_unplug() ran: nothing would stop this one */
@@ -927,9 +906,13 @@ int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 	if (ret) {
 		spin_unlock(&mdev->kdq_lock);
 		mutex_unlock(&mdev->kdq_mutex);
-		dma_fence_put(done);
 		goto out_kdq;
 	}
+	/* the file's attachment from now on: TASKQ_WAIT waits for it */
+	kdq->finished = false;
+	WRITE_ONCE(mfile->tq.status, 0);
+	WRITE_ONCE(mfile->tq.done, false);
+	WRITE_ONCE(mfile->tq.attached, true);
 	/*
 	 * Armed before it is published: once on the list, a DETACH from
 	 * another thread may free it, so nothing below touches kdq.
@@ -941,17 +924,46 @@ int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 	megpu_kdq_update_req_work(mdev);
 	spin_unlock(&mdev->kdq_lock);
 	mutex_unlock(&mdev->kdq_mutex);
-	/* our own reference: the attachment may be gone already */
-	drm_syncobj_replace_fence(sync, done);
-	dma_fence_put(done);
-	ret = 0;
-	goto out_sync;
+	return 0;
 
 out_kdq:
 	megpu_kdq_free(kdq);
-out_sync:
-	drm_syncobj_put(sync);
 	return ret;
+}
+
+/* TASKQ_WAIT may return: the attachment completed or went. */
+static bool megpu_tq_over(struct megpu_taskq_state *tq)
+{
+	/* acquire: pairs with megpu_kdq_finish()'s release of done */
+	return smp_load_acquire(&tq->done) || !READ_ONCE(tq->attached);
+}
+
+int megpu_ioctl_taskq_wait(struct drm_device *drm, void *data,
+			   struct drm_file *file)
+{
+	struct megpu_device *mdev = to_megpu(drm);
+	struct megpu_file *mfile = file->driver_priv;
+	struct megpu_taskq_state *tq = &mfile->tq;
+	struct drm_megpu_taskq_wait *args = data;
+	unsigned long timeout;
+	long ret;
+
+	if (!(mdev->caps & MEGPU_CAP_TASKQ))
+		return -EOPNOTSUPP;
+	if (args->flags)
+		return -EINVAL;
+	if (!READ_ONCE(tq->attached))
+		return -ENOENT;
+	timeout = drm_timeout_abs_to_jiffies(args->timeout_ns);
+	ret = wait_event_interruptible_timeout(tq->wq, megpu_tq_over(tq),
+					       timeout);
+	if (ret < 0)
+		return ret;
+	/* acquire: the status the finish stored before done */
+	if (!smp_load_acquire(&tq->done))
+		return READ_ONCE(tq->attached) ? -ETIME : -ENOENT;
+	args->status = READ_ONCE(tq->status);
+	return 0;
 }
 
 /* The file is going: stop dequeuing for it (its jobs run out). */
@@ -965,7 +977,6 @@ void megpu_dequeue_init(struct megpu_device *mdev)
 	spin_lock_init(&mdev->kdq_lock);
 	mutex_init(&mdev->kdq_mutex);
 	INIT_LIST_HEAD(&mdev->kdqs);
-	spin_lock_init(&mdev->kdq_fence_lock);
 }
 
 static int megpu_dequeue_show(struct seq_file *m, void *data)
@@ -984,7 +995,7 @@ static int megpu_dequeue_show(struct seq_file *m, void *data)
 			   kdq->mfile->vm->ctx_id, kdq->count, kdq->engines,
 			   READ_ONCE(kdq->busy), READ_ONCE(kdq->batches),
 			   READ_ONCE(kdq->tasks), READ_ONCE(kdq->lock_retries),
-			   READ_ONCE(kdq->failed_jobs), !READ_ONCE(kdq->done),
+			   READ_ONCE(kdq->failed_jobs), READ_ONCE(kdq->finished),
 			   READ_ONCE(kdq->error));
 	spin_unlock(&mdev->kdq_lock);
 	return 0;

@@ -121,6 +121,8 @@ static const struct drm_ioctl_desc megpu_ioctls[] = {
 	/* it submits jobs: authenticated on a primary node, as SUBMIT */
 	DRM_IOCTL_DEF_DRV(MEGPU_TASKQ_ATTACH, megpu_ioctl_taskq_attach,
 			  DRM_RENDER_ALLOW | DRM_AUTH),
+	DRM_IOCTL_DEF_DRV(MEGPU_TASKQ_WAIT, megpu_ioctl_taskq_wait,
+			  DRM_RENDER_ALLOW),
 };
 
 struct megpu_file *megpu_file_get(struct megpu_file *mfile)
@@ -157,6 +159,7 @@ static int megpu_open(struct drm_device *drm, struct drm_file *file)
 		return -ENOMEM;
 	kref_init(&mfile->refcount);
 	mfile->mdev = mdev;
+	init_waitqueue_head(&mfile->tq.wq);
 	atomic_inc(&mdev->live_files);
 
 	mfile->vm = megpu_vm_create(mdev);

@@ -344,7 +344,6 @@ struct megpu_device {
 	spinlock_t kdq_lock;		/* kdqs, TASKQ_REQ_WORK */
 	struct mutex kdq_mutex;		/* kdqs changes, unplug */
 	struct list_head kdqs;
-	spinlock_t kdq_fence_lock;	/* the completion fences */
 	atomic64_t kdq_requests;
 };
 
@@ -452,6 +451,20 @@ struct megpu_mailbox {
 };
 
 /**
+ * struct megpu_taskq_state - a file's task-queue attachment, for TASKQ_WAIT
+ * @wq: TASKQ_WAIT's waiters
+ * @status: what the attachment completed with (0: all done)
+ * @done: it completed; @status is valid (release/acquire)
+ * @attached: the file has an attachment (not detached)
+ */
+struct megpu_taskq_state {
+	wait_queue_head_t wq;
+	int status;
+	bool done;
+	bool attached;
+};
+
+/**
  * struct megpu_file - per open file state
  * @refcount: held by the drm_file and by jobs (for busy time)
  * @mdev: the device
@@ -462,6 +475,7 @@ struct megpu_mailbox {
  * @banned: a job of this file hung: its jobs not yet run on that engine
  *	are cancelled and SUBMIT fails with -EIO
  * @mbox: its mailbox, alive as long as the file's jobs
+ * @tq: its task-queue attachment's completion (megpu_dequeue.c)
  */
 struct megpu_file {
 	struct kref refcount;
@@ -472,6 +486,7 @@ struct megpu_file {
 	atomic64_t pinned_bytes;
 	bool banned;
 	struct megpu_mailbox mbox;
+	struct megpu_taskq_state tq;
 };
 
 /**
@@ -718,6 +733,8 @@ int megpu_ioctl_taskq_check(struct drm_device *drm, void *data,
 int megpu_taskq_validate(struct megpu_bo *bo, u64 offset, u32 slots);
 int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 			     struct drm_file *file);
+int megpu_ioctl_taskq_wait(struct drm_device *drm, void *data,
+			   struct drm_file *file);
 void megpu_dequeue_init(struct megpu_device *mdev);
 void megpu_dequeue_debugfs_init(struct megpu_device *mdev);
 void megpu_dequeue_irq(struct megpu_device *mdev);

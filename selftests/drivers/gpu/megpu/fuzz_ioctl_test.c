@@ -97,7 +97,7 @@ static const char *const fz_op_names[OP_COUNT] = {
 	"SYNCOBJ_HANDLE_TO_FD", "SYNCOBJ_FD_TO_HANDLE", "SYNCOBJ_EVENTFD",
 	"GET_CAP", "SET_CLIENT_CAP", "VERSION", "GEM_FLINK/OPEN", "mmap",
 	"raw driver ioctl", "raw DRM ioctl", "bad argument pointer",
-	"close and reopen", "TASKQ_CHECK/NOTIFY/ATTACH",
+	"close and reopen", "TASKQ_CHECK/NOTIFY/ATTACH/WAIT",
 };
 
 /* Weights: the common ioctls most, the expensive ones less. */
@@ -157,7 +157,7 @@ static const int fz_errnos[OP_COUNT][16] = {
 	[OP_SYSCALL_RETURN] = FZ_E(EINVAL, EOPNOTSUPP, ENOENT),
 	[OP_MSEM_QUERY] = FZ_E(EINVAL, ENOENT, EOPNOTSUPP),
 	[OP_TASKQ] = FZ_E(EINVAL, EOPNOTSUPP, ENOENT, ERANGE, EFAULT, EBUSY,
-			  ENOSPC),
+			  ENOSPC, ETIME),
 	/* drm_gem_close_ioctl: an unknown handle is EINVAL */
 	[OP_GEM_CLOSE] = FZ_E(EINVAL),
 	[OP_PRIME_EXPORT] = FZ_E(EINVAL, ENOENT, EMFILE),
@@ -818,10 +818,11 @@ static void fz_taskq(struct fz *f)
 	struct drm_megpu_taskq_attach a = { 0 };
 	struct drm_megpu_taskq_check c = { 0 };
 	struct drm_megpu_taskq_notify n = { 0 };
+	struct drm_megpu_taskq_wait w = { 0 };
 	int ci;
 	struct fz_client *cl = fz_client(f, &ci);
 
-	switch (R(f, 4)) {
+	switch (R(f, 5)) {
 	case 0:
 		c.handle = fz_bo_handle(f, ci, NULL);
 		c.slots = R(f, 2) ? 1u << R(f, 18) : fz_next(&f->rng);
@@ -842,6 +843,12 @@ static void fz_taskq(struct fz *f)
 			a.count = fz_value(&f->rng);
 		fz_ioctl(f, OP_TASKQ, cl->fd, DRM_IOCTL_MEGPU_TASKQ_ATTACH, &a);
 		break;
+	case 3:
+		/* polls, or waits a little: the attachments here never end */
+		w.timeout_ns = R(f, 2) ? 0 : megpu_now_ns() + R(f, 2000000);
+		w.flags = ONE_IN(f, 8) ? fz_value(&f->rng) : 0;
+		fz_ioctl(f, OP_TASKQ, cl->fd, DRM_IOCTL_MEGPU_TASKQ_WAIT, &w);
+		break;
 	default:
 		/* random BOs as queues: the driver reads what is in them */
 		for (int i = 0; i < 3; i++)
@@ -856,7 +863,7 @@ static void fz_taskq(struct fz *f)
 		a.count = R(f, 4) ? 1 + R(f, 3) : fz_next(&f->rng);
 		a.engines = R(f, 2) ? 1 + R(f, (1u << f->engines) - 1) :
 			    fz_next(&f->rng);
-		a.out_sync = fz_sync_handle(f, NULL);
+		a.pad = ONE_IN(f, 8) ? fz_value(&f->rng) : 0;
 		a.flags = ONE_IN(f, 8) ? fz_value(&f->rng) : 0;
 		fz_ioctl(f, OP_TASKQ, cl->fd, DRM_IOCTL_MEGPU_TASKQ_ATTACH, &a);
 		break;

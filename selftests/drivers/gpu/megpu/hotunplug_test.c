@@ -226,22 +226,39 @@ static void rebind_and_probe(struct __test_metadata *_metadata,
 	mt_close(&t);
 }
 
+struct tq_waiter {
+	struct megpu *gpu;
+	pthread_t thread;
+	int ret;
+	int64_t at;		/* when TASKQ_WAIT returned */
+};
+
+static void *tq_wait_thread(void *arg)
+{
+	struct tq_waiter *w = arg;
+
+	w->ret = megpu_taskq_wait(w->gpu, 10000000000ll);
+	w->at = megpu_now_ns();
+	return NULL;
+}
+
 /*
- * The driver's dequeuer attached to a queue that never closes: the
- * unplug stops it at once and its fence completes with -ENODEV, well
- * before its watchdog would end it (a job timeout without progress);
- * detach fails with -ENODEV and closing frees it, cleanly.
+ * The driver's dequeuer attached to a queue that never closes, a thread
+ * blocked in TASKQ_WAIT: the unplug stops the attachment at once and the
+ * waiter returns -ENODEV, well before the watchdog would end it (a job
+ * timeout without progress); after it every ioctl says -ENODEV, and
+ * closing frees the attachment, cleanly.
  */
 TEST_F(unplug, with_live_attachment)
 {
 	struct drm_megpu_taskq_queue ref;
-	uint32_t sync, engines = 0;
+	struct tq_waiter w = { 0 };
 	struct megpu_taskq q;
 	struct megpu_bo *qbo;
+	uint32_t engines = 0;
 	int64_t t0, took;
 	uint64_t feat = 0;
 	unsigned int e;
-	int sync_file;
 	struct mt t;
 
 	ASSERT_EQ(0, mt_open(&t));
@@ -256,23 +273,24 @@ TEST_F(unplug, with_live_attachment)
 	ASSERT_NE(0, engines);
 	ASSERT_EQ(0, mt_bo(&t.gpu, MEGPU_TQ_BYTES(16), 0, &qbo));
 	ASSERT_EQ(0, megpu_taskq_init(&q, qbo->map, qbo->va, 16, 0, 0, 0));
-	ASSERT_EQ(0, megpu_syncobj_new(&t.gpu, false, &sync));
 	ref = (struct drm_megpu_taskq_queue){ .handle = qbo->handle,
 					      .slots = 16 };
-	ASSERT_EQ(0, megpu_taskq_attach(&t.gpu, &ref, 1, engines, sync));
-	ASSERT_EQ(0, megpu_syncobj_export(&t.gpu, sync, 0, &sync_file));
-	EXPECT_EQ(1, megpu_sync_file_status(sync_file));
+	ASSERT_EQ(0, megpu_taskq_attach(&t.gpu, &ref, 1, engines));
+	EXPECT_EQ(-ETIME, megpu_taskq_wait(&t.gpu, 0));
+	w.gpu = &t.gpu;
+	ASSERT_EQ(0, pthread_create(&w.thread, NULL, tq_wait_thread, &w));
+	usleep(100000);
 
 	t0 = megpu_now_ns();
 	ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/unbind", self->addr));
-	ASSERT_EQ(0, sync_file_wait(sync_file, 5000));
-	took = megpu_now_ns() - t0;
-	EXPECT_EQ(-ENODEV, megpu_sync_file_status(sync_file));
+	ASSERT_EQ(0, pthread_join(w.thread, NULL));
+	took = w.at - t0;
+	EXPECT_EQ(-ENODEV, w.ret);
 	EXPECT_GT((int64_t)t.timeout_ms * 1000000 / 2, took)
 		TH_LOG("the attachment ended %lld ms after the unplug "
 		       "(job timeout %llu ms)", (long long)(took / 1000000),
 		       (unsigned long long)t.timeout_ms);
-	close(sync_file);
+	EXPECT_EQ(-ENODEV, megpu_taskq_wait(&t.gpu, 0));
 	EXPECT_EQ(-ENODEV, megpu_taskq_detach(&t.gpu));
 	megpu_bo_free(qbo);
 	mt_close(&t);

@@ -50,7 +50,7 @@ struct race {
 
 enum race_op {
 	OP_ATTACH, OP_DETACH, OP_NOTIFY, OP_NEW_QUEUE, OP_CLOSE_QUEUE,
-	OP_SUBMIT, OP_COUNT,
+	OP_SUBMIT, OP_WAIT, OP_COUNT,
 };
 
 static bool race_allowed(int op, int err)
@@ -65,6 +65,10 @@ static bool race_allowed(int op, int err)
 		       err == ENOMEM;
 	case OP_DETACH:
 		return err == ENOENT;
+	case OP_WAIT:
+		/* no attachment, not done yet, or what it completed with */
+		return err == ENOENT || err == ETIME || err == ECANCELED ||
+		       err == ETIMEDOUT || err == EIO || err == EPROTO;
 	case OP_NOTIFY:
 		return false;
 	case OP_NEW_QUEUE:
@@ -133,7 +137,6 @@ static int race_close(struct race *r, uint32_t handle)
 static int race_attach(struct race *r, uint32_t handle)
 {
 	struct drm_megpu_taskq_queue refs[2];
-	uint32_t sync;
 	int ret;
 
 	for (unsigned int i = 0; i < 2; i++)
@@ -141,13 +144,9 @@ static int race_attach(struct race *r, uint32_t handle)
 			.handle = handle, .slots = RACE_SLOTS,
 			.offset = i * RACE_QBYTES,
 		};
-	ret = megpu_syncobj_new(&r->t->gpu, false, &sync);
-	if (ret)
-		return ret;
-	ret = megpu_taskq_attach(&r->t->gpu, refs, 2, r->engines, sync);
+	ret = megpu_taskq_attach(&r->t->gpu, refs, 2, r->engines);
 	if (!ret)
 		atomic_fetch_add(&r->attached, 1);
-	megpu_syncobj_free(&r->t->gpu, sync);
 	return ret;
 }
 
@@ -217,6 +216,10 @@ static void *race_thread(void *arg)
 			break;
 		case OP_NOTIFY:
 			ret = megpu_taskq_wake(&r->t->gpu);
+			break;
+		case OP_WAIT:
+			ret = megpu_taskq_wait(&r->t->gpu, rand_r(&seed) % 2 ?
+					       0 : 1000000);
 			break;
 		case OP_NEW_QUEUE:
 			ret = race_new_queue(r, &h);

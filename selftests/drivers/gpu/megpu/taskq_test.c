@@ -614,7 +614,7 @@ static uint32_t tq_engine_mask(struct tq *q)
 }
 
 /* Queues 2, 3 (the engines' homes) first, then the CPUs' to steal from. */
-static int tq_attach(struct tq *q, uint32_t syncobj)
+static int tq_attach(struct tq *q)
 {
 	struct drm_megpu_taskq_queue refs[TQ_QUEUES];
 
@@ -624,7 +624,7 @@ static int tq_attach(struct tq *q, uint32_t syncobj)
 			.offset = ((i + 2) % TQ_QUEUES) * tq_qbytes(),
 		};
 	return megpu_taskq_attach(&q->t->gpu, refs, TQ_QUEUES,
-				  tq_engine_mask(q), syncobj);
+				  tq_engine_mask(q));
 }
 
 static uint64_t tq_requests(struct mt *t)
@@ -641,14 +641,14 @@ static uint64_t tq_requests(struct mt *t)
 /*
  * No DEQUEUE packet anywhere: the engines ask for work, the driver takes
  * it under the same lock as two CPU threads. Exactly once, affinity
- * kept, the GPU share run by the driver's owner ids, and the fence
- * signals once all is done.
+ * kept, the GPU share run by the driver's owner ids, and the attachment
+ * completes once all is done.
  */
 TEST_F_TIMEOUT(taskq, discrete_exactly_once, 300)
 {
 	uint32_t n = megpu_test_cmdline("taskq_event_n", 8000) / 2;
 	uint64_t req0 = tq_requests(&self->t);
-	uint32_t sync, mask, drv = 0;
+	uint32_t mask, drv = 0;
 	struct tq_result r;
 	struct tq q;
 
@@ -660,14 +660,11 @@ TEST_F_TIMEOUT(taskq, discrete_exactly_once, 300)
 	ASSERT_EQ(0, tq_fill(&q, 2, 0, n / 2, aff_mixed));
 	ASSERT_EQ(0, tq_fill(&q, 0, n / 2, n - n / 2, aff_mixed));
 	tq_close_all(&q);
-	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync));
-	ASSERT_EQ(0, tq_attach(&q, sync));
-	ASSERT_EQ(-EBUSY, tq_attach(&q, sync));
+	ASSERT_EQ(0, tq_attach(&q));
+	ASSERT_EQ(-EBUSY, tq_attach(&q));
 	ASSERT_EQ(0, megpu_taskq_threads(q.agents, 2, q.q, TQ_QUEUES,
 					 MEGPU_DEQ_STEAL));
-	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, sync, 0,
-					60000000000ll));
-	ASSERT_EQ(0, megpu_fence_status(self->t.gpu.fd, sync, 0));
+	ASSERT_EQ(0, megpu_taskq_wait(&self->t.gpu, 60000000000ll));
 	r = tq_check(&q, aff_mixed, _metadata);
 	mask = tq_engine_mask(&q);
 	for (uint32_t i = 0; i < n; i++) {
@@ -696,17 +693,16 @@ TEST_F_TIMEOUT(taskq, discrete_exactly_once, 300)
 		EXPECT_EQ(0, megpu_taskq_read(&q.q[i], MEGPU_TQ_HDR_LOCK));
 	EXPECT_EQ(0, megpu_taskq_detach(&self->t.gpu));
 	EXPECT_EQ(-ENOENT, megpu_taskq_detach(&self->t.gpu));
-	megpu_syncobj_free(&self->t.gpu, sync);
 	tq_free(&q);
 }
 
 /*
  * Only CPU work: the driver never takes the lock, and the completion
- * fence waits for the CPU (timeout first, then done).
+ * attachment waits for the CPU (timeout first, then done).
  */
 TEST_F(taskq, discrete_completion_waits_for_cpu)
 {
-	uint32_t n = 64, sync;
+	uint32_t n = 64;
 	struct tq q;
 
 	TQ_NEED_QUEUES();
@@ -717,10 +713,8 @@ TEST_F(taskq, discrete_completion_waits_for_cpu)
 		ASSERT_EQ(1, megpu_taskq_push(&q.q[2], &q.agents[0], &t, 1));
 	}
 	tq_close_all(&q);
-	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync));
-	ASSERT_EQ(0, tq_attach(&q, sync));
-	ASSERT_EQ(-ETIME, megpu_syncobj_wait(&self->t.gpu, sync, 0,
-					     200000000ll));
+	ASSERT_EQ(0, tq_attach(&q));
+	ASSERT_EQ(-ETIME, megpu_taskq_wait(&self->t.gpu, 200000000ll));
 	ASSERT_EQ(0, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_HEAD));
 	ASSERT_EQ(0, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_LOCK_RETRIES));
 	ASSERT_LT(0, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_NONE_ELIGIBLE));
@@ -728,11 +722,9 @@ TEST_F(taskq, discrete_completion_waits_for_cpu)
 	q.agents[0].notify_priv = &self->t.gpu;
 	ASSERT_EQ(0, megpu_taskq_dequeue(&q.agents[0], q.q, TQ_QUEUES, 2,
 					 MEGPU_DEQ_STEAL));
-	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, sync, 0,
-					10000000000ll));
+	ASSERT_EQ(0, megpu_taskq_wait(&self->t.gpu, 10000000000ll));
 	ASSERT_EQ(n, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_CPU_TASKS));
 	ASSERT_EQ(0, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_GPU_TASKS));
-	megpu_syncobj_free(&self->t.gpu, sync);
 	tq_free(&q);
 }
 
@@ -742,7 +734,7 @@ TEST_F(taskq, discrete_completion_waits_for_cpu)
  */
 TEST_F(taskq, discrete_event_and_malformed)
 {
-	uint32_t n = 8, sync;
+	uint32_t n = 8;
 	struct megpu_task t[8];
 	struct tq q;
 	uint64_t *ev;
@@ -758,15 +750,12 @@ TEST_F(taskq, discrete_event_and_malformed)
 	t[3].arg_size = 3;
 	ASSERT_EQ((int)n, megpu_taskq_push(&q.q[2], &q.agents[0], t, n));
 	tq_close_all(&q);
-	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync));
-	ASSERT_EQ(0, tq_attach(&q, sync));
-	ASSERT_EQ(-ETIME, megpu_syncobj_wait(&self->t.gpu, sync, 0,
-					     300000000ll));
+	ASSERT_EQ(0, tq_attach(&q));
+	ASSERT_EQ(-ETIME, megpu_taskq_wait(&self->t.gpu, 300000000ll));
 	ASSERT_EQ(0, tq_note(&q, 0)[MEGPU_TQ_NOTE_DONE / 4]);
 	ASSERT_EQ(0, mt_u32(q.elems)[0]);
 	__atomic_store_n(ev, 5, __ATOMIC_SEQ_CST);
-	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, sync, 0,
-					10000000000ll));
+	ASSERT_EQ(0, megpu_taskq_wait(&self->t.gpu, 10000000000ll));
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t *nt = tq_note(&q, i);
 
@@ -776,7 +765,6 @@ TEST_F(taskq, discrete_event_and_malformed)
 			  nt[MEGPU_TQ_NOTE_STATUS / 4]);
 		ASSERT_EQ(i == 3 ? 0 : 1, mt_u32(q.elems)[i]);
 	}
-	megpu_syncobj_free(&self->t.gpu, sync);
 	tq_free(&q);
 }
 
@@ -784,14 +772,14 @@ TEST_F(taskq, discrete_event_and_malformed)
  * The driver's batches notify every task exactly once, as DEQUEUE does
  * (issue 21): a malformed task whose record is not even aligned (never
  * written) and a task whose kernel faults (its arguments are not mapped)
- * leave no other task unnotified, and the completion fence ends with the
+ * leave no other task unnotified, and the attachment completes with the
  * failed job's -EIO, not the watchdog's -ETIMEDOUT. Before, the bad
  * record faulted the TASK_DONE after it and a kernel's fault dropped its
  * whole batch's TASK_DONEs.
  */
 TEST_F_TIMEOUT(taskq, discrete_faults_notify_every_task, 120)
 {
-	uint32_t n = 8, sync, fault_batch;
+	uint32_t n = 8, fault_batch;
 	uint8_t *stray, zero[32] = { 0 };
 	struct megpu_task t[8];
 	struct tq q;
@@ -806,11 +794,8 @@ TEST_F_TIMEOUT(taskq, discrete_faults_notify_every_task, 120)
 	t[5].data = 0x40;	/* no BO is mapped in the first page */
 	ASSERT_EQ((int)n, megpu_taskq_push(&q.q[2], &q.agents[0], t, n));
 	tq_close_all(&q);
-	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync));
-	ASSERT_EQ(0, tq_attach(&q, sync));
-	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, sync, 0,
-					30000000000ll));
-	EXPECT_EQ(-EIO, megpu_fence_status(self->t.gpu.fd, sync, 0));
+	ASSERT_EQ(0, tq_attach(&q));
+	EXPECT_EQ(-EIO, megpu_taskq_wait(&self->t.gpu, 30000000000ll));
 	EXPECT_EQ(n, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_DONE));
 	EXPECT_EQ(0, memcmp(stray, zero, sizeof(zero)));
 	fault_batch = tq_note(&q, 5)[MEGPU_TQ_NOTE_BATCH / 4];
@@ -836,67 +821,78 @@ TEST_F_TIMEOUT(taskq, discrete_faults_notify_every_task, 120)
 			EXPECT_EQ(1, mt_u32(q.elems)[i]);
 		}
 	}
-	megpu_syncobj_free(&self->t.gpu, sync);
 	tq_free(&q);
 }
 
-/* What the attach ioctl refuses, and a detach mid-way cancels the fence. */
+struct tq_wait_arg {
+	struct megpu *gpu;
+	int ret;
+};
+
+static void *tq_waiter(void *arg)
+{
+	struct tq_wait_arg *w = arg;
+
+	w->ret = megpu_taskq_wait(w->gpu, 10000000000ll);
+	return NULL;
+}
+
+/* What the attach ioctl refuses; a detach mid-way cancels the attachment. */
 TEST_F(taskq, discrete_attach_checks)
 {
+	struct tq_wait_arg waiter = { 0 };
 	struct drm_megpu_taskq_attach a;
+	struct drm_megpu_taskq_wait w;
+	pthread_t thread;
 	struct drm_megpu_taskq_queue ref;
 	struct megpu_bo *ro;
-	uint32_t sync, mask;
+	uint32_t mask;
 	struct mt other;
 	struct tq q;
 	int copy = -1;
 
 	TQ_NEED_QUEUES();
 	ASSERT_EQ(0, tq_setup(&self->t, &q, 16, 0));
-	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync));
 	mask = tq_engine_mask(&q);
 	ref = (struct drm_megpu_taskq_queue) {
 		.handle = q.qbo->handle, .slots = TQ_SLOTS,
 	};
-	ASSERT_EQ(-EINVAL, megpu_taskq_attach(&self->t.gpu, &ref, 0, mask,
-					      sync));
+	ASSERT_EQ(-EINVAL, megpu_taskq_attach(&self->t.gpu, &ref, 0, mask));
 	ASSERT_EQ(-EINVAL, megpu_taskq_attach(&self->t.gpu, &ref,
-					      MEGPU_DEQ_MAX_QUEUES + 1, mask,
-					      sync));
-	ASSERT_EQ(-EINVAL, megpu_taskq_attach(&self->t.gpu, &ref, 1, 0,
-					      sync));
+					      MEGPU_DEQ_MAX_QUEUES + 1, mask));
+	ASSERT_EQ(-EINVAL, megpu_taskq_attach(&self->t.gpu, &ref, 1, 0));
 	ASSERT_EQ(-EINVAL, megpu_taskq_attach(&self->t.gpu, &ref, 1,
-					      1u << self->t.engines, sync));
+					      1u << self->t.engines));
 	for (unsigned int e = 0; e < self->t.engines; e++)
 		if (mt_type(&self->t, e) == MEGPU_ENGINE_COPY)
 			copy = e;
 	if (copy >= 0)
 		ASSERT_EQ(-EINVAL, megpu_taskq_attach(&self->t.gpu, &ref, 1,
-						      1u << copy, sync));
-	ASSERT_EQ(-ENOENT, megpu_taskq_attach(&self->t.gpu, &ref, 1, mask,
-					      sync + 1000));
+						      1u << copy));
+	a = (struct drm_megpu_taskq_attach) {
+		.queues = (uintptr_t)&ref, .count = 1, .engines = mask,
+		.pad = 1,
+	};
+	ASSERT_EQ(-1, drmIoctl(self->t.gpu.fd, DRM_IOCTL_MEGPU_TASKQ_ATTACH,
+			       &a));
+	ASSERT_EQ(EINVAL, errno);
 	ref.slots = 12;
-	ASSERT_EQ(-EINVAL, megpu_taskq_attach(&self->t.gpu, &ref, 1, mask,
-					      sync));
+	ASSERT_EQ(-EINVAL, megpu_taskq_attach(&self->t.gpu, &ref, 1, mask));
 	ref.slots = TQ_SLOTS;
 	ref.offset = 64;
-	ASSERT_EQ(-EINVAL, megpu_taskq_attach(&self->t.gpu, &ref, 1, mask,
-					      sync));
+	ASSERT_EQ(-EINVAL, megpu_taskq_attach(&self->t.gpu, &ref, 1, mask));
 	ref.offset = q.qbo->size;
-	ASSERT_EQ(-ERANGE, megpu_taskq_attach(&self->t.gpu, &ref, 1, mask,
-					      sync));
+	ASSERT_EQ(-ERANGE, megpu_taskq_attach(&self->t.gpu, &ref, 1, mask));
 	ref.offset = 0;
 	ASSERT_EQ(0, megpu_bo_new(&self->t.gpu, 1 << 20,
 				  DRM_MEGPU_GEM_CREATE_READ_ONLY, &ro));
 	ref.handle = ro->handle;
-	ASSERT_EQ(-EACCES, megpu_taskq_attach(&self->t.gpu, &ref, 1, mask,
-					      sync));
+	ASSERT_EQ(-EACCES, megpu_taskq_attach(&self->t.gpu, &ref, 1, mask));
 	megpu_bo_free(ro);
 	/* another client's handle is not the caller's BO */
 	ASSERT_EQ(0, mt_open_client(&self->t, &other));
 	ref.handle = q.qbo->handle;
-	ASSERT_EQ(-ENOENT, megpu_taskq_attach(&other.gpu, &ref, 1, mask,
-					      sync));
+	ASSERT_EQ(-ENOENT, megpu_taskq_attach(&other.gpu, &ref, 1, mask));
 	mt_close(&other);
 	a = (struct drm_megpu_taskq_attach) { .flags = 2 };
 	ASSERT_EQ(-1, drmIoctl(self->t.gpu.fd, DRM_IOCTL_MEGPU_TASKQ_ATTACH,
@@ -909,21 +905,33 @@ TEST_F(taskq, discrete_attach_checks)
 			       &a));
 	ASSERT_EQ(EINVAL, errno);
 	ASSERT_EQ(-ENOENT, megpu_taskq_detach(&self->t.gpu));
-	/* an open queue never completes: a detach cancels the fence */
-	ASSERT_EQ(0, megpu_taskq_attach(&self->t.gpu, &ref, 1, mask, sync));
-	ASSERT_EQ(-ETIME, megpu_syncobj_wait(&self->t.gpu, sync, 0,
-					     100000000ll));
+	/* TASKQ_WAIT: nothing to wait for, bad flags */
+	ASSERT_EQ(-ENOENT, megpu_taskq_wait(&self->t.gpu, 0));
+	w = (struct drm_megpu_taskq_wait) { .flags = 1 };
+	ASSERT_EQ(-1, drmIoctl(self->t.gpu.fd, DRM_IOCTL_MEGPU_TASKQ_WAIT,
+			       &w));
+	ASSERT_EQ(EINVAL, errno);
+	/*
+	 * An open queue never completes: a waiter blocked in TASKQ_WAIT
+	 * when the detach comes gets -ECANCELED; after it there is nothing
+	 * to wait for.
+	 */
+	ASSERT_EQ(0, megpu_taskq_attach(&self->t.gpu, &ref, 1, mask));
+	ASSERT_EQ(-ETIME, megpu_taskq_wait(&self->t.gpu, 100000000ll));
+	waiter.gpu = &self->t.gpu;
+	ASSERT_EQ(0, pthread_create(&thread, NULL, tq_waiter, &waiter));
+	usleep(100000);
 	ASSERT_EQ(0, megpu_taskq_detach(&self->t.gpu));
-	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, sync, 0, 1000000000ll));
-	ASSERT_EQ(-ECANCELED, megpu_fence_status(self->t.gpu.fd, sync, 0));
-	megpu_syncobj_free(&self->t.gpu, sync);
+	ASSERT_EQ(0, pthread_join(thread, NULL));
+	EXPECT_EQ(-ECANCELED, waiter.ret);
+	EXPECT_EQ(-ENOENT, megpu_taskq_wait(&self->t.gpu, 0));
 	tq_free(&q);
 }
 
 /* A client that closes while the driver dequeues for it: nothing leaks. */
 TEST_F(taskq, discrete_close_while_running)
 {
-	uint32_t n = 4000, sync;
+	uint32_t n = 4000;
 	struct mt other;
 	struct tq q;
 
@@ -932,8 +940,7 @@ TEST_F(taskq, discrete_close_while_running)
 	ASSERT_EQ(0, tq_setup(&other, &q, n, 0));
 	ASSERT_EQ(0, tq_fill(&q, 2, 0, n, NULL));
 	tq_close_all(&q);
-	ASSERT_EQ(0, megpu_syncobj_new(&other.gpu, false, &sync));
-	ASSERT_EQ(0, tq_attach(&q, sync));
+	ASSERT_EQ(0, tq_attach(&q));
 	usleep(20000);
 	tq_free(&q);
 	mt_close(&other);
@@ -1057,10 +1064,10 @@ TEST_F_TIMEOUT(taskq, waiting_dequeue_times_out, 120)
  */
 /*
  * The driver's dequeuer alone (one engine) on @n tasks pushed to an
- * engine's queue: attach, wait for the completion fence in *@sync.
+ * engine's queue: attach, wait for the attachment to complete.
  */
 static int tq_driver_runs(struct tq *q, const struct megpu_task *t,
-			  uint32_t n, uint32_t *sync)
+			  uint32_t n)
 {
 	int ret;
 
@@ -1068,14 +1075,13 @@ static int tq_driver_runs(struct tq *q, const struct megpu_task *t,
 	if (megpu_taskq_push(&q->q[2], &q->agents[0], t, n) != (int)n)
 		return -ENOSPC;
 	tq_close_all(q);
-	ret = megpu_syncobj_new(&q->t->gpu, false, sync);
-	ret = ret ?: tq_attach(q, *sync);
-	return ret ?: megpu_syncobj_wait(&q->t->gpu, *sync, 0, 10000000000ll);
+	ret = tq_attach(q);
+	return ret ?: megpu_taskq_wait(&q->t->gpu, 10000000000ll);
 }
 
 TEST_F(taskq, discrete_hints)
 {
-	uint32_t n = 8, sync, batches[8];
+	uint32_t n = 8, batches[8];
 	struct megpu_task t[8];
 	struct tq q;
 
@@ -1084,7 +1090,7 @@ TEST_F(taskq, discrete_hints)
 	for (uint32_t i = 0; i < n; i++)
 		t[i] = tq_task(&q, i, i < 4 ? MEGPU_TQ_AFF_HINT_CPU :
 			       MEGPU_TQ_AFF_HINT_GPU);
-	ASSERT_EQ(0, tq_driver_runs(&q, t, n, &sync));
+	ASSERT_EQ(0, tq_driver_runs(&q, t, n));
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t *nt = tq_note(&q, i);
 
@@ -1097,7 +1103,6 @@ TEST_F(taskq, discrete_hints)
 	for (uint32_t i = 5; i < n; i++)
 		EXPECT_EQ(batches[4], batches[i]);
 	EXPECT_EQ(5, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_GPU_BATCHES));
-	megpu_syncobj_free(&self->t.gpu, sync);
 	tq_free(&q);
 }
 
@@ -1109,7 +1114,7 @@ TEST_F(taskq, discrete_hints)
 TEST_F(taskq, discrete_guided)
 {
 	static const uint32_t want[] = { 16, 12, 6, 3, 1, 1, 1 };
-	uint32_t n = 40, sync, prev = 0, run = 0, b = 0;
+	uint32_t n = 40, prev = 0, run = 0, b = 0;
 	struct megpu_task t[40];
 	struct tq q;
 
@@ -1117,7 +1122,7 @@ TEST_F(taskq, discrete_guided)
 	ASSERT_EQ(0, tq_setup(&self->t, &q, n, MEGPU_TQ_F_GUIDED));
 	for (uint32_t i = 0; i < n; i++)
 		t[i] = tq_task(&q, i, MEGPU_TQ_AFF_ANY);
-	ASSERT_EQ(0, tq_driver_runs(&q, t, n, &sync));
+	ASSERT_EQ(0, tq_driver_runs(&q, t, n));
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t *nt = tq_note(&q, i);
 		uint32_t batch = nt[MEGPU_TQ_NOTE_BATCH / 4];
@@ -1135,7 +1140,6 @@ TEST_F(taskq, discrete_guided)
 	EXPECT_EQ(6, b);
 	EXPECT_EQ(1, run);
 	EXPECT_EQ(7, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_GPU_BATCHES));
-	megpu_syncobj_free(&self->t.gpu, sync);
 	tq_free(&q);
 }
 
@@ -1184,31 +1188,29 @@ TEST_F_TIMEOUT(taskq, tool_demo_partition, 300)
 }
 
 /*
- * No indefinite fence: a queue that never closes, and nothing moves in
- * it, ends the attachment one job timeout later with -ETIMEDOUT. Then
+ * Bounded: a queue that never closes, and nothing moves in it, ends the
+ * attachment one job timeout later with -ETIMEDOUT. Then
  * its engines stop asking for work, though it stays attached: jobs that
  * leave them idle again raise no work request.
  */
-TEST_F_TIMEOUT(taskq, discrete_fence_is_bounded, 120)
+TEST_F_TIMEOUT(taskq, discrete_attachment_is_bounded, 120)
 {
 	struct drm_megpu_taskq_queue ref;
 	struct megpu_bo *probe;
 	uint64_t req;
-	uint32_t sync;
 	struct tq q;
 
 	TQ_NEED_QUEUES();
 	ASSERT_EQ(0, tq_setup(&self->t, &q, 16, 0));
-	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync));
 	ref = (struct drm_megpu_taskq_queue) {
 		.handle = q.qbo->handle, .slots = TQ_SLOTS,
 	};
 	ASSERT_EQ(0, megpu_taskq_attach(&self->t.gpu, &ref, 1,
-					tq_engine_mask(&q), sync));
-	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, sync, 0,
-					(int64_t)(4 * self->t.timeout_ms + 5000) *
-					1000000));
-	ASSERT_EQ(-ETIMEDOUT, megpu_fence_status(self->t.gpu.fd, sync, 0));
+					tq_engine_mask(&q)));
+	ASSERT_EQ(-ETIMEDOUT,
+		  megpu_taskq_wait(&self->t.gpu,
+				   (int64_t)(4 * self->t.timeout_ms + 5000) *
+				   1000000));
 	/* the last requests of the timed-out attachment settle */
 	usleep(100000);
 	req = tq_requests(&self->t);
@@ -1224,7 +1226,6 @@ TEST_F_TIMEOUT(taskq, discrete_fence_is_bounded, 120)
 		       (unsigned long long)(tq_requests(&self->t) - req));
 	megpu_bo_free(probe);
 	ASSERT_EQ(0, megpu_taskq_detach(&self->t.gpu));
-	megpu_syncobj_free(&self->t.gpu, sync);
 	tq_free(&q);
 }
 
