@@ -437,6 +437,33 @@ static int stale_chain(struct __test_metadata *_metadata, struct mt *t,
 	return ret ? -1 : (int)stale;
 }
 
+/*
+ * The negative control of a chain (@link) whose producer does not flush
+ * (@missing says what is left out): with the writes held every one of 8
+ * consumers copies stale data, else the race shows within TRIES.
+ */
+static void chain_control(struct __test_metadata *_metadata, struct mt *t,
+			  enum chain_link link, const char *missing)
+{
+	const uint32_t noflush = DRM_MEGPU_SUBMIT_NO_FLUSH;
+	unsigned int runs;
+	int stale;
+
+	if (!hold_writes(t)) {
+		EXPECT_LT(0, stale_chain(_metadata, t, link, noflush, TRIES,
+					 true, &runs))
+			TH_LOG("no stale copy in %u runs without %s", runs,
+			       missing);
+		return;
+	}
+	stale = stale_chain(_metadata, t, link, noflush, 8, false, &runs);
+	release_writes(_metadata, t);
+	EXPECT_EQ(8, runs);
+	EXPECT_EQ((int)runs, stale)
+		TH_LOG("writes held: only %d of %u consumers copied stale "
+		       "data without %s", stale, runs, missing);
+}
+
 /* F6 with the host-driven handshake (FIG. 4): never a stale copy. */
 TEST_F_TIMEOUT(gpu, dependent_launch_host_flush, 90)
 {
@@ -465,27 +492,10 @@ TEST_F_TIMEOUT(gpu, dependent_launch_gpu_flush, 90)
 /* The negative control: a NO_FLUSH producer's consumer copies old data. */
 TEST_F_TIMEOUT(gpu, dependent_launch_no_flush_is_stale, 90)
 {
-	const uint32_t noflush = DRM_MEGPU_SUBMIT_NO_FLUSH;
-	unsigned int runs;
-	int stale;
-
 	NEED_FLUSH(&self->t);
 	NEED_RELAXED(&self->t);
 	MT_NEED_ENGINES(&self->t, 2);
-	if (!hold_writes(&self->t)) {
-		EXPECT_LT(0, stale_chain(_metadata, &self->t, CHAIN_FENCE,
-					 noflush, TRIES, true, &runs))
-			TH_LOG("no stale copy in %u runs without a flush",
-			       runs);
-		return;
-	}
-	stale = stale_chain(_metadata, &self->t, CHAIN_FENCE, noflush, 8,
-			    false, &runs);
-	release_writes(_metadata, &self->t);
-	EXPECT_EQ(8, runs);
-	EXPECT_EQ((int)runs, stale)
-		TH_LOG("writes held: only %d of %u consumers copied stale "
-		       "data without a flush", stale, runs);
+	chain_control(_metadata, &self->t, CHAIN_FENCE, "a flush");
 }
 
 TEST_F_TIMEOUT(gpu, flush_packet_orders_signal, 90)
@@ -516,27 +526,10 @@ TEST_F_TIMEOUT(gpu, flush_packet_orders_signal, 90)
  */
 TEST_F_TIMEOUT(gpu, signal_without_flush_packet_is_stale, 90)
 {
-	const uint32_t noflush = DRM_MEGPU_SUBMIT_NO_FLUSH;
-	unsigned int runs;
-	int stale;
-
 	NEED_FLUSH(&self->t);
 	NEED_RELAXED(&self->t);
 	MT_NEED_ENGINES(&self->t, 2);
-	if (!hold_writes(&self->t)) {
-		EXPECT_LT(0, stale_chain(_metadata, &self->t, CHAIN_IB_SEM,
-					 noflush, TRIES, true, &runs))
-			TH_LOG("no stale copy in %u runs without the FLUSH "
-			       "packet", runs);
-		return;
-	}
-	stale = stale_chain(_metadata, &self->t, CHAIN_IB_SEM, noflush, 8,
-			    false, &runs);
-	release_writes(_metadata, &self->t);
-	EXPECT_EQ(8, runs);
-	EXPECT_EQ((int)runs, stale)
-		TH_LOG("writes held: only %d of %u consumers copied stale "
-		       "data without the FLUSH packet", stale, runs);
+	chain_control(_metadata, &self->t, CHAIN_IB_SEM, "the FLUSH packet");
 }
 
 /* Poll until @engine's idle_signals reach @want; the last stats in @b. */

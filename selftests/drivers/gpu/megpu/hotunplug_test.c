@@ -97,6 +97,25 @@ static int sync_file_wait(int fd, int ms)
 	return n < 0 ? -errno : n ? 0 : -ETIME;
 }
 
+/* Bind again and run a job: the GPU works after the unplug. */
+static void rebind_and_probe(struct __test_metadata *_metadata,
+			     const char *addr)
+{
+	struct megpu_bo *bo;
+	struct mt t;
+	uint64_t v;
+
+	ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/bind", addr));
+	ASSERT_EQ(1, megpu_count_devices());
+	ASSERT_EQ(0, mt_open(&t));
+	ASSERT_EQ(0, megpu_get_param(&t.gpu, DRM_MEGPU_PARAM_ENGINE_COUNT, &v));
+	ASSERT_LT(0, v);
+	ASSERT_EQ(0, mt_bo(&t.gpu, 4096, 0, &bo));
+	EXPECT_EQ(0, mt_probe_engine(&t, 0, bo, 0, 0x600d));
+	megpu_bo_free(bo);
+	mt_close(&t);
+}
+
 TEST_F(unplug, with_open_file_and_job)
 {
 	struct megpu_bo *gate;
@@ -126,15 +145,7 @@ TEST_F(unplug, with_open_file_and_job)
 	megpu_bo_free(gate);
 	mt_close(&t);
 
-	ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/bind", self->addr));
-	ASSERT_EQ(1, megpu_count_devices());
-	ASSERT_EQ(0, mt_open(&t));
-	ASSERT_EQ(0, megpu_get_param(&t.gpu, DRM_MEGPU_PARAM_ENGINE_COUNT, &v));
-	ASSERT_LT(0, v);
-	ASSERT_EQ(0, mt_bo(&t.gpu, 4096, 0, &gate));
-	EXPECT_EQ(0, mt_probe_engine(&t, 0, gate, 0, 0x600d));
-	megpu_bo_free(gate);
-	mt_close(&t);
+	rebind_and_probe(_metadata, self->addr);
 }
 
 /* A thread issuing FLUSH ioctls until the device is gone. */
@@ -211,20 +222,6 @@ TEST_F(unplug, flushes_in_flight)
 	ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/bind", self->addr));
 }
 
-/* Bind again and run a job: the GPU works after the unplug. */
-static void rebind_and_probe(struct __test_metadata *_metadata,
-			     const char *addr)
-{
-	struct megpu_bo *bo;
-	struct mt t;
-
-	ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/bind", addr));
-	ASSERT_EQ(0, mt_open(&t));
-	ASSERT_EQ(0, mt_bo(&t.gpu, 4096, 0, &bo));
-	EXPECT_EQ(0, mt_probe_engine(&t, 0, bo, 0, 0x600d));
-	megpu_bo_free(bo);
-	mt_close(&t);
-}
 
 struct tq_waiter {
 	struct megpu *gpu;
