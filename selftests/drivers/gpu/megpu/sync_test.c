@@ -10,6 +10,7 @@
  * them; the first job of each test holds on a gate the CPU opens.
  */
 
+#include <linux/dma-buf.h>
 #include <linux/sync_file.h>
 #include <poll.h>
 #include <stdint.h>
@@ -269,60 +270,28 @@ static int in_fences(struct mt *t, uint64_t *n)
 }
 
 /*
- * A timeline whose CHAIN points all hold one pending fence, named by
- * every in-sync of a job: the chains unwrap to CHAIN x 64 fences of one
- * producer, and the job keeps one (one per fence context, the walks in
- * run_job and on a fault stay short). The job still waits for it.
+ * A pending foreign fence as a sync_file: a vgem BO with a write fence
+ * (its id in *@fence for mt_vgem_signal()), exported from the BO's
+ * dma-buf. Every vgem fence has a fence context of its own, and being
+ * no job, it never times out as a held job would (10 s: vgem's).
  */
-#define CHAIN 512
-TEST_F(gpu, chained_in_syncs_keep_one_fence_per_producer)
+static int vgem_sync_file(int vgem, uint32_t *fence)
 {
-	int other = mt_other_engine(&self->t, 0);
-	struct drm_megpu_sync in[DRM_MEGPU_MAX_SYNCS];
-	struct megpu_bo *bo, *gate;
-	uint64_t base, held, after;
-	struct mt_job g, c;
-	unsigned int i;
-	uint32_t tl;
+	struct dma_buf_export_sync_file e = { .flags = DMA_BUF_SYNC_READ };
+	struct drm_mode_create_dumb dumb = { .width = 16, .height = 1,
+					     .bpp = 32 };
+	int dmabuf, ret;
 
-	ASSERT_EQ(0, in_fences(&self->t, &base))
-		TH_LOG("no \"in_fences\" in debugfs counters");
-	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
-	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &gate));
-	ASSERT_EQ(0, mt_write_job(&self->t, &g, 0, bo, 0, 1, gate, NULL, 0,
-				  NOIMP));
-	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &tl));
-	for (i = 1; i <= CHAIN; i++)
-		ASSERT_EQ(0, megpu_syncobj_transfer(&self->t.gpu, tl, i,
-						    g.sync, 0));
-	for (i = 0; i < DRM_MEGPU_MAX_SYNCS; i++)
-		in[i] = (struct drm_megpu_sync){ .handle = tl, .point = CHAIN };
-	ASSERT_EQ(0, mt_write_job(&self->t, &c, other < 0 ? 0 : other, bo, 4,
-				  2, NULL, in, DRM_MEGPU_MAX_SYNCS, NOIMP));
-	ASSERT_EQ(0, in_fences(&self->t, &held));
-	EXPECT_EQ(base + 1, held)
-		TH_LOG("%d in-syncs of a %d-point chain over one fence: "
-		       "the job holds %llu fences", DRM_MEGPU_MAX_SYNCS,
-		       CHAIN, (unsigned long long)(held - base));
-	usleep(SETTLE_US);
-	EXPECT_TRUE(mt_pending(&self->t.gpu, c.sync, 0));
-	EXPECT_EQ(0, mt_u32(bo)[1]);
-
-	mt_gate_open(gate);
-	EXPECT_EQ(0, mt_job_finish(&c, mt_job_ns(&self->t)));
-	EXPECT_EQ(0, mt_job_finish(&g, mt_job_ns(&self->t)));
-	EXPECT_EQ(2, mt_u32(bo)[1]);
-	megpu_syncobj_free(&self->t.gpu, tl);
-	megpu_bo_free(gate);
-	megpu_bo_free(bo);
-	/* the job's references went with it */
-	for (i = 0; i < 500; i++) {
-		ASSERT_EQ(0, in_fences(&self->t, &after));
-		if (after == base)
-			break;
-		usleep(10000);
-	}
-	EXPECT_EQ(base, after);
+	if (drmIoctl(vgem, DRM_IOCTL_MODE_CREATE_DUMB, &dumb))
+		return -errno;
+	ret = mt_vgem_fence(vgem, dumb.handle, fence);
+	if (ret)
+		return ret;
+	if (drmPrimeHandleToFD(vgem, dumb.handle, DRM_CLOEXEC, &dmabuf))
+		return -errno;
+	ret = ioctl(dmabuf, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &e) ? -errno : 0;
+	close(dmabuf);
+	return ret ?: e.fd;
 }
 
 /* A sync_file merging two (SYNC_IOC_MERGE); both stay open. */
@@ -334,38 +303,90 @@ static int sync_file_merge(int a, int b)
 }
 
 /*
+ * A timeline whose CHAIN points all hold one pending (vgem) fence, named
+ * by every in-sync of a job: the chains unwrap to CHAIN x 64 fences of
+ * one producer, and the job keeps one (one per fence context: the walks
+ * in run_job and on a fault stay short). The job still waits for it.
+ */
+#define CHAIN 512
+TEST_F(gpu, chained_in_syncs_keep_one_fence_per_producer)
+{
+	struct drm_megpu_sync in[DRM_MEGPU_MAX_SYNCS];
+	uint64_t base, held, after;
+	uint32_t tl, one, fence;
+	int vgem, fd, i;
+	struct megpu_bo *bo;
+	struct mt_job c;
+
+	vgem = mt_vgem_open();
+	if (vgem < 0)
+		SKIP(return, "no vgem");
+	ASSERT_EQ(0, in_fences(&self->t, &base))
+		TH_LOG("no \"in_fences\" in debugfs counters");
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
+	fd = vgem_sync_file(vgem, &fence);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &one));
+	ASSERT_EQ(0, megpu_syncobj_import(&self->t.gpu, one, fd));
+	close(fd);
+	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &tl));
+	for (i = 1; i <= CHAIN; i++)
+		ASSERT_EQ(0, megpu_syncobj_transfer(&self->t.gpu, tl, i, one,
+						    0));
+	for (i = 0; i < DRM_MEGPU_MAX_SYNCS; i++)
+		in[i] = (struct drm_megpu_sync){ .handle = tl, .point = CHAIN };
+	ASSERT_EQ(0, mt_write_job(&self->t, &c, 0, bo, 4, 2, NULL, in,
+				  DRM_MEGPU_MAX_SYNCS, NOIMP));
+	ASSERT_EQ(0, in_fences(&self->t, &held));
+	EXPECT_EQ(base + 1, held)
+		TH_LOG("%d in-syncs of a %d-point chain over one fence: "
+		       "the job holds %llu fences", DRM_MEGPU_MAX_SYNCS,
+		       CHAIN, (unsigned long long)(held - base));
+	usleep(SETTLE_US);
+	EXPECT_TRUE(mt_pending(&self->t.gpu, c.sync, 0));
+	EXPECT_EQ(0, mt_u32(bo)[1]);
+
+	ASSERT_EQ(0, mt_vgem_signal(vgem, fence));
+	EXPECT_EQ(0, mt_job_finish(&c, mt_job_ns(&self->t)));
+	EXPECT_EQ(2, mt_u32(bo)[1]);
+	megpu_syncobj_free(&self->t.gpu, tl);
+	megpu_syncobj_free(&self->t.gpu, one);
+	megpu_bo_free(bo);
+	close(vgem);
+	/* the job's references went with it */
+	for (i = 0; i < 500; i++) {
+		ASSERT_EQ(0, in_fences(&self->t, &after));
+		if (after == base)
+			break;
+		usleep(10000);
+	}
+	EXPECT_EQ(base, after);
+}
+
+/*
  * The fences of one in-sync come from more producers (fence contexts)
  * than DRM_MEGPU_MAX_SYNCS: -EINVAL, the bound on what one SUBMIT
  * attaches. DRM_MEGPU_MAX_SYNCS producers are accepted, and waited for.
- * The producers: one job of each of as many clients, queued on engine 0
- * behind a gate.
+ * The producers: vgem fences, each its own context, in one sync_file.
  */
 #define PRODUCERS (DRM_MEGPU_MAX_SYNCS + 1)
 TEST_F(gpu, in_sync_producers_are_bounded)
 {
-	int other = mt_other_engine(&self->t, 0);
-	struct mt *cl = calloc(PRODUCERS, sizeof(*cl));
-	struct megpu_bo *bo, *gate, *cbo[PRODUCERS];
-	struct mt_job g, p[PRODUCERS], c, refused;
+	uint32_t fence[PRODUCERS], sync;
 	struct drm_megpu_sync in;
-	int merged = -1, fd, next;
-	unsigned int i;
-	uint32_t sync;
+	int vgem, merged = -1, fd, next, i;
+	struct mt_job c, refused;
+	struct megpu_bo *bo;
 
-	ASSERT_NE(NULL, cl);
+	vgem = mt_vgem_open();
+	if (vgem < 0)
+		SKIP(return, "no vgem");
 	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
-	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &gate));
-	ASSERT_EQ(0, mt_write_job(&self->t, &g, 0, bo, 0, 1, gate, NULL, 0,
-				  NOIMP));
 	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &sync));
 	in = (struct drm_megpu_sync){ .handle = sync };
 	for (i = 0; i < PRODUCERS; i++) {
-		ASSERT_EQ(0, mt_open_client(&self->t, &cl[i]));
-		ASSERT_EQ(0, mt_bo(&cl[i].gpu, 4096, 0, &cbo[i]));
-		ASSERT_EQ(0, mt_write_job(&cl[i], &p[i], 0, cbo[i], 0, 3, NULL,
-					  NULL, 0, NOIMP));
-		ASSERT_EQ(0, megpu_syncobj_export(&cl[i].gpu, p[i].sync, 0,
-						  &fd));
+		fd = vgem_sync_file(vgem, &fence[i]);
+		ASSERT_LE(0, fd);
 		if (merged < 0) {
 			merged = fd;
 		} else {
@@ -379,36 +400,27 @@ TEST_F(gpu, in_sync_producers_are_bounded)
 			/* as many producers as allowed: accepted, waits */
 			ASSERT_EQ(0, megpu_syncobj_import(&self->t.gpu, sync,
 							  merged));
-			ASSERT_EQ(0, mt_write_job(&self->t, &c,
-						  other < 0 ? 0 : other, bo,
-						  4, 2, NULL, &in, 1, NOIMP));
+			ASSERT_EQ(0, mt_write_job(&self->t, &c, 0, bo, 4, 2,
+						  NULL, &in, 1, NOIMP));
 		}
 	}
 	ASSERT_EQ(0, megpu_syncobj_import(&self->t.gpu, sync, merged));
 	close(merged);
-	EXPECT_EQ(-EINVAL, mt_write_job(&self->t, &refused,
-					other < 0 ? 0 : other, bo, 8, 4, NULL,
-					&in, 1, NOIMP))
+	EXPECT_EQ(-EINVAL, mt_write_job(&self->t, &refused, 0, bo, 8, 4,
+					NULL, &in, 1, NOIMP))
 		TH_LOG("one in-sync over %d producers was accepted",
 		       PRODUCERS);
 	usleep(SETTLE_US);
 	EXPECT_TRUE(mt_pending(&self->t.gpu, c.sync, 0));
 
-	mt_gate_open(gate);
+	for (i = 0; i < PRODUCERS; i++)
+		ASSERT_EQ(0, mt_vgem_signal(vgem, fence[i]));
 	EXPECT_EQ(0, mt_job_finish(&c, mt_job_ns(&self->t)));
 	EXPECT_EQ(2, mt_u32(bo)[1]);
 	EXPECT_EQ(0, mt_u32(bo)[2]);
-	EXPECT_EQ(0, mt_job_finish(&g, mt_job_ns(&self->t)));
-	for (i = 0; i < PRODUCERS; i++) {
-		EXPECT_EQ(0, mt_job_finish(&p[i], mt_job_ns(&self->t)));
-		EXPECT_EQ(3, mt_u32(cbo[i])[0]);
-		megpu_bo_free(cbo[i]);
-		mt_close(&cl[i]);
-	}
-	free(cl);
 	megpu_syncobj_free(&self->t.gpu, sync);
-	megpu_bo_free(gate);
 	megpu_bo_free(bo);
+	close(vgem);
 }
 
 TEST_HARNESS_MAIN
