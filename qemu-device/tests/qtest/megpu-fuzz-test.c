@@ -456,6 +456,96 @@ static void test_fuzz(void)
     g_rand_free(rng);
 }
 
+/* Run engine 0 to the end of its ring, acknowledging every fault. */
+static unsigned run_acking_faults(Megpu *m)
+{
+    unsigned faults = 0;
+
+    for (;;) {
+        uint32_t st = eng_poll(m, 0, MEGPU_ENG_STATUS_IDLE |
+                               MEGPU_ENG_STATUS_FAULTED);
+
+        if (st & MEGPU_ENG_STATUS_FAULTED) {
+            faults++;
+            ewr(m, 0, MEGPU_ENG_IRQ_STATUS, MEGPU_ENG_IRQ_FAULT);
+            ewr(m, 0, MEGPU_ENG_CONTROL, MEGPU_ENG_CTRL_FAULT_ACK);
+            continue;
+        }
+        if (erd(m, 0, MEGPU_ENG_RING_HEAD) == m->ring[0].pos) {
+            return faults;
+        }
+        g_usleep(100);
+    }
+}
+
+/* One packet of @op naming @addr (a DISPATCH's argument block). */
+static void emit_at(Stream *st, uint32_t op, uint64_t addr)
+{
+    if (op == MEGPU_PKT_DISPATCH) {
+        emit_dispatch(st, MEGPU_KERNEL_CHECKSUM, addr, 1, 1, 1, 1);
+    } else {
+        emit_any(st, op, addr);
+    }
+}
+
+/*
+ * Every address a packet names, at every byte alignment, around the
+ * edges a guest can aim at (the class of issue 21's QEMU abort): a page
+ * boundary inside RAM, the end of RAM, a hole where nothing decodes, the
+ * top of the 48-bit bus, on the ring (bus addresses); in an IB (GPU
+ * virtual addresses) around a writable page followed by a read-only one
+ * and then an unmapped one. Each packet runs or faults its job; QEMU
+ * never aborts, and the engine runs the next packet every time.
+ */
+static void test_fuzz_addresses(void)
+{
+    static const uint32_t ops[] = {
+        MEGPU_PKT_WRITE_DATA, MEGPU_PKT_TIMESTAMP, MEGPU_PKT_COPY,
+        MEGPU_PKT_FILL, MEGPU_PKT_DISPATCH, MEGPU_PKT_SIGNAL,
+        MEGPU_PKT_WAIT,
+    };
+    const uint64_t bus[] = {
+        BIG_PA + 0x1000, 256ull << 20, NO_RAM_PA, 1ull << 48,
+    };
+    const uint64_t va = 0x10000000, va_ib = 0x20000000;
+    unsigned runs = 0, faults = 0;
+    uint32_t mark = 0;
+    Megpu m;
+
+    megpu_start_engines_opts(&m, 1, RELAXED);
+    mmu_map(&m, va, BIG_PA + 0x10000, 0x1000, true);
+    mmu_map(&m, va + 0x1000, BIG_PA + 0x11000, 0x1000, false);
+    mmu_map(&m, va_ib, IB_PA, 0x1000, false);
+    for (unsigned o = 0; o < ARRAY_SIZE(ops); o++) {
+        for (unsigned b = 0; b < ARRAY_SIZE(bus) + 2; b++) {
+            for (int k = -12; k < 12; k++) {
+                bool in_ib = b >= ARRAY_SIZE(bus);
+                uint64_t addr = (in_ib ? va + 0x1000 * (b - 3) :
+                                 bus[b]) + k;
+
+                if (in_ib) {
+                    Stream ib = ib_stream(&m, IB_PA);
+
+                    emit_at(&ib, ops[o], addr);
+                    emit_setctx(&m.ring[0], PT_PA, 1);
+                    emit_ib(&m.ring[0], va_ib, ib.pos / 4);
+                } else {
+                    emit_at(&m.ring[0], ops[o], addr);
+                }
+                emit_ts(&m.ring[0], DATA_PA, ++mark, 0);
+                kick(&m, 0);
+                faults += run_acking_faults(&m);
+                g_assert_cmphex(qtest_readq(m.qts, DATA_PA), ==, mark);
+                runs++;
+            }
+        }
+    }
+    g_test_message("%u packets, %u faults", runs, faults);
+    g_assert_cmpuint(faults, >, 0);
+    g_assert_cmphex(rd(&m, MEGPU_REG_ID), ==, MEGPU_ID_MAGIC);
+    megpu_stop_engines(&m);
+}
+
 static void test_fuzz_regs(void)
 {
     fuzz_run(4, "write-mode=strict", 0x72656773);
@@ -472,5 +562,6 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/fuzz/registers", test_fuzz_regs);
     qtest_add_func("/megpu/fuzz/registers-16-relaxed", test_fuzz_regs_relaxed);
     qtest_add_func("/megpu/engine/fuzz", test_fuzz);
+    qtest_add_func("/megpu/fuzz/addresses", test_fuzz_addresses);
     return g_test_run();
 }
