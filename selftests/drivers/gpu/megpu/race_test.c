@@ -14,8 +14,10 @@
  * another thread freed it in between: list_add corruption in
  * __queue_work or a NULL dereference in the work (issue 21). The window
  * is a few instructions: on Debian's kernel (voluntary preemption) this
- * fuzzer did not hit it in 3 runs of 6723761's driver; KASAN on the
- * debug kernel is the better witness.
+ * fuzzer did not hit it in 3 runs of 6723761's driver; on the debug
+ * kernel it did within seconds: "ODEBUG: free active ... work_struct
+ * hint: megpu_kdq_work" (the attachment freed with its work armed) and a
+ * mutex WARNING, several times in a 20 s run.
  *
  * megpu_test.race_s=N runs each case N seconds (default 4).
  */
