@@ -478,18 +478,43 @@ static unsigned run_acking_faults(Megpu *m)
     }
 }
 
-/* One packet of @op naming @addr (a DISPATCH's argument block). */
+/*
+ * A packet of @op naming @addr: a DISPATCH's argument block, a DEQUEUE's
+ * queue list, an MSEM slot, an arbitration block (acquired, released).
+ */
 static void emit_at(Stream *st, uint32_t op, uint64_t addr)
 {
-    if (op == MEGPU_PKT_DISPATCH) {
+    switch (op) {
+    case MEGPU_PKT_DISPATCH:
         emit_dispatch(st, MEGPU_KERNEL_CHECKSUM, addr, 1, 1, 1, 1);
-    } else {
+        break;
+    case MEGPU_PKT_DEQUEUE:
+        hdr(st, MEGPU_PKT_DEQUEUE, MEGPU_PKT_DEQUEUE_COUNT, 0);
+        put64(st, addr);
+        put(st, 1);
+        put(st, 0);
+        put(st, MEGPU_DEQ_ONCE);
+        break;
+    case MEGPU_PKT_MSEM_SIGNAL:
+        hdr(st, MEGPU_PKT_MSEM_SIGNAL, MEGPU_PKT_MSEM_SIGNAL_COUNT, 0);
+        put64(st, addr);
+        break;
+    case MEGPU_PKT_ARB_ACQUIRE:
+        hdr(st, MEGPU_PKT_ARB_ACQUIRE, MEGPU_PKT_ARB_COUNT, 0);
+        put64(st, addr);
+        hdr(st, MEGPU_PKT_ARB_RELEASE, MEGPU_PKT_ARB_COUNT, 0);
+        put64(st, addr);
+        break;
+    default:
         emit_any(st, op, addr);
+        break;
     }
 }
 
 /*
- * Every address a packet names, at every byte alignment, around the
+ * Every address a packet names (WRITE_DATA, TIMESTAMP, COPY, FILL,
+ * DISPATCH, SIGNAL, WAIT, DEQUEUE, MSEM_SIGNAL, ARB), at every byte
+ * alignment, around the
  * edges a guest can aim at (the class of issue 21's QEMU abort): a page
  * boundary inside RAM, the end of RAM, a hole where nothing decodes, the
  * top of the 48-bit bus, on the ring (bus addresses); in an IB (GPU
@@ -502,7 +527,8 @@ static void test_fuzz_addresses(void)
     static const uint32_t ops[] = {
         MEGPU_PKT_WRITE_DATA, MEGPU_PKT_TIMESTAMP, MEGPU_PKT_COPY,
         MEGPU_PKT_FILL, MEGPU_PKT_DISPATCH, MEGPU_PKT_SIGNAL,
-        MEGPU_PKT_WAIT,
+        MEGPU_PKT_WAIT, MEGPU_PKT_DEQUEUE, MEGPU_PKT_MSEM_SIGNAL,
+        MEGPU_PKT_ARB_ACQUIRE,
     };
     const uint64_t bus[] = {
         BIG_PA + 0x1000, 256ull << 20, NO_RAM_PA, 1ull << 48,
