@@ -514,13 +514,13 @@ static void emit_at(Stream *st, uint32_t op, uint64_t addr)
 /*
  * Every address a packet names (WRITE_DATA, TIMESTAMP, COPY, FILL,
  * DISPATCH, SIGNAL, WAIT, DEQUEUE, MSEM_SIGNAL, ARB), at every byte
- * alignment, around the
- * edges a guest can aim at (the class of issue 21's QEMU abort): a page
- * boundary inside RAM, the end of RAM, a hole where nothing decodes, the
- * top of the 48-bit bus, on the ring (bus addresses); in an IB (GPU
- * virtual addresses) around a writable page followed by a read-only one
- * and then an unmapped one. Each packet runs or faults its job; QEMU
- * never aborts, and the engine runs the next packet every time.
+ * alignment, around the edges a guest can aim at (the class of issue
+ * 21's QEMU abort): a page boundary inside RAM, the end of RAM, a hole
+ * where nothing decodes, the top of the 48-bit bus, on the ring (bus
+ * addresses); in an IB (GPU virtual addresses) around a writable page
+ * followed by a read-only one and then an unmapped one. Each packet runs
+ * or faults its job; QEMU never aborts, and the engine runs the next
+ * packet every time.
  */
 static void test_fuzz_addresses(void)
 {
