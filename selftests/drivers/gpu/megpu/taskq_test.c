@@ -928,6 +928,54 @@ TEST_F(taskq, discrete_attach_checks)
 	tq_free(&q);
 }
 
+/*
+ * The driver's IBs for an attachment are pinned, and charged: with less
+ * than a page left under pinned_mb, an attach fails with -ENOSPC (and
+ * charges nothing); with the room back it works.
+ */
+TEST_F(taskq, discrete_attach_is_charged)
+{
+	struct drm_megpu_taskq_queue ref;
+	uint64_t pinned = 0, limit, room;
+	struct megpu_bo *fill = NULL;
+	char *old, text[32];
+	struct tq q;
+	int ret;
+
+	TQ_NEED_QUEUES();
+	ASSERT_EQ(0, tq_setup(&self->t, &q, 16, 0));
+	ref = (struct drm_megpu_taskq_queue) {
+		.handle = q.qbo->handle, .slots = TQ_SLOTS,
+	};
+	ASSERT_EQ(0, megpu_debugfs_counter(&self->t.gpu, "pinned_bytes",
+					   &pinned));
+	old = mt_slurp(MT_PARAM_DIR "pinned_mb");
+	ASSERT_NE(NULL, old);
+	limit = (pinned >> 20) + 1;
+	room = (limit << 20) - pinned;
+	snprintf(text, sizeof(text), "%llu", (unsigned long long)limit);
+	ASSERT_EQ(0, mt_write_file(MT_PARAM_DIR "pinned_mb", text));
+	/* all the room but a page: less than the IBs of any engine */
+	if (room > 4096)
+		ret = megpu_bo_new(&self->t.gpu, room - 4096, 0, &fill);
+	else
+		ret = 0;
+	if (!ret)
+		ret = megpu_taskq_attach(&self->t.gpu, &ref, 1,
+					 tq_engine_mask(&q));
+	mt_write_file(MT_PARAM_DIR "pinned_mb", old);
+	free(old);
+	EXPECT_EQ(-ENOSPC, ret)
+		TH_LOG("an attach with %llu bytes left under pinned_mb",
+		       (unsigned long long)4096);
+	if (fill)
+		megpu_bo_free(fill);
+	EXPECT_EQ(0, megpu_taskq_attach(&self->t.gpu, &ref, 1,
+					tq_engine_mask(&q)));
+	EXPECT_EQ(0, megpu_taskq_detach(&self->t.gpu));
+	tq_free(&q);
+}
+
 /* A client that closes while the driver dequeues for it: nothing leaks. */
 TEST_F(taskq, discrete_close_while_running)
 {
