@@ -246,6 +246,7 @@ static const struct drm_driver megpu_drm_driver = {
 	.show_fdinfo = megpu_show_fdinfo,
 	.debugfs_init = megpu_debugfs_minor_init,
 	.gem_create_object = megpu_gem_create_object,
+	.gem_prime_import = megpu_gem_prime_import,
 	.gem_prime_import_sg_table = megpu_gem_prime_import_sg_table,
 	.ioctls = megpu_ioctls,
 	.num_ioctls = ARRAY_SIZE(megpu_ioctls),

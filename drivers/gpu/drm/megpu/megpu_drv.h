@@ -27,6 +27,7 @@
 #include "megpu_sem_plan.h"
 
 struct megpu_device;
+struct dma_buf;
 struct dma_buf_attachment;
 struct megpu_fence;
 struct sg_table;
@@ -618,6 +619,8 @@ void megpu_mmu_invalidate(struct megpu_device *mdev);
 /* megpu_gem.c */
 struct drm_gem_object *megpu_gem_create_object(struct drm_device *drm,
 					       size_t size);
+struct drm_gem_object *megpu_gem_prime_import(struct drm_device *drm,
+					      struct dma_buf *dmabuf);
 struct drm_gem_object *
 megpu_gem_prime_import_sg_table(struct drm_device *drm,
 				struct dma_buf_attachment *attach,

@@ -48,6 +48,9 @@ MODULE_PARM_DESC(client_pinned_mb,
 
 static atomic64_t megpu_pinned_bytes = ATOMIC64_INIT(0);
 
+/* megpu_gem_prime_import() attaches to dma-bufs itself */
+MODULE_IMPORT_NS(DMA_BUF);
+
 static u64 megpu_limit(unsigned int mb, unsigned int ram_shift)
 {
 	return mb ? (u64)mb << 20 : (totalram_pages() << PAGE_SHIFT) >> ram_shift;
@@ -334,6 +337,54 @@ megpu_gem_prime_import_sg_table(struct drm_device *drm,
 	to_megpu_bo(obj)->read_only = megpu_gem_dmabuf_read_only(attach->dmabuf);
 	megpu_gem_register(to_megpu(drm), to_megpu_bo(obj));
 	return obj;
+}
+
+/*
+ * PRIME import. This device's own BO comes back as the same object
+ * (drm_gem_prime_import()), unless the dma-buf grants less than the BO
+ * does: a writable BO exported without write access. Then the import is
+ * an object of its own over the same pages, attached as another device's
+ * buffer would be, and read-only (megpu_gem_dmabuf_read_only()): the
+ * handle must not write what its export only lets it read.
+ */
+struct drm_gem_object *megpu_gem_prime_import(struct drm_device *drm,
+					      struct dma_buf *dmabuf)
+{
+	struct drm_gem_object *obj = dmabuf->priv;
+	struct dma_buf_attachment *attach;
+	struct sg_table *sgt;
+	int ret;
+
+	if (dmabuf->ops->release != drm_gem_dmabuf_release || !obj ||
+	    obj->dev != drm || to_megpu_bo(obj)->read_only ||
+	    !megpu_gem_dmabuf_read_only(dmabuf))
+		return drm_gem_prime_import(drm, dmabuf);
+
+	/* as drm_gem_prime_import_dev() does for another device's buffer */
+	attach = dma_buf_attach(dmabuf, drm->dev);
+	if (IS_ERR(attach))
+		return ERR_CAST(attach);
+	get_dma_buf(dmabuf);
+	sgt = dma_buf_map_attachment_unlocked(attach, DMA_BIDIRECTIONAL);
+	if (IS_ERR(sgt)) {
+		ret = PTR_ERR(sgt);
+		goto fail_detach;
+	}
+	obj = megpu_gem_prime_import_sg_table(drm, attach, sgt);
+	if (IS_ERR(obj)) {
+		ret = PTR_ERR(obj);
+		goto fail_unmap;
+	}
+	obj->import_attach = attach;
+	obj->resv = dmabuf->resv;
+	return obj;
+
+fail_unmap:
+	dma_buf_unmap_attachment_unlocked(attach, sgt, DMA_BIDIRECTIONAL);
+fail_detach:
+	dma_buf_detach(dmabuf, attach);
+	dma_buf_put(dmabuf);
+	return ERR_PTR(ret);
 }
 
 /* Look up @handle and its mapping in the file's address space. */

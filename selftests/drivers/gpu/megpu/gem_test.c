@@ -257,6 +257,46 @@ TEST_F(gpu, foreign_read_only_import)
 	close(vgem);
 }
 
+/*
+ * The same for another client of the same device: a writable BO exported
+ * without DRM_RDWR is read-only through the import (a write job faults,
+ * nothing changes); with DRM_RDWR it is written (the control). Before,
+ * the import was the very same object, writable.
+ */
+TEST_F(gpu, same_device_read_only_import)
+{
+	struct mt other;
+
+	ASSERT_EQ(0, mt_open_client(&self->t, &other));
+	for (unsigned int rdwr = 0; rdwr < 2; rdwr++) {
+		struct megpu_bo *src, *imp;
+		struct megpu_cs cs;
+		int fd;
+
+		ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &src));
+		mt_u32(src)[0] = 0x1234;
+		ASSERT_EQ(0, drmPrimeHandleToFD(self->t.gpu.fd, src->handle,
+						DRM_CLOEXEC |
+						(rdwr ? DRM_RDWR : 0), &fd));
+		ASSERT_EQ(0, megpu_bo_import(&other.gpu, fd, &imp));
+		close(fd);
+		megpu_cs_init(&cs);
+		megpu_cs_write32(&cs, imp->va, 0xbad);
+		EXPECT_EQ(rdwr ? 0 : -EFAULT, mt_run(&other, 0, &cs, &imp, 1))
+			TH_LOG("exported %s DRM_RDWR", rdwr ? "with" : "without");
+		EXPECT_EQ(rdwr ? 0xbad : 0x1234, mt_u32(src)[0]);
+		/* the exporter still writes its BO */
+		megpu_cs_reset(&cs);
+		megpu_cs_write32(&cs, src->va, 0x600d);
+		EXPECT_EQ(0, mt_run(&self->t, 0, &cs, &src, 1));
+		EXPECT_EQ(0x600d, mt_u32(src)[0]);
+		megpu_cs_fini(&cs);
+		megpu_bo_free(imp);
+		megpu_bo_free(src);
+	}
+	mt_close(&other);
+}
+
 TEST_F(gpu, close)
 {
 	struct drm_gem_close cl;
