@@ -265,7 +265,7 @@ void megpu_job_signal(struct megpu_job *job)
 		dma_fence_set_error(job->hw_fence, job->error);
 	/* after the dirty mark: an unmap sees the one or the other */
 	atomic_dec(&job->vm->jobs_in_ring);
-	megpu_syscall_job_end(job->file);
+	megpu_syscall_ring_job(job->file, false);
 	dma_fence_signal(job->hw_fence);
 }
 
@@ -517,7 +517,7 @@ static struct dma_fence *megpu_run_job(struct drm_sched_job *sched_job)
 	 * this job in the list or is seen failed here.
 	 */
 	atomic_inc(&job->vm->jobs_in_ring);
-	megpu_syscall_job_start(job->file);
+	megpu_syscall_ring_job(job->file, true);
 	megpu_ring_emit_job(eng, job);
 	spin_lock_irqsave(&eng->job_lock, flags);
 	list_add_tail(&job->active_node, &eng->active);

@@ -127,8 +127,12 @@ int megpu_syscall_file_init(struct megpu_file *mfile)
 	return 0;
 }
 
-/* A job of @mfile is in a ring now: its waves may call. */
-void megpu_syscall_job_start(struct megpu_file *mfile)
+/*
+ * A job of @mfile entered its ring (@in: its waves may call from now on)
+ * or left it (done, failed or reset): the mailbox is scanned while any
+ * job of the file is in a ring.
+ */
+void megpu_syscall_ring_job(struct megpu_file *mfile, bool in)
 {
 	struct megpu_device *mdev = mfile->mdev;
 	struct megpu_mailbox *mbox = &mfile->mbox;
@@ -137,22 +141,9 @@ void megpu_syscall_job_start(struct megpu_file *mfile)
 	if (!mbox->cpu)
 		return;
 	spin_lock_irqsave(&mdev->syscall_lock, flags);
-	if (!mbox->ring_jobs++)
+	if (in && !mbox->ring_jobs++)
 		list_add_tail(&mbox->node, &mdev->mailboxes);
-	spin_unlock_irqrestore(&mdev->syscall_lock, flags);
-}
-
-/* A job of @mfile left its ring (done, failed or reset). */
-void megpu_syscall_job_end(struct megpu_file *mfile)
-{
-	struct megpu_device *mdev = mfile->mdev;
-	struct megpu_mailbox *mbox = &mfile->mbox;
-	unsigned long flags;
-
-	if (!mbox->cpu)
-		return;
-	spin_lock_irqsave(&mdev->syscall_lock, flags);
-	if (!WARN_ON_ONCE(!mbox->ring_jobs) && !--mbox->ring_jobs)
+	else if (!in && !WARN_ON_ONCE(!mbox->ring_jobs) && !--mbox->ring_jobs)
 		list_del_init(&mbox->node);
 	spin_unlock_irqrestore(&mdev->syscall_lock, flags);
 }
