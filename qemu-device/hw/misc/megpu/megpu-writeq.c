@@ -728,6 +728,7 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
     MegpuState *s = e->s;
     MegpuWrite *w = g_malloc(sizeof(*w) + len);
     bool changed = false;
+    int64_t due;
 
     /* the copy before the lock: engines post concurrently */
     memcpy(w->data, data, len);
@@ -741,7 +742,8 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
     }
     w->e = e;
     w->seq = s->wq_seq++;
-    w->due = megpu_wq_clock(s, e) + megpu_wq_delay(e);
+    due = megpu_wq_clock(s, e) + megpu_wq_delay(e);
+    w->due = due;
     w->delay2 = megpu_wq_delay(e);
     w->pa = pa;
     w->len = len;
@@ -756,8 +758,12 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
     if (!s->hold_writes) {
         e->wq_steps++;
     }
+    /*
+     * The catch-up may land @w and free it: virtual time moves on its
+     * own (ASan found this in a guest boot).
+     */
     changed = !megpu_wq_time_held(s) && megpu_wq_catch_up_locked(s, e);
-    megpu_wq_arm_locked(s, e, w->due);
+    megpu_wq_arm_locked(s, e, due);
     qemu_mutex_unlock(&s->wq_lock);
     if (changed) {
         megpu_wake_waiters(s);
