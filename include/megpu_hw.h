@@ -317,6 +317,7 @@
 #define MEGPU_FAULT_MGPU_MASK		17	/* bad MSEM_WAIT enable mask */
 #define MEGPU_FAULT_MGPU_MODE		18	/* ARB flags vs agent count */
 #define MEGPU_FAULT_MGPU_SCHED		19	/* schedule block unusable */
+#define MEGPU_FAULT_ARB_HELD		24	/* ARB block vs this GPU's holds */
 /* Task queues (seed 002): FAULT_ADDR is the queue or descriptor. */
 #define MEGPU_FAULT_TQ_BAD_QUEUE	20	/* magic, size, alignment */
 #define MEGPU_FAULT_TQ_BAD_INDEX	21	/* tail - head > size */
@@ -987,6 +988,7 @@ static inline unsigned int megpu_mgpu_seed_agent(unsigned long long seed,
 #define MEGPU_PKT_MSEM_SIGNAL_COUNT	2
 #define MEGPU_PKT_MSEM_WAIT_COUNT	3
 #define MEGPU_MSEM_SLOT(agent)		((agent) * 4)
+#define MEGPU_ARB_HELD_MAX		4
 
 /*
  * Request/acknowledge arbitration: ARB_ACQUIRE base(2), ARB_RELEASE
@@ -1011,6 +1013,12 @@ static inline unsigned int megpu_mgpu_seed_agent(unsigned long long seed,
  * LastPair: pair 0 or 1). Agent i writes Req, Last of its pair, LastPair,
  * then waits while (Req[mate] && Last == i) ||
  * ((Req of the other pair) && LastPair == own pair).
+ *
+ * Engines of one GPU are one agent: a device-local stage in front of
+ * the protocol lets one of them at a time hold a block (keyed by its
+ * bus address); the others stall at ACQUIRE. An engine holds at most
+ * MEGPU_ARB_HELD_MAX blocks; ACQUIRE of a block it holds, or one more,
+ * and RELEASE of a block another engine of the GPU holds fault ARB_HELD.
  *
  * Pure mutex (no FLAG_SEM): ACQUIRE returns holding the lock, RELEASE
  * (same flags) gives it up. With FLAG_SEM the arbiter guards DW0:

@@ -37,7 +37,8 @@ typedef struct {
 
 static uint64_t ring_pa(unsigned d, unsigned e)
 {
-    return 0x01000000ull + (d * 2 + e) * 0x100000ull;
+    /* below IB_PA: MAXDEV * 16 rings of MRING_SIZE */
+    return 0x01000000ull + (d * MEGPU_MAX_ENGINES + e) * MRING_SIZE;
 }
 
 static void multi_start(Multi *mu, unsigned ndev, unsigned engines,
@@ -296,97 +297,177 @@ static void test_signal_nonatomic(void)
 }
 
 /*
- * Mutual exclusion: every device increments one counter K times inside
- * ARB_ACQUIRE/RELEASE by COPY counter -> tmp, INCREMENT tmp, COPY tmp ->
- * counter, with DELAY_US widening the read-to-write window. Any overlap
- * loses an increment.
+ * Mutual exclusion: engines 0..@neng-1 of every device increment one
+ * counter K times each inside ARB_ACQUIRE/RELEASE (@arb) by COPY counter
+ * -> tmp, INCREMENT tmp, COPY tmp -> counter, with DELAY_US widening the
+ * read-to-write window. Any overlap loses an increment. With FLAG_SEM,
+ * DW0 starts at 1: a binary semaphore. Returns the counter.
  */
-static void arb_counter(unsigned ndev, uint32_t flags, unsigned k)
+static uint32_t arb_counter(unsigned ndev, unsigned neng, uint32_t flags,
+                            unsigned k, bool arb)
 {
+    /* GFX engines: COPY and the INCREMENT kernel */
+    static const unsigned use[] = { 0, 4, 8, 12 };
     Multi mu;
+    uint32_t counter;
 
-    multi_start(&mu, ndev, 1, "");
+    g_assert(neng <= ARRAY_SIZE(use));
+    multi_start(&mu, ndev, neng == 1 ? 1 : use[neng - 1] + 1, "");
+    qtest_writel(mu.qts, ARB_PA + MEGPU_ARB_SEM, 1);
     for (unsigned d = 0; d < ndev; d++) {
-        Megpu *m = &mu.m[d];
-        Stream *r = &m->ring[0];
-        uint64_t ptr[4] = { TMP_PA(d), 0, 0, 0 };
-        uint32_t param[3] = { 0, 0, 0 };
+        for (unsigned j = 0; j < neng; j++) {
+            Megpu *m = &mu.m[d];
+            unsigned e = use[j], i = d * neng + j;
+            Stream *r = &m->ring[e];
+            uint64_t ptr[4] = { TMP_PA(i), 0, 0, 0 };
+            uint32_t param[3] = { 0, 0, 0 };
 
-        write_kargs(m, KARGS_PA(d), ptr, 1, param);
-        ewr(m, 0, MEGPU_ENG_DELAY_US, 100);
-        for (unsigned i = 0; i < k; i++) {
-            emit_arb(r, MEGPU_PKT_ARB_ACQUIRE, ARB_PA, flags);
-            hdr(r, MEGPU_PKT_COPY, MEGPU_PKT_COPY_COUNT, 0);
-            put64(r, COUNTER_PA);
-            put64(r, TMP_PA(d));
-            put(r, 4);
-            emit_dispatch(r, MEGPU_KERNEL_INCREMENT, KARGS_PA(d), 1, 1, 1, 1);
-            hdr(r, MEGPU_PKT_COPY, MEGPU_PKT_COPY_COUNT, 0);
-            put64(r, TMP_PA(d));
-            put64(r, COUNTER_PA);
-            put(r, 4);
-            emit_arb(r, MEGPU_PKT_ARB_RELEASE, ARB_PA, flags);
+            write_kargs(m, KARGS_PA(i), ptr, 1, param);
+            ewr(m, e, MEGPU_ENG_DELAY_US, 100);
+            for (unsigned n = 0; n < k; n++) {
+                if (arb) {
+                    emit_arb(r, MEGPU_PKT_ARB_ACQUIRE, ARB_PA, flags);
+                }
+                hdr(r, MEGPU_PKT_COPY, MEGPU_PKT_COPY_COUNT, 0);
+                put64(r, COUNTER_PA);
+                put64(r, TMP_PA(i));
+                put(r, 4);
+                emit_dispatch(r, MEGPU_KERNEL_INCREMENT, KARGS_PA(i), 1, 1,
+                              1, 1);
+                hdr(r, MEGPU_PKT_COPY, MEGPU_PKT_COPY_COUNT, 0);
+                put64(r, TMP_PA(i));
+                put64(r, COUNTER_PA);
+                put(r, 4);
+                if (arb) {
+                    emit_arb(r, MEGPU_PKT_ARB_RELEASE, ARB_PA, flags);
+                }
+            }
         }
     }
     for (unsigned d = 0; d < ndev; d++) {
-        kick(&mu.m[d], 0);
+        for (unsigned j = 0; j < neng; j++) {
+            kick(&mu.m[d], use[j]);
+        }
     }
     for (unsigned d = 0; d < ndev; d++) {
-        eng_idle(&mu.m[d], 0);
+        for (unsigned j = 0; j < neng; j++) {
+            eng_idle(&mu.m[d], use[j]);
+            g_assert_cmpuint(erd(&mu.m[d], use[j], MEGPU_ENG_FAULT_CODE), ==,
+                             0);
+        }
     }
-    g_assert_cmpuint(qtest_readl(mu.qts, COUNTER_PA), ==, ndev * k);
-    /* every Req byte is clear again */
-    for (unsigned n = 1; n < ndev; n++) {
+    counter = qtest_readl(mu.qts, COUNTER_PA);
+    /* every Req byte is clear again, the semaphore back at 1 */
+    for (unsigned n = 1; arb && n < ndev; n++) {
         uint32_t dw = qtest_readl(mu.qts, ARB_PA + MEGPU_ARB_DW(n));
 
         g_assert_cmphex(dw & 0xffff, ==, 0);
     }
+    if (arb && (flags & MEGPU_ARB_FLAG_SEM)) {
+        g_assert_cmpuint(qtest_readl(mu.qts, ARB_PA + MEGPU_ARB_SEM), ==, 1);
+    }
     multi_stop(&mu);
+    return counter;
 }
 
 static void test_arb_mutex2(void)
 {
-    arb_counter(2, 0, 40);
+    g_assert_cmpuint(arb_counter(2, 1, 0, 40, true), ==, 2 * 40);
 }
 
 static void test_arb_mutex4(void)
 {
-    arb_counter(4, 0, 20);
+    g_assert_cmpuint(arb_counter(4, 1, 0, 20, true), ==, 4 * 20);
 }
 
-/* Without arbitration the same counter loses updates: the test can fail */
+/*
+ * Engines of one GPU are one agent: the device-local stage excludes
+ * them. Two and four engines of one device, and two engines on each of
+ * two devices; before it, engines of one device both passed the lock.
+ */
+static void test_arb_engines2(void)
+{
+    g_assert_cmpuint(arb_counter(1, 2, 0, 30, true), ==, 2 * 30);
+}
+
+static void test_arb_engines4(void)
+{
+    g_assert_cmpuint(arb_counter(1, 4, 0, 15, true), ==, 4 * 15);
+}
+
+static void test_arb_engines_two_gpus(void)
+{
+    g_assert_cmpuint(arb_counter(2, 2, 0, 15, true), ==, 4 * 15);
+}
+
+/* The semaphore-guarded block between two engines of one GPU. */
+static void test_arb_sem_engines(void)
+{
+    g_assert_cmpuint(arb_counter(1, 2, MEGPU_ARB_FLAG_SEM, 30, true), ==,
+                     2 * 30);
+}
+
+/*
+ * The local stage's rules on one GPU: RELEASE of another engine's hold
+ * and a second ACQUIRE of a held block fault ARB_HELD; a faulted
+ * holder's claim is dropped, so the engine stalled behind it gets the
+ * block; a fifth hold faults; a reset drops every claim.
+ */
+static void test_arb_held(void)
+{
+    Multi mu;
+    Megpu *m = &mu.m[0];
+    Stream *r0 = &m->ring[0], *r1 = &m->ring[1];
+    uint32_t at;
+
+    multi_start(&mu, 1, 2, "");
+    emit_arb(r0, MEGPU_PKT_ARB_ACQUIRE, ARB_PA, 0);
+    kick(m, 0);
+    eng_idle(m, 0);
+
+    at = r1->pos;       /* engine 1 may not open engine 0's lock */
+    emit_arb(r1, MEGPU_PKT_ARB_RELEASE, ARB_PA, 0);
+    kick(m, 1);
+    expect_fault(m, 1, MEGPU_FAULT_ARB_HELD, ARB_PA, at, 0);
+
+    emit_arb(r1, MEGPU_PKT_ARB_ACQUIRE, ARB_PA, 0);
+    kick(m, 1);
+    eng_stalled(m, 1);
+
+    at = r0->pos;       /* engine 0 again: it would pass its own lock */
+    emit_arb(r0, MEGPU_PKT_ARB_ACQUIRE, ARB_PA, 0);
+    kick(m, 0);
+    expect_fault(m, 0, MEGPU_FAULT_ARB_HELD, ARB_PA, at, 0);
+    /* the fault dropped engine 0's hold: engine 1 has the block now */
+    eng_idle(m, 1);
+    g_assert_cmpuint(erd(m, 1, MEGPU_ENG_FAULTS), ==, 1);
+
+    for (unsigned i = 1; i <= MEGPU_ARB_HELD_MAX; i++) {
+        emit_arb(r0, MEGPU_PKT_ARB_ACQUIRE, ARB_PA + 0x40 * i, 0);
+    }
+    kick(m, 0);
+    eng_idle(m, 0);
+    at = r0->pos;
+    emit_arb(r0, MEGPU_PKT_ARB_ACQUIRE, ARB_PA + 0x40 * 5, 0);
+    kick(m, 0);
+    expect_fault(m, 0, MEGPU_FAULT_ARB_HELD, ARB_PA + 0x40 * 5, at, 0);
+
+    /* engine 1 releases its block and takes one engine 0 held */
+    emit_arb(r1, MEGPU_PKT_ARB_RELEASE, ARB_PA, 0);
+    emit_arb(r1, MEGPU_PKT_ARB_ACQUIRE, ARB_PA + 0x40, 0);
+    emit_arb(r1, MEGPU_PKT_ARB_RELEASE, ARB_PA + 0x40, 0);
+    kick(m, 1);
+    eng_idle(m, 1);
+    g_assert_cmpuint(erd(m, 1, MEGPU_ENG_FAULTS), ==, 1);
+    multi_stop(&mu);
+}
+
+/* Without arbitration the same counter loses updates: the tests can fail */
 static void test_counter_unprotected(void)
 {
-    enum { K = 20 };
-    Multi mu;
-
-    multi_start(&mu, 2, 1, "");
-    for (unsigned d = 0; d < 2; d++) {
-        Megpu *m = &mu.m[d];
-        Stream *r = &m->ring[0];
-        uint64_t ptr[4] = { TMP_PA(d), 0, 0, 0 };
-        uint32_t param[3] = { 0, 0, 0 };
-
-        write_kargs(m, KARGS_PA(d), ptr, 1, param);
-        ewr(m, 0, MEGPU_ENG_DELAY_US, 100);
-        for (unsigned i = 0; i < K; i++) {
-            hdr(r, MEGPU_PKT_COPY, MEGPU_PKT_COPY_COUNT, 0);
-            put64(r, COUNTER_PA);
-            put64(r, TMP_PA(d));
-            put(r, 4);
-            emit_dispatch(r, MEGPU_KERNEL_INCREMENT, KARGS_PA(d), 1, 1, 1, 1);
-            hdr(r, MEGPU_PKT_COPY, MEGPU_PKT_COPY_COUNT, 0);
-            put64(r, TMP_PA(d));
-            put64(r, COUNTER_PA);
-            put(r, 4);
-        }
-    }
-    kick(&mu.m[0], 0);
-    kick(&mu.m[1], 0);
-    eng_idle(&mu.m[0], 0);
-    eng_idle(&mu.m[1], 0);
-    g_assert_cmpuint(qtest_readl(mu.qts, COUNTER_PA), <, 2 * K);
-    multi_stop(&mu);
+    g_assert_cmpuint(arb_counter(2, 1, 0, 20, false), <, 2 * 20);
+    /* between engines of one device, too */
+    g_assert_cmpuint(arb_counter(1, 2, 0, 20, false), <, 2 * 20);
 }
 
 /*
@@ -768,6 +849,12 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/mgpu/signal-nonatomic", test_signal_nonatomic);
     qtest_add_func("/megpu/mgpu/arb-mutex-2", test_arb_mutex2);
     qtest_add_func("/megpu/mgpu/arb-mutex-4", test_arb_mutex4);
+    qtest_add_func("/megpu/mgpu/arb-engines-2", test_arb_engines2);
+    qtest_add_func("/megpu/mgpu/arb-engines-4", test_arb_engines4);
+    qtest_add_func("/megpu/mgpu/arb-engines-two-gpus",
+                   test_arb_engines_two_gpus);
+    qtest_add_func("/megpu/mgpu/arb-sem-engines", test_arb_sem_engines);
+    qtest_add_func("/megpu/mgpu/arb-held", test_arb_held);
     qtest_add_func("/megpu/mgpu/counter-unprotected",
                    test_counter_unprotected);
     qtest_add_func("/megpu/mgpu/failed-wait", test_failed_wait);

@@ -451,6 +451,8 @@ static void megpu_engine_do_reset(MegpuEngine *e)
     e->mbox_slots = 0;
     /* queued writes of the stopped work are lost, as on hardware */
     megpu_wq_engine_drop(e);
+    /* and the arbiter blocks it held are free for the other engines */
+    megpu_mgpu_engine_drop(e);
     if (e->full_reset) {
         /* device reset: the ring and the counters go too */
         e->ring_base = 0;
@@ -546,6 +548,8 @@ static void *megpu_engine_thread(void *opaque)
         e->wave_fault_pc = x.wave_pc;
         e->faults++;
         e->faulted = true;
+        /* the faulted job's critical sections are over */
+        megpu_mgpu_engine_drop(e);
         e->resume_head = next;
         e->irq_status |= MEGPU_ENG_IRQ_FAULT;
         trace_megpu_fault(e->idx, x.fault_code, x.fault_addr, r.head,

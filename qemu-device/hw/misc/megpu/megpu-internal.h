@@ -113,6 +113,7 @@ bool megpu_mgpu_reg_read(MegpuState *s, hwaddr addr, uint64_t *val);
 bool megpu_mgpu_reg_write(MegpuState *s, hwaddr addr, uint32_t val);
 bool megpu_mgpu_eng_read(MegpuEngine *e, hwaddr off, uint32_t *val);
 void megpu_mgpu_reset(MegpuState *s);
+void megpu_mgpu_engine_drop(MegpuEngine *e);
 
 /* megpu-writeq.c */
 bool megpu_wq_init(MegpuState *s, Error **errp);

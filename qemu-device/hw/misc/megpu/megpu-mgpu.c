@@ -28,8 +28,16 @@
  *   lists the agents, or (seed mode) holds a seed and an agent mask from
  *   which every device computes the order itself; the register is read
  *   at every step, so taking the block off frees a waiting step.
- * - Choice: every engine of a device acts as the device's one agent; a
- *   stalled engine is woken by a process-wide condition variable that
+ * - Choice: every engine of a device acts as the device's one agent (the
+ *   seed's agents are GPUs: its tables, and the block layout, have one
+ *   Req per GPU). So that the arbiter excludes engines of one GPU too, a
+ *   device-local stage comes first: an engine claims the block's bus
+ *   address in its device's table of held blocks, stalling while another
+ *   engine of the device holds it, and only then competes for the GPU
+ *   (the seed's "local arbitration" inside an agent; agents as (GPU,
+ *   engine) pairs would change the seed's tables and the block size).
+ *   A reset or fault of the holding engine drops its claims.
+ * - A stalled engine is woken by a process-wide condition variable that
  *   every coordination write of any megpu device broadcasts (the seed's
  *   "retry on any signal"), with a 1 ms re-check for CPU writes.
  * - x-mgpu-nonatomic (test only) turns the own-slot read/modify/writes
@@ -577,6 +585,110 @@ static bool mgpu_lock_release(MgpuCtx *c, bool literal)
     return literal ? mgpu_literal_release(c) : mgpu_tour_release(c);
 }
 
+/* ---- the device-local stage: one engine of the GPU at a time ---- */
+
+/* The slot of @pa in @e's held blocks, or -1; under mgpu_lock. */
+static int arb_held_slot(MegpuEngine *e, hwaddr pa)
+{
+    for (unsigned i = 0; i < e->arb_held_n; i++) {
+        if (e->arb_held[i] == pa) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* Another engine of the device holding @pa; under mgpu_lock. */
+static bool arb_held_elsewhere(MegpuEngine *e, hwaddr pa)
+{
+    MegpuState *s = e->s;
+
+    for (unsigned i = 0; i < s->num_engines; i++) {
+        if (&s->engines[i] != e && arb_held_slot(&s->engines[i], pa) >= 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The bus address of the block at @c->base: the key of the local stage. */
+static bool arb_block_pa(MgpuCtx *c, hwaddr *pa)
+{
+    MegpuMap m;
+
+    if (!megpu_mem_map(c->x, c->base, 4, false, &m)) {
+        return false;
+    }
+    *pa = m.pa;
+    megpu_mem_unmap(c->x, &m);
+    return true;
+}
+
+/*
+ * Claim the block for this engine, stalling while another engine of the
+ * device holds it. Faults ARB_HELD when the engine holds it already (it
+ * would pass its own lock) or holds MEGPU_ARB_HELD_MAX blocks.
+ */
+static bool arb_local_claim(MgpuCtx *c, hwaddr *pa)
+{
+    MegpuEngine *e = c->e;
+
+    if (!arb_block_pa(c, pa)) {
+        return false;
+    }
+    for (;;) {
+        uint64_t seq = mgpu_seq_read();
+        bool claimed = false, bad = false;
+
+        qemu_mutex_lock(&mgpu_lock);
+        if (arb_held_slot(e, *pa) >= 0 ||
+            e->arb_held_n == MEGPU_ARB_HELD_MAX) {
+            bad = true;
+        } else if (!arb_held_elsewhere(e, *pa)) {
+            e->arb_held[e->arb_held_n++] = *pa;
+            claimed = true;
+        }
+        qemu_mutex_unlock(&mgpu_lock);
+        if (bad) {
+            return megpu_fault(c->x, MEGPU_FAULT_ARB_HELD, c->base, false);
+        }
+        if (claimed) {
+            return true;
+        }
+        qatomic_inc(&e->arb_spins);
+        if (!mgpu_stall(c, seq)) {
+            return false;
+        }
+    }
+}
+
+/* Give the claim up and wake the device's engines stalled on it. */
+static void arb_local_drop(MegpuEngine *e, hwaddr pa)
+{
+    int i;
+
+    qemu_mutex_lock(&mgpu_lock);
+    i = arb_held_slot(e, pa);
+    if (i >= 0) {
+        e->arb_held[i] = e->arb_held[--e->arb_held_n];
+    }
+    mgpu_seq++;
+    qemu_cond_broadcast(&mgpu_cond);
+    qemu_mutex_unlock(&mgpu_lock);
+}
+
+/* A reset or fault of @e: whatever it held is free for its device. */
+void megpu_mgpu_engine_drop(MegpuEngine *e)
+{
+    qemu_mutex_lock(&mgpu_lock);
+    if (e->arb_held_n) {
+        e->arb_held_n = 0;
+        mgpu_seq++;
+        qemu_cond_broadcast(&mgpu_cond);
+    }
+    qemu_mutex_unlock(&mgpu_lock);
+}
+
 static bool mgpu_arb_init(MgpuCtx *c, MegpuExec *x, uint32_t flags,
                           const uint32_t *p)
 {
@@ -597,17 +709,24 @@ bool megpu_exec_arb_acquire(MegpuExec *x, uint32_t flags, const uint32_t *p)
 {
     bool literal = flags & MEGPU_ARB_FLAG_LITERAL;
     MgpuCtx c;
+    hwaddr pa;
     bool ok = false;
 
-    if (!mgpu_arb_init(&c, x, flags, p)) {
+    if (!mgpu_arb_init(&c, x, flags, p) || !arb_local_claim(&c, &pa)) {
+        mgpu_unstall(&c);
         return false;
     }
     if (!(flags & MEGPU_ARB_FLAG_SEM)) {
+        /* the claim is held until ARB_RELEASE */
         ok = mgpu_lock_acquire(&c, literal);
+        if (!ok) {
+            arb_local_drop(c.e, pa);
+        }
         trace_megpu_arb(c.e->idx, c.base, c.agent, "acquire", ok);
         mgpu_unstall(&c);
         return ok;
     }
+    /* FLAG_SEM: the claim covers each locked section only */
     for (;;) {
         uint64_t seq = mgpu_seq_read();
         uint32_t sem, v;
@@ -627,11 +746,14 @@ bool megpu_exec_arb_acquire(MegpuExec *x, uint32_t flags, const uint32_t *p)
             ok = true;
             break;
         }
+        arb_local_drop(c.e, pa);
         qatomic_inc(&c.e->arb_failed_waits);
-        if (!mgpu_stall(&c, seq)) {
-            break;
+        if (!mgpu_stall(&c, seq) || !arb_local_claim(&c, &pa)) {
+            mgpu_unstall(&c);
+            return false;
         }
     }
+    arb_local_drop(c.e, pa);
     trace_megpu_arb(c.e->idx, c.base, c.agent, "sem-wait", ok);
     mgpu_unstall(&c);
     return ok;
@@ -641,6 +763,7 @@ bool megpu_exec_arb_release(MegpuExec *x, uint32_t flags, const uint32_t *p)
 {
     bool literal = flags & MEGPU_ARB_FLAG_LITERAL;
     MgpuCtx c;
+    hwaddr pa;
     uint32_t v;
     bool ok;
 
@@ -652,12 +775,27 @@ bool megpu_exec_arb_release(MegpuExec *x, uint32_t flags, const uint32_t *p)
         return false;
     }
     if (flags & MEGPU_ARB_FLAG_SEM) {
+        if (!arb_local_claim(&c, &pa)) {
+            mgpu_unstall(&c);
+            return false;
+        }
         ok = mgpu_lock_acquire(&c, literal) &&
              mgpu_step_add32(&c, c.base + MEGPU_ARB_SEM, 1, &v) &&
              mgpu_lock_release(&c, literal);
     } else {
+        if (!arb_block_pa(&c, &pa)) {
+            return false;
+        }
+        /* another engine's hold: releasing would open its lock */
+        qemu_mutex_lock(&mgpu_lock);
+        ok = !arb_held_elsewhere(c.e, pa);
+        qemu_mutex_unlock(&mgpu_lock);
+        if (!ok) {
+            return megpu_fault(x, MEGPU_FAULT_ARB_HELD, c.base, false);
+        }
         ok = mgpu_lock_release(&c, literal);
     }
+    arb_local_drop(c.e, pa);
     trace_megpu_arb(c.e->idx, c.base, c.agent, "release", ok);
     mgpu_unstall(&c);
     megpu_wake_waiters(x->e->s);

@@ -155,6 +155,9 @@ typedef struct MegpuEngine {
     uint32_t msem_false_blocks;
     uint32_t arb_spins;
     uint32_t arb_failed_waits;
+    /* ARB blocks (bus addresses) this engine holds; under mgpu_lock */
+    hwaddr arb_held[MEGPU_ARB_HELD_MAX];
+    unsigned arb_held_n;
 } MegpuEngine;
 
 struct MegpuState {
