@@ -50,7 +50,8 @@ MODULE := drivers/gpu/drm/megpu/megpu.ko
 INITRAMFS := $(B)/initramfs.cpio.gz
 
 .PHONY: all deps qemu module tools selftests initramfs demo check shell bench trace \
-	check-host check-qtest check-guest check-fresh check-debug checkpatch \
+	check-host check-qtest check-guest check-fresh check-debug check-asan \
+	checkpatch \
 	checkpatch-qemu clean
 
 all: qemu module tools selftests initramfs
@@ -214,6 +215,12 @@ check: qemu initramfs $(DEPS_STAMP)
 check-debug: qemu tools selftests $(DEPS_STAMP)
 	@echo "== guest kselftests on the debug kernel"
 	tools/vm/check-debug.sh
+
+# The device under ASan and UBSan: QEMU built with them (cached beside
+# the normal build), every megpu qtest and the main and 4-GPU guest
+# boots on it; a sanitizer report fails the run (issue 23).
+check-asan: initramfs $(DEPS_STAMP)
+	tools/vm/check-asan.sh
 
 # The README's two commands in a clean Debian 12 root, each from nothing.
 check-fresh:

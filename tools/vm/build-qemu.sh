@@ -9,7 +9,23 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 upver=${QEMU_DEBVER#*:}
 upver=${upver%%+*}
 src="$MEGPU_CACHE/qemu-src/qemu-$upver"
-build="$MEGPU_CACHE/qemu-build-$upver"
+# QEMU_SAN: another build beside the normal one. asan: AddressSanitizer
+# and UBSan (gcc), `make check-asan`; tsan: ThreadSanitizer (gcc),
+# `make check-tsan`; fuzz: libFuzzer and ASan (clang), qemu-fuzz-x86_64
+# for `make fuzz-device`.
+: "${QEMU_SAN:=}"
+build="$MEGPU_CACHE/qemu-build-$upver${QEMU_SAN:+-$QEMU_SAN}"
+targets=(qemu-system-x86_64)
+case "$QEMU_SAN" in
+'') san_opts=() ;;
+asan) san_opts=(--enable-asan --enable-ubsan) ;;
+tsan) san_opts=(--enable-tsan) ;;
+fuzz)
+	san_opts=(--cc=clang --cxx=clang++ --enable-fuzzing --enable-asan)
+	targets=(qemu-fuzz-x86_64)
+	;;
+*) echo "qemu: unknown QEMU_SAN=$QEMU_SAN" >&2; exit 1 ;;
+esac
 [ -f "$src/.unpacked" ] || { echo "qemu: run 'make deps' first" >&2; exit 1; }
 
 # The glue patch: re-apply it when it changed since the last build.
@@ -47,7 +63,7 @@ if [ ! -f "$build/build.ninja" ]; then
 		--enable-fdt=system --disable-install-blobs \
 		--without-default-features --without-default-devices \
 		--with-devices-x86_64=megpu --enable-tcg \
-		--disable-werror >"$build/configure.log" 2>&1) || {
+		--disable-werror "${san_opts[@]}" >"$build/configure.log" 2>&1) || {
 		tail -n 30 "$build/configure.log" >&2
 		exit 1
 	}
@@ -55,8 +71,9 @@ fi
 # every megpu qtest there is (glue.patch registers each one)
 qtests=$(cd "$top/qemu-device/tests/qtest" && ls megpu-*test.c |
 	sed 's|^\(.*\)\.c$|tests/qtest/\1|')
+[ "$QEMU_SAN" = fuzz ] && qtests=
 # shellcheck disable=SC2086
-ninja -C "$build" qemu-system-x86_64 $qtests | tee "$build/ninja.log"
+ninja -C "$build" "${targets[@]}" $qtests | tee "$build/ninja.log"
 if grep -A3 -E '(megpu[^ ]*\.[ch]):[0-9]+:[0-9]+: (warning|error)' "$build/ninja.log"; then
 	echo "qemu: warnings in megpu files" >&2
 	exit 1

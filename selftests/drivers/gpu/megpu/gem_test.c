@@ -279,6 +279,25 @@ TEST_F(gpu, same_device_read_only_import)
 						DRM_CLOEXEC |
 						(rdwr ? DRM_RDWR : 0), &fd));
 		ASSERT_EQ(0, megpu_bo_import(&other.gpu, fd, &imp));
+		if (!rdwr) {
+			struct drm_megpu_gem_mmap_offset mo = {
+				.handle = imp->handle,
+			};
+
+			/*
+			 * Nor does the CPU get a writable mapping: not through
+			 * the importer's device (an import is mapped through
+			 * its dma-buf), nor through the read-only dma-buf.
+			 */
+			EXPECT_EQ(-1, drmIoctl(other.gpu.fd,
+					       DRM_IOCTL_MEGPU_GEM_MMAP_OFFSET,
+					       &mo));
+			EXPECT_EQ(EINVAL, errno);
+			EXPECT_EQ(MAP_FAILED, mmap(NULL, 4096,
+						   PROT_READ | PROT_WRITE,
+						   MAP_SHARED, fd, 0));
+			EXPECT_EQ(EACCES, errno);
+		}
 		close(fd);
 		megpu_cs_init(&cs);
 		megpu_cs_write32(&cs, imp->va, 0xbad);
