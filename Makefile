@@ -51,6 +51,7 @@ INITRAMFS := $(B)/initramfs.cpio.gz
 
 .PHONY: all deps qemu module tools selftests initramfs demo check shell bench trace \
 	check-host check-qtest check-guest check-fresh check-debug check-asan \
+	check-tsan \
 	checkpatch \
 	checkpatch-qemu clean
 
@@ -221,6 +222,11 @@ check-debug: qemu tools selftests $(DEPS_STAMP)
 # boots on it; a sanitizer report fails the run (issue 23).
 check-asan: initramfs $(DEPS_STAMP)
 	tools/vm/check-asan.sh
+
+# The device under TSan: every megpu qtest on QEMU built with it (clang,
+# cached); a race on device state fails, races on guest RAM are counted.
+check-tsan: $(DEPS_STAMP)
+	tools/vm/check-tsan.sh
 
 # The README's two commands in a clean Debian 12 root, each from nothing.
 check-fresh:

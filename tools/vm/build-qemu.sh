@@ -10,7 +10,7 @@ upver=${QEMU_DEBVER#*:}
 upver=${upver%%+*}
 src="$MEGPU_CACHE/qemu-src/qemu-$upver"
 # QEMU_SAN: another build beside the normal one. asan: AddressSanitizer
-# and UBSan (gcc), `make check-asan`; tsan: ThreadSanitizer (gcc),
+# and UBSan (gcc), `make check-asan`; tsan: ThreadSanitizer (clang),
 # `make check-tsan`; fuzz: libFuzzer and ASan (clang), qemu-fuzz-x86_64
 # for `make fuzz-device`.
 : "${QEMU_SAN:=}"
@@ -19,7 +19,7 @@ targets=(qemu-system-x86_64)
 case "$QEMU_SAN" in
 '') san_opts=() ;;
 asan) san_opts=(--enable-asan --enable-ubsan) ;;
-tsan) san_opts=(--enable-tsan) ;;
+tsan) san_opts=(--cc=clang --cxx=clang++ --enable-tsan) ;;
 fuzz)
 	san_opts=(--cc=clang --cxx=clang++ --enable-fuzzing --enable-asan)
 	targets=(qemu-fuzz-x86_64)

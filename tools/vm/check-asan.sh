@@ -23,7 +23,7 @@ QEMU_SAN=asan "$top/tools/vm/build-qemu.sh" >"$top/build/asan-build.log" 2>&1 ||
 }
 # a QEMU without the runtimes linked in would pass anything
 for lib in libasan libubsan; do
-	ldd "$asan_build/qemu-system-x86_64" | grep -q "$lib" || {
+	[ "$(ldd "$asan_build/qemu-system-x86_64" | grep -c "$lib")" -gt 0 ] || {
 		echo "check-asan: qemu-system-x86_64 has no $lib" >&2
 		exit 1
 	}

@@ -74,9 +74,11 @@ SRC
 	fi
 }
 
+# clang and its sanitizer/libFuzzer runtimes: make check-tsan, fuzz-device
 HOST_PKGS="build-essential bc bison flex ninja-build pkgconf libglib2.0-dev
 	libpixman-1-dev libfdt-dev zlib1g-dev python3-venv dwarves xz-utils
-	busybox-static libdrm-dev cpio kmod dpkg-dev libelf-dev libssl-dev"
+	busybox-static libdrm-dev cpio kmod dpkg-dev libelf-dev libssl-dev
+	clang libclang-rt-14-dev"
 
 install_pkgs() {
 	local missing=

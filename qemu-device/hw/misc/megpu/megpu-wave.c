@@ -626,20 +626,25 @@ static bool megpu_mbox_take(MegpuExec *x, uint32_t *state)
 
 /*
  * Does a wave of @W other than @self wait in a MEGPU_SYSCALL_HI SYSCALL
- * for a slot (lanes without one), parked or not? Only the engine thread
- * writes the fields read here.
+ * for a slot (lanes without one), parked or not? The sys_* fields are
+ * the engine thread's own; a WAVE_RESTART (main loop) changes a wave's
+ * state, under the engine lock (TSan).
  */
-static bool megpu_syscall_hi_waiting(MegpuWaves *W, MegpuWave *self)
+static bool megpu_syscall_hi_waiting(MegpuEngine *e, MegpuWaves *W,
+                                     MegpuWave *self)
 {
-    for (unsigned slot = 0; slot < MEGPU_WAVE_SLOTS; slot++) {
+    bool waiting = false;
+
+    qemu_mutex_lock(&e->lock);
+    for (unsigned slot = 0; slot < MEGPU_WAVE_SLOTS && !waiting; slot++) {
         MegpuWave *o = &W->wave[slot];
 
-        if (o != self && o->state != MEGPU_WAVE_FREE && o->in_syscall &&
-            o->sys_hi && (o->sys_wait & ~o->sys_held)) {
-            return true;
-        }
+        waiting = o != self && o->state != MEGPU_WAVE_FREE &&
+                  o->in_syscall && o->sys_hi &&
+                  (o->sys_wait & ~o->sys_held);
     }
-    return false;
+    qemu_mutex_unlock(&e->lock);
+    return waiting;
 }
 
 /* Lanes without a slot: claim FREE ones, fill and publish them. */
@@ -734,7 +739,7 @@ static int megpu_wave_syscall(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
         return MEGPU_RUN_FAULT;
     }
     /* acquisition priority: normal calls wait while a HI call waits */
-    if ((w->sys_hi || !megpu_syscall_hi_waiting(W, w)) &&
+    if ((w->sys_hi || !megpu_syscall_hi_waiting(e, W, w)) &&
         !megpu_syscall_claim(x, w, insn, &published)) {
         return MEGPU_RUN_FAULT;
     }
