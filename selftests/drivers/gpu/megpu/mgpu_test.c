@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 #include <unistd.h>
 #include <xf86drm.h>
 
@@ -253,6 +254,103 @@ TEST_F(mgpu, arbiter_mutual_exclusion_delayed)
 	ASSERT_EQ(0, delay_all(self, 200));
 	arb_counter(_metadata, self, 0, true);
 	ASSERT_EQ(0, delay_all(self, 0));
+}
+
+/*
+ * Engines of one GPU are one agent, so the arbiter must exclude them too
+ * (issue 22 item 1: before, two engines of a device both passed). Engine
+ * 0 (GFX) and 1 (COMPUTE) of every device run a wave program that reads
+ * the counter, spins, and writes it plus one, K times each, inside
+ * ARB_ACQUIRE/RELEASE (@arb): no increment may be lost. Without the
+ * arbiter (the control) the same jobs lose increments.
+ */
+#define PROG	0x2000
+#define PARGS(d) (0x2800 + 0x100 * (d))
+static const char counter_prog[] =
+	"	ldarg	r1, 0\n"		/* the counter */
+	"	ldarg32	r4, 8\n"		/* spins */
+	"	ld32	r2, [r1]\n"
+	"	li	r3, 0\n"
+	"loop:	add	r3, r3, 1\n"
+	"	cmpltu	r5, r3, r4\n"
+	"	brany	r5, loop\n"
+	"	add	r2, r2, 1\n"
+	"	st32	[r1], r2\n"
+	"	end\n";
+
+static void arb_engines(struct __test_metadata *_metadata,
+			FIXTURE_DATA(mgpu) *self, bool arb)
+{
+	enum { K = 20, ENG = 2 };
+	struct megpu_cs cs[MAXG][ENG];
+	struct mt_job j[MAXG][ENG];
+	uint8_t *w = (uint8_t *)mt_u32(self->bo[0]);
+	struct megpu_prog prog;
+	unsigned int engines;
+	uint32_t counter;
+	uint64_t types;
+
+	ASSERT_EQ(0, megpu_engines(&self->gpu[0], &engines, &types));
+	if (engines < ENG)
+		SKIP(return, "needs %u engines per device", ENG);
+	memset(w, 0, BO_SIZE);
+	ASSERT_EQ(0, megpu_asm(counter_prog, &prog, NULL, 0));
+	megpu_prog_store(&prog, w + PROG);
+	for (unsigned int d = 0; d < self->n; d++) {
+		uint64_t va = self->bo[d]->va;
+		struct megpu_pargs pa = {
+			.program = va + PROG, .len = prog.len,
+			.user = { va + COUNTER, 20000 },
+		};
+
+		/* through device 0's CPU mapping: the same pages */
+		megpu_pargs_pack(w + PARGS(d), &pa);
+		for (unsigned int e = 0; e < ENG; e++) {
+			megpu_cs_init(&cs[d][e]);
+			for (int i = 0; i < K; i++) {
+				if (arb)
+					ASSERT_EQ(0, megpu_cs_arb(&cs[d][e], true,
+								  va + ARB, 0));
+				ASSERT_EQ(0, megpu_cs_dispatch_program(&cs[d][e],
+						va + PARGS(d), 1, 1, 1, 1));
+				if (arb) {
+					ASSERT_EQ(0, megpu_cs_arb(&cs[d][e], false,
+								  va + ARB, 0));
+				} else {
+					ASSERT_EQ(0, megpu_cs_flush(&cs[d][e]));
+				}
+			}
+		}
+	}
+	megpu_prog_fini(&prog);
+	for (unsigned int d = 0; d < self->n; d++)
+		for (unsigned int e = 0; e < ENG; e++)
+			ASSERT_EQ(0, mt_submit(&self->gpu[d], &j[d][e], e,
+					       &cs[d][e], &self->bo[d], 1, NOIMP));
+	for (unsigned int d = 0; d < self->n; d++)
+		for (unsigned int e = 0; e < ENG; e++) {
+			EXPECT_EQ(0, mt_job_finish(&j[d][e], 60 * SEC));
+			megpu_cs_fini(&cs[d][e]);
+		}
+	ASSERT_EQ(0, megpu_flush(&self->gpu[0], NULL));
+	counter = *(uint32_t *)(w + COUNTER);
+	TH_LOG("%u of %u increments with%s the arbiter", counter,
+	       K * ENG * self->n, arb ? "" : "out");
+	if (arb) {
+		EXPECT_EQ(K * ENG * self->n, counter);
+	} else {
+		EXPECT_GT(K * ENG * self->n, counter);
+	}
+}
+
+TEST_F(mgpu, arbiter_excludes_engines_of_one_gpu)
+{
+	arb_engines(_metadata, self, true);
+}
+
+TEST_F(mgpu, engines_unprotected_lose)
+{
+	arb_engines(_metadata, self, false);
 }
 
 /* Every agent steps in the order of @order from now on. */
