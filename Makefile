@@ -51,7 +51,7 @@ INITRAMFS := $(B)/initramfs.cpio.gz
 
 .PHONY: all deps qemu module tools selftests initramfs demo check shell bench trace \
 	check-host check-qtest check-guest check-fresh check-debug check-asan \
-	check-tsan \
+	check-tsan fuzz-device \
 	checkpatch \
 	checkpatch-qemu clean
 
@@ -227,6 +227,12 @@ check-asan: initramfs $(DEPS_STAMP)
 # cached); a race on device state fails, races on guest RAM are counted.
 check-tsan: $(DEPS_STAMP)
 	tools/vm/check-tsan.sh
+
+# QEMU's generic-fuzz libFuzzer target on the device for FUZZ_S seconds
+# from the seeds in tools/fuzz/corpus (clang, ASan; cached build).
+FUZZ_S ?= 180
+fuzz-device: $(DEPS_STAMP)
+	FUZZ_S=$(FUZZ_S) tools/vm/fuzz-device.sh
 
 # The README's two commands in a clean Debian 12 root, each from nothing.
 check-fresh:

@@ -1,0 +1,48 @@
+#!/bin/bash
+# make fuzz-device: QEMU's generic-fuzz libFuzzer target on the megpu
+# device (issue 23). QEMU is built with --enable-fuzzing and ASan (clang)
+# beside the normal build; the target "generic-fuzz-megpu" (glue.patch:
+# tests/qtest/fuzz/generic_fuzz_configs.h) drives the device's BAR and
+# fills its DMA reads of guest RAM, with its engine threads running.
+# Seeds: tools/fuzz/corpus (made by tools/fuzz/mkcorpus.c, one input per
+# packet type, a wave program, a task queue, a mailbox); what the run
+# adds stays in build/fuzz/corpus. A crash leaves its input in
+# build/fuzz/ and fails the run: make it a qtest reproducer, then fix it.
+#
+# Environment: QEMU_BUILD (set by the Makefile), FUZZ_S (seconds,
+# default 180), FUZZ_JOBS (parallel fuzzers, default 1).
+set -uo pipefail
+
+: "${QEMU_BUILD:?}" "${FUZZ_S:=180}" "${FUZZ_JOBS:=1}"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+fuzz_build="$QEMU_BUILD-fuzz"
+out="$top/build/fuzz"
+
+QEMU_SAN=fuzz "$top/tools/vm/build-qemu.sh" >"$top/build/fuzz-build.log" 2>&1 || {
+	tail -n 30 "$top/build/fuzz-build.log"
+	echo "fuzz-device: the fuzzing build failed" >&2
+	exit 1
+}
+mkdir -p "$out/corpus"
+rm -f "$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-*
+export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=0"
+# the fuzzer's qtest machine looks for its firmware here
+cd "$fuzz_build" || exit 1
+./qemu-fuzz-x86_64 --fuzz-target=generic-fuzz-megpu \
+	-max_total_time="$FUZZ_S" -jobs="$FUZZ_JOBS" -workers="$FUZZ_JOBS" \
+	-timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
+	-artifact_prefix="$out/" "$out/corpus" "$top/tools/fuzz/corpus" \
+	>"$out/fuzz.log" 2>&1
+rc=$?
+# libFuzzer's last status line: executions, coverage (edges), features
+grep -E '^#[0-9]+' "$out/fuzz.log" | tail -n 1
+grep -E '^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)' \
+	"$out/fuzz.log"
+shopt -s nullglob
+crashes=("$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-*)
+if [ "$rc" != 0 ] || [ "${#crashes[@]}" != 0 ]; then
+	grep -E -m 20 'ERROR: |SUMMARY: |==[0-9]+==|#[0-9]+ 0x.* in megpu' "$out/fuzz.log"
+	echo "fuzz-device: FAIL (exit $rc): ${crashes[*]:-no input saved}, log in $out/fuzz.log"
+	exit 1
+fi
+echo "fuzz-device: no crash in ${FUZZ_S} s, corpus $(ls "$out/corpus" | wc -l) inputs"
