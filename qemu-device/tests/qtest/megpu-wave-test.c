@@ -79,6 +79,11 @@ static const uint32_t alu_ops[] = {
     MEGPU_OP_CMPLEU,
 };
 
+/*
+ * Plain C operators for test_classes, which checks that every lane gets
+ * its own operands and results; what the operations mean is checked
+ * against hand-written values in test_alu_vectors.
+ */
 static uint64_t ref_alu(uint32_t op, uint64_t a, uint64_t b)
 {
     switch (op) {
@@ -272,6 +277,136 @@ static void test_classes(void)
 #undef CHECK
     }
     g_assert_cmpuint(erd64(&m, 1, MEGPU_ENG_WAVE_INSNS_LO), ==, n);
+    megpu_stop_engines(&m);
+}
+
+/*
+ * The ALU against hand-written vectors, not against a model of it: each
+ * expected value is worked out from the ISA table in
+ * Documentation/megpu-hw.rst (64-bit wrapping integers, shifts by
+ * src1 & 63, binary32 with round to nearest even, FMIN/FMAX returning
+ * the non-NaN operand, F2I truncating and saturating to int32 with NaN
+ * giving 0). Edge cases: shifts at and past the width, signed overflow,
+ * -0.0, infinities, NaN, conversions that round or saturate.
+ */
+#define F1      0x3f800000ull   /* 1.0f */
+#define F2      0x40000000ull   /* 2.0f */
+#define FNEG1   0xbf800000ull   /* -1.0f */
+#define FNZ     0x80000000ull   /* -0.0f */
+#define FINF    0x7f800000ull
+#define FNINF   0xff800000ull
+#define FNAN    0x7fc00000ull
+#define SMIN    0x8000000000000000ull
+#define SMAX    0x7fffffffffffffffull
+#define ALL     0xffffffffffffffffull
+
+static const struct {
+    uint32_t op;
+    uint64_t a, b, expect;
+} alu_vectors[] = {
+    { MEGPU_OP_ADD, SMAX, 1, SMIN },                    /* signed overflow */
+    { MEGPU_OP_ADD, ALL, 1, 0 },
+    { MEGPU_OP_SUB, 0, 1, ALL },
+    { MEGPU_OP_SUB, SMIN, 1, SMAX },
+    { MEGPU_OP_MUL, 0x100000000ull, 0x100000000ull, 0 },
+    { MEGPU_OP_MUL, ALL, ALL, 1 },                      /* -1 * -1 */
+    { MEGPU_OP_MUL, 3, -5ull, -15ull },
+    { MEGPU_OP_AND, 0xff00ff00ff00ff00ull, 0x0ff00ff00ff00ff0ull,
+      0x0f000f000f000f00ull },
+    { MEGPU_OP_OR, 0xff00ff00ff00ff00ull, 0x0ff00ff00ff00ff0ull,
+      0xfff0fff0fff0fff0ull },
+    { MEGPU_OP_XOR, 0xff00ff00ff00ff00ull, 0x0ff00ff00ff00ff0ull,
+      0xf0f0f0f0f0f0f0f0ull },
+    { MEGPU_OP_SHL, 1, 63, SMIN },
+    { MEGPU_OP_SHL, 1, 64, 1 },                         /* 64 & 63 = 0 */
+    { MEGPU_OP_SHL, 1, 65, 2 },
+    { MEGPU_OP_SHL, 3, 0x100, 3 },
+    { MEGPU_OP_SHR, SMIN, 63, 1 },
+    { MEGPU_OP_SHR, SMIN, 64, SMIN },
+    { MEGPU_OP_SAR, SMIN, 63, ALL },
+    { MEGPU_OP_SAR, SMIN, 1, 0xc000000000000000ull },
+    { MEGPU_OP_SAR, 0x40, 70, 1 },                      /* 70 & 63 = 6 */
+    { MEGPU_OP_MIN, ALL, 1, ALL },                      /* -1 < 1 */
+    { MEGPU_OP_MIN, SMIN, SMAX, SMIN },
+    { MEGPU_OP_MAX, ALL, 1, 1 },
+    { MEGPU_OP_MINU, ALL, 1, 1 },
+    { MEGPU_OP_MAXU, ALL, 1, ALL },
+    { MEGPU_OP_CMPEQ, 5, 5, 1 },
+    { MEGPU_OP_CMPNE, 5, 5, 0 },
+    { MEGPU_OP_CMPLT, ALL, 0, 1 },
+    { MEGPU_OP_CMPLTU, ALL, 0, 0 },
+    { MEGPU_OP_CMPLE, 5, 5, 1 },
+    { MEGPU_OP_CMPLE, SMAX, SMIN, 0 },
+    { MEGPU_OP_CMPLEU, 0, 0, 1 },
+    { MEGPU_OP_FADD, F1, F2, 0x40400000ull },           /* 3.0 */
+    { MEGPU_OP_FADD, 0x3dcccccdull, 0x3e4ccccdull, 0x3e99999aull },
+    { MEGPU_OP_FADD, FNZ, FNZ, FNZ },                   /* -0 + -0 */
+    { MEGPU_OP_FADD, FNZ, 0, 0 },                       /* -0 + +0 */
+    { MEGPU_OP_FADD, 0x4b800000ull, F1, 0x4b800000ull }, /* 2^24 + 1 */
+    { MEGPU_OP_FSUB, F1, F1, 0 },
+    { MEGPU_OP_FSUB, F1, F2, FNEG1 },
+    { MEGPU_OP_FMUL, FNZ, F1, FNZ },
+    { MEGPU_OP_FMUL, 0x7f7fffffull, F2, FINF },         /* overflow */
+    { MEGPU_OP_FMUL, F2, 0x3f000000ull, F1 },           /* 2 * 0.5 */
+    { MEGPU_OP_FMIN, FNAN, F2, F2 },
+    { MEGPU_OP_FMIN, F1, F2, F1 },
+    { MEGPU_OP_FMIN, FNINF, F1, FNINF },
+    { MEGPU_OP_FMAX, F1, FNAN, F1 },
+    { MEGPU_OP_FMAX, FNEG1, F1, F1 },
+    { MEGPU_OP_FCMPEQ, FNZ, 0, 1 },                     /* -0 == +0 */
+    { MEGPU_OP_FCMPEQ, FNAN, FNAN, 0 },
+    { MEGPU_OP_FCMPLT, FNINF, FINF, 1 },
+    { MEGPU_OP_FCMPLT, FNAN, F1, 0 },
+    { MEGPU_OP_FCMPLE, F1, FNAN, 0 },
+    { MEGPU_OP_FCMPLE, F1, F1, 1 },
+    { MEGPU_OP_F2I, 0x406ccccdull, 0, 3 },              /* 3.7 */
+    { MEGPU_OP_F2I, 0xc06ccccdull, 0, -3ull },          /* -3.7 */
+    { MEGPU_OP_F2I, FINF, 0, 0x7fffffffull },
+    { MEGPU_OP_F2I, FNINF, 0, 0xffffffff80000000ull },
+    { MEGPU_OP_F2I, 0x4f32d05eull, 0, 0x7fffffffull },  /* 3e9 */
+    { MEGPU_OP_F2I, FNAN, 0, 0 },
+    { MEGPU_OP_F2I, FNZ, 0, 0 },
+    { MEGPU_OP_I2F, ALL, 0, FNEG1 },
+    { MEGPU_OP_I2F, 16777217, 0, 0x4b800000ull },       /* to even */
+    { MEGPU_OP_I2F, SMAX, 0, 0x5f000000ull },           /* 2^63 */
+    { MEGPU_OP_I2F, 0, 0, 0 },
+};
+
+static void test_alu_vectors(void)
+{
+    uint64_t p[8 + 6 * ARRAY_SIZE(alu_vectors)];
+    const uint64_t user[1] = { OUT_PA };
+    unsigned n = 0;
+    Megpu m;
+
+    p[n++] = I(LDARG, 2, 0, 0, 0);
+    for (unsigned i = 0; i < ARRAY_SIZE(alu_vectors); i++) {
+        uint64_t a = alu_vectors[i].a, b = alu_vectors[i].b;
+
+        p[n++] = I(LI, 5, 0, 0, (uint32_t)a);
+        p[n++] = I(LIH, 5, 0, 0, (uint32_t)(a >> 32));
+        p[n++] = I(LI, 4, 0, 0, (uint32_t)b);
+        p[n++] = I(LIH, 4, 0, 0, (uint32_t)(b >> 32));
+        p[n++] = MEGPU_INSN(alu_vectors[i].op, 10, 5, 4, 0);
+        p[n++] = I(ST64, 0, 2, 10, 8 * i);
+    }
+    p[n++] = I(END, 0, 0, 0, 0);
+
+    megpu_start_engines(&m, 2);
+    qtest_memset(m.qts, OUT_PA, 0xee, 8 * ARRAY_SIZE(alu_vectors));
+    run_program(&m, 1, p, n, user, 1, 1, 1, 1, 1);
+    g_assert_cmpuint(erd(&m, 1, MEGPU_ENG_FAULT_CODE), ==, 0);
+    for (unsigned i = 0; i < ARRAY_SIZE(alu_vectors); i++) {
+        uint64_t got = qtest_readq(m.qts, OUT_PA + 8 * i);
+
+        if (got != alu_vectors[i].expect) {
+            g_test_message("vector %u: op 0x%x (0x%" PRIx64 ", 0x%" PRIx64
+                           ") = 0x%" PRIx64 ", expected 0x%" PRIx64, i,
+                           alu_vectors[i].op, alu_vectors[i].a,
+                           alu_vectors[i].b, got, alu_vectors[i].expect);
+        }
+        g_assert_cmphex(got, ==, alu_vectors[i].expect);
+    }
     megpu_stop_engines(&m);
 }
 
@@ -1583,6 +1718,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/megpu/wave/classes", test_classes);
+    qtest_add_func("/megpu/wave/alu-vectors", test_alu_vectors);
     qtest_add_func("/megpu/wave/divergence", test_divergence);
     qtest_add_func("/megpu/wave/vadd-checksum", test_vadd_checksum);
     qtest_add_func("/megpu/wave/memory", test_memory);
