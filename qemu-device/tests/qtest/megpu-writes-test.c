@@ -645,6 +645,8 @@ static void replay_run(uint32_t seed, uint32_t *tick, uint32_t *fresh)
     megpu_stop_engines(&m);
 }
 
+#include "megpu-writes-reference.h"
+
 /*
  * Seeded runs replay (issue 15): the same seed and packets give the same
  * landing order, on any host; another seed gives another order.
@@ -667,6 +669,36 @@ static void test_writes_replay(void)
     g_assert_cmpmem(fresh[0], sizeof(fresh[0]), fresh[1], sizeof(fresh[1]));
     g_assert_true(memcmp(tick[0], tick[2], sizeof(tick[0])));
     g_assert_true(memcmp(fresh[0], fresh[2], sizeof(fresh[0])));
+    /*
+     * And the same as the reference in the tree: a change to the write
+     * model's landing order is a visible change of that file. To write
+     * it again: MEGPU_WRITES_REFERENCE=path megpu-writes-test -p ...
+     */
+    if (getenv("MEGPU_WRITES_REFERENCE")) {
+        FILE *f = fopen(getenv("MEGPU_WRITES_REFERENCE"), "w");
+
+        g_assert_nonnull(f);
+        fprintf(f, "/*\n * The write model's landing order for write-seed 0x4004"
+                " (megpu-writes-test.c,\n * test_writes_replay): the tick each"
+                " write landed at, then the fresh\n * pages of each FILL at its"
+                " TIMESTAMP. Generated; review changes.\n *\n"
+                " * SPDX-License-Identifier: GPL-2.0-or-later\n */\n"
+                "static const uint32_t reference_tick[REPLAY_WRITES] = {");
+        for (unsigned i = 0; i < REPLAY_WRITES; i++) {
+            fprintf(f, "%s%u,", i % 12 ? " " : "\n    ", tick[0][i]);
+        }
+        fprintf(f, "\n};\nstatic const uint32_t reference_fresh[REPLAY_TRIES]"
+                " = {\n   ");
+        for (unsigned i = 0; i < REPLAY_TRIES; i++) {
+            fprintf(f, " 0x%04x,", fresh[0][i]);
+        }
+        fprintf(f, "\n};\n");
+        fclose(f);
+    }
+    g_assert_cmpmem(tick[0], sizeof(tick[0]), reference_tick,
+                    sizeof(reference_tick));
+    g_assert_cmpmem(fresh[0], sizeof(fresh[0]), reference_fresh,
+                    sizeof(reference_fresh));
     for (unsigned i = 0; i < REPLAY_TRIES; i++) {
         g_test_message("try %u: fresh pages 0x%04x (seed 0x5005: 0x%04x)",
                        i + 1, fresh[0][i], fresh[2][i]);
