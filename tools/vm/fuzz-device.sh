@@ -10,10 +10,10 @@
 # build/fuzz/ and fails the run: make it a qtest reproducer, then fix it.
 #
 # Environment: QEMU_BUILD (set by the Makefile), FUZZ_S (seconds,
-# default 180), FUZZ_JOBS (parallel fuzzers, default 1).
+# default 180).
 set -uo pipefail
 
-: "${QEMU_BUILD:?}" "${FUZZ_S:=180}" "${FUZZ_JOBS:=1}"
+: "${QEMU_BUILD:?}" "${FUZZ_S:=180}"
 top=$(cd "$(dirname "$0")/../.." && pwd)
 fuzz_build="$QEMU_BUILD-fuzz"
 out="$top/build/fuzz"
@@ -29,7 +29,7 @@ export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=0"
 # the fuzzer's qtest machine looks for its firmware here
 cd "$fuzz_build" || exit 1
 ./qemu-fuzz-x86_64 --fuzz-target=generic-fuzz-megpu \
-	-max_total_time="$FUZZ_S" -jobs="$FUZZ_JOBS" -workers="$FUZZ_JOBS" \
+	-max_total_time="$FUZZ_S" \
 	-timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
 	-artifact_prefix="$out/" "$out/corpus" "$top/tools/fuzz/corpus" \
 	>"$out/fuzz.log" 2>&1
