@@ -600,6 +600,10 @@ static inline void megpu_eng_write(struct megpu_engine *eng, u32 reg, u32 val)
 	writel(val, eng->regs + reg);
 }
 
+/* megpu_drv.c */
+struct megpu_file *megpu_file_get(struct megpu_file *mfile);
+void megpu_file_put(struct megpu_file *mfile);
+
 /* megpu_irq.c */
 int megpu_irq_init(struct megpu_device *mdev);
 void megpu_irq_fini(struct megpu_device *mdev);
@@ -615,6 +619,8 @@ void megpu_vm_put(struct megpu_vm *vm);
 int megpu_vm_map(struct megpu_mapping *mapping);
 int megpu_vm_unmap(struct megpu_mapping *mapping, bool patient);
 void megpu_mmu_invalidate(struct megpu_device *mdev);
+u64 megpu_mmu_pt_bytes(void);
+u64 megpu_mapping_va(struct megpu_mapping *mapping);
 
 /* megpu_gem.c */
 struct drm_gem_object *megpu_gem_create_object(struct drm_device *drm,
@@ -626,14 +632,12 @@ megpu_gem_prime_import_sg_table(struct drm_device *drm,
 				struct dma_buf_attachment *attach,
 				struct sg_table *sgt);
 u64 megpu_gem_pinned_bytes(void);
-u64 megpu_mmu_pt_bytes(void);
 int megpu_pin_charge(struct megpu_file *mfile, u64 size);
 void megpu_pin_uncharge(struct megpu_file *mfile, u64 size);
 struct megpu_mapping *megpu_gem_mapping_get(struct megpu_bo *bo,
 					    struct megpu_vm *vm);
 void megpu_gem_mapping_put(struct megpu_mapping *mapping);
 void megpu_gem_mapping_put_patient(struct megpu_mapping *mapping);
-u64 megpu_mapping_va(struct megpu_mapping *mapping);
 int megpu_ioctl_gem_create(struct drm_device *drm, void *data,
 			   struct drm_file *file);
 int megpu_ioctl_gem_mmap_offset(struct drm_device *drm, void *data,
@@ -642,6 +646,12 @@ int megpu_ioctl_gem_info(struct drm_device *drm, void *data,
 			 struct drm_file *file);
 int megpu_ioctl_gem_wait(struct drm_device *drm, void *data,
 			 struct drm_file *file);
+void megpu_gem_register(struct megpu_device *mdev, struct megpu_bo *bo);
+
+/* megpu_registry.c */
+void megpu_bo_registry_init(struct megpu_device *mdev);
+void megpu_bo_registry_add(struct megpu_device *mdev, struct megpu_bo *bo);
+void megpu_bo_registry_del(struct megpu_device *mdev, struct megpu_bo *bo);
 
 /* megpu_ring.c */
 int megpu_ring_init(struct megpu_engine *eng);
@@ -659,13 +669,6 @@ void megpu_engine_irq(struct megpu_engine *eng, u32 status);
 void megpu_engine_irq_fast(struct megpu_engine *eng, u32 status);
 void megpu_job_put(struct megpu_job *job);
 void __megpu_job_put(struct megpu_job *job, bool patient);
-
-/* megpu_cleanup.c */
-int megpu_cleanup_module_init(void);
-void megpu_cleanup_module_exit(void);
-void megpu_job_put_deferred(struct megpu_job *job);
-void megpu_job_hold_device(struct megpu_device *mdev);
-void megpu_job_release_device(struct megpu_device *mdev);
 void megpu_job_signal(struct megpu_job *job);
 bool megpu_sched_fence_is_ours(struct megpu_device *mdev,
 			       struct dma_fence *fence,
@@ -674,6 +677,13 @@ struct dma_fence *megpu_sched_hw_fence(struct dma_fence *finished);
 int megpu_job_alloc_fence(struct megpu_job *job);
 struct dma_fence *megpu_sched_oldest_fence(struct megpu_device *mdev);
 
+/* megpu_cleanup.c */
+int megpu_cleanup_module_init(void);
+void megpu_cleanup_module_exit(void);
+void megpu_job_put_deferred(struct megpu_job *job);
+void megpu_job_hold_device(struct megpu_device *mdev);
+void megpu_job_release_device(struct megpu_device *mdev);
+
 /* megpu_sem.c */
 int megpu_sem_init(struct megpu_device *mdev);
 void megpu_sem_fini(struct megpu_device *mdev);
@@ -681,15 +691,8 @@ struct dma_fence *megpu_sem_reserve(struct megpu_job *job);
 void megpu_sem_unreserve(struct megpu_job *job);
 void megpu_sem_plan_job(struct megpu_job *job);
 void megpu_sem_force_signal(struct megpu_job *job);
-/* megpu_registry.c */
-void megpu_bo_registry_init(struct megpu_device *mdev);
-void megpu_bo_registry_add(struct megpu_device *mdev, struct megpu_bo *bo);
-void megpu_bo_registry_del(struct megpu_device *mdev, struct megpu_bo *bo);
 u64 megpu_sem_addr(struct megpu_device *mdev, u32 sem);
 void megpu_sem_debugfs_init(struct megpu_device *mdev);
-/* megpu_knobs.c */
-void megpu_debugfs_minor_init(struct drm_minor *minor);
-void megpu_floor_debugfs_init(struct drm_minor *minor);
 
 /* megpu_flush.c */
 void megpu_flush_init(struct megpu_device *mdev);
@@ -707,7 +710,7 @@ void megpu_flush_unplug(struct megpu_device *mdev);
 void megpu_flush_before_reset(struct megpu_device *mdev);
 void megpu_flush_mark_dirty(struct megpu_device *mdev);
 
-/* megpu_syscall.c */
+/* megpu_mgpu.c */
 void megpu_mgpu_register(struct megpu_device *mdev);
 void megpu_mgpu_unregister(struct megpu_device *mdev);
 int megpu_mgpu_param(struct megpu_device *mdev, u32 param, u64 *value);
@@ -715,6 +718,7 @@ void megpu_mgpu_debugfs_minor_init(struct drm_minor *minor);
 int megpu_ioctl_msem_query(struct drm_device *drm, void *data,
 			   struct drm_file *file);
 
+/* megpu_syscall.c */
 void megpu_syscall_init(struct megpu_device *mdev);
 void megpu_syscall_debugfs_init(struct megpu_device *mdev);
 u32 megpu_syscall_slots(struct megpu_device *mdev);
@@ -733,6 +737,10 @@ int megpu_ioctl_syscall_return(struct drm_device *drm, void *data,
 int megpu_ioctl_taskq_check(struct drm_device *drm, void *data,
 			    struct drm_file *file);
 int megpu_taskq_validate(struct megpu_bo *bo, u64 offset, u32 slots);
+int megpu_ioctl_taskq_notify(struct drm_device *drm, void *data,
+			     struct drm_file *file);
+
+/* megpu_dequeue.c */
 int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 			     struct drm_file *file);
 int megpu_ioctl_taskq_wait(struct drm_device *drm, void *data,
@@ -743,21 +751,20 @@ void megpu_dequeue_irq(struct megpu_device *mdev);
 void megpu_dequeue_notify(struct megpu_file *mfile);
 void megpu_dequeue_file_close(struct megpu_file *mfile);
 void megpu_dequeue_unplug(struct megpu_device *mdev);
+
+/* megpu_submit.c */
 int megpu_submit_kernel_job(struct megpu_file *mfile, struct drm_file *file,
 			    u32 engine, u64 ib_va, u32 ib_dwords,
 			    struct megpu_mapping **maps, const u32 *flags,
 			    u32 count, struct dma_fence **done);
-void megpu_gem_register(struct megpu_device *mdev, struct megpu_bo *bo);
-int megpu_ioctl_taskq_notify(struct drm_device *drm, void *data,
-			     struct drm_file *file);
-
-/* megpu_submit.c */
 int megpu_ioctl_submit(struct drm_device *drm, void *data,
 		       struct drm_file *file);
 
-/* megpu_drv.c */
-struct megpu_file *megpu_file_get(struct megpu_file *mfile);
-void megpu_file_put(struct megpu_file *mfile);
+/* megpu_knobs.c */
+void megpu_debugfs_minor_init(struct drm_minor *minor);
+
+/* megpu_floor.c */
+void megpu_floor_debugfs_init(struct drm_minor *minor);
 
 /* megpu_debugfs.c */
 void megpu_debugfs_init(struct megpu_device *mdev);
