@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
-/*
+/**
  * DOC: Deferred job release
  *
  * Our choice (issue 15): drm_sched's free_job must not block, yet a

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
-/*
+/**
  * DOC: debugfs
  *
  * Live object counters (leak checks), engine state, the raw words of the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
-/*
+/**
  * DOC: megpu driver
  *
  * megpu: DRM render driver for the megpu virtual multi-engine GPU.

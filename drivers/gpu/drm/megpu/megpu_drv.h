@@ -260,6 +260,17 @@ struct megpu_engine {
  *	BO charged to them or a job of theirs does)
  * @live_mappings: BO mappings in address spaces alive
  * @live_in_fences: in-sync fences jobs hold (megpu_job.in_fences)
+ * @agent_link: in megpu_mgpu.c's list of agents (seed 000), under its
+ *	agents lock like the three fields below
+ * @agent_registered: on that list
+ * @agent_id: this device's agent id (MGPU_AGENT_ID)
+ * @agent_count: agents in the machine (MGPU_AGENT_COUNT)
+ * @mgpu_sched_dma: bus address of the shared schedule block, 0: none
+ * @kdq_lock: protects @kdqs and TASKQ_REQ_WORK (seed 002's discrete
+ *	variant, megpu_dequeue.c)
+ * @kdq_mutex: serializes changes of @kdqs with each other and unplug
+ * @kdqs: the task-queue attachments of all files
+ * @kdq_requests: work requests the device raised (debugfs)
  */
 struct megpu_device {
 	struct drm_device drm;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
-/*
+/**
  * DOC: the floor of a job's latency (issue 12)
  *
  * An empty job costs at least a submit ioctl, a doorbell and an

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
-/*
+/**
  * DOC: Flushes for dependent computations (seed 004)
  *
  * In the device's relaxed mode an engine's writes reach memory late and

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
-/*
+/**
  * DOC: Ring-frame builder, the layout
  *
  * See megpu_frame.h: the frame a job puts in its engine's ring, built by

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
-/*
+/**
  * DOC: Buffer objects
  *
  * Shmem-backed GEM objects, mapped into the GPU address space of every

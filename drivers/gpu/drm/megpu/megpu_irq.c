@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
-/*
+/**
  * DOC: Interrupts
  *
  * MSI-X vectors: one per engine slot plus a device-wide one. At probe every

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
-/*
+/**
  * DOC: Test knobs in debugfs
  *
  * The debugfs files that can be written (drm_driver.debugfs_init):

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
+/**
  * DOC: Multi-GPU coordination (seed 000)
  *
  * Agent numbering and the summed

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
-/*
+/**
  * DOC: GPU address spaces
  *
  * GPU address spaces: one per open file, a two-level page table in the

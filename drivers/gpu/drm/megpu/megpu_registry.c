@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
-/*
+/**
  * DOC: BO registry
  *
  * Every BO of the device, numbered in creation order, for debugfs

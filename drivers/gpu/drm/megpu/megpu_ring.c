@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
-/*
+/**
  * DOC: Engine rings
  *
  * The rings of the engines (seed 001: base, size, head and tail, RP == WP

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
-/*
+/**
  * DOC: Scheduling, retirement, faults and resets
  *
  * One drm_sched per engine. run_job puts the job's frame in the ring; the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
-/*
+/**
  * DOC: Semaphores between engines with resource tracking (seed 001)
  *
  *

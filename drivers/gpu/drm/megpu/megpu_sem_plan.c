@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
-/*
+/**
  * DOC: Wait-bucket planner, the code
  *
  * Steps 5-9 of seed 001's flow chart; see megpu_sem_plan.h.

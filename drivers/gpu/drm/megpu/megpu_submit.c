@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
-/*
+/**
  * DOC: The SUBMIT ioctl
  *
  * The SUBMIT ioctl: validate every field, collect the job's dependencies

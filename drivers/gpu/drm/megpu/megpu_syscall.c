@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
-/*
+/**
  * DOC: GPU-to-CPU system calls (seed 003)
  *
  * A wave's SYSCALL takes a FREE slot of its engine's mailbox, fills it,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright 2026 The megpu authors */
-/*
+/**
  * DOC: Tracepoints
  *
  * The one place that creates the tracepoints of megpu_trace.h.

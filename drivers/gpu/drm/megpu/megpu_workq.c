@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
+/**
  * DOC: Task queues (seed 002)
  *
  * What the kernel checks of a queue, and the
