@@ -51,7 +51,7 @@ INITRAMFS := $(B)/initramfs.cpio.gz
 
 .PHONY: all deps qemu module tools selftests initramfs demo check shell bench trace \
 	check-host check-qtest check-guest check-fresh check-debug check-asan \
-	check-tsan fuzz-device \
+	check-tsan fuzz-device coverage \
 	checkpatch \
 	checkpatch-qemu clean
 
@@ -233,6 +233,11 @@ check-tsan: $(DEPS_STAMP)
 FUZZ_S ?= 180
 fuzz-device: $(DEPS_STAMP)
 	FUZZ_S=$(FUZZ_S) tools/vm/fuzz-device.sh
+
+# Device line/branch/function coverage over the qtests and guest boots:
+# a table, the functions no test reaches, build/coverage.json.
+coverage: initramfs $(DEPS_STAMP)
+	tools/vm/coverage.sh
 
 # The README's two commands in a clean Debian 12 root, each from nothing.
 check-fresh:

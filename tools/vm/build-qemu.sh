@@ -12,7 +12,7 @@ src="$MEGPU_CACHE/qemu-src/qemu-$upver"
 # QEMU_SAN: another build beside the normal one. asan: AddressSanitizer
 # and UBSan (gcc), `make check-asan`; tsan: ThreadSanitizer (clang),
 # `make check-tsan`; fuzz: libFuzzer and ASan (clang), qemu-fuzz-x86_64
-# for `make fuzz-device`.
+# for `make fuzz-device`; gcov: line and branch counts for `make coverage`.
 : "${QEMU_SAN:=}"
 build="$MEGPU_CACHE/qemu-build-$upver${QEMU_SAN:+-$QEMU_SAN}"
 targets=(qemu-system-x86_64)
@@ -20,6 +20,7 @@ case "$QEMU_SAN" in
 '') san_opts=() ;;
 asan) san_opts=(--enable-asan --enable-ubsan) ;;
 tsan) san_opts=(--cc=clang --cxx=clang++ --enable-tsan) ;;
+gcov) san_opts=(--enable-gcov) ;;
 fuzz)
 	san_opts=(--cc=clang --cxx=clang++ --enable-fuzzing --enable-asan)
 	targets=(qemu-fuzz-x86_64)

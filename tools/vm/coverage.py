@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Line, branch and function coverage of gcov data (make coverage).
+
+usage: coverage.py --side NAME --json OUT.json --match SUBSTR GCDA...
+
+Runs gcov's JSON output over the .gcda files, keeps the source files
+whose path contains SUBSTR, prints a table per file and the functions no
+test reached, and merges {NAME: {file: figures}} into OUT.json.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+
+def gcov_json(gcda):
+    out = subprocess.run(['gcov', '-j', '-t', '-b', os.path.basename(gcda)],
+                         cwd=os.path.dirname(gcda), capture_output=True,
+                         text=True, check=False).stdout
+    for doc in out.splitlines():
+        doc = doc.strip()
+        if doc.startswith('{'):
+            yield json.loads(doc)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--side', required=True)
+    ap.add_argument('--json', required=True)
+    ap.add_argument('--match', required=True)
+    ap.add_argument('gcda', nargs='+')
+    a = ap.parse_args()
+
+    # file -> line -> count; file -> (line, branch index) -> count;
+    # file -> function -> executions
+    lines, branches, funcs = {}, {}, {}
+    for gcda in a.gcda:
+        for doc in gcov_json(gcda):
+            for f in doc['files']:
+                name = f['file']
+                if a.match not in name or not name.endswith(('.c', '.h')):
+                    continue
+                name = name[name.index(a.match):]
+                fl = lines.setdefault(name, {})
+                fb = branches.setdefault(name, {})
+                for ln in f['lines']:
+                    n = ln['line_number']
+                    fl[n] = fl.get(n, 0) + ln['count']
+                    for i, b in enumerate(ln['branches']):
+                        fb[(n, i)] = fb.get((n, i), 0) + b['count']
+                ff = funcs.setdefault(name, {})
+                for fn in f['functions']:
+                    ff[fn['name']] = (ff.get(fn['name'], 0) +
+                                      fn['execution_count'])
+    if not lines:
+        print(f'coverage: no gcov data for {a.match}', file=sys.stderr)
+        return 1
+
+    def pct(hit, total):
+        return round(100.0 * hit / total, 1) if total else 100.0
+
+    table, never = {}, []
+    for name in sorted(lines):
+        fl, fb, ff = lines[name], branches[name], funcs[name]
+        row = {
+            'lines': len(fl), 'lines_hit': sum(1 for c in fl.values() if c),
+            'branches': len(fb),
+            'branches_hit': sum(1 for c in fb.values() if c),
+            'functions': len(ff),
+            'functions_hit': sum(1 for c in ff.values() if c),
+        }
+        row['line_pct'] = pct(row['lines_hit'], row['lines'])
+        row['branch_pct'] = pct(row['branches_hit'], row['branches'])
+        row['unreached'] = sorted(f for f, c in ff.items() if not c)
+        never += [f'{os.path.basename(name)}: {f}' for f in row['unreached']]
+        table[name] = row
+    tot = {k: sum(r[k] for r in table.values())
+           for k in ('lines', 'lines_hit', 'branches', 'branches_hit',
+                     'functions', 'functions_hit')}
+    print(f'{a.side + " coverage":44} {"lines":>8} {"branches":>9} '
+          f'{"functions":>10}')
+    for name, r in table.items():
+        print(f'  {os.path.basename(name):42} {r["line_pct"]:7.1f}% '
+              f'{r["branch_pct"]:8.1f}% {r["functions_hit"]:5}/'
+              f'{r["functions"]:<4}')
+    print(f'  {"total":42} {pct(tot["lines_hit"], tot["lines"]):7.1f}% '
+          f'{pct(tot["branches_hit"], tot["branches"]):8.1f}% '
+          f'{tot["functions_hit"]:5}/{tot["functions"]:<4}')
+    print(f'functions no test reaches ({len(never)}):')
+    for f in never:
+        print(f'  {f}')
+
+    data = {}
+    if os.path.exists(a.json):
+        with open(a.json) as fh:
+            data = json.load(fh)
+    data[a.side] = {'files': table, 'total': tot}
+    with open(a.json, 'w') as fh:
+        json.dump(data, fh, indent=1, sort_keys=True)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
