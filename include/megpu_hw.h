@@ -962,6 +962,60 @@ static inline unsigned int megpu_mgpu_seed_agent(unsigned long long seed,
 	return __builtin_ctz(mask);
 }
 
+/*
+ * The arbitration rules (seed 000 §III), pure: the device decides with
+ * them and the host checker (tests/host/mgpu_test.c) explores every
+ * interleaving of small systems with the same code; libmegpu has no copy.
+ */
+
+/* Eq. 1, the 2-agent one-bit adder: 1 grants @id the node. */
+static inline unsigned int megpu_arb_eq1(unsigned int req0, unsigned int req1,
+					 unsigned int last, unsigned int id)
+{
+	return (!!req0 + !!req1 + (last & 1) + (id & 1)) & 1;
+}
+
+/* Eq. 1 on a node dword {Req0, Req1, Last} for @side. */
+static inline unsigned int megpu_arb_node_ack(unsigned int dw,
+					      unsigned int side)
+{
+	return megpu_arb_eq1(dw & 0xff, (dw >> 8) & 0xff, dw >> 16, side);
+}
+
+/* Tournament levels for @agents (1, 2, 4, 8), else -1. */
+static inline int megpu_arb_levels(unsigned int agents)
+{
+	return agents == 8 ? 3 : agents == 4 ? 2 : agents == 2 ? 1 :
+	       agents == 1 ? 0 : -1;
+}
+
+/* Dword index (in the ARB block) of @agent's node at @level; *@side. */
+static inline unsigned int megpu_arb_node(unsigned int agents,
+					  unsigned int agent,
+					  unsigned int level,
+					  unsigned int *side)
+{
+	unsigned int first = 0, l;
+
+	for (l = 0; l < level; l++)
+		first += agents >> (l + 1);
+	*side = (agent >> level) & 1;
+	return 1 + first + (agent >> (level + 1));
+}
+
+/* The seed's 4-GPU decision tree (Tables 2A/2B): non-zero means wait. */
+static inline int megpu_arb_literal_wait(unsigned int dw1, unsigned int dw2,
+					 unsigned int i)
+{
+	unsigned int pair = (i >> 1) & 1;
+	unsigned int mine = pair ? dw2 : dw1, other = pair ? dw1 : dw2;
+	unsigned int lastpair = dw1 >> 24;
+
+	return (((mine >> (8 * !(i & 1))) & 0xff) &&
+		((mine >> 16) & 0xff) == i) ||
+	       ((other & 0xffff) && lastpair == pair);
+}
+
 /* Per-engine counters (relative to the engine block). */
 #define MEGPU_ENG_MSEM_RETRIES		0xc0	/* RO: MSEM_WAIT attempts that blocked */
 #define MEGPU_ENG_MSEM_FALSE_BLOCKS	0xc4	/* RO: of which a signal was there */

@@ -1,7 +1,8 @@
 /*
- * The write model's landing order for write-seed 0x4004 (megpu-writes-test.c,
- * test_writes_replay): the tick each write landed at, then the fresh
- * pages of each FILL at its TIMESTAMP. Generated; review changes.
+ * The write model's landing order for write-seed 0x4004
+ * (megpu-writes-test.c, test_writes_replay): the tick each
+ * write landed at, then the fresh pages of each FILL at its
+ * TIMESTAMP. Generated; review changes.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -676,13 +676,22 @@ static void test_writes_replay(void)
      */
     if (getenv("MEGPU_WRITES_REFERENCE")) {
         FILE *f = fopen(getenv("MEGPU_WRITES_REFERENCE"), "w");
+        static const char *const head[] = {
+            "/" "*",
+            " * The write model's landing order for write-seed 0x4004",
+            " * (megpu-writes-test.c, test_writes_replay): the tick each",
+            " * write landed at, then the fresh pages of each FILL at its",
+            " * TIMESTAMP. Generated; review changes.",
+            " *",
+            " * SPDX-" "License-Identifier: GPL-2.0-or-later",
+            " *" "/",
+        };
 
         g_assert_nonnull(f);
-        fprintf(f, "/*\n * The write model's landing order for write-seed 0x4004"
-                " (megpu-writes-test.c,\n * test_writes_replay): the tick each"
-                " write landed at, then the fresh\n * pages of each FILL at its"
-                " TIMESTAMP. Generated; review changes.\n *\n"
-                " * SPDX-License-Identifier: GPL-2.0-or-later\n */\n"
+        for (unsigned i = 0; i < ARRAY_SIZE(head); i++) {
+            fprintf(f, "%s\n", head[i]);
+        }
+        fprintf(f,
                 "static const uint32_t reference_tick[REPLAY_WRITES] = {");
         for (unsigned i = 0; i < REPLAY_WRITES; i++) {
             fprintf(f, "%s%u,", i % 12 ? " " : "\n    ", tick[0][i]);

@@ -883,20 +883,14 @@ void megpu_msem_signal_model(uint32_t *slots, unsigned int agent);
  */
 int megpu_msem_wait_model(uint32_t *slots, unsigned int agents,
 			  unsigned int agent, uint32_t mask, uint32_t *sum);
-/* Eq. 1: the 2-agent one-bit adder; 1 grants. */
-unsigned int megpu_arb_eq1(unsigned int req0, unsigned int req1,
-			   unsigned int last, unsigned int id);
+/*
+ * Eq. 1, the tournament's nodes and the literal tree are megpu_arb_*()
+ * in megpu_hw.h, the code the device runs.
+ */
 /* Eq. 2: (DW2[16,8,0] || DW1[24,16,8,0]) AND the Table 3 ID of @gpu. */
 uint8_t megpu_arb_eq2(uint32_t dw1, uint32_t dw2, unsigned int gpu);
 /* Eq. 3 as printed (known wrong: see the seed notes); 1 grants. */
 unsigned int megpu_arb_eq3(uint8_t a);
-/* The seed's 4-GPU decision tree (Tables 2A/2B): true means wait. */
-bool megpu_arb_literal_wait(uint32_t dw1, uint32_t dw2, unsigned int i);
-/* Tournament levels for @agents (1, 2, 4, 8), else -EINVAL. */
-int megpu_arb_levels(unsigned int agents);
-/* Dword index (in the ARB block) of @agent's node at @level; *side. */
-unsigned int megpu_arb_node(unsigned int agents, unsigned int agent,
-			    unsigned int level, unsigned int *side);
 /* A schedule block's agent list from @seed over the agents of @mask. */
 size_t megpu_mgpu_schedule(uint64_t seed, uint32_t agents_mask,
 			   uint8_t *out, size_t len);

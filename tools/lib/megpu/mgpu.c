@@ -60,12 +60,6 @@ int megpu_msem_wait_model(uint32_t *slots, unsigned int agents,
 	return 1;
 }
 
-unsigned int megpu_arb_eq1(unsigned int req0, unsigned int req1,
-			   unsigned int last, unsigned int id)
-{
-	return (!!req0 + !!req1 + (last & 1) + (id & 1)) & 1;
-}
-
 /* Table 3: the 7-bit ID masks of GPUs 0..3, A6 first. */
 static const uint8_t megpu_eq2_id[4] = { 0x3e, 0x3d, 0x6b, 0x5b };
 
@@ -85,44 +79,6 @@ unsigned int megpu_arb_eq3(uint8_t a)
 
 	return ((b >> 6 & 1) + ((b >> 5 | b >> 4) & 1) + (b >> 3 & 1) +
 		(b >> 2 & 1) + ((b >> 1 | b) & 1) + 1) & 1;
-}
-
-bool megpu_arb_literal_wait(uint32_t dw1, uint32_t dw2, unsigned int i)
-{
-	uint32_t dw[2] = { dw1, dw2 };
-	unsigned int pair = (i >> 1) & 1;
-	uint32_t mine = dw[pair], other = dw[!pair];
-	unsigned int lastpair = dw1 >> 24;
-
-	return (((mine >> (8 * !(i & 1))) & 0xff) &&
-		((mine >> 16) & 0xff) == i) ||
-	       ((other & 0xffff) && lastpair == pair);
-}
-
-int megpu_arb_levels(unsigned int agents)
-{
-	switch (agents) {
-	case 1:
-		return 0;
-	case 2:
-		return 1;
-	case 4:
-		return 2;
-	case 8:
-		return 3;
-	}
-	return -EINVAL;
-}
-
-unsigned int megpu_arb_node(unsigned int agents, unsigned int agent,
-			    unsigned int level, unsigned int *side)
-{
-	unsigned int first = 0;
-
-	for (unsigned int l = 0; l < level; l++)
-		first += agents >> (l + 1);
-	*side = (agent >> level) & 1;
-	return 1 + first + (agent >> (level + 1));
 }
 
 size_t megpu_mgpu_schedule(uint64_t seed, uint32_t agents_mask,

@@ -456,28 +456,22 @@ bool megpu_exec_msem_wait(MegpuExec *x, const uint32_t *p)
 
 /* ---- request/acknowledge arbitration ---- */
 
+/*
+ * The decision rules are megpu_arb_*() in megpu_hw.h: the host checker
+ * (tests/host/mgpu_test.c) explores every interleaving with that code.
+ */
 static unsigned mgpu_levels(unsigned agents)
 {
-    return agents == 8 ? 3 : agents == 4 ? 2 : agents == 2 ? 1 : 0;
+    int levels = megpu_arb_levels(agents);
+
+    return levels < 0 ? 0 : levels;
 }
 
-/* The node agent @a plays at level @l of the tournament, and its side. */
+/* Bus address of agent @c->agent's node at level @l, and its side. */
 static uint64_t mgpu_node(MgpuCtx *c, unsigned l, unsigned *side)
 {
-    unsigned first = 0;
-
-    for (unsigned i = 0; i < l; i++) {
-        first += c->agents >> (i + 1);
-    }
-    *side = (c->agent >> l) & 1;
-    return c->base + MEGPU_ARB_DW(1 + first + (c->agent >> (l + 1)));
-}
-
-/* Eq. 1: the one-bit adder. Req bytes count as 1 when non-zero. */
-static unsigned mgpu_eq1(uint32_t dw, unsigned side)
-{
-    return ((!!(dw & 0xff)) + (!!(dw & 0xff00)) + ((dw >> 16) & 1) + side)
-           & 1;
+    return c->base + MEGPU_ARB_DW(megpu_arb_node(c->agents, c->agent, l,
+                                                 side));
 }
 
 static bool mgpu_tour_acquire(MgpuCtx *c)
@@ -498,7 +492,7 @@ static bool mgpu_tour_acquire(MgpuCtx *c)
             if (!mgpu_step_load32(c, node, &dw)) {
                 return false;
             }
-            if (mgpu_eq1(dw, side)) {
+            if (megpu_arb_node_ack(dw, side)) {
                 break;
             }
             qatomic_inc(&c->e->arb_spins);
@@ -538,8 +532,8 @@ static bool mgpu_literal_acquire(MgpuCtx *c)
     }
     for (;;) {
         uint64_t seq = mgpu_seq_read();
-        uint32_t dw[2], mine, other, lastpair;
-        bool held, ok, wait;
+        uint32_t dw[2];
+        bool held, ok;
 
         /* one check, one step: both dwords read in the same turn */
         if (!mgpu_step_begin(c, &held)) {
@@ -551,13 +545,7 @@ static bool mgpu_literal_acquire(MgpuCtx *c)
         if (!ok) {
             return false;
         }
-        mine = dw[pair];
-        other = dw[!pair];
-        lastpair = dw[0] >> 24;
-        wait = (((mine >> (8 * !(i & 1))) & 0xff) &&
-                ((mine >> 16) & 0xff) == i) ||
-               ((other & 0xffff) && lastpair == pair);
-        if (!wait) {
+        if (!megpu_arb_literal_wait(dw[0], dw[1], i)) {
             return true;
         }
         qatomic_inc(&c->e->arb_spins);
