@@ -51,7 +51,7 @@ INITRAMFS := $(B)/initramfs.cpio.gz
 
 .PHONY: all deps qemu module tools selftests initramfs demo check shell bench trace \
 	check-host check-qtest check-guest check-fresh check-debug check-asan \
-	check-tsan fuzz-device coverage \
+	check-tsan fuzz-device coverage docs \
 	checkpatch \
 	checkpatch-qemu clean
 
@@ -238,6 +238,11 @@ fuzz-device: $(DEPS_STAMP)
 # a table, the functions no test reaches, build/coverage.json.
 coverage: initramfs $(DEPS_STAMP)
 	tools/vm/coverage.sh
+
+# The driver's documentation: kernel-doc -none -Wall silent, then Sphinx
+# with the kernel's kernel-doc extension into build/docs, warnings fatal.
+docs: $(DEPS_STAMP)
+	tools/vm/docs.sh
 
 # The README's two commands in a clean Debian 12 root, each from nothing.
 check-fresh:

@@ -74,11 +74,12 @@ SRC
 	fi
 }
 
-# clang and its sanitizer/libFuzzer runtimes: make check-tsan, fuzz-device
+# clang and its sanitizer/libFuzzer runtimes: make check-tsan, fuzz-device;
+# Sphinx: make docs
 HOST_PKGS="build-essential bc bison flex ninja-build pkgconf libglib2.0-dev
 	libpixman-1-dev libfdt-dev zlib1g-dev python3-venv dwarves xz-utils
 	busybox-static libdrm-dev cpio kmod dpkg-dev libelf-dev libssl-dev
-	clang libclang-rt-14-dev"
+	clang libclang-rt-14-dev python3-sphinx"
 
 install_pkgs() {
 	local missing=

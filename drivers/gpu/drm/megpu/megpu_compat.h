@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* Copyright 2026 The megpu authors */
-/*
+/**
  * DOC: drm_sched compatibility
  *
  * Debian's 6.12 kernels are not API-stable for drm_sched: 6.12.95 takes

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* Copyright 2026 The megpu authors */
-/*
+/**
  * DOC: Driver structures
  *
  * The device, its engines, address spaces, BOs, files and jobs, and the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* Copyright 2026 The megpu authors */
-/*
+/**
  * DOC: Ring-frame builder
  *
  * The layout of a job's ring frame (seed 001, steps 10-14 of FIG. 5): a

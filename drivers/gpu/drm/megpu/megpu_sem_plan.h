@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* Copyright 2026 The megpu authors */
-/*
+/**
  * DOC: Wait-bucket planner (seed 001)
  *
  * The wait-bucket planner of seed 001, a pure function of the resource

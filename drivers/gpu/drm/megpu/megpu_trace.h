@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* Copyright 2026 The megpu authors */
-/*
+/**
  * DOC: Tracepoints
  *
  * Jobs run, done and timed out, and faults, per engine (tracefs events
@@ -14,7 +14,7 @@
 
 #include <linux/tracepoint.h>
 
-/*
+/**
  * DOC: megpu tracepoints
  *
  * The events `megpu trace` turns into a timeline (issue 12). A job is
