@@ -16,11 +16,8 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 supp="$top/tools/vm/sanitizers"
 asan_build="$QEMU_BUILD-asan"
 
-QEMU_SAN=asan "$top/tools/vm/build-qemu.sh" >"$top/build/asan-build.log" 2>&1 || {
-	tail -n 30 "$top/build/asan-build.log"
-	echo "check-asan: the sanitizer build failed" >&2
-	exit 1
-}
+. "$top/tools/vm/qemu-variant.sh"
+build_variant asan || exit 1
 # a QEMU without the runtimes linked in would pass anything
 for lib in libasan libubsan; do
 	[ "$(ldd "$asan_build/qemu-system-x86_64" | grep -c "$lib")" -gt 0 ] || {

@@ -15,11 +15,8 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 tsan_build="$QEMU_BUILD-tsan"
 out="$top/build/tsan"
 
-QEMU_SAN=tsan "$top/tools/vm/build-qemu.sh" >"$top/build/tsan-build.log" 2>&1 || {
-	tail -n 30 "$top/build/tsan-build.log"
-	echo "check-tsan: the sanitizer build failed" >&2
-	exit 1
-}
+. "$top/tools/vm/qemu-variant.sh"
+build_variant tsan || exit 1
 [ "$(nm -D "$tsan_build/qemu-system-x86_64" | grep -c ' __tsan_init$')" -gt 0 ] || {
 	echo "check-tsan: qemu-system-x86_64 is not built with TSan" >&2
 	exit 1

@@ -15,11 +15,8 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cov_build="$QEMU_BUILD-gcov"
 
-QEMU_SAN=gcov "$top/tools/vm/build-qemu.sh" >"$top/build/gcov-build.log" 2>&1 || {
-	tail -n 30 "$top/build/gcov-build.log"
-	echo "coverage: the gcov build failed" >&2
-	exit 1
-}
+. "$top/tools/vm/qemu-variant.sh"
+build_variant gcov || exit 1
 find "$cov_build" -name '*.gcda' -delete
 rc=0
 QEMU_BUILD=$cov_build QTEST_NAME=cov-qtest "$top/tools/vm/qtest.sh" >/dev/null || rc=1

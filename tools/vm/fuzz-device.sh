@@ -18,11 +18,8 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 fuzz_build="$QEMU_BUILD-fuzz"
 out="$top/build/fuzz"
 
-QEMU_SAN=fuzz "$top/tools/vm/build-qemu.sh" >"$top/build/fuzz-build.log" 2>&1 || {
-	tail -n 30 "$top/build/fuzz-build.log"
-	echo "fuzz-device: the fuzzing build failed" >&2
-	exit 1
-}
+. "$top/tools/vm/qemu-variant.sh"
+build_variant fuzz || exit 1
 mkdir -p "$out/corpus"
 rm -f "$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-*
 export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=0"
