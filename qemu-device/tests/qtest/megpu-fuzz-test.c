@@ -480,7 +480,9 @@ static unsigned run_acking_faults(Megpu *m)
 
 /*
  * A packet of @op naming @addr: a DISPATCH's argument block, a DEQUEUE's
- * queue list, an MSEM slot, an arbitration block (acquired, released).
+ * queue list, an MSEM slot (signalled, waited for), an arbitration block
+ * (acquired, released), a task queue and notification record, a batch's
+ * descriptor copies, a mailbox.
  */
 static void emit_at(Stream *st, uint32_t op, uint64_t addr)
 {
@@ -505,6 +507,34 @@ static void emit_at(Stream *st, uint32_t op, uint64_t addr)
         hdr(st, MEGPU_PKT_ARB_RELEASE, MEGPU_PKT_ARB_COUNT, 0);
         put64(st, addr);
         break;
+    case MEGPU_PKT_MSEM_WAIT:       /* a signal first: the wait passes */
+        hdr(st, MEGPU_PKT_MSEM_SIGNAL, MEGPU_PKT_MSEM_SIGNAL_COUNT, 0);
+        put64(st, addr);
+        hdr(st, MEGPU_PKT_MSEM_WAIT, MEGPU_PKT_MSEM_WAIT_COUNT, 0);
+        put64(st, addr);
+        put(st, 1);
+        break;
+    case MEGPU_PKT_TASK_DONE:       /* @addr as the queue and the record */
+        hdr(st, MEGPU_PKT_TASK_DONE, MEGPU_PKT_TASK_DONE_COUNT, 0);
+        put64(st, addr);
+        put64(st, addr);
+        put(st, 1);
+        put(st, 1);
+        put(st, 0);
+        break;
+    case MEGPU_PKT_TASK_RUN:        /* @addr as the queue and the copies */
+        hdr(st, MEGPU_PKT_TASK_RUN, MEGPU_PKT_TASK_RUN_COUNT, 0);
+        put64(st, addr);
+        put64(st, addr);
+        put(st, 1);
+        put(st, MEGPU_TQ_OWNER_DRIVER(0));
+        put(st, 1);
+        break;
+    case MEGPU_PKT_SET_MAILBOX:
+        hdr(st, MEGPU_PKT_SET_MAILBOX, MEGPU_PKT_SET_MAILBOX_COUNT, 0);
+        put64(st, addr);
+        put(st, 4);
+        break;
     default:
         emit_any(st, op, addr);
         break;
@@ -513,7 +543,8 @@ static void emit_at(Stream *st, uint32_t op, uint64_t addr)
 
 /*
  * Every address a packet names (WRITE_DATA, TIMESTAMP, COPY, FILL,
- * DISPATCH, SIGNAL, WAIT, DEQUEUE, MSEM_SIGNAL, ARB), at every byte
+ * DISPATCH, SIGNAL, WAIT, DEQUEUE, MSEM_SIGNAL, MSEM_WAIT, ARB,
+ * TASK_DONE, TASK_RUN, SET_MAILBOX), at every byte
  * alignment, around the edges a guest can aim at (the class of issue
  * 21's QEMU abort): a page boundary inside RAM, the end of RAM, a hole
  * where nothing decodes, the top of the 48-bit bus, on the ring (bus
@@ -528,7 +559,8 @@ static void test_fuzz_addresses(void)
         MEGPU_PKT_WRITE_DATA, MEGPU_PKT_TIMESTAMP, MEGPU_PKT_COPY,
         MEGPU_PKT_FILL, MEGPU_PKT_DISPATCH, MEGPU_PKT_SIGNAL,
         MEGPU_PKT_WAIT, MEGPU_PKT_DEQUEUE, MEGPU_PKT_MSEM_SIGNAL,
-        MEGPU_PKT_ARB_ACQUIRE,
+        MEGPU_PKT_ARB_ACQUIRE, MEGPU_PKT_MSEM_WAIT, MEGPU_PKT_TASK_DONE,
+        MEGPU_PKT_TASK_RUN, MEGPU_PKT_SET_MAILBOX,
     };
     const uint64_t bus[] = {
         BIG_PA + 0x1000, 256ull << 20, NO_RAM_PA, 1ull << 48,
