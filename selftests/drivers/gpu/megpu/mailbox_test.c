@@ -172,10 +172,19 @@ TEST_F(mb, kernel_ops_many_callers)
 	EXPECT_EQ((uint64_t)-EOPNOTSUPP, ((uint64_t *)c.out->map)[2]);
 	caller_free(&c);
 
-	/* one interrupt serves several calls */
+	/*
+	 * The batching the design promises: a wave publishes every slot it
+	 * claimed with one interrupt, and the handler answers every ACTIVE
+	 * slot, so an interrupt serves up to a mailbox of calls (51 for 403
+	 * calls and 8 slots, measured). Allow twice that, never one per call.
+	 */
 	irqs = sc_counter(t, "irqs");
-	if (irqs0 >= 0 && irqs >= 0)
-		EXPECT_GT(2 * CALLERS + 3, irqs - irqs0);
+	ASSERT_LE(0, irqs0);
+	ASSERT_LE(0, irqs);
+	TH_LOG("%lld interrupts for %d calls, %llu slots", irqs - irqs0,
+	       2 * CALLERS + 3, (unsigned long long)slots);
+	EXPECT_GE(2 * ((2 * CALLERS + 3 + slots - 1) / slots),
+		  (uint64_t)(irqs - irqs0));
 }
 
 /* The mailboxes debugfs "syscalls" lists: those a scan looks at. */
