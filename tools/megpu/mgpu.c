@@ -373,6 +373,17 @@ static const char video_usage[] =
 "\n"
 "  --frames N   frames to play (default 32)\n";
 
+/*
+ * FIG. 5 has one semaphore that the video engine signals twice per frame
+ * and both displays wait on. A summed semaphore's signals are not
+ * addressed: a display that runs ahead takes the other display's signal
+ * and scans out a frame the video engine has not written yet (the
+ * seed's "two waits competing for one signal"). So each display has a
+ * READY semaphore of its own, signalled once per frame: two signals per
+ * frame as in the figure, each owned by the display it is for. The
+ * figure's numbers on one semaphore (B's slot 0 -> 2, A waits with its
+ * slot at -1, B with 1) are the qtest /megpu/mgpu/fig5.
+ */
 enum { RING = 8, FRAME_BYTES = 256 };
 /* the shared BO: semaphores (one slot per agent each), ring, outputs */
 #define READY(c)	(0x000 + 0x40 * (c))	/* frame ready for display c */
