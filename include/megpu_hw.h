@@ -139,6 +139,7 @@
 #define MEGPU_REG_WAVE_INTERRUPTS	0x008c	/* RO: INTERRUPTs run */
 #define MEGPU_REG_SYSCALLS		0x0090	/* RO: mailbox slots filled */
 #define MEGPU_REG_SYSCALL_RETRIES	0x0094	/* RO: no FREE slot found */
+#define MEGPU_REG_SYSCALL_STRAYS	0x009c	/* RO: stray slots reclaimed */
 /*
  * WAVE_CONTROL: WAVE_CTRL_RAW allows a program's INTERRUPT and SLEEP.
  * Without it (the reset value) they fault PRIVILEGED: only the agent

@@ -1387,6 +1387,46 @@ static void test_syscall_bad_slot(void)
 }
 
 /*
+ * Stray slots: every slot of the mailbox RETURNING for callers that are
+ * no live wave (of engine 0, of engine 1, of no engine). Nobody would
+ * collect them; a SYSCALL takes them back (counted in SYSCALL_STRAYS)
+ * and the calls are served. Before, every lane retried until the job
+ * timed out.
+ */
+static void test_syscall_stray_slots(void)
+{
+    static const uint32_t callers[4] = {
+        MEGPU_WAVE_ID(0, 5, 0x777), MEGPU_WAVE_ID(0, 0, 0x778),
+        MEGPU_WAVE_ID(1, 2, 0x779), MEGPU_WAVE_ID(15, 0, 0x77a),
+    };
+    const uint64_t user[1] = { OUT_PA };
+    Megpu m;
+
+    megpu_start_engines_opts(&m, 2, "write-mode=strict");
+    qtest_memset(m.qts, MBOX_PA, 0, 4 * MEGPU_MBOX_SLOT_SIZE);
+    qtest_memset(m.qts, OUT_PA, 0, 0x1000);
+    for (unsigned i = 0; i < 4; i++) {
+        uint64_t slot = MBOX_PA + i * MEGPU_MBOX_SLOT_SIZE;
+
+        qtest_writel(m.qts, slot + MEGPU_MBOX_CALLER, callers[i]);
+        qtest_writel(m.qts, slot + MEGPU_MBOX_STATE, MEGPU_MBOX_RETURNING);
+    }
+    emit_set_mailbox(&m.ring[0], MBOX_PA, 4);
+    emit_program(&m, 0, sys_prog, ARRAY_SIZE(sys_prog), user, 1,
+                 3, 1, 16, 1);
+    kick(&m, 0);
+    serve_until_idle(&m, 1, 4);
+    for (unsigned l = 0; l < 3; l++) {
+        g_assert_cmphex(qtest_readq(m.qts, OUT_PA + l * 8), ==,
+                        sys_result(42, l, l + 100, 7));
+    }
+    g_assert_cmpuint(rd(&m, MEGPU_REG_SYSCALL_STRAYS), >=, 3);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_SYSCALL_STRAYS), <=, 4);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_FAULTS), ==, 0);
+    megpu_stop_engines(&m);
+}
+
+/*
  * Two engines, six waves, 80 callers, one mailbox of 4 slots: waves
  * retry while no slot is FREE, every call is answered once, no slot is
  * lost, and no restart is refused.
@@ -1719,6 +1759,8 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/megpu/wave/classes", test_classes);
     qtest_add_func("/megpu/wave/alu-vectors", test_alu_vectors);
+    qtest_add_func("/megpu/wave/syscall-stray-slots",
+                   test_syscall_stray_slots);
     qtest_add_func("/megpu/wave/divergence", test_divergence);
     qtest_add_func("/megpu/wave/vadd-checksum", test_vadd_checksum);
     qtest_add_func("/megpu/wave/memory", test_memory);

@@ -341,14 +341,28 @@ void megpu_syscall_engine_reset(struct megpu_engine *eng)
 	spin_lock_irqsave(&mdev->syscall_lock, flags);
 	list_for_each_entry(mbox, &mdev->mailboxes, node) {
 		for (slot = 0; slot < mbox->slots; slot++) {
-			if (slot_state(mbox, slot) == MEGPU_MBOX_FREE ||
+			u32 state = slot_state(mbox, slot);
+			u32 *word = (u32 *)slot_word(mbox, slot,
+						     MEGPU_MBOX_STATE);
+
+			/*
+			 * Only ACTIVE and RETURNING (a reset engine leaves no
+			 * slot FILLING), with a compare-and-swap: a SYSCALL on
+			 * another engine may take a RETURNING slot of a gone
+			 * wave back at the same time (the device's stray
+			 * reclaim). Answers are written under syscall_lock.
+			 */
+			if ((state != MEGPU_MBOX_ACTIVE &&
+			     state != MEGPU_MBOX_RETURNING) ||
 			    MEGPU_WAVE_ID_ENGINE(slot_u32(mbox, slot,
 							  MEGPU_MBOX_CALLER)) !=
-			    eng->index)
+			    eng->index ||
+			    cmpxchg(word, (__force u32)cpu_to_le32(state),
+				    (__force u32)cpu_to_le32(MEGPU_MBOX_FREE)) !=
+			    (__force u32)cpu_to_le32(state))
 				continue;
 			clear_bit(slot, mbox->pending);
 			clear_bit(slot, mbox->fetched);
-			slot_set_state(mbox, slot, MEGPU_MBOX_FREE);
 			mdev->sc.reclaimed++;
 		}
 	}

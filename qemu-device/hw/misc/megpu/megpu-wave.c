@@ -624,6 +624,59 @@ static bool megpu_mbox_take(MegpuExec *x, uint32_t *state)
            cpu_to_le32(MEGPU_MBOX_FREE);
 }
 
+/* Is @id a wave of this device that lives (it may hold slots)? */
+static bool megpu_wave_live(MegpuState *s, uint32_t id)
+{
+    unsigned n = MEGPU_WAVE_ID_ENGINE(id), slot = MEGPU_WAVE_ID_SLOT(id);
+    MegpuEngine *e;
+    bool live;
+
+    if (n >= s->num_engines || slot >= MEGPU_WAVE_SLOTS) {
+        return false;
+    }
+    e = &s->engines[n];
+    qemu_mutex_lock(&e->lock);
+    live = e->waves && e->waves->wave[slot].state != MEGPU_WAVE_FREE &&
+           e->waves->wave[slot].id == id;
+    qemu_mutex_unlock(&e->lock);
+    return live;
+}
+
+/*
+ * A RETURNING slot whose caller is no live wave: nobody will ever
+ * collect it (an answer for a wave that is gone, or a CPU's bad write),
+ * so a SYSCALL takes it back (RETURNING -> FILLING, a compare-and-swap)
+ * rather than let the mailbox shrink for good, and counts it. The caller
+ * is read after the state and again after the swap: if the slot went
+ * round (collected, claimed, answered) meanwhile, it is a live wave's
+ * answer and goes back to RETURNING (nobody else writes a FILLING slot).
+ */
+static bool megpu_mbox_reclaim(MegpuExec *x, uint32_t *p)
+{
+    uint32_t *state = &p[MEGPU_MBOX_STATE / 4];
+    uint32_t *callerp = &p[MEGPU_MBOX_CALLER / 4];
+    uint32_t caller;
+
+    if (qatomic_load_acquire(state) != cpu_to_le32(MEGPU_MBOX_RETURNING)) {
+        return false;
+    }
+    caller = le32_to_cpu(qatomic_read(callerp));
+    if (megpu_wave_live(x->e->s, caller) ||
+        qatomic_cmpxchg(state, cpu_to_le32(MEGPU_MBOX_RETURNING),
+                        cpu_to_le32(MEGPU_MBOX_FILLING)) !=
+        cpu_to_le32(MEGPU_MBOX_RETURNING)) {
+        return false;
+    }
+    if (le32_to_cpu(qatomic_read(callerp)) != caller) {
+        qatomic_store_release(state, cpu_to_le32(MEGPU_MBOX_RETURNING));
+        return false;
+    }
+    qatomic_inc(&x->e->s->syscall_strays);
+    qemu_log_mask(LOG_GUEST_ERROR, "megpu: stray RETURNING mailbox slot "
+                  "of caller 0x%x taken back\n", caller);
+    return true;
+}
+
 /*
  * Does a wave of @W other than @self wait in a MEGPU_SYSCALL_HI SYSCALL
  * for a slot (lanes without one), parked or not? The sys_* fields are
@@ -664,7 +717,8 @@ static bool megpu_syscall_claim(MegpuExec *x, MegpuWave *w, uint64_t insn,
         if (!p) {
             return false;
         }
-        if (megpu_mbox_take(x, &p[MEGPU_MBOX_STATE / 4])) {
+        if (megpu_mbox_take(x, &p[MEGPU_MBOX_STATE / 4]) ||
+            megpu_mbox_reclaim(x, p)) {
             qatomic_set(&p[MEGPU_MBOX_OP / 4],
                         cpu_to_le32(MEGPU_INSN_SYSCALL_N(insn)));
             for (unsigned i = 0; i < 3; i++) {

@@ -103,6 +103,7 @@ static void megpu_reset_regs(MegpuState *s)
     qatomic_set(&s->wave_control, 0);
     qatomic_set(&s->syscalls, 0);
     qatomic_set(&s->syscall_retries, 0);
+    qatomic_set(&s->syscall_strays, 0);
     qatomic_set(&s->irq_pending, 0);
     megpu_mgpu_reset(s);
 }
@@ -186,6 +187,9 @@ static uint64_t megpu_mmio_read(void *opaque, hwaddr addr, unsigned size)
         break;
     case MEGPU_REG_SYSCALL_RETRIES:
         val = qatomic_read(&s->syscall_retries);
+        break;
+    case MEGPU_REG_SYSCALL_STRAYS:
+        val = qatomic_read(&s->syscall_strays);
         break;
     case MEGPU_REG_WAVE_CONTROL:
         val = qatomic_read(&s->wave_control);

@@ -189,6 +189,7 @@ struct MegpuState {
     uint32_t wave_control;      /* atomic: MEGPU_WAVE_CTRL_* */
     uint32_t syscalls;          /* atomic: mailbox slots filled */
     uint32_t syscall_retries;   /* atomic: SYSCALLs that found no slot */
+    uint32_t syscall_strays;    /* atomic: stray RETURNING slots reclaimed */
 
     /*
      * Engine threads never take the BQL: they set a bit here and
