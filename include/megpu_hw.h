@@ -1074,6 +1074,7 @@ static inline int megpu_arb_literal_wait(unsigned int dw1, unsigned int dw2,
  * bus address); the others stall at ACQUIRE. An engine holds at most
  * MEGPU_ARB_HELD_MAX blocks; ACQUIRE of a block it holds, or one more,
  * and RELEASE of a block another engine of the GPU holds fault ARB_HELD.
+ * A reset, a fault or a SET_CONTEXT to another context drops the holds.
  *
  * Pure mutex (no FLAG_SEM): ACQUIRE returns holding the lock, RELEASE
  * (same flags) gives it up. With FLAG_SEM the arbiter guards DW0:

@@ -452,8 +452,29 @@ static void test_arb_held(void)
     kick(m, 0);
     expect_fault(m, 0, MEGPU_FAULT_ARB_HELD, ARB_PA + 0x40 * 5, at, 0);
 
-    /* engine 1 releases its block and takes one engine 0 held */
+    /* the fault dropped the four holds too: engine 1 takes one */
     emit_arb(r1, MEGPU_PKT_ARB_RELEASE, ARB_PA, 0);
+    emit_arb(r1, MEGPU_PKT_ARB_ACQUIRE, ARB_PA + 0x40, 0);
+    emit_arb(r1, MEGPU_PKT_ARB_RELEASE, ARB_PA + 0x40, 0);
+    kick(m, 1);
+    eng_idle(m, 1);
+    g_assert_cmpuint(erd(m, 1, MEGPU_ENG_FAULTS), ==, 1);
+
+    /*
+     * Holds belong to a context: a job that leaves four holds behind
+     * neither fills the engine's table for the next context's job nor
+     * keeps another engine out.
+     */
+    emit_setctx(r0, PT_PA, 1);
+    for (unsigned i = 1; i <= MEGPU_ARB_HELD_MAX; i++) {
+        emit_arb(r0, MEGPU_PKT_ARB_ACQUIRE, ARB_PA + 0x40 * i, 0);
+    }
+    emit_setctx(r0, PT_PA, 2);
+    emit_arb(r0, MEGPU_PKT_ARB_ACQUIRE, ARB_PA + 0x40 * 5, 0);
+    emit_arb(r0, MEGPU_PKT_ARB_RELEASE, ARB_PA + 0x40 * 5, 0);
+    kick(m, 0);
+    eng_idle(m, 0);
+    g_assert_cmpuint(erd(m, 0, MEGPU_ENG_FAULTS), ==, 2);
     emit_arb(r1, MEGPU_PKT_ARB_ACQUIRE, ARB_PA + 0x40, 0);
     emit_arb(r1, MEGPU_PKT_ARB_RELEASE, ARB_PA + 0x40, 0);
     kick(m, 1);

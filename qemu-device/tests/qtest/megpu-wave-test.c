@@ -1304,6 +1304,25 @@ static void test_syscall_spin(void)
 }
 
 /*
+ * Engine 0, a mailbox of 4 slots at MBOX_PA: sys_prog on three lanes,
+ * every call served by the test; each lane's result is checked.
+ */
+static void sys_three_lanes(Megpu *m)
+{
+    const uint64_t user[1] = { OUT_PA };
+
+    emit_set_mailbox(&m->ring[0], MBOX_PA, 4);
+    emit_program(m, 0, sys_prog, ARRAY_SIZE(sys_prog), user, 1,
+                 3, 1, 16, 1);
+    kick(m, 0);
+    serve_until_idle(m, 1, 4);
+    for (unsigned l = 0; l < 3; l++) {
+        g_assert_cmphex(qtest_readq(m->qts, OUT_PA + l * 8), ==,
+                        sys_result(42, l, l + 100, 7));
+    }
+}
+
+/*
  * An engine polling for a restart (here for up to 60 s) still notices
  * an engine reset at once: the reset drops the parked wave, the engine
  * is idle, and a new dispatch on it runs and is served.
@@ -1331,15 +1350,7 @@ static void test_syscall_spin_reset(void)
     eng_idle(&m, 0);
     /* the engine works again; the restart ends its poll at once */
     qtest_memset(m.qts, MBOX_PA, 0, 4 * MEGPU_MBOX_SLOT_SIZE);
-    emit_set_mailbox(&m.ring[0], MBOX_PA, 4);
-    emit_program(&m, 0, sys_prog, ARRAY_SIZE(sys_prog), user, 1,
-                 3, 1, 16, 1);
-    kick(&m, 0);
-    serve_until_idle(&m, 1, 4);
-    for (unsigned l = 0; l < 3; l++) {
-        g_assert_cmphex(qtest_readq(m.qts, OUT_PA + l * 8), ==,
-                        sys_result(42, l, l + 100, 7));
-    }
+    sys_three_lanes(&m);
     g_assert_cmpuint(rd(&m, MEGPU_REG_WAVE_RESTART_ERRORS), ==, 0);
     megpu_stop_engines(&m);
 }
@@ -1399,7 +1410,6 @@ static void test_syscall_stray_slots(void)
         MEGPU_WAVE_ID(0, 5, 0x777), MEGPU_WAVE_ID(0, 0, 0x778),
         MEGPU_WAVE_ID(1, 2, 0x779), MEGPU_WAVE_ID(15, 0, 0x77a),
     };
-    const uint64_t user[1] = { OUT_PA };
     Megpu m;
 
     megpu_start_engines_opts(&m, 2, "write-mode=strict");
@@ -1411,15 +1421,7 @@ static void test_syscall_stray_slots(void)
         qtest_writel(m.qts, slot + MEGPU_MBOX_CALLER, callers[i]);
         qtest_writel(m.qts, slot + MEGPU_MBOX_STATE, MEGPU_MBOX_RETURNING);
     }
-    emit_set_mailbox(&m.ring[0], MBOX_PA, 4);
-    emit_program(&m, 0, sys_prog, ARRAY_SIZE(sys_prog), user, 1,
-                 3, 1, 16, 1);
-    kick(&m, 0);
-    serve_until_idle(&m, 1, 4);
-    for (unsigned l = 0; l < 3; l++) {
-        g_assert_cmphex(qtest_readq(m.qts, OUT_PA + l * 8), ==,
-                        sys_result(42, l, l + 100, 7));
-    }
+    sys_three_lanes(&m);
     g_assert_cmpuint(rd(&m, MEGPU_REG_SYSCALL_STRAYS), >=, 3);
     g_assert_cmpuint(rd(&m, MEGPU_REG_SYSCALL_STRAYS), <=, 4);
     g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_FAULTS), ==, 0);

@@ -159,15 +159,22 @@ static bool megpu_exec_set_context(MegpuExec *x, const uint32_t *p)
 {
     MegpuEngine *e = x->e;
     uint64_t pt = megpu_pl64(p, 0);
+    bool changed;
 
     if ((pt & (MEGPU_PT_SIZE - 1)) || (pt & ~MEGPU_PTE_ADDR_MASK)) {
         return megpu_pkt_fault(x, MEGPU_FAULT_BAD_ARG);
     }
     qemu_mutex_lock(&e->lock);
+    changed = !e->has_ctx || e->pt_base != pt ||
+              e->ctx_id != megpu_pl32(p, 2);
     e->pt_base = pt;
     e->ctx_id = megpu_pl32(p, 2);
     e->has_ctx = true;
     qemu_mutex_unlock(&e->lock);
+    /* ARB blocks are held by a context: none is carried into another */
+    if (changed) {
+        megpu_mgpu_engine_drop(e);
+    }
     trace_megpu_set_context(e->idx, pt, megpu_pl32(p, 2));
     return true;
 }

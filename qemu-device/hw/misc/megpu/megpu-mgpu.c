@@ -36,7 +36,8 @@
  *   engine of the device holds it, and only then competes for the GPU
  *   (the seed's "local arbitration" inside an agent; agents as (GPU,
  *   engine) pairs would change the seed's tables and the block size).
- *   A reset or fault of the holding engine drops its claims.
+ *   A reset or fault of the holding engine, or a SET_CONTEXT to another
+ *   context, drops its claims: holds belong to one context's work.
  * - A stalled engine is woken by a process-wide condition variable that
  *   every coordination write of any megpu device broadcasts (the seed's
  *   "retry on any signal"), with a 1 ms re-check for CPU writes.
@@ -665,7 +666,11 @@ static void arb_local_drop(MegpuEngine *e, hwaddr pa)
     qemu_mutex_unlock(&mgpu_lock);
 }
 
-/* A reset or fault of @e: whatever it held is free for its device. */
+/*
+ * A reset or fault of @e, or a SET_CONTEXT to another context: whatever
+ * it held is free for its device (one client's leftover holds neither
+ * fill the engine's table nor block another client's job).
+ */
 void megpu_mgpu_engine_drop(MegpuEngine *e)
 {
     qemu_mutex_lock(&mgpu_lock);
