@@ -164,6 +164,19 @@ static void dequeue_run(Megpu *m, unsigned e, const unsigned *qs,
 }
 
 /*
+ * Bounded wait until engine @n's DEQUEUE shows @state: a slow host (a
+ * sanitizer build) takes long to get there, so never a fixed sleep.
+ */
+static void tq_state_wait(Megpu *m, unsigned n, uint32_t state)
+{
+    for (unsigned us = 0; erd(m, n, MEGPU_ENG_TASKQ_STATE) != state;
+         us += 1000) {
+        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+        g_usleep(1000);
+    }
+}
+
+/*
  * Exactly-once, the counters, and contiguous batches: the tasks of one
  * (runner, batch) are consecutive in FIFO order, at most @batch of them.
  * Returns the number of tasks not run exactly once.
@@ -454,19 +467,11 @@ static void test_none_eligible(void)
     /* without ONCE and with the queue open, it waits for work */
     emit_dequeue(&m, 0, q0, 1, 0, 0);
     kick(&m, 0);
-    for (unsigned us = 0; erd(&m, 0, MEGPU_ENG_TASKQ_STATE) !=
-         MEGPU_TQ_STATE_WAITING; us += 1000) {
-        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
-        g_usleep(1000);
-    }
+    tq_state_wait(&m, 0, MEGPU_TQ_STATE_WAITING);
     /* an eligible task arrives while the CPU holds the lock */
     q_wr(&m, 0, MEGPU_TQ_HDR_HEAD, 2);      /* the CPU took its tasks */
     q_push(&m, 0, 2, 1, NULL);
-    for (unsigned us = 0; erd(&m, 0, MEGPU_ENG_TASKQ_STATE) !=
-         MEGPU_TQ_STATE_LOCKING; us += 1000) {
-        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
-        g_usleep(1000);
-    }
+    tq_state_wait(&m, 0, MEGPU_TQ_STATE_LOCKING);
     g_usleep(20 * 1000);
     results_read(&m, 3, r);
     g_assert_cmpuint(r[2].done, ==, 0);
@@ -663,9 +668,12 @@ static void test_event_gate(void)
     /* closed, but the gated task may still come: the engine waits */
     emit_dequeue(&m, 0, q0, 1, 0, 0);
     kick(&m, 0);
-    g_usleep(20 * 1000);
+    tq_state_wait(&m, 0, MEGPU_TQ_STATE_WAITING);
+    g_usleep(20 * 1000);        /* and it stays there */
     g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_TASKQ_STATE), ==,
                      MEGPU_TQ_STATE_WAITING);
+    results_read(&m, 2, r);
+    g_assert_cmpuint(r[0].done, ==, 0);
     qtest_writeq(m.qts, EVENT_PA, 5);
     wr(&m, MEGPU_REG_TASKQ_NOTIFY, 0);
     eng_idle(&m, 0);
@@ -826,11 +834,7 @@ static void test_reset(void)
     q_init(&m, 0, 16, 0, 0);
     emit_dequeue(&m, 0, q0, 1, 0, 0);
     kick(&m, 0);
-    for (unsigned us = 0; erd(&m, 0, MEGPU_ENG_TASKQ_STATE) !=
-         MEGPU_TQ_STATE_WAITING; us += 1000) {
-        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
-        g_usleep(1000);
-    }
+    tq_state_wait(&m, 0, MEGPU_TQ_STATE_WAITING);
     eng_reset(&m, 0);
     g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_TASKQ_STATE), ==,
                      MEGPU_TQ_STATE_IDLE);

@@ -799,7 +799,12 @@ static void test_budget_and_reset(void)
     megpu_start_engines_opts(&m, 2, "write-mode=strict,wave-budget=0");
     emit_program(&m, 0, spin, 2, NULL, 0, 1000, 1, 100, 1);
     kick(&m, 0);
-    g_usleep(200 * 1000);
+    for (unsigned us = 0; erd(&m, 0, MEGPU_ENG_WAVES_LIVE) !=
+         MEGPU_WAVE_SLOTS; us += 1000) {
+        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+        g_usleep(1000);
+    }
+    g_usleep(200 * 1000);       /* and nothing ends them */
     g_assert_cmphex(erd(&m, 0, MEGPU_ENG_STATUS), ==, 0);
     g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_WAVES_LIVE), ==, MEGPU_WAVE_SLOTS);
     eng_reset(&m, 0);
