@@ -183,6 +183,8 @@
 #define MEGPU_MISC_IRQ_WAVE		MEGPU_BIT(1)	/* a wave ran INTERRUPT */
 #define MEGPU_MISC_IRQ_SYSCALL		MEGPU_BIT(2)	/* mailbox slots ACTIVE */
 #define MEGPU_MISC_IRQ_WORK		MEGPU_BIT(4)	/* TASKQ_REQ_PENDING set */
+/* an engine released an EVENT queue with CPU_WAITERS: wake CPU sleepers */
+#define MEGPU_MISC_IRQ_TASKQ_RELEASE	MEGPU_BIT(5)
 
 /* Entries per engine write queue: a full queue stalls the engine. */
 #define MEGPU_WRITE_QUEUE_DEPTH		64
@@ -712,12 +714,17 @@
 #define MEGPU_TQ_HDR_NONE_ELIGIBLE	0x3c	/* lookups that found none */
 #define MEGPU_TQ_HDR_DONE		0x40	/* tasks notified */
 #define MEGPU_TQ_HDR_WAITERS		0x44	/* sleepers in EVENT mode */
+#define MEGPU_TQ_HDR_EVENT_SLEEPS	0x48	/* EVENT-mode sleeps, counted */
+#define MEGPU_TQ_HDR_EVENT_POLLED	0x4c	/* takes after a safety poll */
+#define MEGPU_TQ_HDR_CPU_WAITERS	0x50	/* of WAITERS, CPU threads */
 #define MEGPU_TQ_HDR_BYTES		0x80
 #define MEGPU_TQ_ALIGN			0x80
 #define MEGPU_TQ_MAX_SLOTS		65536
 #define MEGPU_TQ_MAX_BATCH		256
 #define MEGPU_TQ_DEF_BATCH_GPU		16	/* GPU grain: larger */
 #define MEGPU_TQ_DEF_BATCH_CPU		4
+/* an EVENT-mode sleeper (engine or CPU) looks again at least this often */
+#define MEGPU_TQ_EVENT_POLL_MS		100
 #define MEGPU_TQ_BYTES(slots)		(MEGPU_TQ_HDR_BYTES + \
 					 (slots) * MEGPU_TQ_DESC_SIZE)
 
@@ -726,8 +733,13 @@
  * closed and holds nothing they may take. STRICT: preferences are
  * enforced like requirements. EVENT: the seed's event-notification
  * exclusion: a dequeuer that finds the lock taken sleeps (counted in
- * WAITERS) until the holder's release notifies it; engines notify each
- * other, a CPU notifies the engines by writing MEGPU_REG_TASKQ_NOTIFY.
+ * WAITERS, a CPU thread in CPU_WAITERS too) until the holder's release
+ * notifies it; engines notify each other, a CPU notifies the engines by
+ * writing MEGPU_REG_TASKQ_NOTIFY, an engine notifies sleeping CPU
+ * threads with MISC_IRQ_TASKQ_RELEASE. Every sleep counts in
+ * EVENT_SLEEPS; a sleeper also wakes after a long safety poll
+ * (MEGPU_TQ_EVENT_POLL_MS), and a lock taken after such a wake counts in
+ * EVENT_POLLED: notifications that work keep it at zero.
  * GUIDED: a dequeuer takes at most half of what the queue holds (at
  * least one; megpu_tq_batch_limit()), so that near the end nobody sits
  * on a full batch while the others idle (guided self-scheduling).

@@ -579,13 +579,18 @@ static void dequeue_behind_cpu(Megpu *m, uint32_t qflags, uint32_t n)
     kick(m, 0);
 }
 
-static void test_event_mode(void)
+/*
+ * EVENT mode: the engine sleeps on a lock a CPU holds and gets in when
+ * the CPU's release notifies it. Returns the queue's EVENT_POLLED: the
+ * takes the safety poll let in (0 when the notification did its work).
+ */
+static uint32_t event_mode(const char *opts)
 {
-    uint32_t waits;
+    uint32_t waits, polled;
     Megpu m;
     Note r[4];
 
-    megpu_start_engines(&m, 4);
+    megpu_start_engines_opts(&m, 4, opts);
     dequeue_behind_cpu(&m, MEGPU_TQ_F_EVENT, 4);
     for (unsigned us = 0; !rd(&m, MEGPU_REG_TASKQ_EVENT_WAITS); us += 1000) {
         g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
@@ -606,11 +611,68 @@ static void test_event_mode(void)
     g_assert_cmpuint(rd(&m, MEGPU_REG_TASKQ_NOTIFY), ==, 1);
     g_assert_cmpuint(rd(&m, MEGPU_REG_TASKQ_EVENT_WAITS), >=, waits);
     g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_WAITERS), ==, 0);
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_EVENT_SLEEPS), >=, 1);
     results_read(&m, 4, r);
     for (unsigned t = 0; t < 4; t++) {
         g_assert_cmpuint(r[t].done, ==, 1);
     }
+    polled = q_rd(&m, 0, MEGPU_TQ_HDR_EVENT_POLLED);
     megpu_stop_engines(&m);
+    return polled;
+}
+
+static void test_event_mode(void)
+{
+    g_assert_cmpuint(event_mode("write-mode=strict"), ==, 0);
+}
+
+/*
+ * The negative control: with every notification dropped the engine gets
+ * in only by its safety poll, and EVENT_POLLED, the count the guest's
+ * event-mode tests assert on, shows it.
+ */
+static void test_event_mode_no_notify(void)
+{
+    g_assert_cmpuint(event_mode("write-mode=strict,x-taskq-no-notify=on"),
+                     >=, 1);
+}
+
+/*
+ * An engine's release of an EVENT queue on which CPU threads sleep (in
+ * the driver, CPU_WAITERS) interrupts, so the driver can wake them; with
+ * no CPU sleeper, or notifications off, it does not.
+ */
+static void test_event_release_irq(void)
+{
+    static const unsigned q0[] = { 0 };
+    static const struct {
+        const char *opts;
+        uint32_t cpus;
+        bool irq;
+    } cases[] = {
+        { "write-mode=strict", 1, true },
+        { "write-mode=strict", 0, false },
+        { "write-mode=strict,x-taskq-no-notify=on", 1, false },
+    };
+
+    for (unsigned c = 0; c < ARRAY_SIZE(cases); c++) {
+        Megpu m;
+
+        megpu_start_engines_opts(&m, 4, cases[c].opts);
+        results_clear(&m, 2);
+        q_init(&m, 0, 16, MEGPU_TQ_F_EVENT, 0);
+        q_push(&m, 0, 0, 2, NULL);
+        q_close(&m, 0);
+        /* as a CPU thread that went to sleep in the driver leaves them */
+        q_wr(&m, 0, MEGPU_TQ_HDR_WAITERS, 1);
+        q_wr(&m, 0, MEGPU_TQ_HDR_CPU_WAITERS, cases[c].cpus);
+        wr(&m, MEGPU_REG_MISC_IRQ_STATUS, ~0u);
+        dequeue_run(&m, 0, q0, 1, 0, MEGPU_DEQ_ONCE);
+        g_assert_cmphex(rd(&m, MEGPU_REG_MISC_IRQ_STATUS) &
+                        MEGPU_MISC_IRQ_TASKQ_RELEASE, ==,
+                        cases[c].irq ? MEGPU_MISC_IRQ_TASKQ_RELEASE : 0);
+        megpu_stop_engines(&m);
+    }
 }
 
 /*
@@ -1209,6 +1271,10 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/dequeue/steal", test_steal);
     qtest_add_func("/megpu/dequeue/guided", test_guided);
     qtest_add_func("/megpu/dequeue/event-mode", test_event_mode);
+    qtest_add_func("/megpu/dequeue/event-mode-no-notify",
+                   test_event_mode_no_notify);
+    qtest_add_func("/megpu/dequeue/event-release-irq",
+                   test_event_release_irq);
     qtest_add_func("/megpu/dequeue/event-gate", test_event_gate);
     qtest_add_func("/megpu/dequeue/lock-held-backs-off",
                    test_lock_held_backs_off);

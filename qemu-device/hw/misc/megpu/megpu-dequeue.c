@@ -38,9 +38,15 @@
  *   first pass that found nothing.
  * - EVENT queues use the seed's other exclusion, event notification: a
  *   dequeuer that finds the lock taken counts itself in WAITERS and
- *   sleeps; a releasing engine wakes the sleeping engines, a releasing
- *   CPU writes MEGPU_REG_TASKQ_NOTIFY. A sleeper also looks again every
- *   few milliseconds, so a lost notification costs time, never work.
+ *   sleeps; a releasing engine wakes the sleeping engines, and the
+ *   sleeping CPU threads with MISC_IRQ_TASKQ_RELEASE when CPU_WAITERS
+ *   says there are any (the driver wakes its TASKQ_SLEEP callers); a
+ *   releasing CPU writes MEGPU_REG_TASKQ_NOTIFY. Progress comes from
+ *   these notifications: a sleeper also looks again after
+ *   MEGPU_TQ_EVENT_POLL_MS, a safety net only, and a lock it takes after
+ *   such a wake is counted in the queue's EVENT_POLLED, so a test sees
+ *   whether the notifications did the work. x-taskq-no-notify (tests
+ *   only) drops every notification: the negative control of that test.
  * - Completion: in relaxed write mode the batch's writes are flushed
  *   (seed 004) before its notifications, so a CPU that sees DONE sees
  *   the results. The notification counts takes (exactly once: DONE == 1).
@@ -78,9 +84,6 @@
 #define MEGPU_TQ_POLL_MS        1
 /* failed compare-and-swaps before a dequeuer sleeps between tries */
 #define MEGPU_TQ_SPIN_TRIES     64
-/* an EVENT-mode sleeper looks again at least this often */
-#define MEGPU_TQ_EVENT_POLL_MS  5
-
 typedef struct MegpuTask {
     uint64_t addr;              /* where the descriptor was */
     uint32_t cpu_fn;
@@ -366,22 +369,33 @@ static bool tq_closed_done(MegpuExec *x, const MegpuQueue *q, bool *done)
 
 void megpu_taskq_notify(MegpuState *s)
 {
+    if (s->taskq_no_notify) {
+        return;                 /* the negative control: sleepers poll */
+    }
     qemu_mutex_lock(&s->tq_mutex);
     s->tq_seq++;
     qemu_cond_broadcast(&s->tq_cond);
     qemu_mutex_unlock(&s->tq_mutex);
 }
 
-/* Sleep until a notification or @ms pass; false if the engine must stop */
-static bool tq_sleep(MegpuEngine *e, uint64_t seq, unsigned ms)
+/*
+ * Sleep until a notification or @ms pass; false if the engine must stop.
+ * *@polled (if given) says the sleep ended by the time, not a notification.
+ */
+static bool tq_sleep(MegpuEngine *e, uint64_t seq, unsigned ms, bool *polled)
 {
     MegpuState *s = e->s;
+    bool timed_out = false;
 
     qemu_mutex_lock(&s->tq_mutex);
     if (s->tq_seq == seq && !megpu_engine_should_abort(e)) {
-        qemu_cond_timedwait(&s->tq_cond, &s->tq_mutex, ms);
+        timed_out = !qemu_cond_timedwait(&s->tq_cond, &s->tq_mutex, ms) &&
+                    s->tq_seq == seq;
     }
     qemu_mutex_unlock(&s->tq_mutex);
+    if (polled) {
+        *polled = timed_out;
+    }
     return !megpu_engine_should_abort(e);
 }
 
@@ -400,7 +414,7 @@ static bool tq_lock(MegpuDequeuer *d, const MegpuQueue *q)
     MegpuExec *x = d->x;
     MegpuEngine *e = x->e;
     uint64_t lock = q->addr + MEGPU_TQ_HDR_LOCK;
-    bool taken, event = q->flags & MEGPU_TQ_F_EVENT;
+    bool taken, polled = false, event = q->flags & MEGPU_TQ_F_EVENT;
 
     for (unsigned tries = 0;; tries++) {
         /* read before the try, so a release after it still wakes us */
@@ -416,7 +430,9 @@ static bool tq_lock(MegpuDequeuer *d, const MegpuQueue *q)
             return false;
         }
         if (taken) {
-            return true;
+            /* the safety poll, not a release, let it in: count it */
+            return !polled ||
+                   tq_count(x, q->addr, MEGPU_TQ_HDR_EVENT_POLLED, 1);
         }
         tq_set_state(e, MEGPU_TQ_STATE_LOCKING);
         qatomic_inc(&e->s->tq_lock_retries);
@@ -431,7 +447,7 @@ static bool tq_lock(MegpuDequeuer *d, const MegpuQueue *q)
              * burn a host core until the job times out.
              */
             if (may_sleep) {
-                tq_sleep(e, seq, MEGPU_TQ_POLL_MS);
+                tq_sleep(e, seq, MEGPU_TQ_POLL_MS, NULL);
             } else {
                 g_thread_yield();
             }
@@ -444,10 +460,14 @@ static bool tq_lock(MegpuDequeuer *d, const MegpuQueue *q)
         if (!tq_ld32(x, lock, &cur)) {
             return false;
         }
+        polled = false;
         if (cur) {
             qatomic_inc(&e->s->tq_event_waits);
+            if (!tq_count(x, q->addr, MEGPU_TQ_HDR_EVENT_SLEEPS, 1)) {
+                return false;
+            }
             trace_megpu_taskq_sleep(e->idx, q->addr, cur);
-            tq_sleep(e, seq, MEGPU_TQ_EVENT_POLL_MS);
+            tq_sleep(e, seq, MEGPU_TQ_EVENT_POLL_MS, &polled);
         }
         if (!tq_count(x, q->addr, MEGPU_TQ_HDR_WAITERS, -1u)) {
             return false;
@@ -457,17 +477,23 @@ static bool tq_lock(MegpuDequeuer *d, const MegpuQueue *q)
 
 static bool tq_unlock(MegpuDequeuer *d, const MegpuQueue *q)
 {
-    uint32_t waiters;
+    MegpuState *s = d->x->e->s;
+    uint32_t waiters, cpus;
 
     if (!tq_st32(d->x, q->addr + MEGPU_TQ_HDR_LOCK, 0)) {
         return false;
     }
     if (q->flags & MEGPU_TQ_F_EVENT) {
-        if (!tq_ld32(d->x, q->addr + MEGPU_TQ_HDR_WAITERS, &waiters)) {
+        if (!tq_ld32(d->x, q->addr + MEGPU_TQ_HDR_WAITERS, &waiters) ||
+            !tq_ld32(d->x, q->addr + MEGPU_TQ_HDR_CPU_WAITERS, &cpus)) {
             return false;
         }
         if (waiters) {
-            megpu_taskq_notify(d->x->e->s);
+            megpu_taskq_notify(s);
+        }
+        /* CPU threads sleep in the driver: only an interrupt wakes them */
+        if (cpus && !s->taskq_no_notify) {
+            megpu_misc_irq(s, MEGPU_MISC_IRQ_TASKQ_RELEASE);
         }
     }
     return true;
@@ -839,7 +865,7 @@ bool megpu_exec_dequeue(MegpuExec *x, const uint32_t *p)
             break;
         }
         tq_set_state(e, MEGPU_TQ_STATE_WAITING);
-        tq_sleep(e, seq, MEGPU_TQ_POLL_MS);
+        tq_sleep(e, seq, MEGPU_TQ_POLL_MS, NULL);
     }
     tq_set_state(e, MEGPU_TQ_STATE_IDLE);
     trace_megpu_taskq_dequeue_done(e->idx, ok, x->fault_code);

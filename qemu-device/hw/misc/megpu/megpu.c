@@ -377,6 +377,7 @@ static const Property megpu_properties[] = {
     DEFINE_PROP_BOOL("x-wave-nonatomic", MegpuState, wave_nonatomic, false),
     /* test only: the task-queue lock becomes read-pause-write */
     DEFINE_PROP_BOOL("x-taskq-nonatomic", MegpuState, taskq_nonatomic, false),
+    DEFINE_PROP_BOOL("x-taskq-no-notify", MegpuState, taskq_no_notify, false),
     DEFINE_PROP_UINT32("write-seed", MegpuState, write_seed, 0x5eed0004),
     /* seed 000: this device's agent id and the agent count after reset */
     DEFINE_PROP_UINT32("mgpu-agent", MegpuState, mgpu_agent_prop, 0),

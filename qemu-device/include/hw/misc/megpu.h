@@ -178,6 +178,7 @@ struct MegpuState {
     uint32_t wait_spin_us;      /* a stalled WAIT spins this long first */
     bool wave_nonatomic;        /* x-wave-nonatomic: test the atomics test */
     bool taskq_nonatomic;       /* x-taskq-nonatomic: queue lock test */
+    bool taskq_no_notify;       /* x-taskq-no-notify: EVENT mode test */
 
     /* Registers */
     uint32_t scratch;
