@@ -185,6 +185,11 @@ check-guest: $(GUEST_NEEDS)
 	TEST_ARGS="megpu_test.nonatomic=1 megpu_test.taskq_n=8000" \
 	DEVICE_PROPS="x-taskq-nonatomic=on" \
 		tools/vm/run.sh check $(INITRAMFS)
+	@echo "== guest kselftests: EVENT mode without notifications (negative control)"
+	NAME=check-taskq-no-notify TESTS=taskq_test \
+	TEST_ARGS="megpu_test.nonotify=1 megpu_test.taskq_event_n=2000" \
+	DEVICE_PROPS="x-taskq-no-notify=on" \
+		tools/vm/run.sh check $(INITRAMFS)
 	@echo "== guest kselftests: 8 GPUs sharing memory (seed 000)"
 	NAME=check-mgpu8 GPUS=8 ENGINES=1 TESTS=mgpu_test \
 		tools/vm/run.sh check $(INITRAMFS)
@@ -199,7 +204,8 @@ check-guest: $(GUEST_NEEDS)
 # Build first (in parallel under make -j), then run the levels one after
 # the other, all of them even when one fails, so the summary counts all.
 CHECK_RESULTS := host qtest guest-check guest-check-8 guest-check-nonatomic \
-	guest-check-mgpu guest-check-taskq-nonatomic guest-check-mgpu8 \
+	guest-check-mgpu guest-check-taskq-nonatomic guest-check-taskq-no-notify \
+	guest-check-mgpu8 \
 	guest-check-probe guest-check-hold
 check: qemu initramfs $(DEPS_STAMP)
 	@rm -rf $(B)/results

@@ -9,10 +9,14 @@
  * (negative control) the same check must find a task run twice or lost.
  */
 #include <errno.h>
+#include <linux/futex.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "libmegpu.h"
 #include "megpu_hw.h"
@@ -47,6 +51,59 @@ static void arena_reset(void)
 	memset(arena, 0, ARENA);
 	arena_used = 0;
 }
+
+/*
+ * A stand-in for the driver's TASKQ_SLEEP and TASKQ_NOTIFY: a release
+ * count on a futex. With drop set it ignores notifications (the device's
+ * x-taskq-no-notify), so sleepers get in only by the safety poll.
+ */
+struct fake_driver {
+	uint32_t releases;
+	bool drop;
+};
+
+static int fake_sleep(void *priv, uint32_t *seq, uint64_t timeout_ns)
+{
+	struct fake_driver *d = priv;
+	uint64_t end;
+	struct timespec now;
+
+	if (!timeout_ns) {
+		*seq = __atomic_load_n(&d->releases, __ATOMIC_SEQ_CST);
+		return 0;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	end = now.tv_sec * 1000000000ull + now.tv_nsec + timeout_ns;
+	while (__atomic_load_n(&d->releases, __ATOMIC_SEQ_CST) == *seq) {
+		uint64_t t;
+		struct timespec left;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		t = now.tv_sec * 1000000000ull + now.tv_nsec;
+		if (t >= end)
+			return -ETIME;
+		left.tv_sec = (end - t) / 1000000000ull;
+		left.tv_nsec = (end - t) % 1000000000ull;
+		syscall(SYS_futex, &d->releases, FUTEX_WAIT, *seq, &left,
+			NULL, 0);
+	}
+	*seq = __atomic_load_n(&d->releases, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+static void fake_notify(void *priv)
+{
+	struct fake_driver *d = priv;
+
+	if (d->drop)
+		return;
+	__atomic_add_fetch(&d->releases, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &d->releases, FUTEX_WAKE, 1 << 30, NULL, NULL, 0);
+}
+
+/* race()'s EVENT-mode sleepers: NULL (futexes on the lock) or this */
+static struct fake_driver *race_driver;
+static uint64_t race_sleeps, race_polled;
 
 static void agent_init(struct megpu_tq_agent *a, uint32_t owner)
 {
@@ -430,6 +487,11 @@ static unsigned int race(unsigned int threads, uint32_t n, uint32_t qflags,
 	for (unsigned int i = 0; i < threads; i++) {
 		agent_init(&agents[i], 1 + i);
 		agents[i].nonatomic = nonatomic;
+		if (race_driver) {
+			agents[i].sleep = fake_sleep;
+			agents[i].notify = fake_notify;
+			agents[i].notify_priv = race_driver;
+		}
 	}
 	for (uint32_t i = 0; i < n; i++)
 		t[i] = task(&w, i, MEGPU_TQ_AFF_ANY);
@@ -473,14 +535,26 @@ static unsigned int race(unsigned int threads, uint32_t n, uint32_t qflags,
 	free(lo);
 	free(hi);
 	free(cnt);
-	for (unsigned int i = 0; i < threads; i++)
+	race_sleeps = race_polled = 0;
+	for (unsigned int i = 0; i < threads; i++) {
 		total += agents[i].tasks;
+		race_sleeps += agents[i].event_sleeps;
+		race_polled += agents[i].event_polled;
+	}
+	/* the queues count what the agents did */
+	CHECK_EQ(megpu_taskq_read(&q[0], MEGPU_TQ_HDR_EVENT_SLEEPS) +
+		 megpu_taskq_read(&q[1], MEGPU_TQ_HDR_EVENT_SLEEPS),
+		 race_sleeps);
+	CHECK_EQ(megpu_taskq_read(&q[0], MEGPU_TQ_HDR_EVENT_POLLED) +
+		 megpu_taskq_read(&q[1], MEGPU_TQ_HDR_EVENT_POLLED),
+		 race_polled);
 	if (check) {
 		CHECK_EQ(total, n);
 		CHECK_EQ(megpu_taskq_read(&q[0], MEGPU_TQ_HDR_DONE) +
 			 megpu_taskq_read(&q[1], MEGPU_TQ_HDR_DONE), n);
 		CHECK_EQ(megpu_taskq_read(&q[0], MEGPU_TQ_HDR_LOCK), 0);
 		CHECK_EQ(megpu_taskq_read(&q[0], MEGPU_TQ_HDR_WAITERS), 0);
+		CHECK_EQ(megpu_taskq_read(&q[0], MEGPU_TQ_HDR_CPU_WAITERS), 0);
 	}
 	free(t);
 	return bad;
@@ -548,9 +622,41 @@ static void test_threads_exactly_once(void)
 	CHECK_EQ(race(4, MAX_TASKS, 0, false, true), 0);
 }
 
+/*
+ * EVENT mode is event-driven: sleepers get in because a release woke
+ * them (at most one take in ten, and one when there are few sleeps, is
+ * let in by the 100 ms safety poll instead), with the lock word's futex
+ * and with the driver's release count (a stand-in here).
+ */
+static void event_race(struct fake_driver *d, uint32_t n)
+{
+	race_driver = d;
+	CHECK_EQ(race(4, n, MEGPU_TQ_F_EVENT, false, true), 0);
+	race_driver = NULL;
+	printf("# EVENT mode%s: %llu sleeps, %llu let in by the safety poll\n",
+	       d ? (d->drop ? ", notifications dropped" : ", driver sleeps") :
+	       ", futexes", (unsigned long long)race_sleeps,
+	       (unsigned long long)race_polled);
+}
+
 static void test_threads_exactly_once_event(void)
 {
-	CHECK_EQ(race(4, MAX_TASKS, MEGPU_TQ_F_EVENT, false, true), 0);
+	struct fake_driver d = { 0 };
+
+	event_race(NULL, MAX_TASKS);
+	CHECK(race_polled * 10 <= race_sleeps + 9);
+	event_race(&d, MAX_TASKS);
+	CHECK(race_sleeps > 0);
+	CHECK(race_polled * 10 <= race_sleeps + 9);
+}
+
+/* The negative control: with notifications dropped the count shows it. */
+static void test_threads_event_no_notify_caught(void)
+{
+	struct fake_driver d = { .drop = true };
+
+	event_race(&d, 2000);
+	CHECK(race_polled > 0);
 }
 
 static void test_threads_nonatomic_caught(void)
@@ -580,6 +686,7 @@ int main(void)
 	TEST_RUN(test_guided);
 	TEST_RUN(test_threads_exactly_once);
 	TEST_RUN(test_threads_exactly_once_event);
+	TEST_RUN(test_threads_event_no_notify_caught);
 	TEST_RUN(test_threads_nonatomic_caught);
 	free(arena);
 	return tap_done();

@@ -374,6 +374,7 @@ static int pt_run(struct pt *p, enum pt_mode mode, unsigned int threads,
 		p->agents[i] = (struct megpu_tq_agent) {
 			.owner = 1 + i, .regions = p->regions, .nregions = 4,
 			.notify = megpu_taskq_wake_cb, .notify_priv = p->gpu,
+			.sleep = megpu_taskq_sleep_cb,
 			/* GPU-only tasks left by engines that failed */
 			.give_up_ns = 30000000000ull,
 		};

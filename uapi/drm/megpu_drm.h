@@ -25,6 +25,7 @@ extern "C" {
 #define DRM_MEGPU_TASKQ_NOTIFY		0x19
 #define DRM_MEGPU_TASKQ_ATTACH		0x1a
 #define DRM_MEGPU_TASKQ_WAIT		0x1b
+#define DRM_MEGPU_TASKQ_SLEEP		0x1c
 
 #define DRM_IOCTL_MEGPU_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_MEGPU_GET_PARAM, \
@@ -68,6 +69,9 @@ extern "C" {
 #define DRM_IOCTL_MEGPU_TASKQ_WAIT \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_MEGPU_TASKQ_WAIT, \
 		 struct drm_megpu_taskq_wait)
+#define DRM_IOCTL_MEGPU_TASKQ_SLEEP \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_MEGPU_TASKQ_SLEEP, \
+		 struct drm_megpu_taskq_sleep)
 
 /**
  * enum drm_megpu_param - parameters for &struct drm_megpu_get_param
@@ -534,7 +538,9 @@ struct drm_megpu_msem_query {
  * writable by the GPU, the queue fits in it, size and alignment), and
  * gives the queue's GPU address. DRM_IOCTL_MEGPU_TASKQ_NOTIFY is the
  * CPU's release notification of the EVENT exclusion mode: engines that
- * sleep on a queue's lock look again at once.
+ * sleep on a queue's lock look again at once, and so do CPU threads that
+ * sleep in DRM_IOCTL_MEGPU_TASKQ_SLEEP, which an engine's release wakes
+ * as well.
  */
 
 /**
@@ -578,6 +584,36 @@ struct drm_megpu_taskq_notify {
 	__u32 flags;
 	/** @pad: must be zero. */
 	__u32 pad;
+};
+
+/** @DRM_MEGPU_TASKQ_SLEEP_READ: return the release count at once. */
+#define DRM_MEGPU_TASKQ_SLEEP_READ	0x1
+
+/**
+ * struct drm_megpu_taskq_sleep - sleep until a queue is released
+ *
+ * How a CPU thread sleeps on an EVENT-mode queue's lock so that both an
+ * engine's release and another thread's wake it (an event count): read
+ * the device's release count (%DRM_MEGPU_TASKQ_SLEEP_READ), add 1 to the
+ * queue's WAITERS and CPU_WAITERS, look at the lock again, and if it is
+ * still taken call this with the count read: it returns once the count
+ * differs from @seq, so a release between the look and the call is not
+ * lost. The count moves on every release that found a sleeper: an
+ * engine's (its MISC_IRQ_TASKQ_RELEASE), any file's
+ * &DRM_IOCTL_MEGPU_TASKQ_NOTIFY, the driver's own dequeuer's. It is one
+ * count per device, so a wake may be for another queue: look again.
+ *
+ * Errors: -EOPNOTSUPP without task queues; -EINVAL for unknown @flags;
+ * -ETIME when @timeout_ns passed with the count still at @seq;
+ * -ERESTARTSYS on a signal.
+ */
+struct drm_megpu_taskq_sleep {
+	/** @timeout_ns: in, absolute CLOCK_MONOTONIC time; 0 only looks. */
+	__s64 timeout_ns;
+	/** @seq: in, the release count seen; out, the count now. */
+	__u32 seq;
+	/** @flags: 0 or %DRM_MEGPU_TASKQ_SLEEP_READ. */
+	__u32 flags;
 };
 
 /**

@@ -648,11 +648,11 @@ static void test_event_release_irq(void)
     static const struct {
         const char *opts;
         uint32_t cpus;
-        bool irq;
+        uint32_t irq;           /* MISC_IRQ_STATUS bits expected */
     } cases[] = {
-        { "write-mode=strict", 1, true },
-        { "write-mode=strict", 0, false },
-        { "write-mode=strict,x-taskq-no-notify=on", 1, false },
+        { "write-mode=strict", 1, MEGPU_MISC_IRQ_TASKQ_RELEASE },
+        { "write-mode=strict", 0, 0 },
+        { "write-mode=strict,x-taskq-no-notify=on", 1, 0 },
     };
 
     for (unsigned c = 0; c < ARRAY_SIZE(cases); c++) {
@@ -669,8 +669,7 @@ static void test_event_release_irq(void)
         wr(&m, MEGPU_REG_MISC_IRQ_STATUS, ~0u);
         dequeue_run(&m, 0, q0, 1, 0, MEGPU_DEQ_ONCE);
         g_assert_cmphex(rd(&m, MEGPU_REG_MISC_IRQ_STATUS) &
-                        MEGPU_MISC_IRQ_TASKQ_RELEASE, ==,
-                        cases[c].irq ? MEGPU_MISC_IRQ_TASKQ_RELEASE : 0);
+                        MEGPU_MISC_IRQ_TASKQ_RELEASE, ==, cases[c].irq);
         megpu_stop_engines(&m);
     }
 }

@@ -163,6 +163,26 @@ void megpu_taskq_wake_cb(void *priv)
 	megpu_taskq_wake(priv);
 }
 
+int megpu_taskq_sleep(struct megpu *gpu, uint32_t *seq, uint64_t timeout_ns)
+{
+	struct drm_megpu_taskq_sleep args = {
+		.seq = *seq,
+		.flags = timeout_ns ? 0 : DRM_MEGPU_TASKQ_SLEEP_READ,
+		.timeout_ns = abs_timeout(timeout_ns > INT64_MAX ? INT64_MAX :
+					  (int64_t)timeout_ns),
+	};
+
+	if (drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_TASKQ_SLEEP, &args))
+		return -errno;
+	*seq = args.seq;
+	return 0;
+}
+
+int megpu_taskq_sleep_cb(void *priv, uint32_t *seq, uint64_t timeout_ns)
+{
+	return megpu_taskq_sleep(priv, seq, timeout_ns);
+}
+
 int megpu_taskq_attach(struct megpu *gpu, const struct drm_megpu_taskq_queue *qs,
 		       unsigned int count, uint32_t engines)
 {

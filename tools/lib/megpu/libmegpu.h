@@ -974,10 +974,19 @@ struct megpu_tq_agent {
 	const struct megpu_tq_region *regions;
 	unsigned int nregions;
 	void (*notify)(void *priv);
+	/*
+	 * EVENT mode with engines: sleep in the driver, where an engine's
+	 * release wakes the thread (megpu_taskq_sleep_cb, with notify_priv).
+	 * Without it a thread sleeps on a futex that only a CPU's release
+	 * wakes, and an engine's release is seen at the safety poll.
+	 */
+	int (*sleep)(void *priv, uint32_t *seq, uint64_t timeout_ns);
 	void *notify_priv;
 	bool nonatomic;
 	uint64_t give_up_ns;
 	uint64_t tasks, batches, steals, lock_retries, faults, busy_ns;
+	/* EVENT mode: sleeps, and locks taken after the safety poll woke it */
+	uint64_t event_sleeps, event_polled;
 	uint64_t take_ns, take_hist[6];
 };
 
@@ -993,6 +1002,14 @@ int megpu_taskq_check(struct megpu *gpu, struct megpu_bo *bo,
  */
 int megpu_taskq_wake(struct megpu *gpu);
 void megpu_taskq_wake_cb(void *priv);
+/*
+ * DRM_IOCTL_MEGPU_TASKQ_SLEEP: with @timeout_ns 0, read the device's
+ * release count into *@seq; else sleep up to @timeout_ns (relative)
+ * until it differs from *@seq and store it. 0, -ETIME, or -errno. As a
+ * struct megpu_tq_agent sleep callback, @priv is the struct megpu.
+ */
+int megpu_taskq_sleep(struct megpu *gpu, uint32_t *seq, uint64_t timeout_ns);
+int megpu_taskq_sleep_cb(void *priv, uint32_t *seq, uint64_t timeout_ns);
 /*
  * Seed 002's discrete variant (DRM_IOCTL_MEGPU_TASKQ_ATTACH): the driver
  * dequeues from @count queues for @engines whenever one asks for work,

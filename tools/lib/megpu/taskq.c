@@ -181,15 +181,57 @@ static long futex(uint32_t *uaddr, int op, uint32_t val,
 }
 
 /*
+ * EVENT mode: count in WAITERS, look at the lock again and sleep while
+ * it is taken, at most the safety poll. With a sleep callback the thread
+ * sleeps in the driver on the device's release count, read before the
+ * look (an event count: no release after the look is missed), so that
+ * engines' releases wake it too (CPU_WAITERS asks them to); else on a
+ * futex on the lock word, which only CPU releases wake. True when the
+ * sleep ended by the safety poll rather than a release.
+ */
+static bool q_sleep(struct megpu_taskq *q, struct megpu_tq_agent *a)
+{
+	uint32_t *lock = word(q, MEGPU_TQ_HDR_LOCK), seq = 0, cur;
+	bool in_driver = a->sleep && !a->sleep(a->notify_priv, &seq, 0);
+	bool polled = false;
+
+	add32(word(q, MEGPU_TQ_HDR_WAITERS), 1);
+	if (in_driver)
+		add32(word(q, MEGPU_TQ_HDR_CPU_WAITERS), 1);
+	cur = ld32(lock);
+	if (cur) {
+		a->event_sleeps++;
+		add32(word(q, MEGPU_TQ_HDR_EVENT_SLEEPS), 1);
+		if (in_driver) {
+			polled = a->sleep(a->notify_priv, &seq,
+					  MEGPU_TQ_EVENT_POLL_MS * 1000000ull) ==
+				 -ETIME;
+		} else {
+			struct timespec ts = {
+				MEGPU_TQ_EVENT_POLL_MS / 1000,
+				(MEGPU_TQ_EVENT_POLL_MS % 1000) * 1000000l,
+			};
+
+			polled = futex(lock, FUTEX_WAIT, cur, &ts) &&
+				 errno == ETIMEDOUT;
+		}
+	}
+	if (in_driver)
+		add32(word(q, MEGPU_TQ_HDR_CPU_WAITERS), -1u);
+	add32(word(q, MEGPU_TQ_HDR_WAITERS), -1u);
+	return polled;
+}
+
+/*
  * The lock: a compare-and-swap 0 -> owner, as the engines do. In EVENT
- * mode a waiter counts itself in WAITERS and sleeps on the word (a futex:
- * a CPU release wakes it; an engine's release is seen within 1 ms).
+ * mode a waiter sleeps until a release (q_sleep()).
  */
 static int q_lock(struct megpu_taskq *q, struct megpu_tq_agent *a)
 {
 	uint32_t *lock = word(q, MEGPU_TQ_HDR_LOCK);
 	bool event = ld32(word(q, MEGPU_TQ_HDR_FLAGS)) & MEGPU_TQ_F_EVENT;
 	uint64_t t0 = a->give_up_ns ? now_ns() : 0;
+	bool polled = false;
 
 	for (;;) {
 		uint32_t cur = 0;
@@ -204,6 +246,11 @@ static int q_lock(struct megpu_taskq *q, struct megpu_tq_agent *a)
 		} else if (__atomic_compare_exchange_n(lock, &cur, a->owner,
 						       false, __ATOMIC_SEQ_CST,
 						       __ATOMIC_SEQ_CST)) {
+			/* the safety poll, not a release, let it in */
+			if (polled) {
+				a->event_polled++;
+				add32(word(q, MEGPU_TQ_HDR_EVENT_POLLED), 1);
+			}
 			return 0;
 		}
 		/* a holder that never lets go (it was stopped) */
@@ -215,14 +262,7 @@ static int q_lock(struct megpu_taskq *q, struct megpu_tq_agent *a)
 			sched_yield();
 			continue;
 		}
-		add32(word(q, MEGPU_TQ_HDR_WAITERS), 1);
-		cur = ld32(lock);
-		if (cur) {
-			struct timespec ts = { 0, 1000000 };
-
-			futex(lock, FUTEX_WAIT, cur, &ts);
-		}
-		add32(word(q, MEGPU_TQ_HDR_WAITERS), -1u);
+		polled = q_sleep(q, a);
 	}
 }
 

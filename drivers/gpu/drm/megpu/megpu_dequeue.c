@@ -427,6 +427,7 @@ unlock:
 	    drm_dev_enter(&kdq->mdev->drm, &idx)) {
 		megpu_write(kdq->mdev, MEGPU_REG_TASKQ_NOTIFY, 1);
 		drm_dev_exit(idx);
+		megpu_taskq_released(kdq->mdev);
 	}
 	ret = n;
 	if (!n)

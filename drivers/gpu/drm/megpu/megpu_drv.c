@@ -123,6 +123,8 @@ static const struct drm_ioctl_desc megpu_ioctls[] = {
 			  DRM_RENDER_ALLOW | DRM_AUTH),
 	DRM_IOCTL_DEF_DRV(MEGPU_TASKQ_WAIT, megpu_ioctl_taskq_wait,
 			  DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(MEGPU_TASKQ_SLEEP, megpu_ioctl_taskq_sleep,
+			  DRM_RENDER_ALLOW),
 };
 
 struct megpu_file *megpu_file_get(struct megpu_file *mfile)
@@ -339,6 +341,7 @@ static int megpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	megpu_flush_init(mdev);
 	megpu_syscall_init(mdev);
 	megpu_dequeue_init(mdev);
+	megpu_taskq_init(mdev);
 
 	ret = megpu_check_hw(mdev);
 	if (ret)

@@ -271,6 +271,10 @@ struct megpu_engine {
  * @kdq_mutex: serializes changes of @kdqs with each other and unplug
  * @kdqs: the task-queue attachments of all files
  * @kdq_requests: work requests the device raised (debugfs)
+ * @taskq_releases: EVENT-queue releases seen (an engine's
+ *	MISC_IRQ_TASKQ_RELEASE, a TASKQ_NOTIFY, the driver's own): what a
+ *	TASKQ_SLEEP caller waits to change (megpu_taskq.c)
+ * @taskq_sleepers: where TASKQ_SLEEP callers wait
  */
 struct megpu_device {
 	struct drm_device drm;
@@ -357,6 +361,10 @@ struct megpu_device {
 	struct mutex kdq_mutex;		/* kdqs changes, unplug */
 	struct list_head kdqs;
 	atomic64_t kdq_requests;
+
+	/* seed 002's EVENT mode, megpu_taskq.c */
+	atomic_t taskq_releases;
+	wait_queue_head_t taskq_sleepers;
 };
 
 /**
@@ -744,12 +752,16 @@ int megpu_ioctl_syscall_wait(struct drm_device *drm, void *data,
 int megpu_ioctl_syscall_return(struct drm_device *drm, void *data,
 			       struct drm_file *file);
 
-/* megpu_workq.c */
+/* megpu_taskq.c */
 int megpu_ioctl_taskq_check(struct drm_device *drm, void *data,
 			    struct drm_file *file);
 int megpu_taskq_validate(struct megpu_bo *bo, u64 offset, u32 slots);
 int megpu_ioctl_taskq_notify(struct drm_device *drm, void *data,
 			     struct drm_file *file);
+int megpu_ioctl_taskq_sleep(struct drm_device *drm, void *data,
+			    struct drm_file *file);
+void megpu_taskq_released(struct megpu_device *mdev);
+void megpu_taskq_init(struct megpu_device *mdev);
 
 /* megpu_dequeue.c */
 int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,

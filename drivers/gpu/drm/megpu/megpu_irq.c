@@ -48,8 +48,12 @@ static irqreturn_t megpu_irq_handler(int irq, void *arg)
 		/* the syscall scan is quick: here, without a thread wake-up */
 		if (status & MEGPU_MISC_IRQ_SYSCALL)
 			megpu_syscall_irq(mdev);
+		/* so is waking threads asleep on an EVENT queue */
+		if (status & MEGPU_MISC_IRQ_TASKQ_RELEASE)
+			megpu_taskq_released(mdev);
 		/* WAVE: raw INTERRUPT is disabled (megpu_syscall.c) */
-		status &= ~(MEGPU_MISC_IRQ_SYSCALL | MEGPU_MISC_IRQ_WAVE);
+		status &= ~(MEGPU_MISC_IRQ_SYSCALL | MEGPU_MISC_IRQ_WAVE |
+			    MEGPU_MISC_IRQ_TASKQ_RELEASE);
 		if (status) {
 			atomic_or(status, &vec->pending);
 			ret = IRQ_WAKE_THREAD;

@@ -811,7 +811,7 @@ static void fz_msem_query(struct fz *f)
 	fz_ioctl(f, OP_MSEM_QUERY, cl->fd, DRM_IOCTL_MEGPU_MSEM_QUERY, &a);
 }
 
-/* Seed 002's queue ioctls: check, notify, attach and detach. */
+/* Seed 002's queue ioctls: check, notify, sleep, attach and detach. */
 static void fz_taskq(struct fz *f)
 {
 	struct drm_megpu_taskq_queue q[3];
@@ -819,10 +819,11 @@ static void fz_taskq(struct fz *f)
 	struct drm_megpu_taskq_check c = { 0 };
 	struct drm_megpu_taskq_notify n = { 0 };
 	struct drm_megpu_taskq_wait w = { 0 };
+	struct drm_megpu_taskq_sleep s = { 0 };
 	int ci;
 	struct fz_client *cl = fz_client(f, &ci);
 
-	switch (R(f, 5)) {
+	switch (R(f, 6)) {
 	case 0:
 		c.handle = fz_bo_handle(f, ci, NULL);
 		c.slots = R(f, 2) ? 1u << R(f, 18) : fz_next(&f->rng);
@@ -848,6 +849,13 @@ static void fz_taskq(struct fz *f)
 		w.timeout_ns = R(f, 2) ? 0 : megpu_now_ns() + R(f, 2000000);
 		w.flags = ONE_IN(f, 8) ? fz_value(&f->rng) : 0;
 		fz_ioctl(f, OP_TASKQ, cl->fd, DRM_IOCTL_MEGPU_TASKQ_WAIT, &w);
+		break;
+	case 4:
+		/* reads the release count, or sleeps a little on it */
+		s.seq = R(f, 2) ? 0 : fz_next(&f->rng);
+		s.timeout_ns = R(f, 2) ? 0 : megpu_now_ns() + R(f, 2000000);
+		s.flags = ONE_IN(f, 8) ? fz_value(&f->rng) : R(f, 2);
+		fz_ioctl(f, OP_TASKQ, cl->fd, DRM_IOCTL_MEGPU_TASKQ_SLEEP, &s);
 		break;
 	default:
 		/* random BOs as queues: the driver reads what is in them */
@@ -1234,7 +1242,7 @@ static void fz_bad_arg(struct fz *f)
 		DRM_IOCTL_MEGPU_FLUSH, DRM_IOCTL_MEGPU_SYSCALL_WAIT,
 		DRM_IOCTL_MEGPU_SYSCALL_RETURN, DRM_IOCTL_MEGPU_MSEM_QUERY,
 		DRM_IOCTL_MEGPU_TASKQ_CHECK, DRM_IOCTL_MEGPU_TASKQ_NOTIFY,
-		DRM_IOCTL_MEGPU_TASKQ_ATTACH,
+		DRM_IOCTL_MEGPU_TASKQ_ATTACH, DRM_IOCTL_MEGPU_TASKQ_SLEEP,
 		DRM_IOCTL_GEM_CLOSE, DRM_IOCTL_PRIME_HANDLE_TO_FD,
 		DRM_IOCTL_SYNCOBJ_WAIT, DRM_IOCTL_SYNCOBJ_CREATE,
 	};

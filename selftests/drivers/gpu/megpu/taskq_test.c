@@ -10,6 +10,9 @@
  * Booted with the device's x-taskq-nonatomic and megpu_test.nonatomic=1
  * (the negative control), the CPU side takes the lock non-atomically as
  * well and the exactly-once test must see tasks run twice or lost.
+ * Booted with x-taskq-no-notify and megpu_test.nonotify=1 (the control of
+ * EVENT mode), releases wake nobody and the event-mode test must see
+ * sleepers let in by the safety poll.
  */
 
 #include <pthread.h>
@@ -22,7 +25,10 @@
 #define TQ_SLOTS	65536
 #define TQ_MAX_ENGINES	2
 
-/* When set, CPU dequeuers ring TASKQ_NOTIFY after contended releases. */
+/*
+ * When set, CPU dequeuers ring TASKQ_NOTIFY after contended releases and
+ * sleep in the driver's TASKQ_SLEEP in EVENT mode.
+ */
 static struct megpu *tq_notify_gpu;
 
 struct tq {
@@ -112,6 +118,7 @@ static int tq_setup(struct mt *t, struct tq *q, uint32_t n, uint32_t flags)
 			.give_up_ns = megpu_test_cmdline("nonatomic", 0) ?
 				      10000000000ull : 0,
 			.notify = tq_notify_gpu ? megpu_taskq_wake_cb : NULL,
+			.sleep = tq_notify_gpu ? megpu_taskq_sleep_cb : NULL,
 			.notify_priv = tq_notify_gpu,
 		};
 	}
@@ -297,11 +304,12 @@ static bool tq_supported(struct mt *t)
 	       (feat & MEGPU_CAP_TASKQ);
 }
 
-/* The cases beside the exactly-once race: not in the non-atomic boot. */
+/* The cases beside the exactly-once races: not in the control boots. */
 #define TQ_NEED_QUEUES()						\
 	do {								\
 		if (!tq_supported(&self->t) ||				\
-		    megpu_test_cmdline("nonatomic", 0))			\
+		    megpu_test_cmdline("nonatomic", 0) ||		\
+		    megpu_test_cmdline("nonotify", 0))			\
 			SKIP(return, "no task queues, or the negative "	\
 			     "control");				\
 	} while (0)
@@ -310,8 +318,15 @@ static bool tq_supported(struct mt *t)
  * CPU threads and engines at once on mixed affinities, tasks spread so
  * that both sides must steal: exactly once, each on an allowed side.
  */
+/* What EVENT mode's sleepers did: per queue, and the CPU threads' part. */
+struct tq_event_stats {
+	uint32_t sleeps[TQ_QUEUES], polled[TQ_QUEUES];
+	uint64_t cpu_sleeps, cpu_polled;
+};
+
 static void tq_race(struct mt *t, uint32_t qflags, uint32_t n,
-		    struct __test_metadata *_metadata)
+		    struct __test_metadata *_metadata,
+		    struct tq_event_stats *st)
 {
 	bool nonatomic = megpu_test_cmdline("nonatomic", 0);
 	struct tq_result r;
@@ -352,6 +367,18 @@ static void tq_race(struct mt *t, uint32_t qflags, uint32_t n,
 	       (unsigned long long)((megpu_now_ns() - t0) / 1000000),
 	       (unsigned long long)t->timeout_ms);
 	r = tq_check(&q, aff_mixed, _metadata);
+	if (st) {
+		for (unsigned int i = 0; i < TQ_QUEUES; i++) {
+			st->sleeps[i] = megpu_taskq_read(&q.q[i],
+						MEGPU_TQ_HDR_EVENT_SLEEPS);
+			st->polled[i] = megpu_taskq_read(&q.q[i],
+						MEGPU_TQ_HDR_EVENT_POLLED);
+		}
+		st->cpu_sleeps = q.agents[0].event_sleeps +
+				 q.agents[1].event_sleeps;
+		st->cpu_polled = q.agents[0].event_polled +
+				 q.agents[1].event_polled;
+	}
 	TH_LOG("%u tasks: CPU %u (%llu batches, %llu stolen), GPU %u, %u not "
 	       "exactly once; lock retries %u+%u", n, r.cpu,
 	       (unsigned long long)(q.agents[0].batches + q.agents[1].batches),
@@ -384,10 +411,11 @@ static void tq_race(struct mt *t, uint32_t qflags, uint32_t n,
 
 TEST_F_TIMEOUT(taskq, exactly_once_cpu_and_gpu, 900)
 {
-	if (!tq_supported(&self->t))
-		SKIP(return, "no task queues");
+	if (!tq_supported(&self->t) || megpu_test_cmdline("nonotify", 0))
+		SKIP(return, "no task queues, or the EVENT-mode control");
 	/* 100k tasks: the engines' DEQUEUEs run for many job timeouts */
-	tq_race(&self->t, 0, megpu_test_cmdline("taskq_n", 100000), _metadata);
+	tq_race(&self->t, 0, megpu_test_cmdline("taskq_n", 100000), _metadata,
+		NULL);
 }
 
 /*
@@ -401,25 +429,146 @@ TEST_F_TIMEOUT(taskq, exactly_once_cpu_and_gpu, 900)
 			     "exactly_once_cpu_and_gpu");		\
 	} while (0)
 
+/*
+ * EVENT mode, the seed's event-notification exclusion, is event-driven:
+ * CPU threads (asleep in the driver) and engines (asleep in the device)
+ * sleep on taken locks and get in because a release woke them. The
+ * safety poll (100 ms) may let in at most one take in ten (one when
+ * there are few sleeps): the queues count both. How many sleeps a race
+ * has is up to timing; event_mode_release_wakes_sleepers makes them
+ * happen, and is the one the control boot runs.
+ */
 TEST_F_TIMEOUT(taskq, exactly_once_event_mode, 300)
 {
-	if (!tq_supported(&self->t))
-		SKIP(return, "no task queues");
+	uint64_t sleeps = 0, polled = 0;
+	struct tq_event_stats st;
+
+	if (!tq_supported(&self->t) || megpu_test_cmdline("nonotify", 0))
+		SKIP(return, "no task queues, or the EVENT-mode control");
 	TQ_NEED_ATOMIC_LOCK();
+	tq_notify_gpu = &self->t.gpu;
 	tq_race(&self->t, MEGPU_TQ_F_EVENT,
-		megpu_test_cmdline("taskq_event_n", 8000), _metadata);
+		megpu_test_cmdline("taskq_event_n", 8000), _metadata, &st);
+	tq_notify_gpu = NULL;
+	for (unsigned int i = 0; i < TQ_QUEUES; i++) {
+		sleeps += st.sleeps[i];
+		polled += st.polled[i];
+	}
+	TH_LOG("EVENT mode: %llu sleeps (CPU %llu), %llu let in by the "
+	       "safety poll (CPU %llu)", (unsigned long long)sleeps,
+	       (unsigned long long)st.cpu_sleeps,
+	       (unsigned long long)polled, (unsigned long long)st.cpu_polled);
+	EXPECT_LE(polled * 10, sleeps + 9);
 }
 
-/* EVENT mode with the CPU's releases ringing TASKQ_NOTIFY. */
-TEST_F_TIMEOUT(taskq, exactly_once_event_notify, 300)
+struct tq_cpu_run {
+	struct tq *q;
+	int ret;
+};
+
+static void *tq_cpu_threads(void *arg)
 {
+	struct tq_cpu_run *run = arg;
+
+	run->ret = megpu_taskq_threads(run->q->agents, 2, run->q->q, TQ_QUEUES,
+				       MEGPU_DEQ_STEAL);
+	return NULL;
+}
+
+/*
+ * The seed's event notification, step by step: with an EVENT queue's
+ * lock held (here by the test, as a CPU thread would hold it), every
+ * engine (asleep in the device) and two CPU threads (asleep in the
+ * driver) sleep on it; one CPU release (store 0, TASKQ_NOTIFY) wakes
+ * them all, and none gets in by the safety poll: EVENT_POLLED stays
+ * below one per engine. In the control boot (x-taskq-no-notify) the
+ * engines sleep through the release and EVENT_POLLED shows each of them
+ * let in by the poll.
+ */
+TEST_F_TIMEOUT(taskq, event_mode_release_wakes_sleepers, 120)
+{
+	uint32_t n = 256, want, sleeps, polled, *lock;
+	struct tq_cpu_run run = { 0 };
+	struct tq_result r;
+	pthread_t thread;
+	uint64_t t0;
+	struct tq q;
+
 	if (!tq_supported(&self->t))
 		SKIP(return, "no task queues");
 	TQ_NEED_ATOMIC_LOCK();
 	tq_notify_gpu = &self->t.gpu;
-	tq_race(&self->t, MEGPU_TQ_F_EVENT,
-		megpu_test_cmdline("taskq_event_n", 8000), _metadata);
+	ASSERT_EQ(0, tq_setup(&self->t, &q, n, MEGPU_TQ_F_EVENT));
 	tq_notify_gpu = NULL;
+	ASSERT_LT(0, q.nengines);
+	/* everything in one queue: every dequeuer ends up on its lock */
+	ASSERT_EQ(0, tq_fill(&q, 2, 0, n, NULL));
+	tq_close_all(&q);
+	lock = (uint32_t *)((uint8_t *)q.q[2].mem + MEGPU_TQ_HDR_LOCK);
+	__atomic_store_n(lock, 0x7777, __ATOMIC_SEQ_CST);
+	ASSERT_EQ(0, tq_gpu_start(&q, MEGPU_DEQ_STEAL));
+	run.q = &q;
+	ASSERT_EQ(0, pthread_create(&thread, NULL, tq_cpu_threads, &run));
+	want = q.nengines + 2;
+	t0 = megpu_now_ns();
+	while ((megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_WAITERS) < want ||
+		megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_CPU_WAITERS) < 2) &&
+	       megpu_now_ns() - t0 < 20000000000ll)
+		usleep(1000);
+	EXPECT_EQ(want, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_WAITERS));
+	EXPECT_EQ(2, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_CPU_WAITERS));
+	usleep(20000);
+	/* release as a CPU dequeuer does: 0, then notify the sleepers */
+	__atomic_exchange_n(lock, 0, __ATOMIC_SEQ_CST);
+	EXPECT_EQ(0, megpu_taskq_wake(&self->t.gpu));
+	pthread_join(thread, NULL);
+	EXPECT_EQ(0, run.ret);
+	EXPECT_EQ(0, tq_gpu_finish(&q));
+	r = tq_check(&q, NULL, _metadata);
+	EXPECT_EQ(0, r.bad);
+	EXPECT_EQ(n, r.cpu + r.gpu);
+	sleeps = megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_EVENT_SLEEPS);
+	polled = megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_EVENT_POLLED);
+	TH_LOG("%u engines, 2 CPU threads: %u sleeps, %u let in by the safety "
+	       "poll (CPU %llu); tasks: CPU %u, GPU %u", q.nengines, sleeps,
+	       polled, (unsigned long long)(q.agents[0].event_polled +
+					    q.agents[1].event_polled),
+	       r.cpu, r.gpu);
+	EXPECT_LE(want, sleeps);
+	if (megpu_test_cmdline("nonotify", 0)) {
+		EXPECT_LE(q.nengines, polled);
+	} else {
+		EXPECT_GT(q.nengines, polled);
+	}
+	EXPECT_EQ(0, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_WAITERS));
+	EXPECT_EQ(0, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_CPU_WAITERS));
+	tq_free(&q);
+}
+
+/*
+ * TASKQ_SLEEP: READ gives the release count; a sleep on the count seen
+ * ends with -ETIME when nothing was released, and at once once a
+ * TASKQ_NOTIFY (here another client's: one count per device) moved it.
+ */
+TEST_F(taskq, sleep_ioctl)
+{
+	struct drm_megpu_taskq_sleep bad = { .flags = 0x2 };
+	uint32_t seq = 0, now;
+	struct mt other;
+
+	TQ_NEED_QUEUES();
+	ASSERT_EQ(-1, drmIoctl(self->t.gpu.fd, DRM_IOCTL_MEGPU_TASKQ_SLEEP,
+			       &bad));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, megpu_taskq_sleep(&self->t.gpu, &seq, 0));
+	now = seq;
+	ASSERT_EQ(-ETIME, megpu_taskq_sleep(&self->t.gpu, &now, 20000000));
+	ASSERT_EQ(seq, now);
+	ASSERT_EQ(0, mt_open_client(&self->t, &other));
+	ASSERT_EQ(0, megpu_taskq_wake(&other.gpu));
+	ASSERT_EQ(0, megpu_taskq_sleep(&self->t.gpu, &now, 10000000000ull));
+	ASSERT_NE(seq, now);
+	mt_close(&other);
 }
 
 /* The driver's checks of a queue: what the kernel may rely on. */

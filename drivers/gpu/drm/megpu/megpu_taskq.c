@@ -2,8 +2,8 @@
 /**
  * DOC: Task queues (seed 002)
  *
- * What the kernel checks of a queue, and the
- * CPU's release notification of the EVENT exclusion mode.
+ * What the kernel checks of a queue, and the release notifications of
+ * the EVENT exclusion mode.
  *
  * The queues themselves live in client BOs and are shared by CPU threads
  * (libmegpu) and engines running DEQUEUE from the client's IBs, all
@@ -13,12 +13,27 @@
  * dequeuing module, the seed's discrete variant) is checked here: the
  * BO belongs to the caller, the GPU may write it, the queue fits in it,
  * its size and alignment are what the device accepts.
+ *
+ * EVENT mode (the seed's event-notification exclusion) must wake the
+ * other side's sleepers on every release. Engines sleep in the device:
+ * a CPU's release wakes them with TASKQ_NOTIFY. CPU threads sleep here,
+ * in TASKQ_SLEEP, on a count of releases (an event count: read it, look
+ * at the lock, sleep until the count moves), so no wake-up between the
+ * look and the sleep is lost. The count moves on an engine's release
+ * (MISC_IRQ_TASKQ_RELEASE, raised only when the queue's CPU_WAITERS says
+ * a thread sleeps), on TASKQ_NOTIFY (another thread's release) and on
+ * the driver's own dequeuer's. One count per device: a queue is memory
+ * the device names by GPU address only, and a spurious wake costs a
+ * look. Every sleep is bounded by its caller (libmegpu: the hardware's
+ * safety poll, MEGPU_TQ_EVENT_POLL_MS), never by a fence.
  */
 
 #include <linux/log2.h>
+#include <linux/wait.h>
 
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
+#include <drm/drm_utils.h>
 #include <drm/megpu_drm.h>
 
 #include "megpu_drv.h"
@@ -86,6 +101,55 @@ int megpu_ioctl_taskq_notify(struct drm_device *drm, void *data,
 	if (args->flags || args->pad)
 		return -EINVAL;
 	megpu_write(mdev, MEGPU_REG_TASKQ_NOTIFY, 1);
+	megpu_taskq_released(mdev);
 	megpu_dequeue_notify(file->driver_priv);
 	return 0;
+}
+
+/*
+ * A queue in EVENT mode was released with sleepers: wake TASKQ_SLEEP's
+ * callers. Any context, the hard interrupt handler included.
+ */
+void megpu_taskq_released(struct megpu_device *mdev)
+{
+	atomic_inc(&mdev->taskq_releases);
+	wake_up_all(&mdev->taskq_sleepers);
+}
+
+static bool megpu_taskq_moved(struct megpu_device *mdev, u32 seen)
+{
+	return (u32)atomic_read(&mdev->taskq_releases) != seen;
+}
+
+int megpu_ioctl_taskq_sleep(struct drm_device *drm, void *data,
+			    struct drm_file *file)
+{
+	struct megpu_device *mdev = to_megpu(drm);
+	struct drm_megpu_taskq_sleep *args = data;
+	unsigned long timeout;
+	long ret;
+
+	if (!(mdev->caps & MEGPU_CAP_TASKQ))
+		return -EOPNOTSUPP;
+	if (args->flags & ~DRM_MEGPU_TASKQ_SLEEP_READ)
+		return -EINVAL;
+	if (!(args->flags & DRM_MEGPU_TASKQ_SLEEP_READ)) {
+		timeout = drm_timeout_abs_to_jiffies(args->timeout_ns);
+		ret = wait_event_interruptible_timeout(mdev->taskq_sleepers,
+						       megpu_taskq_moved(mdev,
+									 args->seq),
+						       timeout);
+		if (ret < 0)
+			return ret;
+		if (!ret && !megpu_taskq_moved(mdev, args->seq))
+			return -ETIME;
+	}
+	args->seq = atomic_read(&mdev->taskq_releases);
+	return 0;
+}
+
+void megpu_taskq_init(struct megpu_device *mdev)
+{
+	atomic_set(&mdev->taskq_releases, 0);
+	init_waitqueue_head(&mdev->taskq_sleepers);
 }
