@@ -641,13 +641,17 @@ struct drm_megpu_taskq_queue {
  * device's "request work" interrupt, raised when its ring runs empty),
  * and submits each batch as a job of this file: DISPATCH per task, then
  * the task's notification as DEQUEUE writes it, with the owner id
- * MEGPU_TQ_OWNER_DRIVER(engine). An event-gated task heads its batch
- * and its job waits for the event on the GPU.
+ * MEGPU_TQ_OWNER_DRIVER(engine). An event-gated task stays in its queue
+ * until its event happened (the driver reads the event word, which must
+ * be in one of the file's BOs, when asked for work, on
+ * &DRM_IOCTL_MEGPU_TASKQ_NOTIFY and about every millisecond meanwhile),
+ * as DEQUEUE leaves it; then it is taken in a batch of its own.
  *
  * The attachment completes once every queue is CLOSED and every one of
  * its tasks is notified (HDR_DONE == tail, whoever ran it), with status
  * -EIO if a job of the dequeuer failed, -EPROTO if a queue became
- * malformed (the attachment then stops), -ECANCELED on a detach before
+ * malformed, -EFAULT if an event-gated task's event word is in none of
+ * the file's BOs (the attachment then stops), -ECANCELED on a detach before
  * that, -ENODEV when the device is unplugged, -ETIMEDOUT (and the
  * attachment stops) when nothing moved in the queues for a job timeout
  * (&DRM_MEGPU_PARAM_JOB_TIMEOUT_MS), or after 64 job timeouts in all.

@@ -16,9 +16,8 @@
  * flight: takes the lock (compare-and-swap 0 -> MEGPU_TQ_OWNER_DRIVER),
  * re-checks, takes a contiguous batch of tasks a GPU may run from the
  * first queue that has one (the others are stolen from), releases, and
- * submits one job in the client's address space whose IB runs an optional
- * WAIT for the event of an event-gated task, then one TASK_RUN packet
- * over copies of the descriptors it took. TASK_RUN is the device's own
+ * submits one job in the client's address space whose IB runs one
+ * TASK_RUN packet over copies of the descriptors it took. TASK_RUN is the device's own
  * batch runner (the one DEQUEUE uses), so both consumers notify every
  * task exactly once, malformed and faulted ones with their status, and a
  * kernel's fault or an unwritable record never leaves a task behind it
@@ -26,9 +25,16 @@
  *
  * - The driver never spins on a lock a CPU thread holds: after a few
  *   tries it looks again a millisecond later (counted as lock retries).
- * - An event-gated task is taken only at the head of a batch, and its
- *   job waits for the event on the GPU (WAIT), not on the CPU. A task
- *   hinted for the CPU is taken alone too, as DEQUEUE does.
+ * - An event-gated task stays in its queue (HEAD unchanged) until its
+ *   event happened, as DEQUEUE leaves it: the driver reads the event word
+ *   in the client's memory (the BO mapped at that GPU address, kept
+ *   mapped in a small cache) when an engine asks, on TASKQ_NOTIFY, and
+ *   every millisecond while a gated task holds an engine's request back.
+ *   Meanwhile a CPU dequeuer may take it, and an event that comes after
+ *   the attachment ends finds the task still queued. Then it is taken
+ *   alone, as is a task hinted for the CPU, as DEQUEUE does. An event
+ *   word in no BO of the client fails the attachment with -EFAULT (the
+ *   device faults a DEQUEUE on it).
  * - A batch is at most the queue's GPU batch size, in a GUIDED queue at
  *   most half of what it holds (megpu_tq_batch_limit(), shared with
  *   DEQUEUE and the CPU dequeuers).
@@ -71,17 +77,18 @@
 #include "megpu_drv.h"
 
 /*
- * IB area per engine: an optional WAIT and the TASK_RUN packet, then the
- * copies of the batch's descriptors TASK_RUN reads.
+ * IB area per engine: the TASK_RUN packet, then the copies of the
+ * batch's descriptors TASK_RUN reads.
  */
-#define MEGPU_KDQ_IB_DWORDS	(1 + MEGPU_PKT_WAIT_COUNT + \
-				 1 + MEGPU_PKT_TASK_RUN_COUNT)
+#define MEGPU_KDQ_IB_DWORDS	(1 + MEGPU_PKT_TASK_RUN_COUNT)
 #define MEGPU_KDQ_DESC_OFF	256
 #define MEGPU_KDQ_IB_BYTES	ALIGN(MEGPU_KDQ_DESC_OFF + MEGPU_TQ_MAX_BATCH * \
 				      MEGPU_TQ_DESC_SIZE, PAGE_SIZE)
 static_assert(MEGPU_KDQ_IB_DWORDS * 4 <= MEGPU_KDQ_DESC_OFF);
 #define MEGPU_KDQ_LOCK_TRIES	64
 #define MEGPU_KDQ_MAX_PERIODS	64
+/* BOs holding event words kept mapped for the kernel */
+#define MEGPU_KDQ_EVENT_MAPS	4
 
 struct megpu_kdq_queue {
 	struct drm_gem_object *obj;
@@ -96,6 +103,11 @@ struct megpu_kdq_job {
 	struct dma_fence_cb cb;
 	struct megpu_kdq *kdq;
 	struct dma_fence *fence;
+};
+
+struct megpu_kdq_event_map {
+	struct drm_gem_object *obj;
+	struct iosys_map map;
 };
 
 /**
@@ -130,6 +142,9 @@ struct megpu_kdq_job {
  * @progress_at: when (jiffies)
  * @attached_at: when the attachment began (jiffies)
  * @watchdog: bounds the attachment's life (megpu_kdq_watchdog())
+ * @events: BOs holding event words of gated tasks, mapped for the kernel
+ *	(referenced), a small cache
+ * @next_event: the entry of @events to replace next
  */
 struct megpu_kdq {
 	struct megpu_device *mdev;
@@ -159,6 +174,8 @@ struct megpu_kdq {
 	unsigned long progress_at;
 	unsigned long attached_at;
 	struct timer_list watchdog;
+	struct megpu_kdq_event_map events[MEGPU_KDQ_EVENT_MAPS];
+	unsigned int next_event;
 };
 
 static __le32 *kdq_word(struct megpu_kdq_queue *q, u32 off)
@@ -219,6 +236,15 @@ static size_t megpu_kdq_ib_size(struct megpu_device *mdev)
 	return PAGE_ALIGN((size_t)mdev->num_engines * MEGPU_KDQ_IB_BYTES);
 }
 
+static void megpu_kdq_event_unmap(struct megpu_kdq_event_map *ev)
+{
+	if (!ev->obj)
+		return;
+	drm_gem_vunmap_unlocked(ev->obj, &ev->map);
+	drm_gem_object_put(ev->obj);
+	ev->obj = NULL;
+}
+
 /* No work and no fence callback can run any more. */
 static void megpu_kdq_free(struct megpu_kdq *kdq)
 {
@@ -226,6 +252,8 @@ static void megpu_kdq_free(struct megpu_kdq *kdq)
 
 	for (i = 0; i < MEGPU_MAX_ENGINES; i++)
 		dma_fence_put(kdq->jobs[i].fence);
+	for (i = 0; i < MEGPU_KDQ_EVENT_MAPS; i++)
+		megpu_kdq_event_unmap(&kdq->events[i]);
 
 	for (i = 0; i < kdq->count; i++) {
 		struct megpu_kdq_queue *q = &kdq->queues[i];
@@ -303,6 +331,43 @@ static void megpu_kdq_read_task(struct megpu_kdq_queue *q, u32 idx,
 	t->bad = !megpu_tq_desc_valid(d);
 }
 
+/*
+ * Has the event of gated task @t happened (kdq->lock held)? 1 yes, 0 not
+ * yet, -EFAULT when its word is in no BO of the client, or the error
+ * mapping that BO for the kernel failed with.
+ */
+static int megpu_kdq_event_reached(struct megpu_kdq *kdq,
+				   const struct megpu_kdq_task *t)
+{
+	struct megpu_kdq_event_map *ev = NULL;
+	struct drm_gem_object *obj;
+	unsigned int i;
+	u64 off, word;
+	int ret;
+
+	obj = megpu_vm_lookup_bo(kdq->mfile->vm, t->event_addr, 8, &off);
+	if (!obj)
+		return -EFAULT;
+	for (i = 0; i < MEGPU_KDQ_EVENT_MAPS; i++)
+		if (kdq->events[i].obj == obj)
+			ev = &kdq->events[i];
+	if (ev) {
+		drm_gem_object_put(obj);
+	} else {
+		ev = &kdq->events[kdq->next_event++ % MEGPU_KDQ_EVENT_MAPS];
+		megpu_kdq_event_unmap(ev);
+		ret = drm_gem_vmap_unlocked(obj, &ev->map);
+		if (ret) {
+			drm_gem_object_put(obj);
+			return ret;
+		}
+		ev->obj = obj;
+	}
+	/* 8-aligned (a valid descriptor's): one load, as the device reads it */
+	word = le64_to_cpu((__force __le64)iosys_map_rd(&ev->map, off, u64));
+	return (s64)(word - t->event_value) >= 0;
+}
+
 /* A queue the device would fault on: drop the attachment. */
 static bool megpu_kdq_queue_sane(struct megpu_kdq_queue *q, u32 *head,
 				 u32 *tail)
@@ -336,8 +401,10 @@ static u32 *kdq_emit64(u32 *p, u64 v)
 
 /*
  * Take a batch from @q for @engine into the IB at @ib (kdq->lock held).
- * Returns the tasks taken, 0 for none eligible (the lock word untouched),
- * -EAGAIN when the lock stayed taken, -EPROTO for a malformed queue.
+ * Returns the tasks taken, 0 for none eligible, -EBUSY when the head task
+ * waits for its event (the lock word untouched for both when the look
+ * without it saw so), -EAGAIN when the lock stayed taken, -EPROTO for a
+ * malformed queue, -EFAULT for an event word not in the client's memory.
  */
 static int megpu_kdq_take(struct megpu_kdq *kdq, struct megpu_kdq_queue *q,
 			  u32 engine, u32 *ib, u64 ib_va, u32 *ib_dwords)
@@ -347,7 +414,7 @@ static int megpu_kdq_take(struct megpu_kdq *kdq, struct megpu_kdq_queue *q,
 	u32 owner = MEGPU_TQ_OWNER_DRIVER(engine);
 	bool strict, locked = false;
 	u32 *p = ib;
-	int tries, ret, idx;
+	int tries, ret, idx, err = 0;
 
 	if (!megpu_kdq_queue_sane(q, &head, &tail))
 		return -EPROTO;
@@ -368,6 +435,15 @@ static int megpu_kdq_take(struct megpu_kdq *kdq, struct megpu_kdq_queue *q,
 		ret = 0;
 		goto out;
 	}
+	if (!tasks[0].bad && tasks[0].event_addr) {
+		ret = megpu_kdq_event_reached(kdq, &tasks[0]);
+		if (!ret) {
+			kdq_add(q, MEGPU_TQ_HDR_NONE_ELIGIBLE, 1);
+			ret = -EBUSY;
+		}
+		if (ret < 0)
+			goto out;
+	}
 	for (tries = 0; tries < MEGPU_KDQ_LOCK_TRIES; tries++) {
 		u32 old = cmpxchg((u32 *)kdq_word(q, MEGPU_TQ_HDR_LOCK), 0,
 				  cpu_to_le32(owner));
@@ -386,7 +462,7 @@ static int megpu_kdq_take(struct megpu_kdq *kdq, struct megpu_kdq_queue *q,
 	}
 	/* under the lock: look again, then take a contiguous run */
 	if (!megpu_kdq_queue_sane(q, &head, &tail)) {
-		ret = -EPROTO;
+		err = -EPROTO;
 		goto unlock;
 	}
 	max = megpu_tq_batch_limit(flags, max, tail - head);
@@ -405,12 +481,20 @@ static int megpu_kdq_take(struct megpu_kdq *kdq, struct megpu_kdq_queue *q,
 			t->affinity == MEGPU_TQ_AFF_HINT_CPU;
 		if (n && alone)
 			break;
+		if (!t->bad && t->event_addr) {
+			ret = megpu_kdq_event_reached(kdq, t);
+			if (ret <= 0) {
+				err = ret ?: -EBUSY;
+				break;
+			}
+		}
 		n++;
 		if (alone)
 			break;
 	}
 	if (!n) {
-		kdq_add(q, MEGPU_TQ_HDR_NONE_ELIGIBLE, 1);
+		if (!err || err == -EBUSY)
+			kdq_add(q, MEGPU_TQ_HDR_NONE_ELIGIBLE, 1);
 		goto unlock;
 	}
 	/* the descriptors were read before the slots are handed back */
@@ -429,17 +513,12 @@ unlock:
 		drm_dev_exit(idx);
 		megpu_taskq_released(kdq->mdev);
 	}
-	ret = n;
-	if (!n)
+	ret = n ?: err;
+	if (ret <= 0)
 		goto out;
 
 	batch = ++kdq->batches;
 	kdq->tasks += n;
-	if (!tasks[0].bad && tasks[0].event_addr) {
-		p = kdq_emit(p, MEGPU_PKT_WAIT, MEGPU_PKT_WAIT_COUNT);
-		p = kdq_emit64(p, tasks[0].event_addr);
-		p = kdq_emit64(p, tasks[0].event_value);
-	}
 	/*
 	 * The device runs the copies as DEQUEUE runs a batch: kernels, the
 	 * flush of seed 004, then every task's notification, malformed and
@@ -608,16 +687,23 @@ static void megpu_kdq_work(struct work_struct *work)
 	for_each_set_bit(e, &want, MEGPU_MAX_ENGINES) {
 		u32 *ib = (u32 *)((u8 *)kdq->ib_map.vaddr +
 				  (size_t)e * MEGPU_KDQ_IB_BYTES);
+		bool gated = false;
 		u32 dwords = 0;
 
 		/* own queue first, then steal from the others in order */
 		for (i = 0; i < kdq->count; i++) {
 			ret = megpu_kdq_take(kdq, &kdq->queues[i], e, ib,
 					     megpu_kdq_ib_va(kdq, e), &dwords);
+			if (ret == -EBUSY) {
+				gated = true;
+				ret = 0;
+				continue;
+			}
 			if (ret)
 				break;
 		}
-		if (ret == -EAGAIN) {
+		/* a taken lock, or a task waiting for its event: look again */
+		if (ret == -EAGAIN || (!ret && gated)) {
 			retry = true;
 			continue;
 		}
@@ -637,8 +723,8 @@ static void megpu_kdq_work(struct work_struct *work)
 		megpu_kdq_finish(kdq, kdq->failed_jobs ? -EIO : 0);
 	}
 	/*
-	 * Again soon on a taken lock, else at least every quarter timeout;
-	 * never later than a kick already asked for.
+	 * Again soon on a taken lock or a gated task, else at least every
+	 * quarter timeout; never later than a kick already asked for.
 	 */
 	if (!READ_ONCE(kdq->finished))
 		queue_delayed_work(system_wq, &kdq->work, retry ?

@@ -186,6 +186,53 @@ struct megpu_mapping *megpu_gem_mapping_get(struct megpu_bo *bo,
 	return mapping;
 }
 
+/**
+ * megpu_vm_lookup_bo - the BO mapped at a GPU address range
+ * @vm: the address space
+ * @va: start of the range
+ * @len: its length, not zero
+ * @offset: out, where @va is in the BO
+ *
+ * For the driver's own reads of client memory it names by GPU address
+ * (an event word of seed 002). A node in the address space holds its
+ * BO (the mapping's reference goes only after the node), so the BO can
+ * be referenced under the lock.
+ *
+ * Return: the BO's GEM object, referenced, or NULL when no one BO holds
+ * all of [@va, @va + @len).
+ */
+struct drm_gem_object *megpu_vm_lookup_bo(struct megpu_vm *vm, u64 va,
+					  u64 len, u64 *offset)
+{
+	struct drm_gem_object *obj = NULL;
+	struct drm_mm_node *node;
+	u64 first, last;
+
+	if (!len || va + len < va)
+		return NULL;
+	first = va >> MEGPU_PAGE_SHIFT;
+	last = (va + len - 1) >> MEGPU_PAGE_SHIFT;
+	spin_lock(&vm->mm_lock);
+	drm_mm_for_each_node_in_range(node, &vm->mm, first, first + 1) {
+		struct megpu_mapping *m = container_of(node,
+						       struct megpu_mapping,
+						       mmnode);
+		u64 start = megpu_mapping_va(m);
+		struct drm_gem_object *bo = &m->bo->base.base;
+
+		/* the node's last page is the unmapped guard */
+		if (va < start || last >= node->start + node->size - 1 ||
+		    va + len - start > bo->size)
+			break;
+		*offset = va - start;
+		obj = bo;
+		drm_gem_object_get(obj);
+		break;
+	}
+	spin_unlock(&vm->mm_lock);
+	return obj;
+}
+
 /*
  * A new handle in @file: map the BO into the file's address space. A
  * file may hold several handles to one BO (GEM_OPEN of a flink name):

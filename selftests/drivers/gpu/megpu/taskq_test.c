@@ -879,7 +879,9 @@ TEST_F(taskq, discrete_completion_waits_for_cpu)
 
 /*
  * An event-gated task and a malformed one: the first runs only after its
- * event, once; the second is notified as malformed, and the queue goes on.
+ * event, once, and until then stays in its queue (HEAD unchanged: the
+ * driver does not take it and park an engine on it); the second is
+ * notified as malformed, and the queue goes on.
  */
 TEST_F(taskq, discrete_event_and_malformed)
 {
@@ -903,6 +905,11 @@ TEST_F(taskq, discrete_event_and_malformed)
 	ASSERT_EQ(-ETIME, megpu_taskq_wait(&self->t.gpu, 300000000ll));
 	ASSERT_EQ(0, tq_note(&q, 0)[MEGPU_TQ_NOTE_DONE / 4]);
 	ASSERT_EQ(0, mt_u32(q.elems)[0]);
+	ASSERT_EQ(0, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_HEAD));
+	ASSERT_EQ(0, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_LOCK));
+	__atomic_store_n(ev, 4, __ATOMIC_SEQ_CST);
+	ASSERT_EQ(-ETIME, megpu_taskq_wait(&self->t.gpu, 100000000ll));
+	ASSERT_EQ(0, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_HEAD));
 	__atomic_store_n(ev, 5, __ATOMIC_SEQ_CST);
 	ASSERT_EQ(0, megpu_taskq_wait(&self->t.gpu, 10000000000ll));
 	for (uint32_t i = 0; i < n; i++) {
@@ -914,6 +921,75 @@ TEST_F(taskq, discrete_event_and_malformed)
 			  nt[MEGPU_TQ_NOTE_STATUS / 4]);
 		ASSERT_EQ(i == 3 ? 0 : 1, mt_u32(q.elems)[i]);
 	}
+	tq_free(&q);
+}
+
+/*
+ * An event that comes after the attachment ended (nothing moved for a
+ * job timeout) finds its task still queued, and a CPU dequeuer runs it
+ * then. Before, the driver took the task at once and parked an engine in
+ * a GPU WAIT for the event: the job timed out and the task was lost.
+ */
+TEST_F_TIMEOUT(taskq, discrete_gated_task_outlives_attachment, 120)
+{
+	struct megpu_task t;
+	struct tq q;
+	uint64_t *ev;
+	uint32_t *nt;
+
+	TQ_NEED_QUEUES();
+	ASSERT_EQ(0, tq_setup(&self->t, &q, 1, 0));
+	/* in memory CPU dequeuers map too: past the one argument block */
+	ASSERT_LE(4096, q.kargs->size);
+	ev = (uint64_t *)((uint8_t *)q.kargs->map + 2048);
+	*ev = 0;
+	t = tq_task(&q, 0, MEGPU_TQ_AFF_ANY);
+	t.event_addr = q.kargs->va + 2048;
+	t.event_value = 1;
+	ASSERT_EQ(1, megpu_taskq_push(&q.q[2], &q.agents[0], &t, 1));
+	tq_close_all(&q);
+	ASSERT_EQ(0, tq_attach(&q));
+	ASSERT_EQ(-ETIMEDOUT,
+		  megpu_taskq_wait(&self->t.gpu,
+				   (4 * self->t.timeout_ms + 10000) * 1000000ll));
+	ASSERT_EQ(0, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_HEAD));
+	ASSERT_EQ(0, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_LOCK));
+	ASSERT_EQ(0, tq_note(&q, 0)[MEGPU_TQ_NOTE_DONE / 4]);
+	ASSERT_EQ(0, megpu_taskq_detach(&self->t.gpu));
+
+	__atomic_store_n(ev, 1, __ATOMIC_SEQ_CST);
+	ASSERT_EQ(0, megpu_taskq_dequeue(&q.agents[0], q.q, TQ_QUEUES, 2,
+					 MEGPU_DEQ_STEAL));
+	nt = tq_note(&q, 0);
+	ASSERT_EQ(1, nt[MEGPU_TQ_NOTE_DONE / 4]);
+	ASSERT_EQ(q.agents[0].owner, nt[MEGPU_TQ_NOTE_BY / 4]);
+	ASSERT_EQ(0, nt[MEGPU_TQ_NOTE_STATUS / 4]);
+	ASSERT_EQ(1, mt_u32(q.elems)[0]);
+	ASSERT_EQ(1, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_HEAD));
+	tq_free(&q);
+}
+
+/*
+ * An event word in none of the client's BOs fails the attachment with
+ * -EFAULT and leaves the task queued.
+ */
+TEST_F(taskq, discrete_event_outside_memory)
+{
+	struct megpu_task t;
+	struct tq q;
+
+	TQ_NEED_QUEUES();
+	ASSERT_EQ(0, tq_setup(&self->t, &q, 1, 0));
+	t = tq_task(&q, 0, MEGPU_TQ_AFF_REQUIRE_GPU);
+	t.event_addr = 0xfff000000ull;
+	t.event_value = 1;
+	ASSERT_EQ(1, megpu_taskq_push(&q.q[2], &q.agents[0], &t, 1));
+	tq_close_all(&q);
+	ASSERT_EQ(0, tq_attach(&q));
+	ASSERT_EQ(-EFAULT, megpu_taskq_wait(&self->t.gpu, 10000000000ll));
+	ASSERT_EQ(0, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_HEAD));
+	ASSERT_EQ(0, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_LOCK));
+	ASSERT_EQ(0, megpu_taskq_detach(&self->t.gpu));
 	tq_free(&q);
 }
 
