@@ -180,6 +180,11 @@ check-guest: $(GUEST_NEEDS)
 	@echo "== guest kselftests: 4 GPUs sharing memory (seed 000)"
 	NAME=check-mgpu GPUS=4 TESTS=mgpu_test \
 		tools/vm/run.sh check $(INITRAMFS)
+	@echo "== guest kselftests: 4 GPUs with non-atomic slot updates (negative control)"
+	NAME=check-mgpu-nonatomic TESTS=mgpu_test \
+	TEST_ARGS=megpu_test.nonatomic=1 \
+	DEVICE_PROPS="$(foreach i,1 2 3 4,x-mgpu-nonatomic=on)" \
+		tools/vm/run.sh check $(INITRAMFS)
 	@echo "== guest kselftests: non-atomic task-queue locks (negative control)"
 	NAME=check-taskq-nonatomic TESTS=taskq_test \
 	TEST_ARGS="megpu_test.nonatomic=1 megpu_test.taskq_n=8000" \
@@ -204,7 +209,8 @@ check-guest: $(GUEST_NEEDS)
 # Build first (in parallel under make -j), then run the levels one after
 # the other, all of them even when one fails, so the summary counts all.
 CHECK_RESULTS := host qtest guest-check guest-check-8 guest-check-nonatomic \
-	guest-check-mgpu guest-check-taskq-nonatomic guest-check-taskq-no-notify \
+	guest-check-mgpu guest-check-mgpu-nonatomic guest-check-taskq-nonatomic \
+	guest-check-taskq-no-notify \
 	guest-check-mgpu8 \
 	guest-check-probe guest-check-hold
 check: qemu initramfs $(DEPS_STAMP)

@@ -959,6 +959,44 @@ static inline int megpu_tq_desc_valid(const unsigned char *d)
 #define MEGPU_MGPU_SCHED_MASK		16	/* u32 */
 #define MEGPU_MGPU_SCHED_SEEDED_BYTES	20
 
+/*
+ * A seeded schedule may cover a whole run (LEN up to MEGPU_MGPU_SCHED_MAX)
+ * and record it: with MEGPU_MGPU_SCHED_TRACED in LEN too, the block goes
+ * on to MEGPU_MGPU_SCHED_TRACED_BYTES. DONE(a) != 0 says agent a has no
+ * step left (the CPU sets it when the agent's work completed): a turn
+ * drawn for it is skipped (pos advanced by whoever waits on it), so the
+ * order stays the seed's. Every step taken in its turn is written to
+ * TRACE[TRACE_COUNT] while TRACE_COUNT < TRACE_CAP (a record below), and
+ * TRACE_COUNT counts every step, so an overflow shows.
+ */
+#define MEGPU_MGPU_SCHED_TRACED		0x40000000u
+#define MEGPU_MGPU_SCHED_DONE(a)	(24 + (a))	/* u8 each */
+#define MEGPU_MGPU_SCHED_TRACE_COUNT	32	/* u32 */
+#define MEGPU_MGPU_SCHED_TRACE_CAP	36	/* u32: records */
+#define MEGPU_MGPU_SCHED_TRACE		40	/* u64: bus address, 8-aligned */
+#define MEGPU_MGPU_SCHED_TRACED_BYTES	48
+
+/*
+ * A step record, 8 bytes: the agent, what the step was, the byte offset
+ * of the word it touched from the packet's base (an MSEM slot: 4 * agent;
+ * an ARB block's word), and the value: the new one of a write, the one
+ * read by a read.
+ */
+#define MEGPU_MGPU_REC_AGENT		0	/* u8 */
+#define MEGPU_MGPU_REC_KIND		1	/* u8: MEGPU_MGPU_STEP_* */
+#define MEGPU_MGPU_REC_OFFSET		2	/* u8 */
+#define MEGPU_MGPU_REC_ENGINE		3	/* u8 */
+#define MEGPU_MGPU_REC_VALUE		4	/* u32 */
+#define MEGPU_MGPU_REC_SIZE		8
+
+#define MEGPU_MGPU_STEP_SIGNAL		1	/* MSEM_SIGNAL: own slot + 1 */
+#define MEGPU_MGPU_STEP_WAIT_DEC	2	/* MSEM_WAIT: own slot - 1 */
+#define MEGPU_MGPU_STEP_WAIT_UNDO	3	/* a failed check: + 1 back */
+#define MEGPU_MGPU_STEP_READ		4	/* a slot read by a check */
+#define MEGPU_MGPU_STEP_ARB_STORE	5	/* ARB: a byte stored */
+#define MEGPU_MGPU_STEP_ARB_READ	6	/* ARB: a word read */
+#define MEGPU_MGPU_STEP_ARB_ADD		7	/* ARB: the semaphore word */
+
 /* splitmix64 of (seed, pos), then one of @mask's agents: pure. */
 static inline unsigned int megpu_mgpu_seed_agent(unsigned long long seed,
 						 unsigned int mask,

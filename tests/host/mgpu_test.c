@@ -14,6 +14,7 @@
 
 #include "libmegpu.h"
 #include "megpu_hw.h"
+#include "megpu_msem_check.h"
 #include "tap.h"
 
 /* ---- worked numbers ---- */
@@ -533,6 +534,70 @@ static void test_msem_exhaustive(void)
 	}
 }
 
+static void rec(uint8_t *r, unsigned int agent, unsigned int kind,
+		unsigned int slot, uint32_t value)
+{
+	r[MEGPU_MGPU_REC_AGENT] = agent;
+	r[MEGPU_MGPU_REC_KIND] = kind;
+	r[MEGPU_MGPU_REC_OFFSET] = 4 * slot;
+	r[MEGPU_MGPU_REC_ENGINE] = 0;
+	for (int i = 0; i < 4; i++)
+		r[MEGPU_MGPU_REC_VALUE + i] = value >> (8 * i);
+}
+
+/*
+ * The step-trace checker (megpu_msem_check.h) passes a right run and
+ * finds each kind of wrong step: a stale read, a lost update of a signal
+ * or a decrement, an undo with no failed check, a read outside the mask.
+ * (Its last check, no more waits completed than signals, is the seed's
+ * safety theorem: a consistent trace of the protocol cannot break it;
+ * the device's run is held to it at every step.)
+ */
+static void test_msem_trace_check(void)
+{
+	uint8_t t[16][MEGPU_MGPU_REC_SIZE];
+	struct megpu_msem_check r;
+	uint32_t init[MEGPU_MGPU_MAX_AGENTS] = { 0 };
+	unsigned int n = 0;
+
+	/* B waits and fails, A signals, B undoes, re-checks, waits again */
+	rec(t[n++], 1, MEGPU_MGPU_STEP_WAIT_DEC, 1, 0xffffffff);
+	rec(t[n++], 1, MEGPU_MGPU_STEP_READ, 0, 0);
+	rec(t[n++], 1, MEGPU_MGPU_STEP_READ, 1, 0xffffffff);
+	rec(t[n++], 0, MEGPU_MGPU_STEP_SIGNAL, 0, 1);
+	rec(t[n++], 1, MEGPU_MGPU_STEP_WAIT_UNDO, 1, 0);
+	rec(t[n++], 1, MEGPU_MGPU_STEP_READ, 0, 1);
+	rec(t[n++], 1, MEGPU_MGPU_STEP_READ, 1, 0);
+	rec(t[n++], 1, MEGPU_MGPU_STEP_WAIT_DEC, 1, 0xffffffff);
+	rec(t[n++], 1, MEGPU_MGPU_STEP_READ, 0, 1);
+	rec(t[n++], 1, MEGPU_MGPU_STEP_READ, 1, 0xffffffff);
+	CHECK_EQ(megpu_msem_check_trace(t[0], n, 0x3, init, &r), 0);
+	CHECK_EQ(r.signals, 1);
+	CHECK_EQ(r.waits, 1);
+	CHECK_EQ(r.undos, 1);
+
+	/* a read of an old value */
+	rec(t[5], 1, MEGPU_MGPU_STEP_READ, 0, 0);
+	CHECK_EQ(megpu_msem_check_trace(t[0], n, 0x3, init, &r), -1);
+	CHECK_EQ(r.bad, 5);
+	rec(t[5], 1, MEGPU_MGPU_STEP_READ, 0, 1);
+	/* a signal that overwrote another (two engines, no atomic add) */
+	rec(t[n], 0, MEGPU_MGPU_STEP_SIGNAL, 0, 1);
+	CHECK_EQ(megpu_msem_check_trace(t[0], n + 1, 0x3, init, &r), -1);
+	CHECK_EQ(r.bad, (int)n);
+	/* an undo with no failed check before it */
+	rec(t[n], 1, MEGPU_MGPU_STEP_WAIT_UNDO, 1, 0);
+	CHECK_EQ(megpu_msem_check_trace(t[0], n + 1, 0x3, init, &r), -1);
+	CHECK_EQ(r.bad, (int)n);
+	/* a decrement from a slot value that is not the last one */
+	init[1] = 5;
+	CHECK_EQ(megpu_msem_check_trace(t[0], n, 0x3, init, &r), -1);
+	CHECK_EQ(r.bad, 0);
+	init[1] = 0;
+	/* a check that reads a slot outside its mask */
+	CHECK_EQ(megpu_msem_check_trace(t[0], n, 0x2, init, &r), -1);
+}
+
 int main(void)
 {
 	_Static_assert(sizeof(struct ms) <= sizeof(struct st), "key size");
@@ -549,5 +614,6 @@ int main(void)
 	TEST_RUN(test_tournament8_random);
 	TEST_RUN(test_schedule_seed);
 	TEST_RUN(test_msem_exhaustive);
+	TEST_RUN(test_msem_trace_check);
 	return tap_done();
 }

@@ -56,6 +56,8 @@ while read -r f; do
 	overlay "$top/qemu-device/$f" "$src/$f"
 done
 overlay "$top/include/megpu_hw.h" "$src/include/hw/misc/megpu_hw.h"
+overlay "$top/include/megpu_msem_check.h" \
+	"$src/include/hw/misc/megpu_msem_check.h"
 
 if [ ! -f "$build/build.ninja" ]; then
 	mkdir -p "$build"

@@ -14,6 +14,7 @@
 #include "qemu/osdep.h"
 #include "qemu/host-utils.h"
 #include "megpu-qtest.h"
+#include "hw/misc/megpu_msem_check.h"
 
 #define MAXDEV              4
 #define SLOTS_PA            (SEM_PA + 0x000)        /* MSEM slots */
@@ -26,6 +27,8 @@
 #define KARGS_PA(d)         (DATA_PA + 0x400 + 0x40 * (d))
 #define DONE_PA(d, e)       (DATA_PA + 0x800 + 0x40 * (d) + 8 * (e))
 #define MRING_SIZE          0x10000u
+#define TRACE_PA            (BIG_PA + 0x100000)     /* step records */
+#define TRACE_CAP           16384u
 
 /* Several devices in one QEMU: one bus, one Megpu view per device. */
 typedef struct {
@@ -252,6 +255,101 @@ static void test_msem_safety_progress(void)
         g_assert_cmpuint(qtest_readq(mu.qts, DONE_PA(d, 1)), ==, WAITS);
         /* slots written only by their owner: signals - waits exactly */
         g_assert_cmphex(slot(&mu, d), ==, sig[d] - WAITS);
+    }
+    multi_stop(&mu);
+}
+
+/*
+ * A whole run under one seeded schedule, traced (item 3 of the seed
+ * semantics issue): 3 devices run random mixes of MSEM_SIGNAL and
+ * MSEM_WAIT (never more waits than signals in any prefix of their own),
+ * every step in the seed's order to the end (a device whose ring went
+ * idle is marked DONE, so its turns pass); then the devices' own step
+ * trace is replayed: every read sees the last write, every write is one
+ * off the last, and no prefix completes more waits than signals. A
+ * tampered record must fail the same check.
+ */
+static void test_msem_whole_run_traced(void)
+{
+    enum { NDEV = 3, OPS = 40 };
+    uint32_t sig[NDEV] = { 0 }, waits[NDEV] = { 0 }, count, done = 0;
+    struct megpu_msem_check r;
+    uint64_t x = 0x2545f4914f6cdd1dull;
+    uint8_t *recs;
+    Multi mu;
+
+    multi_start(&mu, NDEV, 1, "");
+    qtest_writel(mu.qts, SCHED_PA + MEGPU_MGPU_SCHED_POS, 0);
+    qtest_writel(mu.qts, SCHED_PA + MEGPU_MGPU_SCHED_LEN,
+                 MEGPU_MGPU_SCHED_MAX | MEGPU_MGPU_SCHED_SEEDED |
+                 MEGPU_MGPU_SCHED_TRACED);
+    qtest_writeq(mu.qts, SCHED_PA + MEGPU_MGPU_SCHED_SEED, 77);
+    qtest_writel(mu.qts, SCHED_PA + MEGPU_MGPU_SCHED_MASK, 0x7);
+    qtest_writel(mu.qts, SCHED_PA + MEGPU_MGPU_SCHED_TRACE_CAP, TRACE_CAP);
+    qtest_writeq(mu.qts, SCHED_PA + MEGPU_MGPU_SCHED_TRACE, TRACE_PA);
+    for (unsigned d = 0; d < NDEV; d++) {
+        Stream *st = &mu.m[d].ring[0];
+
+        wr(&mu.m[d], MEGPU_REG_MGPU_SCHED_LO, SCHED_PA);
+        wr(&mu.m[d], MEGPU_REG_MGPU_SCHED_HI, 0);
+        for (unsigned i = 0; i < OPS; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if ((x & 1) && waits[d] < sig[d]) {
+                emit_msem_wait(st, SLOTS_PA, 0x7);
+                waits[d]++;
+            } else {
+                emit_msem_signal(st, SLOTS_PA);
+                sig[d]++;
+            }
+        }
+    }
+    for (unsigned d = 0; d < NDEV; d++) {
+        kick(&mu.m[d], 0);
+    }
+    /* to the end in the seed's order; an idle device's turns pass */
+    for (unsigned us = 0; done != MEGPU_BIT(NDEV) - 1; us += 1000) {
+        for (unsigned d = 0; d < NDEV; d++) {
+            if (!(done & MEGPU_BIT(d)) &&
+                (erd(&mu.m[d], 0, MEGPU_ENG_STATUS) &
+                 MEGPU_ENG_STATUS_IDLE)) {
+                eng_idle(&mu.m[d], 0);
+                qtest_writeb(mu.qts, SCHED_PA + MEGPU_MGPU_SCHED_DONE(d), 1);
+                done |= MEGPU_BIT(d);
+            }
+        }
+        g_assert_cmpuint(us, <, 4 * POLL_TIMEOUT_US);
+        g_usleep(1000);
+    }
+    count = qtest_readl(mu.qts, SCHED_PA + MEGPU_MGPU_SCHED_TRACE_COUNT);
+    /* every step was in its turn, none after the schedule */
+    g_assert_cmpuint(count, <=, TRACE_CAP);
+    g_assert_cmpuint(count, <=,
+                     qtest_readl(mu.qts, SCHED_PA + MEGPU_MGPU_SCHED_POS));
+    recs = g_malloc(count * MEGPU_MGPU_REC_SIZE);
+    qtest_memread(mu.qts, TRACE_PA, recs, count * MEGPU_MGPU_REC_SIZE);
+    g_assert_cmpint(megpu_msem_check_trace(recs, count, 0x7, NULL, &r), ==,
+                    0);
+    g_assert_cmpuint(r.signals, ==, sig[0] + sig[1] + sig[2]);
+    g_assert_cmpuint(r.waits, ==, waits[0] + waits[1] + waits[2]);
+    g_test_message("%u steps: %u signals, %u waits, %u undone checks",
+                   count, r.signals, r.waits, r.undos);
+    /* the same check finds a lost update in the same trace */
+    for (unsigned i = 0; i < count; i++) {
+        uint8_t *rec = recs + i * MEGPU_MGPU_REC_SIZE;
+
+        if (rec[MEGPU_MGPU_REC_KIND] == MEGPU_MGPU_STEP_SIGNAL && i > 0) {
+            rec[MEGPU_MGPU_REC_VALUE]--;
+            g_assert_cmpint(megpu_msem_check_trace(recs, count, 0x7, NULL,
+                                                   &r), ==, -1);
+            g_assert_cmpint(r.bad, ==, i);
+            break;
+        }
+    }
+    g_free(recs);
+    for (unsigned d = 0; d < NDEV; d++) {
+        g_assert_cmphex(slot(&mu, d), ==, sig[d] - waits[d]);
     }
     multi_stop(&mu);
 }
@@ -866,6 +964,8 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/mgpu/fig5", test_fig5);
     qtest_add_func("/megpu/mgpu/msem-safety-progress",
                    test_msem_safety_progress);
+    qtest_add_func("/megpu/mgpu/msem-whole-run-traced",
+                   test_msem_whole_run_traced);
     qtest_add_func("/megpu/mgpu/signal-atomic", test_signal_atomic);
     qtest_add_func("/megpu/mgpu/signal-nonatomic", test_signal_nonatomic);
     qtest_add_func("/megpu/mgpu/arb-mutex-2", test_arb_mutex2);

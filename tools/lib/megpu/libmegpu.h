@@ -1103,6 +1103,18 @@ int megpu_mgpu_schedule_set(struct megpu *gpu, const uint8_t *agent,
  */
 int megpu_mgpu_schedule_seeded(struct megpu *gpu, uint64_t seed,
 			       uint32_t agents_mask, size_t len);
+/*
+ * The same, long enough for a whole run, with the devices' step trace:
+ * mark each agent done (megpu_mgpu_schedule_done()) once its work
+ * completed so that its turns pass, then read the trace: *@count steps
+ * were taken, min(*count, @max) records (MEGPU_MGPU_REC_SIZE bytes each,
+ * the device's layout) are copied to @recs. Needs debugfs.
+ */
+int megpu_mgpu_schedule_traced(struct megpu *gpu, uint64_t seed,
+			       uint32_t agents_mask, size_t len);
+int megpu_mgpu_schedule_done(struct megpu *gpu, unsigned int agent);
+int megpu_mgpu_trace_read(struct megpu *gpu, uint8_t *recs, uint32_t max,
+			  uint32_t *count);
 #define MEGPU_MGPU_ENGINES 16	/* MEGPU_MAX_ENGINES */
 /* debugfs mgpu: the agent, the schedule position, the MSEM/ARB counters. */
 struct megpu_mgpu_status {

@@ -118,6 +118,60 @@ int megpu_mgpu_schedule_seeded(struct megpu *gpu, uint64_t seed,
 	return mgpu_schedule_write(gpu, text, n);
 }
 
+int megpu_mgpu_schedule_traced(struct megpu *gpu, uint64_t seed,
+			       uint32_t agents_mask, size_t len)
+{
+	char text[112];
+	int n = snprintf(text, sizeof(text),
+			 "seed 0x%llx mask 0x%x len %zu trace\n",
+			 (unsigned long long)seed, agents_mask, len);
+
+	return mgpu_schedule_write(gpu, text, n);
+}
+
+int megpu_mgpu_schedule_done(struct megpu *gpu, unsigned int agent)
+{
+	char text[32];
+	int n = snprintf(text, sizeof(text), "done %u\n", agent);
+
+	return mgpu_schedule_write(gpu, text, n);
+}
+
+int megpu_mgpu_trace_read(struct megpu *gpu, uint8_t *recs, uint32_t max,
+			  uint32_t *count)
+{
+	unsigned int a, k, off, e, v, cap;
+	char path[256], line[128];
+	uint32_t n = 0;
+	FILE *f;
+	int ret;
+
+	ret = megpu_debugfs_path(gpu, "mgpu_trace", path, sizeof(path));
+	if (ret)
+		return ret;
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	if (!fgets(line, sizeof(line), f) ||
+	    sscanf(line, "count %u cap %u", count, &cap) != 2) {
+		fclose(f);
+		return -EIO;
+	}
+	while (n < max && fgets(line, sizeof(line), f) &&
+	       sscanf(line, "%u %u %u %u %u", &a, &k, &off, &e, &v) == 5) {
+		uint8_t *r = recs + (size_t)n++ * MEGPU_MGPU_REC_SIZE;
+
+		r[MEGPU_MGPU_REC_AGENT] = a;
+		r[MEGPU_MGPU_REC_KIND] = k;
+		r[MEGPU_MGPU_REC_OFFSET] = off;
+		r[MEGPU_MGPU_REC_ENGINE] = e;
+		for (int i = 0; i < 4; i++)
+			r[MEGPU_MGPU_REC_VALUE + i] = v >> (8 * i);
+	}
+	fclose(f);
+	return n == (*count < max ? *count : max) ? 0 : -EIO;
+}
+
 int megpu_mgpu_status(struct megpu *gpu, struct megpu_mgpu_status *st)
 {
 	char path[256], line[256];

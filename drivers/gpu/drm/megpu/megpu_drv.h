@@ -266,6 +266,7 @@ struct megpu_engine {
  * @agent_id: this device's agent id (MGPU_AGENT_ID)
  * @agent_count: agents in the machine (MGPU_AGENT_COUNT)
  * @mgpu_sched_dma: bus address of the shared schedule block, 0: none
+ * @mgpu_trace_dma: bus address of its step trace, 0: none
  * @kdq_lock: protects @kdqs and TASKQ_REQ_WORK (seed 002's discrete
  *	variant, megpu_dequeue.c)
  * @kdq_mutex: serializes changes of @kdqs with each other and unplug
@@ -355,6 +356,7 @@ struct megpu_device {
 	u32 agent_id;
 	u32 agent_count;
 	dma_addr_t mgpu_sched_dma;	/* the shared schedule, 0: none */
+	dma_addr_t mgpu_trace_dma;	/* its step trace, 0: none */
 
 	/* seed 002's discrete variant, megpu_dequeue.c */
 	spinlock_t kdq_lock;		/* kdqs, TASKQ_REQ_WORK */

@@ -15,7 +15,11 @@
  *
  * For tests, debugfs "mgpu_schedule" (of any agent) installs one schedule
  * block shared by all agents (MGPU_SCHED): a page the driver maps for
- * each device, so a race is replayed step by step on real devices.
+ * each device, so a race is replayed step by step on real devices. A
+ * seeded schedule may be traced ("... trace"): the driver adds
+ * MEGPU_MGPU_TRACE_PAGES pages for the devices' step records, which
+ * debugfs "mgpu_trace" prints, and "done A" marks agent A as having no
+ * step left, so a schedule as long as a whole run never waits on it.
  * debugfs "mgpu" shows the agent, the schedule position and the
  * engines' MSEM/ARB counters.
  */
@@ -29,6 +33,7 @@
 #include <linux/pci.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/unaligned.h>
 
 #include <drm/drm_drv.h>
 #include <drm/drm_gem.h>
@@ -41,6 +46,9 @@ static DEFINE_MUTEX(megpu_agents_lock);
 static LIST_HEAD(megpu_agents);		/* in PCI address order */
 static struct page *megpu_sched_page;	/* the schedule block, or NULL */
 static u32 megpu_sched_len;
+/* a traced schedule's step records, 2^order pages, or NULL */
+#define MEGPU_MGPU_TRACE_ORDER	4
+static struct page *megpu_trace_pages;
 
 static u32 megpu_pci_key(struct pci_dev *pdev)
 {
@@ -88,13 +96,19 @@ void megpu_mgpu_register(struct megpu_device *mdev)
 
 static void megpu_mgpu_sched_detach_locked(struct megpu_device *mdev)
 {
-	if (!mdev->mgpu_sched_dma)
-		return;
-	megpu_write(mdev, MEGPU_REG_MGPU_SCHED_LO, 0);
-	megpu_write(mdev, MEGPU_REG_MGPU_SCHED_HI, 0);
-	dma_unmap_page(&mdev->pdev->dev, mdev->mgpu_sched_dma, PAGE_SIZE,
-		       DMA_BIDIRECTIONAL);
-	mdev->mgpu_sched_dma = 0;
+	if (mdev->mgpu_sched_dma) {
+		megpu_write(mdev, MEGPU_REG_MGPU_SCHED_LO, 0);
+		megpu_write(mdev, MEGPU_REG_MGPU_SCHED_HI, 0);
+		dma_unmap_page(&mdev->pdev->dev, mdev->mgpu_sched_dma,
+			       PAGE_SIZE, DMA_BIDIRECTIONAL);
+		mdev->mgpu_sched_dma = 0;
+	}
+	if (mdev->mgpu_trace_dma) {
+		dma_unmap_page(&mdev->pdev->dev, mdev->mgpu_trace_dma,
+			       PAGE_SIZE << MEGPU_MGPU_TRACE_ORDER,
+			       DMA_BIDIRECTIONAL);
+		mdev->mgpu_trace_dma = 0;
+	}
 }
 
 /* Take the schedule off every agent and free it. */
@@ -106,21 +120,50 @@ static void megpu_mgpu_sched_off_locked(void)
 		megpu_mgpu_sched_detach_locked(mdev);
 	if (megpu_sched_page)
 		__free_page(megpu_sched_page);
+	if (megpu_trace_pages)
+		__free_pages(megpu_trace_pages, MEGPU_MGPU_TRACE_ORDER);
 	megpu_sched_page = NULL;
+	megpu_trace_pages = NULL;
 	megpu_sched_len = 0;
 }
 
 /*
+ * Map the trace for @mdev; the block holds one address for all devices,
+ * so each must see the pages at the same bus address (no IOMMU between).
+ */
+static int megpu_mgpu_trace_map_locked(struct megpu_device *mdev,
+				       __le32 *blk)
+{
+	u64 want = le32_to_cpu(blk[MEGPU_MGPU_SCHED_TRACE / 4]) |
+		   (u64)le32_to_cpu(blk[MEGPU_MGPU_SCHED_TRACE / 4 + 1]) << 32;
+	dma_addr_t dma;
+
+	dma = dma_map_page(&mdev->pdev->dev, megpu_trace_pages, 0,
+			   PAGE_SIZE << MEGPU_MGPU_TRACE_ORDER,
+			   DMA_BIDIRECTIONAL);
+	if (dma_mapping_error(&mdev->pdev->dev, dma))
+		return -ENOMEM;
+	mdev->mgpu_trace_dma = dma;
+	if (want && want != dma)
+		return -EOPNOTSUPP;
+	blk[MEGPU_MGPU_SCHED_TRACE / 4] = cpu_to_le32(lower_32_bits(dma));
+	blk[MEGPU_MGPU_SCHED_TRACE / 4 + 1] = cpu_to_le32(upper_32_bits(dma));
+	return 0;
+}
+
+/*
  * Install a schedule for every agent: @len agent ids, or (@agent NULL)
- * @len steps drawn from @seed over the agents of @mask. The block is
- * written before any device is pointed at it, position 0.
+ * @len steps drawn from @seed over the agents of @mask, @traced: with a
+ * step trace. The block is written before any device is pointed at it,
+ * position 0.
  */
 static int megpu_mgpu_sched_set_locked(const u8 *agent, u32 len, u64 seed,
-				       u32 mask)
+				       u32 mask, bool traced)
 {
 	struct megpu_device *mdev;
 	__le32 *blk;
 	dma_addr_t dma;
+	int ret;
 
 	megpu_mgpu_sched_off_locked();
 	if (!len)
@@ -135,14 +178,31 @@ static int megpu_mgpu_sched_set_locked(const u8 *agent, u32 len, u64 seed,
 		memcpy((u8 *)blk + MEGPU_MGPU_SCHED_AGENT(0), agent, len);
 	} else {
 		blk[MEGPU_MGPU_SCHED_LEN / 4] =
-			cpu_to_le32(len | MEGPU_MGPU_SCHED_SEEDED);
+			cpu_to_le32(len | MEGPU_MGPU_SCHED_SEEDED |
+				    (traced ? MEGPU_MGPU_SCHED_TRACED : 0));
 		blk[MEGPU_MGPU_SCHED_SEED / 4] = cpu_to_le32(lower_32_bits(seed));
 		blk[MEGPU_MGPU_SCHED_SEED / 4 + 1] =
 			cpu_to_le32(upper_32_bits(seed));
 		blk[MEGPU_MGPU_SCHED_MASK / 4] = cpu_to_le32(mask);
 	}
+	if (traced) {
+		megpu_trace_pages = alloc_pages(GFP_KERNEL | __GFP_ZERO,
+						MEGPU_MGPU_TRACE_ORDER);
+		if (!megpu_trace_pages) {
+			megpu_mgpu_sched_off_locked();
+			return -ENOMEM;
+		}
+		blk[MEGPU_MGPU_SCHED_TRACE_CAP / 4] =
+			cpu_to_le32((PAGE_SIZE << MEGPU_MGPU_TRACE_ORDER) /
+				    MEGPU_MGPU_REC_SIZE);
+	}
 	megpu_sched_len = len;
 	list_for_each_entry(mdev, &megpu_agents, agent_link) {
+		ret = traced ? megpu_mgpu_trace_map_locked(mdev, blk) : 0;
+		if (ret) {
+			megpu_mgpu_sched_off_locked();
+			return ret;
+		}
 		dma = dma_map_page(&mdev->pdev->dev, megpu_sched_page, 0,
 				   PAGE_SIZE, DMA_BIDIRECTIONAL);
 		if (dma_mapping_error(&mdev->pdev->dev, dma)) {
@@ -153,6 +213,19 @@ static int megpu_mgpu_sched_set_locked(const u8 *agent, u32 len, u64 seed,
 		megpu_write(mdev, MEGPU_REG_MGPU_SCHED_HI, upper_32_bits(dma));
 		megpu_write(mdev, MEGPU_REG_MGPU_SCHED_LO, lower_32_bits(dma));
 	}
+	return 0;
+}
+
+/* "done A": agent A has no step left; its turns pass. */
+static int megpu_mgpu_sched_done_locked(u32 agent)
+{
+	u8 *blk;
+
+	if (!megpu_sched_page || !megpu_trace_pages ||
+	    agent >= MEGPU_MGPU_MAX_AGENTS)
+		return -EINVAL;
+	blk = page_address(megpu_sched_page);
+	WRITE_ONCE(blk[MEGPU_MGPU_SCHED_DONE(agent)], 1);
 	return 0;
 }
 
@@ -307,10 +380,14 @@ static int megpu_mgpu_schedule_show(struct seq_file *m, void *data)
 	return 0;
 }
 
-/* "seed S mask M len L": a seeded schedule of L steps (see megpu_hw.h). */
+/*
+ * "seed S mask M len L [trace]": a seeded schedule of L steps (see
+ * megpu_hw.h), with a step trace if asked.
+ */
 static int megpu_mgpu_schedule_seeded(char *p)
 {
 	char *key[3] = { "seed", "mask", "len" }, *tok;
+	bool traced = false;
 	u64 val[3];
 	unsigned int i;
 	int ret;
@@ -324,13 +401,16 @@ static int megpu_mgpu_schedule_seeded(char *p)
 		if (ret)
 			return ret;
 	}
-	if (p && *strim(p))
+	if (p && !strcmp(strim(p), "trace"))
+		traced = true;
+	else if (p && *strim(p))
 		return -EINVAL;
 	if (!val[1] || val[1] >= BIT(MEGPU_MGPU_MAX_AGENTS) ||
 	    val[2] > MEGPU_MGPU_SCHED_MAX)
 		return -EINVAL;
 	mutex_lock(&megpu_agents_lock);
-	ret = megpu_mgpu_sched_set_locked(NULL, val[2], val[0], val[1]);
+	ret = megpu_mgpu_sched_set_locked(NULL, val[2], val[0], val[1],
+					  traced);
 	mutex_unlock(&megpu_agents_lock);
 	return ret;
 }
@@ -364,6 +444,17 @@ static ssize_t megpu_mgpu_schedule_write(struct file *file,
 		ret = megpu_mgpu_schedule_seeded(p);
 		goto out;
 	}
+	if (!strncmp(p, "done ", 5)) {
+		u32 a;
+
+		ret = kstrtou32(p + 5, 0, &a);
+		if (ret)
+			goto out;
+		mutex_lock(&megpu_agents_lock);
+		ret = megpu_mgpu_sched_done_locked(a);
+		mutex_unlock(&megpu_agents_lock);
+		goto out;
+	}
 	if (!strcmp(p, "off"))
 		p = "";
 	while ((tok = strsep(&p, " \t\n,")) != NULL) {
@@ -381,7 +472,7 @@ static ssize_t megpu_mgpu_schedule_write(struct file *file,
 		agent[n++] = a;
 	}
 	mutex_lock(&megpu_agents_lock);
-	ret = megpu_mgpu_sched_set_locked(agent, n, 0, 0);
+	ret = megpu_mgpu_sched_set_locked(agent, n, 0, 0, false);
 	mutex_unlock(&megpu_agents_lock);
 out:
 	kfree(agent);
@@ -390,6 +481,36 @@ out:
 }
 
 DEFINE_SHOW_STORE_ATTRIBUTE(megpu_mgpu_schedule);
+
+/*
+ * The traced schedule's steps: "count N cap C", then one line per record
+ * kept: agent kind offset engine value.
+ */
+static int megpu_mgpu_trace_show(struct seq_file *m, void *data)
+{
+	u32 count, cap, i;
+	__le32 *blk;
+	u8 *rec;
+
+	mutex_lock(&megpu_agents_lock);
+	if (!megpu_sched_page || !megpu_trace_pages) {
+		mutex_unlock(&megpu_agents_lock);
+		return -ENOENT;
+	}
+	blk = page_address(megpu_sched_page);
+	count = le32_to_cpu(READ_ONCE(blk[MEGPU_MGPU_SCHED_TRACE_COUNT / 4]));
+	cap = le32_to_cpu(blk[MEGPU_MGPU_SCHED_TRACE_CAP / 4]);
+	seq_printf(m, "count %u cap %u\n", count, cap);
+	rec = page_address(megpu_trace_pages);
+	for (i = 0; i < min(count, cap); i++, rec += MEGPU_MGPU_REC_SIZE)
+		seq_printf(m, "%u %u %u %u %u\n", rec[MEGPU_MGPU_REC_AGENT],
+			   rec[MEGPU_MGPU_REC_KIND], rec[MEGPU_MGPU_REC_OFFSET],
+			   rec[MEGPU_MGPU_REC_ENGINE],
+			   get_unaligned_le32(rec + MEGPU_MGPU_REC_VALUE));
+	mutex_unlock(&megpu_agents_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(megpu_mgpu_trace);
 
 void megpu_mgpu_debugfs_minor_init(struct drm_minor *minor)
 {
@@ -401,4 +522,6 @@ void megpu_mgpu_debugfs_minor_init(struct drm_minor *minor)
 			    &megpu_mgpu_fops);
 	debugfs_create_file("mgpu_schedule", 0644, minor->debugfs_root, mdev,
 			    &megpu_mgpu_schedule_fops);
+	debugfs_create_file("mgpu_trace", 0444, minor->debugfs_root, mdev,
+			    &megpu_mgpu_trace_fops);
 }

@@ -27,7 +27,11 @@
  *   agent's turn in a schedule block shared by the devices. The block
  *   lists the agents, or (seed mode) holds a seed and an agent mask from
  *   which every device computes the order itself; the register is read
- *   at every step, so taking the block off frees a waiting step.
+ *   at every step, so taking the block off frees a waiting step. A
+ *   seeded block may cover a whole run: a turn of an agent the CPU marked
+ *   done is skipped, and each step is recorded in the block's trace, so
+ *   a test checks the run's invariant at every step (item 3 of the
+ *   seed-semantics issue) instead of sampling it.
  * - Choice: every engine of a device acts as the device's one agent (the
  *   seed's agents are GPUs: its tables, and the block layout, have one
  *   Req per GPU). So that the arbiter excludes engines of one GPU too, a
@@ -99,6 +103,8 @@ typedef struct MgpuCtx {
     unsigned agent;
     unsigned agents;
     uint64_t sched;             /* schedule block bus address, 0: free */
+    bool traced;                /* the block records the steps */
+    uint8_t kind;               /* what the next step is, for the trace */
     bool stalled;
 } MgpuCtx;
 
@@ -155,19 +161,22 @@ static bool mgpu_step_begin(MgpuCtx *c, bool *held)
     uint8_t *agent;
 
     *held = false;
+    c->traced = false;
     qatomic_inc(&s->mgpu_steps);
     /* the block in the register now: the CPU may have replaced it */
     c->sched = qatomic_read(&s->mgpu_sched);
     if (!c->sched) {
         return true;
     }
-    blk = megpu_ram_map(s, c->sched, MEGPU_MGPU_SCHED_SEEDED_BYTES, true);
+    blk = megpu_ram_map(s, c->sched, MEGPU_MGPU_SCHED_TRACED_BYTES, true);
     if (!blk) {
         return megpu_fault(c->x, MEGPU_FAULT_MGPU_SCHED, c->sched, false);
     }
     len = le32_to_cpu(qatomic_read(&blk[1]));
     seeded = len & MEGPU_MGPU_SCHED_SEEDED;
-    len &= ~MEGPU_MGPU_SCHED_SEEDED;
+    /* a trace and DONE marks: seeded blocks only */
+    c->traced = seeded && (len & MEGPU_MGPU_SCHED_TRACED);
+    len &= ~(MEGPU_MGPU_SCHED_SEEDED | MEGPU_MGPU_SCHED_TRACED);
     if (seeded) {
         seed = le32_to_cpu(blk[MEGPU_MGPU_SCHED_SEED / 4]) |
                (uint64_t)le32_to_cpu(blk[MEGPU_MGPU_SCHED_SEED / 4 + 1]) << 32;
@@ -175,7 +184,7 @@ static bool mgpu_step_begin(MgpuCtx *c, bool *held)
     }
     if (len > MEGPU_MGPU_SCHED_MAX ||
         (seeded && (!mask || mask >= MEGPU_BIT(MEGPU_MGPU_MAX_AGENTS)))) {
-        megpu_ram_unmap(s, blk, MEGPU_MGPU_SCHED_SEEDED_BYTES, true);
+        megpu_ram_unmap(s, blk, MEGPU_MGPU_SCHED_TRACED_BYTES, true);
         return megpu_fault(c->x, MEGPU_FAULT_MGPU_SCHED, c->sched, false);
     }
     for (;;) {
@@ -191,7 +200,7 @@ static bool mgpu_step_begin(MgpuCtx *c, bool *held)
             agent = megpu_ram_map(s, c->sched + MEGPU_MGPU_SCHED_AGENT(pos),
                                   1, false);
             if (!agent) {
-                megpu_ram_unmap(s, blk, MEGPU_MGPU_SCHED_SEEDED_BYTES, true);
+                megpu_ram_unmap(s, blk, MEGPU_MGPU_SCHED_TRACED_BYTES, true);
                 return megpu_fault(c->x, MEGPU_FAULT_MGPU_SCHED,
                                    c->sched + MEGPU_MGPU_SCHED_AGENT(pos),
                                    false);
@@ -203,32 +212,77 @@ static bool mgpu_step_begin(MgpuCtx *c, bool *held)
             *held = true;
             break;
         }
+        /* an agent with nothing left: its turn goes (once, to anyone) */
+        if (c->traced &&
+            qatomic_read((uint8_t *)blk + MEGPU_MGPU_SCHED_DONE(turn))) {
+            qatomic_cmpxchg(&blk[0], cpu_to_le32(pos), cpu_to_le32(pos + 1));
+            continue;
+        }
         if (megpu_engine_should_abort(c->e)) {
-            megpu_ram_unmap(s, blk, MEGPU_MGPU_SCHED_SEEDED_BYTES, true);
+            megpu_ram_unmap(s, blk, MEGPU_MGPU_SCHED_TRACED_BYTES, true);
             c->x->aborted = true;
             return false;
         }
         g_usleep(MGPU_TURN_POLL_US);
     }
-    megpu_ram_unmap(s, blk, MEGPU_MGPU_SCHED_SEEDED_BYTES, true);
+    megpu_ram_unmap(s, blk, MEGPU_MGPU_SCHED_TRACED_BYTES, true);
     return true;
 }
 
-static void mgpu_step_end(MgpuCtx *c, bool held)
+/* Record the step just taken in its turn (the turn's holder alone). */
+static void mgpu_trace_step(MgpuCtx *c, uint32_t *blk, uint64_t addr,
+                            uint32_t value)
 {
-    uint32_t *pos;
+    MegpuState *s = c->e->s;
+    uint32_t count = le32_to_cpu(qatomic_read(&blk[
+                                     MEGPU_MGPU_SCHED_TRACE_COUNT / 4]));
+    uint32_t cap = le32_to_cpu(blk[MEGPU_MGPU_SCHED_TRACE_CAP / 4]);
+    uint64_t trace = ldq_le_p(blk + MEGPU_MGPU_SCHED_TRACE / 4);
+    uint8_t *rec;
 
-    /* a block taken off meanwhile is the CPU's again: leave it alone */
-    if (held && qatomic_read(&c->e->s->mgpu_sched) == c->sched) {
-        /* only the turn's holder writes pos: a plain atomic store */
-        pos = megpu_ram_map(c->e->s, c->sched, 4, true);
-        if (pos) {
-            qatomic_set(pos, cpu_to_le32(le32_to_cpu(qatomic_read(pos)) + 1));
-            /* the step happened before the next agent may take its turn */
-            smp_mb();
-            megpu_ram_unmap(c->e->s, pos, 4, true);
+    if (count < cap && !(trace & 7) &&
+        trace + (uint64_t)count * MEGPU_MGPU_REC_SIZE >= trace) {
+        rec = megpu_ram_map(s, trace + (uint64_t)count * MEGPU_MGPU_REC_SIZE,
+                            MEGPU_MGPU_REC_SIZE, true);
+        if (rec) {
+            rec[MEGPU_MGPU_REC_AGENT] = c->agent;
+            rec[MEGPU_MGPU_REC_KIND] = c->kind;
+            rec[MEGPU_MGPU_REC_OFFSET] = MIN(addr - c->base, 255);
+            rec[MEGPU_MGPU_REC_ENGINE] = c->e->idx;
+            stl_le_p(rec + MEGPU_MGPU_REC_VALUE, value);
+            megpu_ram_unmap(s, rec, MEGPU_MGPU_REC_SIZE, true);
         }
     }
+    qatomic_set(&blk[MEGPU_MGPU_SCHED_TRACE_COUNT / 4],
+                cpu_to_le32(count + 1));
+}
+
+/*
+ * The step touched @addr (@value: written or read): record it if the
+ * block traces, then pass the turn on.
+ */
+static void mgpu_step_end(MgpuCtx *c, bool held, uint64_t addr,
+                          uint32_t value)
+{
+    MegpuState *s = c->e->s;
+    uint32_t *blk;
+
+    /* a block taken off meanwhile is the CPU's again: leave it alone */
+    if (held && qatomic_read(&s->mgpu_sched) == c->sched) {
+        blk = megpu_ram_map(s, c->sched, MEGPU_MGPU_SCHED_TRACED_BYTES, true);
+        if (blk) {
+            if (c->traced) {
+                mgpu_trace_step(c, blk, addr, value);
+            }
+            /* only the turn's holder writes pos: a plain atomic store */
+            qatomic_set(&blk[0],
+                        cpu_to_le32(le32_to_cpu(qatomic_read(&blk[0])) + 1));
+            /* the step happened before the next agent may take its turn */
+            smp_mb();
+            megpu_ram_unmap(s, blk, MEGPU_MGPU_SCHED_TRACED_BYTES, true);
+        }
+    }
+    c->kind = 0;
 }
 
 /* Raw accesses: one aligned host atomic each, through the engine's MMU. */
@@ -304,7 +358,8 @@ static bool mgpu_step_store8(MgpuCtx *c, uint64_t addr, uint8_t val)
         return false;
     }
     ok = mgpu_store8(c, addr, val);
-    mgpu_step_end(c, held);
+    c->kind = c->kind ?: MEGPU_MGPU_STEP_ARB_STORE;
+    mgpu_step_end(c, held, addr, val);
     mgpu_kick();
     return ok;
 }
@@ -318,7 +373,8 @@ static bool mgpu_step_add32(MgpuCtx *c, uint64_t addr, int32_t delta,
         return false;
     }
     ok = mgpu_add32(c, addr, delta, result);
-    mgpu_step_end(c, held);
+    c->kind = c->kind ?: MEGPU_MGPU_STEP_ARB_ADD;
+    mgpu_step_end(c, held, addr, ok ? *result : 0);
     mgpu_kick();
     return ok;
 }
@@ -331,7 +387,8 @@ static bool mgpu_step_load32(MgpuCtx *c, uint64_t addr, uint32_t *val)
         return false;
     }
     ok = mgpu_load32(c, addr, val);
-    mgpu_step_end(c, held);
+    c->kind = c->kind ?: MEGPU_MGPU_STEP_ARB_READ;
+    mgpu_step_end(c, held, addr, ok ? *val : 0);
     return ok;
 }
 
@@ -375,6 +432,7 @@ bool megpu_exec_msem_signal(MegpuExec *x, const uint32_t *p)
     if (!megpu_wq_engine_flush(x)) {
         return false;
     }
+    c.kind = MEGPU_MGPU_STEP_SIGNAL;
     if (!mgpu_step_add32(&c, base + MEGPU_MSEM_SLOT(c.agent), 1, &v)) {
         return false;
     }
@@ -393,6 +451,7 @@ static bool mgpu_msem_sum(MgpuCtx *c, uint32_t mask, uint32_t *sum)
         if (!(mask & MEGPU_BIT(a))) {
             continue;
         }
+        c->kind = MEGPU_MGPU_STEP_READ;
         if (!mgpu_step_load32(c, c->base + MEGPU_MSEM_SLOT(a), &v)) {
             return false;
         }
@@ -425,6 +484,7 @@ bool megpu_exec_msem_wait(MegpuExec *x, const uint32_t *p)
             x->aborted = true;
             break;
         }
+        c.kind = MEGPU_MGPU_STEP_WAIT_DEC;
         if (!mgpu_step_add32(&c, own, -1, &v) ||
             !mgpu_msem_sum(&c, mask, &sum)) {
             break;
@@ -434,6 +494,7 @@ bool megpu_exec_msem_wait(MegpuExec *x, const uint32_t *p)
             ok = true;
             break;
         }
+        c.kind = MEGPU_MGPU_STEP_WAIT_UNDO;
         if (!mgpu_step_add32(&c, own, 1, &v)) {
             break;
         }
@@ -542,7 +603,8 @@ static bool mgpu_literal_acquire(MgpuCtx *c)
         }
         ok = mgpu_load32(c, c->base + MEGPU_ARB_DW(1), &dw[0]) &&
              mgpu_load32(c, c->base + MEGPU_ARB_DW(2), &dw[1]);
-        mgpu_step_end(c, held);
+        c->kind = MEGPU_MGPU_STEP_ARB_READ;
+        mgpu_step_end(c, held, c->base + MEGPU_ARB_DW(1), ok ? dw[0] : 0);
         if (!ok) {
             return false;
         }

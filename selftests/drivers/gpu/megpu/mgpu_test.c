@@ -14,6 +14,7 @@
 
 #include "kselftest_harness.h"
 #include "megpu_test.h"
+#include "megpu_msem_check.h"
 
 #define MAXG	MEGPU_MGPU_MAX_AGENTS
 #define SLOTS	0x000		/* MSEM slots */
@@ -53,6 +54,10 @@ FIXTURE_SETUP(mgpu)
 	int fd;
 
 	self->n = 0;
+	/* the non-atomic boot is for the one test that checks atomicity */
+	if (megpu_test_cmdline("nonatomic", 0) &&
+	    strcmp(_metadata->name, "msem_signals_of_two_engines_atomic"))
+		SKIP(return, "the x-mgpu-nonatomic control boot");
 	while (self->n < MAXG && !megpu_open(&self->gpu[self->n], self->n))
 		self->n++;
 	if (self->n < 2)
@@ -938,38 +943,36 @@ TEST_F(mgpu, bad_input_faults)
 
 /*
  * Safety under seeded random schedules, 2, 3, 4 and 8 agents (as many as
- * the boot has), the first seed as a list, the second in the devices'
- * seed mode: each agent runs a
- * random mix of signals and waits (never more waits than signals in any
- * prefix of its own list, so all complete). Each signal is logged before
- * it is made, each wait after it completed; sampled while running,
- * completed waits never exceed signals. At the end every slot is its
- * owner's signals - waits.
+ * the boot has), two seeds each: each agent runs a random mix of signals
+ * and waits (never more waits than signals in any prefix of its own
+ * list, so all complete), and the devices take every step of the whole
+ * run in the seed's order (an agent whose job completed is marked done,
+ * so its turns pass). The devices' own step trace is then replayed
+ * (megpu_msem_check.h): every read saw the last write, every write is
+ * one off the last, and at no step had more waits completed than
+ * signals. At the end every slot is its owner's signals - waits.
  */
 TEST_F(mgpu, msem_safety_random_schedules)
 {
-	enum { OPS = 40 };
+	enum { OPS = 40, MAX_RECS = 8192 };
 	uint32_t *w = mt_u32(self->bo[0]);
+	uint8_t *recs = malloc((size_t)MAX_RECS * MEGPU_MGPU_REC_SIZE);
 
+	ASSERT_NE(NULL, recs);
 	for (unsigned int m = 2; m <= MAXG && m <= self->n;
 	     m = m < 4 ? m + 1 : 2 * m) {
 		for (uint64_t seed = 1; seed <= 2; seed++) {
 			uint32_t mask = (1u << m) - 1, sig[MAXG] = { 0 };
-			uint32_t waits[MAXG] = { 0 }, sum;
-			uint8_t order[OPS];
+			uint32_t waits[MAXG] = { 0 }, sum, count, done = 0;
+			uint32_t all_sig = 0, all_waits = 0;
+			struct megpu_msem_check r;
 			struct mt_job j[MAXG];
 			uint64_t x = seed * 0x9e3779b97f4a7c15ull + m;
-			int samples = 0;
-			bool running = true;
 
 			memset(w, 0, BO_SIZE);
-			megpu_mgpu_schedule(seed * 7 + m, mask, order, OPS);
-			if (seed == 1) {
-				ASSERT_EQ(0, schedule(self, order, OPS));
-			} else {
-				ASSERT_EQ(0, megpu_mgpu_schedule_seeded(G(0),
-						seed * 7 + m, mask, OPS));
-			}
+			ASSERT_EQ(0, megpu_mgpu_schedule_traced(G(0),
+					seed * 7 + m, mask,
+					MEGPU_MGPU_SCHED_MAX));
 			for (unsigned int a = 0; a < m; a++) {
 				struct megpu_cs cs;
 
@@ -982,56 +985,107 @@ TEST_F(mgpu, msem_safety_random_schedules)
 						waits[a]++;
 						ASSERT_EQ(0, megpu_cs_msem_wait(&cs,
 							VA(a, SLOTS), mask));
-						ASSERT_EQ(0, megpu_cs_write32(&cs,
-							VA(a, WAITLOG(a)),
-							waits[a]));
 					} else {
 						sig[a]++;
-						ASSERT_EQ(0, megpu_cs_write32(&cs,
-							VA(a, SIGLOG(a)),
-							sig[a]));
 						ASSERT_EQ(0, megpu_cs_msem_signal(&cs,
 							VA(a, SLOTS)));
 					}
 				}
+				all_sig += sig[a];
+				all_waits += waits[a];
 				ASSERT_EQ(0, mt_submit(G(a), &j[a], 0, &cs,
 						       &BO(a), 1, NOIMP));
 				megpu_cs_fini(&cs);
 			}
-			while (running) {
-				uint32_t dw = 0, ds = 0;
-
-				for (unsigned int a = 0; a < m; a++)
-					dw += __atomic_load_n(&w[WAITLOG(a) / 4],
-							      __ATOMIC_SEQ_CST);
-				for (unsigned int a = 0; a < m; a++)
-					ds += __atomic_load_n(&w[SIGLOG(a) / 4],
-							      __ATOMIC_SEQ_CST);
-				ASSERT_LE(dw, ds);
-				samples++;
-				running = false;
-				for (unsigned int a = 0; a < m; a++)
-					if (mt_pending(G(a), j[a].sync, 0))
-						running = true;
-				usleep(200);
+			/* an agent whose job completed has no step left */
+			for (int ms = 0; done != mask && ms < 60000; ms++) {
+				for (unsigned int a = 0; a < m; a++) {
+					if ((done & (1u << a)) ||
+					    mt_pending(G(a), j[a].sync, 0))
+						continue;
+					ASSERT_EQ(0, megpu_mgpu_schedule_done(
+							G(0), a));
+					done |= 1u << a;
+				}
+				usleep(1000);
 			}
 			for (unsigned int a = 0; a < m; a++)
 				EXPECT_EQ(0, mt_job_finish(&j[a], 20 * SEC));
+			ASSERT_EQ(mask, done);
+			ASSERT_EQ(0, megpu_mgpu_trace_read(G(0), recs, MAX_RECS,
+							   &count));
+			ASSERT_LE(count, MAX_RECS);
+			EXPECT_EQ(0, megpu_msem_check_trace(recs, count, mask,
+							    NULL, &r))
+				TH_LOG("step %d: %s", r.bad, r.why);
+			EXPECT_EQ(all_sig, r.signals);
+			EXPECT_EQ(all_waits, r.waits);
 			ASSERT_EQ(0, megpu_flush(&self->gpu[0], NULL));
-			for (unsigned int a = 0; a < m; a++) {
+			for (unsigned int a = 0; a < m; a++)
 				EXPECT_EQ(sig[a] - waits[a], w[a]);
-				EXPECT_EQ(waits[a], w[WAITLOG(a) / 4]);
-			}
 			ASSERT_EQ(0, megpu_msem_query(self->bo[0], SLOTS, mask,
 						      &sum));
 			EXPECT_EQ(0, (int32_t)sum < 0);
-			TH_LOG("%u agents, seed %llu: %d samples", m,
-			       (unsigned long long)seed, samples);
+			TH_LOG("%u agents, seed %llu: %u steps traced, %u "
+			       "signals, %u waits, %u failed checks", m,
+			       (unsigned long long)seed, count, r.signals,
+			       r.waits, r.undos);
 			ASSERT_EQ(0, schedule(self, NULL, 0));
 		}
 	}
+	free(recs);
 }
 
+/*
+ * Two engines of every GPU signal the GPU's own slot at once, and with
+ * no schedule: each slot ends at exactly both engines' signals, because
+ * the device adds atomically. Booted with x-mgpu-nonatomic (the negative
+ * control: read, pause, write) updates are lost and the same check must
+ * see it.
+ */
+TEST_F(mgpu, msem_signals_of_two_engines_atomic)
+{
+	enum { K = 200 };
+	uint32_t *slot = mt_u32(self->bo[0]), lost = 0, engines = 0;
+	struct mt_job j[MAXG][2];
+
+	for (unsigned int d = 0; d < self->n; d++) {
+		unsigned int e = 0;
+		uint64_t types = 0;
+
+		ASSERT_EQ(0, megpu_engines(&self->gpu[d], &e, &types));
+		engines = d ? (e < engines ? e : engines) : e;
+	}
+	if (engines < 2)
+		SKIP(return, "one engine per GPU");
+	memset(slot, 0, 64);
+	for (unsigned int d = 0; d < self->n; d++) {
+		for (unsigned int e = 0; e < 2; e++) {
+			struct megpu_cs cs;
+
+			megpu_cs_init(&cs);
+			for (int i = 0; i < K; i++)
+				ASSERT_EQ(0, megpu_cs_msem_signal(&cs,
+						VA(d, SLOTS)));
+			ASSERT_EQ(0, mt_submit(G(d), &j[d][e], e, &cs, &BO(d),
+					       1, NOIMP));
+			megpu_cs_fini(&cs);
+		}
+	}
+	for (unsigned int d = 0; d < self->n; d++)
+		for (unsigned int e = 0; e < 2; e++)
+			EXPECT_EQ(0, mt_job_finish(&j[d][e], 20 * SEC));
+	ASSERT_EQ(0, megpu_flush(&self->gpu[0], NULL));
+	for (unsigned int d = 0; d < self->n; d++)
+		lost += 2 * K - slot[d];
+	TH_LOG("%u GPUs, 2 engines each, %u signals each: %u lost", self->n,
+	       K, lost);
+	if (megpu_test_cmdline("nonatomic", 0)) {
+		EXPECT_LT(0, lost);
+	} else {
+		EXPECT_EQ(0, lost);
+	}
+}
 
 /* The megpu tool: "megpu @args" exits 0 and its output has @text. */
 static bool tool_ok(const char *args, const char *text)
