@@ -825,7 +825,11 @@ static inline unsigned long long megpu_hw_ld64(const unsigned char *p)
 
 /*
  * Whether the MEGPU_TQ_DESC_SIZE bytes at @d are a well-formed task,
- * whoever would run it: DEQUEUE, a CPU dequeuer or the driver's.
+ * whoever would run it: DEQUEUE, a CPU dequeuer or the driver's. A task
+ * may name a wave program (MEGPU_KERNEL_PROGRAM) for a side instead of a
+ * built-in kernel: DATA is then a program-arguments block (MEGPU_PARGS_*,
+ * ARG_SIZE MEGPU_PARGS_SIZE) and the other side names the same program
+ * or nothing, as the two sides share DATA.
  */
 static inline int megpu_tq_desc_valid(const unsigned char *d)
 {
@@ -837,16 +841,25 @@ static inline int megpu_tq_desc_valid(const unsigned char *d)
 		(unsigned long long)megpu_hw_ld32(d + MEGPU_TQ_DESC_GROUP_X) *
 		megpu_hw_ld32(d + MEGPU_TQ_DESC_GROUP_Y);
 
+	int prog = kernel == MEGPU_KERNEL_PROGRAM ||
+		   cpu_fn == MEGPU_KERNEL_PROGRAM;
+
 	if (aff >= MEGPU_TQ_AFF_COUNT)
 		return 0;
-	if (kernel != MEGPU_TQ_NONE && kernel >= MEGPU_KERNEL_COUNT)
+	if (prog) {
+		if ((kernel != MEGPU_KERNEL_PROGRAM && kernel != MEGPU_TQ_NONE) ||
+		    (cpu_fn != MEGPU_KERNEL_PROGRAM && cpu_fn != MEGPU_TQ_NONE) ||
+		    arg_size != MEGPU_PARGS_SIZE)
+			return 0;
+	} else if (kernel != MEGPU_TQ_NONE && kernel >= MEGPU_KERNEL_COUNT) {
 		return 0;
+	}
 	if (cpu_fn == MEGPU_TQ_NONE && kernel == MEGPU_TQ_NONE)
 		return 0;
 	if ((aff == MEGPU_TQ_AFF_REQUIRE_GPU && kernel == MEGPU_TQ_NONE) ||
 	    (aff == MEGPU_TQ_AFF_REQUIRE_CPU && cpu_fn == MEGPU_TQ_NONE))
 		return 0;
-	if (arg_size && arg_size != MEGPU_KARGS_SIZE)
+	if (!prog && arg_size && arg_size != MEGPU_KARGS_SIZE)
 		return 0;
 	if (!group || group > MEGPU_MAX_GROUP_SIZE)
 		return 0;

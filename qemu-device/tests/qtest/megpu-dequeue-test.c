@@ -18,6 +18,7 @@
 
 #include "qemu/osdep.h"
 #include "megpu-qtest.h"
+#include "megpu-wave-programs.h"
 
 #define Q_PA(i)             (0x08000000ull + (i) * 0x100000ull)
 #define KARGS_PA            0x09000000ull   /* 64 bytes per task */
@@ -25,6 +26,9 @@
 #define NOTE_PA             0x0b000000ull   /* MEGPU_TQ_NOTE_SIZE per task */
 #define LIST_PA(e)          (0x0c000000ull + (e) * 0x100ull)
 #define EVENT_PA            0x0c100000ull
+#define PROG_PA             0x0d000000ull   /* wave programs */
+#define PARGS_PA            0x0d100000ull   /* their arguments, 4K each */
+#define VEC_PA              0x0d200000ull   /* vectors, 64K each */
 
 #define MAX_TASKS           4096
 #define CPU_OWNER           0x1234u
@@ -744,6 +748,111 @@ static void test_event_gate(void)
     megpu_stop_engines(&m);
 }
 
+/*
+ * Task @t of queue 0 runs the wave program at @prog (@len instructions)
+ * on @grid work-items with user arguments @user: a user's program as a
+ * task (GPU side only), arguments in a program-arguments block.
+ */
+static void q_push_program(Megpu *m, uint32_t t, uint64_t prog, uint32_t len,
+                           const uint64_t *user, unsigned nuser,
+                           uint32_t grid)
+{
+    uint32_t slots = q_rd(m, 0, MEGPU_TQ_HDR_SIZE);
+    uint32_t tail = q_rd(m, 0, MEGPU_TQ_HDR_TAIL);
+    uint64_t pargs = PARGS_PA + 0x1000ull * t;
+    uint8_t d[MEGPU_TQ_DESC_SIZE];
+
+    qtest_memset(m->qts, pargs, 0, MEGPU_PARGS_SIZE);
+    qtest_writeq(m->qts, pargs + MEGPU_PARGS_PROGRAM, prog);
+    qtest_writel(m->qts, pargs + MEGPU_PARGS_LENGTH, len);
+    for (unsigned i = 0; i < nuser; i++) {
+        qtest_writeq(m->qts, pargs + MEGPU_PARGS_USER + 8 * i, user[i]);
+    }
+    memset(d, 0, sizeof(d));
+    stl_le_p(d + MEGPU_TQ_DESC_CPU_FN, MEGPU_TQ_NONE);
+    stl_le_p(d + MEGPU_TQ_DESC_GPU_KERNEL, MEGPU_KERNEL_PROGRAM);
+    stq_le_p(d + MEGPU_TQ_DESC_DATA, pargs);
+    stl_le_p(d + MEGPU_TQ_DESC_RANGE_X, grid);
+    stl_le_p(d + MEGPU_TQ_DESC_RANGE_Y, 1);
+    stl_le_p(d + MEGPU_TQ_DESC_GROUP_X, 16);
+    stl_le_p(d + MEGPU_TQ_DESC_GROUP_Y, 1);
+    stq_le_p(d + MEGPU_TQ_DESC_NOTIFY, NOTE_PA + MEGPU_TQ_NOTE_SIZE * t);
+    stl_le_p(d + MEGPU_TQ_DESC_AFFINITY, MEGPU_TQ_AFF_ANY);
+    stl_le_p(d + MEGPU_TQ_DESC_ARG_SIZE, MEGPU_PARGS_SIZE);
+    qtest_memwrite(m->qts, Q_PA(0) + MEGPU_TQ_HDR_BYTES +
+                   (uint64_t)(tail & (slots - 1)) * MEGPU_TQ_DESC_SIZE,
+                   d, sizeof(d));
+    q_wr(m, 0, MEGPU_TQ_HDR_TAIL, tail + 1);
+}
+
+/*
+ * Tasks that carry a user's wave program (issue 22 item 6, the GPU
+ * side): VADD as a program in two tasks gives what plain C gives, and a
+ * program that faults (a load from no memory) ends its own task,
+ * notified with the fault's code, while the batch and the engine go on.
+ */
+static void test_program_tasks(void)
+{
+    static const unsigned q0[] = { 0 };
+    static const uint64_t bad_prog[] = {
+        I(LDARG, 1, 0, 0, 0),
+        I(LD32, 2, 1, 0, 0),
+        I(END, 0, 0, 0, 0),
+    };
+    enum { N = 40 };
+    uint64_t a = VEC_PA, b = VEC_PA + 0x10000, c[2] = {
+        VEC_PA + 0x20000, VEC_PA + 0x30000,
+    };
+    uint64_t user[2][4], bad_user[1] = { NO_RAM_PA };
+    Megpu m;
+    Note r[3];
+
+    megpu_start_engines(&m, 4);
+    results_clear(&m, 3);
+    for (uint32_t i = 0; i < N; i++) {
+        qtest_writel(m.qts, a + 4 * i, 3 * i + 1);
+        qtest_writel(m.qts, b + 4 * i, 1000 - i);
+    }
+    qtest_memset(m.qts, c[0], 0, 4 * N);
+    qtest_memset(m.qts, c[1], 0, 4 * N);
+    for (unsigned k = 0; k < ARRAY_SIZE(vadd_prog); k++) {
+        qtest_writeq(m.qts, PROG_PA + 8 * k, vadd_prog[k]);
+    }
+    for (unsigned k = 0; k < ARRAY_SIZE(bad_prog); k++) {
+        qtest_writeq(m.qts, PROG_PA + 0x1000 + 8 * k, bad_prog[k]);
+    }
+    q_init(&m, 0, 16, 0, 0);
+    for (unsigned t = 0; t < 2; t++) {
+        user[t][0] = a;
+        user[t][1] = b;
+        user[t][2] = c[t];
+        user[t][3] = N;
+    }
+    q_push_program(&m, 0, PROG_PA, ARRAY_SIZE(vadd_prog), user[0], 4, N);
+    q_push_program(&m, 1, PROG_PA + 0x1000, ARRAY_SIZE(bad_prog), bad_user,
+                   1, 16);
+    q_push_program(&m, 2, PROG_PA, ARRAY_SIZE(vadd_prog), user[1], 4, N);
+    q_close(&m, 0);
+    dequeue_run(&m, 0, q0, 1, 0, MEGPU_DEQ_ONCE);
+    results_read(&m, 3, r);
+    for (unsigned t = 0; t < 3; t++) {
+        g_assert_cmpuint(r[t].done, ==, 1);
+        g_assert_cmphex(r[t].by, ==, MEGPU_TQ_OWNER_ENGINE(0));
+    }
+    g_assert_cmpuint(r[0].status, ==, 0);
+    g_assert_cmpuint(r[1].status, !=, 0);
+    g_assert_cmpuint(r[2].status, ==, 0);
+    for (uint32_t i = 0; i < N; i++) {
+        uint32_t want = (3 * i + 1) + (1000 - i);
+
+        g_assert_cmpuint(qtest_readl(m.qts, c[0] + 4 * i), ==, want);
+        g_assert_cmpuint(qtest_readl(m.qts, c[1] + 4 * i), ==, want);
+    }
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_FAULTS), ==, 0);
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_DONE), ==, 3);
+    megpu_stop_engines(&m);
+}
+
 /* Malformed packets, queues and descriptors fault the engine, cleanly. */
 static void test_malformed(void)
 {
@@ -1275,6 +1384,7 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/dequeue/event-release-irq",
                    test_event_release_irq);
     qtest_add_func("/megpu/dequeue/event-gate", test_event_gate);
+    qtest_add_func("/megpu/dequeue/program-tasks", test_program_tasks);
     qtest_add_func("/megpu/dequeue/lock-held-backs-off",
                    test_lock_held_backs_off);
     qtest_add_func("/megpu/dequeue/malformed", test_malformed);

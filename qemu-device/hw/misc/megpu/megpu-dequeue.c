@@ -54,6 +54,12 @@
  *   after the bad descriptor was taken and notified with that status, so
  *   the queue is not stuck on it. A kernel that faults leaves its fault in
  *   the engine; it and the rest of its batch are notified with the code.
+ * - A task may carry a user's wave program (MEGPU_KERNEL_PROGRAM, DATA a
+ *   program-arguments block): DEQUEUE and TASK_RUN dispatch it as the
+ *   DISPATCH packet does, on any engine that dequeues. A program's fault
+ *   is its task's alone: the task is notified with the fault's code and
+ *   the batch goes on, the engine does not fault (a user's code is the
+ *   task's, not the queue's).
  *   Every task taken is notified exactly once: a notification that cannot
  *   be written (its record is not RAM, or not mapped) does not stop the
  *   others, and a malformed task's record that is not 8-aligned is never
@@ -294,8 +300,10 @@ static bool tq_eligible(MegpuExec *x, const MegpuQueue *q,
     if (t->bad) {
         return true;
     }
-    if (t->gpu_kernel == MEGPU_TQ_NONE ||
-        !(x->e->kernel_mask & MEGPU_BIT(t->gpu_kernel))) {
+    /* a wave program runs wherever DISPATCH does: every DEQUEUE engine */
+    if (t->gpu_kernel != MEGPU_KERNEL_PROGRAM &&
+        (t->gpu_kernel >= MEGPU_KERNEL_COUNT ||
+         !(x->e->kernel_mask & MEGPU_BIT(t->gpu_kernel)))) {
         return false;
     }
     if (t->affinity == MEGPU_TQ_AFF_REQUIRE_CPU ||
@@ -653,6 +661,7 @@ static bool tq_run(MegpuExec *x, MegpuTask *tasks, uint64_t queue,
 {
     MegpuEngine *e = x->e;
     uint32_t ran = 0, status = 0, dispatched = 0;
+    uint32_t prog_status[MEGPU_TQ_MAX_BATCH] = { 0 };
     MegpuFaultRec kernel, note = { 0 };
 
     trace_megpu_taskq_batch(e->idx, queue, n, r->stolen);
@@ -673,6 +682,15 @@ static bool tq_run(MegpuExec *x, MegpuTask *tasks, uint64_t queue,
             if (x->aborted) {
                 return false;   /* a reset: the batch is dropped */
             }
+            /*
+             * A user's program is the task's own: its fault ends that
+             * task (notified with the code), not the batch or the engine.
+             */
+            if (t->gpu_kernel == MEGPU_KERNEL_PROGRAM &&
+                ran < MEGPU_TQ_MAX_BATCH) {
+                prog_status[ran] = tq_fault_take(x).code;
+                continue;
+            }
             status = x->fault_code;
             break;
         }
@@ -685,7 +703,8 @@ static bool tq_run(MegpuExec *x, MegpuTask *tasks, uint64_t queue,
     }
     for (uint32_t i = 0; i < n; i++) {
         const MegpuTask *t = &tasks[i];
-        uint32_t st = i < ran ? 0 : status;
+        uint32_t st = i >= ran ? status :
+                      i < MEGPU_TQ_MAX_BATCH ? prog_status[i] : 0;
 
         if (t->bad && !st) {
             st = MEGPU_FAULT_TQ_BAD_TASK;
