@@ -1434,6 +1434,139 @@ TEST_F_TIMEOUT(taskq, tool_bench_partition, 300)
 	EXPECT_NE(NULL, strstr(buf, "B2 dequeue cost"));
 }
 
+/* A user's program, not a built-in kernel: c[i] = 3 * a[i] + (b[i] ^ 0x55). */
+static const char tq_user_prog[] =
+	"	s2r	r1, global_id\n"
+	"	ldarg32	r2, 24\n"
+	"	cmpltu	r3, r1, r2\n"
+	"	if	r3\n"
+	"	shl	r4, r1, 2\n"
+	"	ldarg	r5, 0\n"
+	"	add	r5, r5, r4\n"
+	"	ld32	r6, [r5]\n"
+	"	mul	r6, r6, 3\n"
+	"	ldarg	r5, 8\n"
+	"	add	r5, r5, r4\n"
+	"	ld32	r7, [r5]\n"
+	"	xor	r7, r7, 0x55\n"
+	"	add	r6, r6, r7\n"
+	"	ldarg	r5, 16\n"
+	"	add	r5, r5, r4\n"
+	"	st32	[r5], r6\n"
+	"	endif\n"
+	"	end\n";
+
+/* A program whose first load is from no memory of the client. */
+static const char tq_bad_prog[] =
+	"	ldarg	r1, 0\n"
+	"	ld32	r2, [r1]\n"
+	"	end\n";
+
+/*
+ * Tasks that carry a user's wave program (issue 22 item 6, the GPU side):
+ * @tasks tasks of @per elements each in queue 2, one of them (@bad) a
+ * program that faults. Run by the engines' DEQUEUE or (@discrete) by the
+ * driver's dequeuer; results as plain C computes them, every task
+ * notified once, the faulting one with its fault, and nothing else lost.
+ */
+static void tq_program_tasks(struct mt *t, bool discrete,
+			     struct __test_metadata *_metadata)
+{
+	enum { TASKS = 24, PER = 64, BAD = 7 };
+	uint32_t n = TASKS * PER, *a, *b, *c, len, bad_len;
+	struct megpu_bo *prog, *bad_prog, *vec, *pargs;
+	char err[128];
+	struct tq q;
+
+	ASSERT_EQ(0, tq_setup(t, &q, TASKS, 0));
+	ASSERT_LT(0, q.nengines);
+	ASSERT_EQ(0, megpu_prog_load(&t->gpu, tq_user_prog, &prog, &len, err,
+				     sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, megpu_prog_load(&t->gpu, tq_bad_prog, &bad_prog,
+				     &bad_len, err, sizeof(err)));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 3ull * 4 * n, 0, &vec));
+	ASSERT_EQ(0, mt_bo(&t->gpu, (uint64_t)TASKS * 256, 0, &pargs));
+	a = vec->map;
+	b = a + n;
+	c = b + n;
+	for (uint32_t i = 0; i < n; i++) {
+		a[i] = i * 2654435761u;
+		b[i] = ~i;
+		c[i] = 0;
+	}
+	for (uint32_t k = 0; k < TASKS; k++) {
+		struct megpu_pargs pa = {
+			.program = k == BAD ? bad_prog->va : prog->va,
+			.len = k == BAD ? bad_len : len,
+			.user = {
+				k == BAD ? 0xfff00000ull :
+				vec->va + 4ull * k * PER,
+				vec->va + 4ull * (n + k * PER),
+				vec->va + 4ull * (2 * n + k * PER), PER,
+			},
+		};
+		struct megpu_task task = {
+			.cpu_fn = MEGPU_TQ_NONE,
+			.gpu_kernel = MEGPU_KERNEL_PROGRAM,
+			.range_x = PER, .range_y = 1,
+			.group_x = 16, .group_y = 1,
+			.notify = q.notes->va + (uint64_t)MEGPU_TQ_NOTE_SIZE * k,
+			.affinity = MEGPU_TQ_AFF_ANY,
+			.arg_size = MEGPU_PARGS_SIZE,
+		};
+
+		ASSERT_EQ(0, megpu_pargs_write(pargs, 256ull * k, &pa,
+					       &task.data));
+		ASSERT_EQ(1, megpu_taskq_push(&q.q[2], &q.agents[0], &task,
+					      1));
+	}
+	tq_close_all(&q);
+	if (discrete) {
+		ASSERT_EQ(0, tq_attach(&q));
+		EXPECT_EQ(0, megpu_taskq_wait(&t->gpu, 60000000000ll));
+		EXPECT_EQ(0, megpu_taskq_detach(&t->gpu));
+	} else {
+		ASSERT_EQ(0, tq_gpu_start(&q, MEGPU_DEQ_STEAL));
+		/* a program's fault is its task's: the DEQUEUE jobs end well */
+		EXPECT_EQ(0, tq_gpu_finish(&q));
+	}
+	for (uint32_t k = 0; k < TASKS; k++) {
+		uint32_t *nt = tq_note(&q, k);
+
+		EXPECT_EQ(1, nt[MEGPU_TQ_NOTE_DONE / 4]) TH_LOG("task %u", k);
+		EXPECT_TRUE(MEGPU_TQ_OWNER_IS_GPU(nt[MEGPU_TQ_NOTE_BY / 4]));
+		EXPECT_EQ(k == BAD, nt[MEGPU_TQ_NOTE_STATUS / 4] != 0)
+			TH_LOG("task %u: status %u", k,
+			       nt[MEGPU_TQ_NOTE_STATUS / 4]);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t want = i / PER == BAD ? 0 : 3 * a[i] + (b[i] ^ 0x55);
+
+		if (c[i] != want) {
+			EXPECT_EQ(want, c[i]) TH_LOG("element %u", i);
+			break;
+		}
+	}
+	EXPECT_EQ(TASKS, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_DONE));
+	megpu_bo_free(pargs);
+	megpu_bo_free(vec);
+	megpu_bo_free(bad_prog);
+	megpu_bo_free(prog);
+	tq_free(&q);
+}
+
+TEST_F_TIMEOUT(taskq, program_tasks_dequeue, 120)
+{
+	TQ_NEED_QUEUES();
+	tq_program_tasks(&self->t, false, _metadata);
+}
+
+TEST_F_TIMEOUT(taskq, program_tasks_discrete, 120)
+{
+	TQ_NEED_QUEUES();
+	tq_program_tasks(&self->t, true, _metadata);
+}
+
 /* The megpu tool's demo, both ways: every task once, on an allowed side. */
 TEST_F_TIMEOUT(taskq, tool_demo_partition, 300)
 {
