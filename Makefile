@@ -40,7 +40,7 @@ LIBDRM := /usr/lib/x86_64-linux-gnu/libdrm.a
 
 LIB_SRCS := $(wildcard tools/lib/megpu/*.c)
 LIB_HDRS := $(wildcard tools/lib/megpu/*.h) uapi/drm/megpu_drm.h \
-	include/megpu_hw.h
+	$(wildcard include/*.h)
 LIB := $(B)/libmegpu.a
 TOOL := $(B)/megpu
 SELFTEST_DIR := selftests/drivers/gpu/megpu
@@ -91,14 +91,14 @@ $(PROGRAMS_H): $(PROGRAMS) tools/megpu/programs/embed.sh
 	tools/megpu/programs/embed.sh $@ $(PROGRAMS)
 
 $(TOOL): $(wildcard tools/megpu/*.c tools/megpu/*.h) $(LIB) $(PROGRAMS_H)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^) $(LIB) $(LIBDRM)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^) $(LIB) $(LIBDRM) -lm
 
 tools: $(DEPS_STAMP) $(TOOL)
 
 $(B)/selftests/%: $(SELFTEST_DIR)/%.c $(wildcard $(SELFTEST_DIR)/*.h) $(LIB) \
 		$(PROGRAMS_H) $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(SELFTEST_CFLAGS) -I$(KSFT) $(LDFLAGS) -o $@ $< $(LIB) $(LIBDRM)
+	$(CC) $(SELFTEST_CFLAGS) -I$(KSFT) $(LDFLAGS) -o $@ $< $(LIB) $(LIBDRM) -lm
 
 selftests: $(SELFTESTS)
 
@@ -143,7 +143,8 @@ check-host: $(DEPS_STAMP)
 			tools/lib/megpu/asm.c \
 			tools/lib/megpu/engine.c \
 			tools/lib/megpu/mgpu.c \
-			tools/lib/megpu/taskq.c -lpthread; then \
+			tools/lib/megpu/taskq.c \
+			tools/lib/megpu/wave_cpu.c -lpthread -lm; then \
 			fail=$$((fail + 1)); continue; \
 		fi; \
 		$$bin >$$bin.log 2>&1; rc=$$?; \

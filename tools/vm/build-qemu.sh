@@ -56,6 +56,7 @@ while read -r f; do
 	overlay "$top/qemu-device/$f" "$src/$f"
 done
 overlay "$top/include/megpu_hw.h" "$src/include/hw/misc/megpu_hw.h"
+overlay "$top/include/megpu_isa.h" "$src/include/hw/misc/megpu_isa.h"
 overlay "$top/include/megpu_msem_check.h" \
 	"$src/include/hw/misc/megpu_msem_check.h"
 

@@ -990,6 +990,19 @@ struct megpu_tq_agent {
 	uint64_t take_ns, take_hist[6];
 };
 
+/* The CPU address of GPU range [@va, @va + @len) in @a's regions, or NULL. */
+void *megpu_tq_xlate(const struct megpu_tq_agent *a, uint64_t va,
+		     uint64_t len);
+/*
+ * Run the wave program of the program-arguments block at GPU address
+ * @pargs on the CPU over a @grid_x x @grid_y grid of @group_x x @group_y
+ * work-groups, as an engine's DISPATCH of MEGPU_KERNEL_PROGRAM would,
+ * memory through @a's regions (wave_cpu.c). 0, or the MEGPU_FAULT_* that
+ * stopped it.
+ */
+int megpu_program_run_cpu(const struct megpu_tq_agent *a, uint64_t pargs,
+			  uint32_t grid_x, uint32_t grid_y, uint32_t group_x,
+			  uint32_t group_y);
 /*
  * The driver's check of a queue of @slots at @offset of @bo
  * (DRM_IOCTL_MEGPU_TASKQ_CHECK); *@va gets its GPU address.

@@ -122,7 +122,9 @@ bool megpu_task_valid(const struct megpu_task *t)
 
 bool megpu_task_cpu_eligible(const struct megpu_task *t, uint32_t qflags)
 {
-	if (t->cpu_fn == MEGPU_TQ_NONE || t->cpu_fn >= MEGPU_KERNEL_COUNT)
+	if (t->cpu_fn == MEGPU_TQ_NONE ||
+	    (t->cpu_fn >= MEGPU_KERNEL_COUNT &&
+	     t->cpu_fn != MEGPU_KERNEL_PROGRAM))
 		return false;
 	if (t->affinity == MEGPU_TQ_AFF_REQUIRE_GPU)
 		return false;
@@ -312,7 +314,8 @@ void megpu_taskq_close(struct megpu_taskq *q)
 }
 
 /* The CPU address of GPU range [va, va + len), or NULL. */
-static void *xlate(const struct megpu_tq_agent *a, uint64_t va, uint64_t len)
+void *megpu_tq_xlate(const struct megpu_tq_agent *a, uint64_t va,
+		     uint64_t len)
 {
 	for (unsigned int i = 0; i < a->nregions; i++) {
 		const struct megpu_tq_region *r = &a->regions[i];
@@ -339,7 +342,7 @@ static int cpu_look_task(const struct megpu_tq_agent *a,
 	if (!megpu_task_cpu_eligible(t, qflags))
 		return LOOK_NONE;
 	if (t->event_addr) {
-		ev = xlate(a, t->event_addr, 8);
+		ev = megpu_tq_xlate(a, t->event_addr, 8);
 		if (!ev || (int64_t)(__atomic_load_n(ev, __ATOMIC_ACQUIRE) -
 				     t->event_value) < 0)
 			return LOOK_WAIT;
@@ -456,9 +459,14 @@ uint32_t megpu_taskq_run(struct megpu_tq_agent *a, const struct megpu_task *t)
 
 	if (!megpu_task_valid(t))
 		return MEGPU_FAULT_TQ_BAD_TASK;
+	/* the same program an engine would run (wave_cpu.c) */
+	if (fn == MEGPU_KERNEL_PROGRAM)
+		return megpu_program_run_cpu(a, t->data, t->range_x,
+					     t->range_y, t->group_x,
+					     t->group_y);
 	if (fn >= MEGPU_KERNEL_COUNT)
 		return MEGPU_FAULT_UNSUPPORTED;
-	kb = xlate(a, t->data, MEGPU_KARGS_SIZE);
+	kb = megpu_tq_xlate(a, t->data, MEGPU_KARGS_SIZE);
 	if (!kb)
 		return MEGPU_FAULT_MMU;
 	megpu_kargs_unpack(kb, &k);
@@ -478,13 +486,13 @@ uint32_t megpu_taskq_run(struct megpu_tq_agent *a, const struct megpu_task *t)
 			continue;
 		if (k.ptr[i] & 3)
 			return MEGPU_FAULT_BAD_ARG;
-		ptr[i] = xlate(a, k.ptr[i], bytes ? bytes : 1);
+		ptr[i] = megpu_tq_xlate(a, k.ptr[i], bytes ? bytes : 1);
 		if (!ptr[i])
 			return MEGPU_FAULT_MMU;
 	}
 	if (fn == MEGPU_KERNEL_CHECKSUM) {
 		/* the sum with one atomic add, as a work-group does */
-		ptr[1] = xlate(a, k.ptr[1], 4);
+		ptr[1] = megpu_tq_xlate(a, k.ptr[1], 4);
 		if (!ptr[1] || (k.ptr[1] & 3))
 			return ptr[1] ? MEGPU_FAULT_BAD_ARG : MEGPU_FAULT_MMU;
 		for (i = 0; i < n; i++)
@@ -502,7 +510,7 @@ void megpu_taskq_notify(struct megpu_tq_agent *a, const struct megpu_task *t,
 
 	if (!t->notify)
 		return;
-	note = xlate(a, t->notify, MEGPU_TQ_NOTE_SIZE);
+	note = megpu_tq_xlate(a, t->notify, MEGPU_TQ_NOTE_SIZE);
 	if (!note)
 		return;
 	__atomic_store_n(&note[MEGPU_TQ_NOTE_BY / 4], a->owner,

@@ -56,7 +56,7 @@
  *   the engine; it and the rest of its batch are notified with the code.
  * - A task may carry a user's wave program (MEGPU_KERNEL_PROGRAM, DATA a
  *   program-arguments block): DEQUEUE and TASK_RUN dispatch it as the
- *   DISPATCH packet does, on any engine that dequeues. A program's fault
+ *   DISPATCH packet does, on gfx and compute engines. A program's fault
  *   is its task's alone: the task is notified with the fault's code and
  *   the batch goes on, the engine does not fault (a user's code is the
  *   task's, not the queue's).
@@ -300,10 +300,14 @@ static bool tq_eligible(MegpuExec *x, const MegpuQueue *q,
     if (t->bad) {
         return true;
     }
-    /* a wave program runs wherever DISPATCH does: every DEQUEUE engine */
-    if (t->gpu_kernel != MEGPU_KERNEL_PROGRAM &&
-        (t->gpu_kernel >= MEGPU_KERNEL_COUNT ||
-         !(x->e->kernel_mask & MEGPU_BIT(t->gpu_kernel)))) {
+    /* a wave program runs where a program DISPATCH does: gfx, compute */
+    if (t->gpu_kernel == MEGPU_KERNEL_PROGRAM) {
+        if (x->e->type != MEGPU_ENGINE_GFX &&
+            x->e->type != MEGPU_ENGINE_COMPUTE) {
+            return false;
+        }
+    } else if (t->gpu_kernel >= MEGPU_KERNEL_COUNT ||
+               !(x->e->kernel_mask & MEGPU_BIT(t->gpu_kernel))) {
         return false;
     }
     if (t->affinity == MEGPU_TQ_AFF_REQUIRE_CPU ||

@@ -81,6 +81,7 @@
 #include "qemu/log.h"
 #include "qemu/timer.h"
 #include "megpu-internal.h"
+#include "hw/misc/megpu_isa.h"
 #include "trace.h"
 
 /* instructions a wave runs before the next resident wave gets a turn */
@@ -147,28 +148,6 @@ struct MegpuWaves {
 #define FOR_EACH_LANE(w, l) \
     for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) \
         if ((w)->exec & (1u << l))
-
-static inline float megpu_wf32(uint64_t v)
-{
-    uint32_t u = v;
-    float f;
-
-    memcpy(&f, &u, sizeof(f));
-    return f;
-}
-
-static inline uint64_t megpu_wu32(float f)
-{
-    uint32_t u;
-
-    memcpy(&u, &f, sizeof(u));
-    return u;
-}
-
-static inline int64_t megpu_sext(uint32_t imm)
-{
-    return (int32_t)imm;
-}
 
 static uint64_t megpu_insn_addr(MegpuWaves *W, MegpuWave *w)
 {
@@ -256,97 +235,6 @@ static bool megpu_wave_reg(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
     return true;
 }
 
-/* Integer ALU and integer compares. */
-static uint64_t megpu_alu(uint32_t op, uint64_t a, uint64_t b)
-{
-    switch (op) {
-    case MEGPU_OP_ADD:
-        return a + b;
-    case MEGPU_OP_SUB:
-        return a - b;
-    case MEGPU_OP_MUL:
-        return a * b;
-    case MEGPU_OP_AND:
-        return a & b;
-    case MEGPU_OP_OR:
-        return a | b;
-    case MEGPU_OP_XOR:
-        return a ^ b;
-    case MEGPU_OP_SHL:
-        return a << (b & 63);
-    case MEGPU_OP_SHR:
-        return a >> (b & 63);
-    case MEGPU_OP_SAR:
-        return (uint64_t)((int64_t)a >> (b & 63));
-    case MEGPU_OP_MIN:
-        return (int64_t)a < (int64_t)b ? a : b;
-    case MEGPU_OP_MAX:
-        return (int64_t)a > (int64_t)b ? a : b;
-    case MEGPU_OP_MINU:
-        return MIN(a, b);
-    case MEGPU_OP_MAXU:
-        return MAX(a, b);
-    case MEGPU_OP_CMPEQ:
-        return a == b;
-    case MEGPU_OP_CMPNE:
-        return a != b;
-    case MEGPU_OP_CMPLT:
-        return (int64_t)a < (int64_t)b;
-    case MEGPU_OP_CMPLE:
-        return (int64_t)a <= (int64_t)b;
-    case MEGPU_OP_CMPLTU:
-        return a < b;
-    case MEGPU_OP_CMPLEU:
-        return a <= b;
-    default:
-        g_assert_not_reached();
-    }
-}
-
-/* binary32 in bits 31:0; results clear bits 63:32. */
-static uint64_t megpu_falu(uint32_t op, uint64_t a, uint64_t b)
-{
-    float fa = megpu_wf32(a), fb = megpu_wf32(b);
-
-    switch (op) {
-    case MEGPU_OP_FADD:
-        return megpu_wu32(fa + fb);
-    case MEGPU_OP_FSUB:
-        return megpu_wu32(fa - fb);
-    case MEGPU_OP_FMUL:
-        return megpu_wu32(fa * fb);
-    case MEGPU_OP_FMIN:
-        return megpu_wu32(fminf(fa, fb));
-    case MEGPU_OP_FMAX:
-        return megpu_wu32(fmaxf(fa, fb));
-    case MEGPU_OP_FCMPEQ:
-        return fa == fb;
-    case MEGPU_OP_FCMPLT:
-        return fa < fb;
-    case MEGPU_OP_FCMPLE:
-        return fa <= fb;
-    default:
-        g_assert_not_reached();
-    }
-}
-
-/* F2I: truncate, saturate to int32, NaN gives 0; sign-extended. */
-static uint64_t megpu_f2i(uint64_t a)
-{
-    float f = megpu_wf32(a);
-
-    if (isnan(f)) {
-        return 0;
-    }
-    if (f >= 2147483648.0f) {
-        return INT32_MAX;
-    }
-    if (f < -2147483648.0f) {
-        return (uint64_t)(int64_t)INT32_MIN;
-    }
-    return (uint64_t)(int64_t)(int32_t)f;
-}
-
 static uint64_t megpu_sreg(MegpuWaves *W, MegpuWave *w, uint32_t sr,
                            unsigned l)
 {
@@ -406,7 +294,7 @@ static int megpu_wave_ldst(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
     uint8_t buf[MEGPU_WAVE_LANES * 8];
 
     FOR_EACH_LANE(w, l) {
-        addr[l] = w->r[base][l] + megpu_sext(imm);
+        addr[l] = w->r[base][l] + megpu_isa_sext(imm);
         if (addr[l] & (size - 1)) {
             megpu_fault(x, MEGPU_FAULT_MISALIGNED, addr[l], write);
             return MEGPU_RUN_FAULT;
@@ -512,7 +400,7 @@ static int megpu_wave_atomic(MegpuExec *x, MegpuWave *w, uint32_t op,
                              uint32_t imm)
 {
     FOR_EACH_LANE(w, l) {
-        uint64_t addr = w->r[base][l] + megpu_sext(imm);
+        uint64_t addr = w->r[base][l] + megpu_isa_sext(imm);
         uint32_t io = w->r[dst][l];
 
         if (addr & 3) {
@@ -868,7 +756,7 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
             return MEGPU_RUN_FAULT;
         }
         FOR_EACH_LANE(w, l) {
-            w->r[dst][l] = op == MEGPU_OP_LI ? megpu_sext(imm) :
+            w->r[dst][l] = op == MEGPU_OP_LI ? megpu_isa_sext(imm) :
                 (uint64_t)imm << 32 | (uint32_t)w->r[dst][l];
         }
         break;
@@ -904,9 +792,8 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
     case MEGPU_OP_CMPEQ ... MEGPU_OP_CMPLEU:
     case MEGPU_OP_FADD ... MEGPU_OP_FMAX:
     case MEGPU_OP_FCMPEQ ... MEGPU_OP_FCMPLE: {
-        bool fp = (op >= MEGPU_OP_FADD && op <= MEGPU_OP_FMAX) ||
-                  op >= MEGPU_OP_FCMPEQ;
-        uint64_t b = fp ? imm : (uint64_t)megpu_sext(imm);
+        bool fp = megpu_isa_is_falu(op);
+        uint64_t b = megpu_isa_imm_operand(op, imm);
 
         if (!megpu_wave_reg(x, W, w, dst) || !megpu_wave_reg(x, W, w, s0) ||
             (s1 != MEGPU_ISA_IMM && !megpu_wave_reg(x, W, w, s1))) {
@@ -915,8 +802,8 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
         FOR_EACH_LANE(w, l) {
             uint64_t bv = s1 == MEGPU_ISA_IMM ? b : w->r[s1][l];
 
-            w->r[dst][l] = fp ? megpu_falu(op, w->r[s0][l], bv) :
-                                megpu_alu(op, w->r[s0][l], bv);
+            w->r[dst][l] = fp ? megpu_isa_falu(op, w->r[s0][l], bv) :
+                                megpu_isa_alu(op, w->r[s0][l], bv);
         }
         break;
     }
@@ -927,8 +814,7 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
         }
         FOR_EACH_LANE(w, l) {
             w->r[dst][l] = op == MEGPU_OP_I2F ?
-                megpu_wu32((float)(int64_t)w->r[s0][l]) :
-                megpu_f2i(w->r[s0][l]);
+                megpu_isa_i2f(w->r[s0][l]) : megpu_isa_f2i(w->r[s0][l]);
         }
         break;
     case MEGPU_OP_IF:

@@ -1462,23 +1462,42 @@ static const char tq_bad_prog[] =
 	"	ld32	r2, [r1]\n"
 	"	end\n";
 
+static uint32_t aff_program(uint32_t k)
+{
+	static const uint32_t aff[3] = {
+		MEGPU_TQ_AFF_REQUIRE_CPU, MEGPU_TQ_AFF_REQUIRE_GPU,
+		MEGPU_TQ_AFF_ANY,
+	};
+
+	return aff[k % 3];
+}
+
 /*
- * Tasks that carry a user's wave program (issue 22 item 6, the GPU side):
- * @tasks tasks of @per elements each in queue 2, one of them (@bad) a
- * program that faults. Run by the engines' DEQUEUE or (@discrete) by the
- * driver's dequeuer; results as plain C computes them, every task
- * notified once, the faulting one with its fault, and nothing else lost.
+ * Tasks that carry a user's wave program (issue 22 item 6): the same
+ * program for both sides (CPU_FN and GPU_KERNEL MEGPU_KERNEL_PROGRAM),
+ * TASKS tasks of PER elements in queue 2, some only for the CPU, some
+ * only for the GPU, the rest for either; one of them (BAD) a program
+ * that faults. Two CPU threads (libmegpu's interpreter) and the engines'
+ * DEQUEUE or (@discrete) the driver's dequeuer take them at once. The
+ * results are what plain C computes, every task is notified once on an
+ * allowed side, the faulting one with its fault, and nothing is lost.
  */
 static void tq_program_tasks(struct mt *t, bool discrete,
 			     struct __test_metadata *_metadata)
 {
-	enum { TASKS = 24, PER = 64, BAD = 7 };
-	uint32_t n = TASKS * PER, *a, *b, *c, len, bad_len;
+	enum { TASKS = 48, PER = 64, BAD = 8 };
+	uint32_t n = TASKS * PER, *a, *b, *c, len, bad_len, cpu = 0;
 	struct megpu_bo *prog, *bad_prog, *vec, *pargs;
+	struct megpu_tq_region regions[8];
 	char err[128];
 	struct tq q;
+	int ret;
 
-	ASSERT_EQ(0, tq_setup(t, &q, TASKS, 0));
+	/* CPU takes that unblock GPU tasks tell the driver (TASKQ_NOTIFY) */
+	tq_notify_gpu = &t->gpu;
+	ret = tq_setup(t, &q, TASKS, 0);
+	tq_notify_gpu = NULL;
+	ASSERT_EQ(0, ret);
 	ASSERT_LT(0, q.nengines);
 	ASSERT_EQ(0, megpu_prog_load(&t->gpu, tq_user_prog, &prog, &len, err,
 				     sizeof(err))) TH_LOG("%s", err);
@@ -1506,12 +1525,13 @@ static void tq_program_tasks(struct mt *t, bool discrete,
 			},
 		};
 		struct megpu_task task = {
-			.cpu_fn = MEGPU_TQ_NONE,
+			.cpu_fn = MEGPU_KERNEL_PROGRAM,
 			.gpu_kernel = MEGPU_KERNEL_PROGRAM,
 			.range_x = PER, .range_y = 1,
 			.group_x = 16, .group_y = 1,
 			.notify = q.notes->va + (uint64_t)MEGPU_TQ_NOTE_SIZE * k,
-			.affinity = MEGPU_TQ_AFF_ANY,
+			.affinity = k == BAD ? MEGPU_TQ_AFF_ANY :
+				    aff_program(k),
 			.arg_size = MEGPU_PARGS_SIZE,
 		};
 
@@ -1521,20 +1541,45 @@ static void tq_program_tasks(struct mt *t, bool discrete,
 					      1));
 	}
 	tq_close_all(&q);
+	/* the CPU threads reach the programs, their data and arguments too */
+	memcpy(regions, q.regions, sizeof(q.regions));
+	regions[4] = (struct megpu_tq_region) { prog->va, prog->map,
+						prog->size };
+	regions[5] = (struct megpu_tq_region) { bad_prog->va, bad_prog->map,
+						bad_prog->size };
+	regions[6] = (struct megpu_tq_region) { vec->va, vec->map, vec->size };
+	regions[7] = (struct megpu_tq_region) { pargs->va, pargs->map,
+						pargs->size };
+	for (unsigned int i = 0; i < 2; i++) {
+		q.agents[i].regions = regions;
+		q.agents[i].nregions = 8;
+	}
 	if (discrete) {
 		ASSERT_EQ(0, tq_attach(&q));
+	} else {
+		ASSERT_EQ(0, tq_gpu_start(&q, MEGPU_DEQ_STEAL));
+	}
+	ret = megpu_taskq_threads(q.agents, 2, q.q, TQ_QUEUES, MEGPU_DEQ_STEAL);
+	EXPECT_EQ(0, ret);
+	if (discrete) {
 		EXPECT_EQ(0, megpu_taskq_wait(&t->gpu, 60000000000ll));
 		EXPECT_EQ(0, megpu_taskq_detach(&t->gpu));
 	} else {
-		ASSERT_EQ(0, tq_gpu_start(&q, MEGPU_DEQ_STEAL));
 		/* a program's fault is its task's: the DEQUEUE jobs end well */
 		EXPECT_EQ(0, tq_gpu_finish(&q));
 	}
 	for (uint32_t k = 0; k < TASKS; k++) {
-		uint32_t *nt = tq_note(&q, k);
+		uint32_t *nt = tq_note(&q, k), by = nt[MEGPU_TQ_NOTE_BY / 4];
+		bool gpu = MEGPU_TQ_OWNER_IS_GPU(by);
 
 		EXPECT_EQ(1, nt[MEGPU_TQ_NOTE_DONE / 4]) TH_LOG("task %u", k);
-		EXPECT_TRUE(MEGPU_TQ_OWNER_IS_GPU(nt[MEGPU_TQ_NOTE_BY / 4]));
+		if (k != BAD && aff_program(k) == MEGPU_TQ_AFF_REQUIRE_CPU) {
+			EXPECT_FALSE(gpu) TH_LOG("task %u", k);
+		}
+		if (k != BAD && aff_program(k) == MEGPU_TQ_AFF_REQUIRE_GPU) {
+			EXPECT_TRUE(gpu) TH_LOG("task %u", k);
+		}
+		cpu += !gpu;
 		EXPECT_EQ(k == BAD, nt[MEGPU_TQ_NOTE_STATUS / 4] != 0)
 			TH_LOG("task %u: status %u", k,
 			       nt[MEGPU_TQ_NOTE_STATUS / 4]);
@@ -1548,6 +1593,7 @@ static void tq_program_tasks(struct mt *t, bool discrete,
 		}
 	}
 	EXPECT_EQ(TASKS, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_DONE));
+	TH_LOG("%u program tasks: CPU %u, GPU %u", TASKS, cpu, TASKS - cpu);
 	megpu_bo_free(pargs);
 	megpu_bo_free(vec);
 	megpu_bo_free(bad_prog);

@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Host unit tests of libmegpu's CPU interpreter of wave programs
+ * (tools/lib/megpu/wave_cpu.c, seed 002's one program for both sides):
+ * the hand-written ALU vectors the device's qtest meets, VADD and a
+ * user's program against plain C over partial work-groups, divergence,
+ * atomics, and every fault a bad program can take, each ending the run
+ * with its code.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libmegpu.h"
+#include "megpu_hw.h"
+#include "tap.h"
+#include "../../qemu-device/tests/qtest/megpu-wave-programs.h"
+
+#define VA_BASE		0x200000ull
+#define ARENA		(1u << 20)
+#define PROG		(VA_BASE + 0x0000)
+#define PARGS		(VA_BASE + 0x8000)
+#define VEC_A		(VA_BASE + 0x10000)
+#define VEC_B		(VA_BASE + 0x20000)
+#define VEC_C		(VA_BASE + 0x30000)
+
+static uint8_t *arena;
+static struct megpu_tq_region region;
+static struct megpu_tq_agent agent;
+
+static void *cpu(uint64_t va)
+{
+	return arena + (va - VA_BASE);
+}
+
+static void setup(void)
+{
+	memset(arena, 0, ARENA);
+	region = (struct megpu_tq_region) { VA_BASE, arena, ARENA };
+	agent = (struct megpu_tq_agent) { .owner = 1, .regions = &region,
+					  .nregions = 1 };
+}
+
+/* Program @insn at PROG, arguments at PARGS; run it on the CPU. */
+static int run(const uint64_t *insn, uint32_t len, const uint64_t *user,
+	       unsigned int nuser, uint32_t gx, uint32_t gy, uint32_t lx,
+	       uint32_t ly)
+{
+	struct megpu_pargs p = { .program = PROG, .len = len };
+
+	for (uint32_t i = 0; i < len; i++)
+		for (int b = 0; b < 8; b++)
+			((uint8_t *)cpu(PROG))[8 * i + b] = insn[i] >> (8 * b);
+	for (unsigned int i = 0; i < nuser; i++)
+		p.user[i] = user[i];
+	megpu_pargs_pack(cpu(PARGS), &p);
+	return megpu_program_run_cpu(&agent, PARGS, gx, gy, lx, ly);
+}
+
+/* The device's qtest vectors, through the same program shape. */
+static void test_alu_vectors(void)
+{
+	enum { NV = sizeof(alu_vectors) / sizeof(alu_vectors[0]) };
+	uint64_t p[8 + 6 * NV], user[1] = { VEC_C }, *out;
+	unsigned int n = 0;
+
+	setup();
+	p[n++] = I(LDARG, 2, 0, 0, 0);
+	for (unsigned int i = 0; i < NV; i++) {
+		uint64_t a = alu_vectors[i].a, b = alu_vectors[i].b;
+
+		p[n++] = I(LI, 5, 0, 0, (uint32_t)a);
+		p[n++] = I(LIH, 5, 0, 0, (uint32_t)(a >> 32));
+		p[n++] = I(LI, 4, 0, 0, (uint32_t)b);
+		p[n++] = I(LIH, 4, 0, 0, (uint32_t)(b >> 32));
+		p[n++] = MEGPU_INSN(alu_vectors[i].op, 10, 5, 4, 0);
+		p[n++] = I(ST64, 0, 2, 10, 8 * i);
+	}
+	p[n++] = I(END, 0, 0, 0, 0);
+	CHECK_EQ(run(p, n, user, 1, 1, 1, 1, 1), 0);
+	out = cpu(VEC_C);
+	for (unsigned int i = 0; i < NV; i++) {
+		if (out[i] != alu_vectors[i].expect)
+			printf("# vector %u: op 0x%x (0x%llx, 0x%llx) = 0x%llx\n",
+			       i, alu_vectors[i].op,
+			       (unsigned long long)alu_vectors[i].a,
+			       (unsigned long long)alu_vectors[i].b,
+			       (unsigned long long)out[i]);
+		CHECK_EQ(out[i], alu_vectors[i].expect);
+	}
+}
+
+/* VADD as a program over a grid that ends in a partial work-group. */
+static void test_vadd(void)
+{
+	enum { N = 1000 };
+	uint32_t *a = cpu(VEC_A), *b = cpu(VEC_B), *c = cpu(VEC_C);
+	uint64_t user[4] = { VEC_A, VEC_B, VEC_C, N };
+
+	setup();
+	for (uint32_t i = 0; i < N + 8; i++) {
+		a[i] = i * 2654435761u;
+		b[i] = ~i;
+		c[i] = 0xeeeeeeee;
+	}
+	CHECK_EQ(run(vadd_prog, sizeof(vadd_prog) / 8, user, 4, N, 1, 48, 1),
+		 0);
+	for (uint32_t i = 0; i < N; i++)
+		if (c[i] != a[i] + b[i]) {
+			CHECK_EQ(c[i], a[i] + b[i]);
+			break;
+		}
+	/* past the grid: untouched */
+	CHECK_EQ(c[N], 0xeeeeeeee);
+}
+
+/* A user's program, from source: c[i] = 3 * a[i] + (b[i] ^ 0x55). */
+static void test_user_program(void)
+{
+	static const char src[] =
+		"	s2r	r1, global_id\n"
+		"	ldarg32	r2, 24\n"
+		"	cmpltu	r3, r1, r2\n"
+		"	if	r3\n"
+		"	shl	r4, r1, 2\n"
+		"	ldarg	r5, 0\n"
+		"	add	r5, r5, r4\n"
+		"	ld32	r6, [r5]\n"
+		"	mul	r6, r6, 3\n"
+		"	ldarg	r5, 8\n"
+		"	add	r5, r5, r4\n"
+		"	ld32	r7, [r5]\n"
+		"	xor	r7, r7, 0x55\n"
+		"	add	r6, r6, r7\n"
+		"	ldarg	r5, 16\n"
+		"	add	r5, r5, r4\n"
+		"	st32	[r5], r6\n"
+		"	endif\n"
+		"	end\n";
+	enum { N = 300 };
+	uint32_t *a = cpu(VEC_A), *b = cpu(VEC_B), *c = cpu(VEC_C);
+	uint64_t user[4] = { VEC_A, VEC_B, VEC_C, N }, *words;
+	struct megpu_prog prog;
+	char err[128];
+
+	setup();
+	CHECK_EQ(megpu_asm(src, &prog, err, sizeof(err)), 0);
+	words = calloc(prog.len, 8);
+	megpu_prog_store(&prog, words);
+	for (uint32_t i = 0; i < N; i++) {
+		a[i] = i * 7 + 3;
+		b[i] = i << 9;
+	}
+	/* 2-D groups: the global id still runs over the whole grid */
+	CHECK_EQ(run(words, prog.len, user, 4, 20, 15, 4, 4), 0);
+	for (uint32_t i = 0; i < N; i++)
+		if (c[i] != 3 * a[i] + (b[i] ^ 0x55)) {
+			CHECK_EQ(c[i], 3 * a[i] + (b[i] ^ 0x55));
+			break;
+		}
+	free(words);
+	megpu_prog_fini(&prog);
+}
+
+/*
+ * Divergence and atomics: odd lanes add 2 and even lanes 1 to one
+ * counter with ATOMADD32, in 3 work-groups of 24 (partial waves).
+ */
+static void test_divergence_atomics(void)
+{
+	static const uint64_t p[] = {
+		I(S2R, 1, 0, 0, MEGPU_SR_LOCAL_ID),
+		I(LDARG, 2, 0, 0, 0),
+		I(AND, 3, 1, IMM, 1),
+		I(IF, 0, 3, 0, 0),
+		I(LI, 4, 0, 0, 2),
+		I(ELSE, 0, 0, 0, 0),
+		I(LI, 4, 0, 0, 1),
+		I(ENDIF, 0, 0, 0, 0),
+		I(ATOMADD32, 5, 2, 4, 0),
+		I(END, 0, 0, 0, 0),
+	};
+	uint64_t user[1] = { VEC_C };
+
+	setup();
+	CHECK_EQ(run(p, sizeof(p) / 8, user, 1, 72, 1, 24, 1), 0);
+	/* per group: 12 odd (2 each) and 12 even (1 each) local ids */
+	CHECK_EQ(*(uint32_t *)cpu(VEC_C), 3 * (12 * 2 + 12));
+}
+
+/* Each way a program can go wrong ends the run with its fault. */
+static void test_faults(void)
+{
+	uint64_t user[1] = { VEC_C };
+	uint64_t outside[1] = { 0x10 };
+	uint64_t deep[MEGPU_WAVE_MASK_DEPTH + 3];
+	const uint64_t bad_op[] = { MEGPU_INSN(0xee, 0, 0, 0, 0) };
+	const uint64_t bad_reg[] = { I(MOV, 40, 1, 0, 0), I(END, 0, 0, 0, 0) };
+	const uint64_t load[] = {
+		I(LDARG, 1, 0, 0, 0), I(LD32, 2, 1, 0, 0), I(END, 0, 0, 0, 0),
+	};
+	const uint64_t misaligned[] = {
+		I(LDARG, 1, 0, 0, 0), I(LD32, 2, 1, 0, 2), I(END, 0, 0, 0, 0),
+	};
+	const uint64_t loop[] = { I(JMP, 0, 0, 0, 0) };
+	const uint64_t jump_out[] = { I(JMP, 0, 0, 0, 9) };
+	const uint64_t no_end[] = { I(NOP, 0, 0, 0, 0) };
+	const uint64_t syscall[] = {
+		MEGPU_INSN_SYSCALL(1, 2, 1, 1, 1), I(END, 0, 0, 0, 0),
+	};
+	const uint64_t sreg[] = { I(S2R, 1, 0, 0, 99), I(END, 0, 0, 0, 0) };
+	unsigned int n = 0;
+
+	setup();
+	CHECK_EQ(run(bad_op, 1, NULL, 0, 1, 1, 1, 1), MEGPU_FAULT_BAD_OPCODE);
+	CHECK_EQ(run(bad_reg, 2, NULL, 0, 1, 1, 1, 1), MEGPU_FAULT_BAD_OPERAND);
+	CHECK_EQ(run(sreg, 2, NULL, 0, 1, 1, 1, 1), MEGPU_FAULT_BAD_OPERAND);
+	CHECK_EQ(run(load, 3, outside, 1, 1, 1, 1, 1), MEGPU_FAULT_MMU);
+	CHECK_EQ(run(misaligned, 3, user, 1, 1, 1, 1, 1),
+		 MEGPU_FAULT_MISALIGNED);
+	CHECK_EQ(run(loop, 1, NULL, 0, 1, 1, 1, 1), MEGPU_FAULT_BUDGET);
+	CHECK_EQ(run(jump_out, 1, NULL, 0, 1, 1, 1, 1), MEGPU_FAULT_PC_RANGE);
+	CHECK_EQ(run(no_end, 1, NULL, 0, 1, 1, 1, 1), MEGPU_FAULT_PC_RANGE);
+	CHECK_EQ(run(syscall, 2, NULL, 0, 1, 1, 1, 1), MEGPU_FAULT_PRIVILEGED);
+	for (n = 0; n < MEGPU_WAVE_MASK_DEPTH + 1; n++)
+		deep[n] = I(IF, 0, 0, 0, 0);
+	deep[n++] = I(END, 0, 0, 0, 0);
+	CHECK_EQ(run(deep, n, NULL, 0, 1, 1, 1, 1), MEGPU_FAULT_MASK_STACK);
+	/* the arguments block itself: misaligned, unmapped, no program */
+	CHECK_EQ(megpu_program_run_cpu(&agent, PARGS + 4, 1, 1, 1, 1),
+		 MEGPU_FAULT_BAD_ARG);
+	CHECK_EQ(megpu_program_run_cpu(&agent, 0x10, 1, 1, 1, 1),
+		 MEGPU_FAULT_MMU);
+	memset(cpu(PARGS), 0, MEGPU_PARGS_SIZE);
+	CHECK_EQ(megpu_program_run_cpu(&agent, PARGS, 1, 1, 1, 1),
+		 MEGPU_FAULT_BAD_ARG);
+	CHECK_EQ(run(bad_op, 1, NULL, 0, 1, 1, 0, 1), MEGPU_FAULT_BAD_ARG);
+}
+
+int main(void)
+{
+	arena = malloc(ARENA);
+	if (!arena)
+		return 1;
+	TEST_RUN(test_alu_vectors);
+	TEST_RUN(test_vadd);
+	TEST_RUN(test_user_program);
+	TEST_RUN(test_divergence_atomics);
+	TEST_RUN(test_faults);
+	free(arena);
+	return tap_done();
+}
