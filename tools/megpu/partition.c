@@ -11,7 +11,9 @@
  * engines dequeue with DEQUEUE jobs, or (--discrete, the seed's FIG. 3)
  * the driver dequeues for them whenever one asks for work.
  * A task increments a chunk of @grain elements (INCREMENT on the GPU,
- * its CPU version on the CPU).
+ * its CPU version on the CPU; in B1's "programs" row, INCREMENT as a
+ * wave program both sides run, the CPU threads with libmegpu's
+ * interpreter).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -36,12 +38,32 @@
 
 enum pt_mode { PT_STEAL, PT_CPU_ONLY, PT_GPU_ONLY, PT_STATIC };
 
+/* INCREMENT as a wave program: user[0] = data, user[1] = n. */
+static const char pt_increment_prog[] =
+	"	s2r	r1, global_id\n"
+	"	ldarg32	r2, 8\n"
+	"	cmpltu	r3, r1, r2\n"
+	"	if	r3\n"
+	"	shl	r4, r1, 2\n"
+	"	ldarg	r5, 0\n"
+	"	add	r5, r5, r4\n"
+	"	ld32	r6, [r5]\n"
+	"	add	r6, r6, 1\n"
+	"	st32	[r5], r6\n"
+	"	endif\n"
+	"	end\n";
+
+/* one program-arguments block per task */
+#define PT_PARGS_STRIDE	256
+
 struct pt {
 	struct megpu *gpu;
 	uint32_t ntasks, grain, slots;
-	struct megpu_bo *qbo, *kargs, *data, *notes, *list;
+	struct megpu_bo *qbo, *kargs, *data, *notes, *list, *prog, *pargs;
 	struct megpu_taskq q[PT_QUEUES];
-	struct megpu_tq_region regions[4];
+	struct megpu_tq_region regions[6];
+	unsigned int nregions;
+	bool program;		/* tasks run the wave program, both sides */
 	struct megpu_tq_agent agents[PT_THREADS];
 	int engines[PT_ENGINES];
 	unsigned int nengines;
@@ -76,6 +98,8 @@ static void pt_free(struct pt *p)
 	megpu_bo_free(p->data);
 	megpu_bo_free(p->notes);
 	megpu_bo_free(p->list);
+	megpu_bo_free(p->prog);
+	megpu_bo_free(p->pargs);
 }
 
 static int pt_bo(struct megpu *gpu, uint64_t size, struct megpu_bo **bo)
@@ -132,6 +156,36 @@ static int pt_init(struct pt *p, struct megpu *gpu, uint32_t ntasks,
 		p->notes->va, p->notes->map, p->notes->size };
 	p->regions[3] = (struct megpu_tq_region) {
 		p->qbo->va, p->qbo->map, p->qbo->size };
+	p->nregions = 4;
+	return 0;
+}
+
+/* The wave program and each task's arguments for the "programs" row. */
+static int pt_init_program(struct pt *p)
+{
+	uint32_t len;
+	int ret;
+
+	ret = megpu_prog_load(p->gpu, pt_increment_prog, &p->prog, &len, NULL,
+			      0);
+	ret = ret ?: pt_bo(p->gpu, (uint64_t)PT_PARGS_STRIDE * p->ntasks,
+			   &p->pargs);
+	for (uint32_t i = 0; !ret && i < p->ntasks; i++) {
+		struct megpu_pargs pa = {
+			.program = p->prog->va, .len = len,
+			.user = { p->data->va + 4ull * p->grain * i, p->grain },
+		};
+
+		ret = megpu_pargs_write(p->pargs, (uint64_t)PT_PARGS_STRIDE * i,
+					&pa, NULL);
+	}
+	if (ret)
+		return ret;
+	p->regions[4] = (struct megpu_tq_region) {
+		p->prog->va, p->prog->map, p->prog->size };
+	p->regions[5] = (struct megpu_tq_region) {
+		p->pargs->va, p->pargs->map, p->pargs->size };
+	p->nregions = 6;
 	return 0;
 }
 
@@ -190,7 +244,7 @@ static int pt_reset(struct pt *p, enum pt_mode mode, unsigned int threads,
 			uint32_t c = start[qi + 1] - i;
 
 			c = c < 256 ? c : 256;
-			for (uint32_t j = 0; j < c; j++)
+			for (uint32_t j = 0; j < c; j++) {
 				t[j] = (struct megpu_task) {
 					.cpu_fn = MEGPU_KERNEL_INCREMENT,
 					.gpu_kernel = MEGPU_KERNEL_INCREMENT,
@@ -204,6 +258,15 @@ static int pt_reset(struct pt *p, enum pt_mode mode, unsigned int threads,
 						    MEGPU_TQ_AFF_ANY,
 					.arg_size = MEGPU_KARGS_SIZE,
 				};
+				if (p->program) {
+					t[j].cpu_fn = MEGPU_KERNEL_PROGRAM;
+					t[j].gpu_kernel = MEGPU_KERNEL_PROGRAM;
+					t[j].data = p->pargs->va +
+						(uint64_t)PT_PARGS_STRIDE *
+						(i + j);
+					t[j].arg_size = MEGPU_PARGS_SIZE;
+				}
+			}
 			ret = megpu_taskq_push(&p->q[qi], &p->agents[0], t, c);
 			if (ret != (int)c)
 				return ret < 0 ? ret : -ENOSPC;
@@ -372,7 +435,8 @@ static int pt_run(struct pt *p, enum pt_mode mode, unsigned int threads,
 
 	for (unsigned int i = 0; i < PT_THREADS; i++)
 		p->agents[i] = (struct megpu_tq_agent) {
-			.owner = 1 + i, .regions = p->regions, .nregions = 4,
+			.owner = 1 + i, .regions = p->regions,
+			.nregions = p->nregions,
 			.notify = megpu_taskq_wake_cb, .notify_priv = p->gpu,
 			.sleep = megpu_taskq_sleep_cb,
 			/* GPU-only tasks left by engines that failed */
@@ -551,12 +615,13 @@ struct pt_row {
 };
 
 #define PT_ROUNDS	5
-#define PT_VARIANTS	5	/* the modes, stealing by the driver */
+#define PT_VARIANTS	6	/* the modes, by the driver, as programs */
 #define PT_DRIVER	4
+#define PT_PROGRAMS	5
 
 static const char *const pt_variant_names[PT_VARIANTS] = {
 	"stealing", "CPU only", "GPU only", "static split",
-	"stealing, driver",
+	"stealing, driver", "stealing, programs",
 };
 
 /*
@@ -585,16 +650,19 @@ static double pt_shared_ideal(const struct pt *p, uint32_t cpu_tasks,
 static int pt_measure(struct pt *p, unsigned int v, unsigned int threads,
 		      struct pt_row *r)
 {
-	enum pt_mode m = v == PT_DRIVER ? PT_STEAL : (enum pt_mode)v;
+	enum pt_mode m = v >= PT_DRIVER ? PT_STEAL : (enum pt_mode)v;
 	uint64_t cpu_tasks = 0, busy = 0;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
 	/* stealing with the driver dequeuing for the engines */
 	p->discrete = v == PT_DRIVER;
+	/* the same work as a wave program on both sides */
+	p->program = v == PT_PROGRAMS;
 	ret = pt_run(p, m, threads, false, PT_BENCH_GPU_BATCH,
 		     PT_BENCH_CPU_BATCH);
 	p->discrete = false;
+	p->program = false;
 	if (ret)
 		return ret;
 	for (unsigned int i = 0; i < threads; i++) {
@@ -641,6 +709,7 @@ static int pt_b1(struct pt *p, unsigned int threads, unsigned int engines,
 {
 	static const unsigned int order[PT_VARIANTS] = {
 		PT_CPU_ONLY, PT_GPU_ONLY, PT_STATIC, PT_STEAL, PT_DRIVER,
+		PT_PROGRAMS,
 	};
 	unsigned int all = p->nengines;
 	struct pt_row rows[PT_VARIANTS][PT_ROUNDS];
@@ -665,14 +734,14 @@ static int pt_b1(struct pt *p, unsigned int threads, unsigned int engines,
 	p->nengines = all;
 	if (ret)
 		return ret;
-	printf("  %-16s %10s %9s %9s %12s %12s %9s %9s\n", "variant",
+	printf("  %-18s %10s %9s %9s %12s %12s %9s %9s\n", "variant",
 	       "makespan", "CPU share", "GPU share", "CPU idle", "GPU idle",
 	       "CPU end", "GPU end");
 	for (unsigned int o = 0; o < PT_VARIANTS; o++) {
 		const struct pt_row *r = pt_median(rows[order[o]], false);
 
 		ms[order[o]] = r->t;
-		printf("  %-16s %7.1f ms %8.1f%% %8.1f%% %9.1f ms %9.1f ms "
+		printf("  %-18s %7.1f ms %8.1f%% %8.1f%% %9.1f ms %9.1f ms "
 		       "%6.1f ms %6.1f ms\n", pt_variant_names[order[o]], r->t,
 		       r->cpu_share, 100.0 - r->cpu_share, r->cpu_idle,
 		       r->gpu_idle, r->cpu_end, r->gpu_end);
@@ -680,10 +749,13 @@ static int pt_b1(struct pt *p, unsigned int threads, unsigned int engines,
 	/* total work over summed throughput */
 	ideal = 1.0 / (1.0 / ms[PT_CPU_ONLY] + 1.0 / ms[PT_GPU_ONLY]);
 	printf("  ideal (work / summed throughput) %.1f ms; stealing %.2fx "
-	       "ideal (driver dequeuing %.2fx), static %.2fx, CPU only "
-	       "%.2fx, GPU only %.2fx\n", ideal, ms[PT_STEAL] / ideal,
-	       ms[PT_DRIVER] / ideal, ms[PT_STATIC] / ideal,
+	       "ideal (driver dequeuing %.2fx, wave programs %.2fx), static "
+	       "%.2fx, CPU only %.2fx, GPU only %.2fx\n", ideal,
+	       ms[PT_STEAL] / ideal, ms[PT_DRIVER] / ideal,
+	       ms[PT_PROGRAMS] / ideal, ms[PT_STATIC] / ideal,
 	       ms[PT_CPU_ONLY] / ideal, ms[PT_GPU_ONLY] / ideal);
+	snprintf(name, sizeof(name), "partition.%s.programs_over_ideal", key);
+	bench_fig1(name, "x", ms[PT_PROGRAMS] / ideal);
 	/* the same with the rates both sides have while both run */
 	shared = pt_median(rows[PT_STATIC], true)->shared;
 	snprintf(name, sizeof(name), "partition.%s.steal_over_ideal", key);
@@ -727,6 +799,7 @@ int bench_partition(struct megpu *gpu, bool quick, uint32_t ntasks,
 	 * throughput) assumes of independent processors.
 	 */
 	ret = pt_init(&p, gpu, ntasks, grain);
+	ret = ret ?: pt_init_program(&p);
 	/* the end of a run: nobody sits on a full batch while others idle */
 	p.qflags = MEGPU_TQ_F_GUIDED;
 	ret = ret ?: pt_b1(&p, PT_THREADS, p.nengines, "all");
