@@ -721,6 +721,7 @@
 #define MEGPU_TQ_ALIGN			0x80
 #define MEGPU_TQ_MAX_SLOTS		65536
 #define MEGPU_TQ_MAX_BATCH		256
+#define MEGPU_TQ_MAX_ARG_SIZE		65536	/* a program task's ARG_SIZE */
 #define MEGPU_TQ_DEF_BATCH_GPU		16	/* GPU grain: larger */
 #define MEGPU_TQ_DEF_BATCH_CPU		4
 /* an EVENT-mode sleeper (engine or CPU) looks again at least this often */
@@ -827,9 +828,10 @@ static inline unsigned long long megpu_hw_ld64(const unsigned char *p)
  * Whether the MEGPU_TQ_DESC_SIZE bytes at @d are a well-formed task,
  * whoever would run it: DEQUEUE, a CPU dequeuer or the driver's. A task
  * may name a wave program (MEGPU_KERNEL_PROGRAM) for a side instead of a
- * built-in kernel: DATA is then a program-arguments block (MEGPU_PARGS_*,
- * ARG_SIZE MEGPU_PARGS_SIZE) and the other side names the same program
- * or nothing, as the two sides share DATA.
+ * built-in kernel: DATA is then a program-arguments block (MEGPU_PARGS_*)
+ * whose user arguments may go on past MEGPU_PARGS_SIZE (ARG_SIZE, up to
+ * MEGPU_TQ_MAX_ARG_SIZE, read by the program from MEGPU_SR_ARGS), and
+ * the other side names the same program or nothing, as they share DATA.
  */
 static inline int megpu_tq_desc_valid(const unsigned char *d)
 {
@@ -849,7 +851,8 @@ static inline int megpu_tq_desc_valid(const unsigned char *d)
 	if (prog) {
 		if ((kernel != MEGPU_KERNEL_PROGRAM && kernel != MEGPU_TQ_NONE) ||
 		    (cpu_fn != MEGPU_KERNEL_PROGRAM && cpu_fn != MEGPU_TQ_NONE) ||
-		    arg_size != MEGPU_PARGS_SIZE)
+		    arg_size < MEGPU_PARGS_SIZE ||
+		    arg_size > MEGPU_TQ_MAX_ARG_SIZE)
 			return 0;
 	} else if (kernel != MEGPU_TQ_NONE && kernel >= MEGPU_KERNEL_COUNT) {
 		return 0;
@@ -905,7 +908,13 @@ static inline int megpu_tq_desc_valid(const unsigned char *d)
 #define MEGPU_SR_WAVE_ID		12	/* MEGPU_WAVE_ID() */
 #define MEGPU_SR_LANE_ID		13
 #define MEGPU_SR_EXEC			14	/* the execution mask */
-#define MEGPU_SR_COUNT			15
+/*
+ * GPU address of the user arguments (the program-arguments block +
+ * MEGPU_PARGS_USER): a program loads arguments past LDARG's 128 bytes
+ * with LD32/LD64 from here (a task's block may be longer, ARG_SIZE).
+ */
+#define MEGPU_SR_ARGS			15
+#define MEGPU_SR_COUNT			16
 
 /*
  * GPU MMU: two levels, 4 KiB pages, 32-bit virtual addresses.

@@ -43,6 +43,7 @@ static const struct {
 	{ "s2r r4, wave_id", I(S2R, 4, 0, 0, MEGPU_SR_WAVE_ID) },
 	{ "s2r r4, lane_id", I(S2R, 4, 0, 0, MEGPU_SR_LANE_ID) },
 	{ "s2r r4, exec", I(S2R, 4, 0, 0, MEGPU_SR_EXEC) },
+	{ "s2r r4, args", I(S2R, 4, 0, 0, MEGPU_SR_ARGS) },
 	{ "ldarg r5, 120", I(LDARG, 5, 0, 0, 120) },
 	{ "ldarg32 r5, 4", I(LDARG32, 5, 0, 0, 4) },
 	{ "add r1, r2, r3", I(ADD, 1, 2, 3, 0) },

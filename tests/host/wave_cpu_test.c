@@ -189,6 +189,29 @@ static void test_divergence_atomics(void)
 	CHECK_EQ(*(uint32_t *)cpu(VEC_C), 3 * (12 * 2 + 12));
 }
 
+/*
+ * Arguments past LDARG's 128 bytes: the ARGS special register gives the
+ * user arguments' address, and a plain load reads byte 1000 of them.
+ */
+static void test_args_block(void)
+{
+	static const uint64_t p[] = {
+		I(S2R, 1, 0, 0, MEGPU_SR_ARGS),
+		I(LD32, 2, 1, 0, 1000),
+		I(LDARG, 3, 0, 0, 0),
+		I(ST64, 0, 3, 1, 0),
+		I(ST32, 0, 3, 2, 8),
+		I(END, 0, 0, 0, 0),
+	};
+	uint64_t user[1] = { VEC_C };
+
+	setup();
+	*(uint32_t *)cpu(PARGS + MEGPU_PARGS_USER + 1000) = 0xc0ffee;
+	CHECK_EQ(run(p, sizeof(p) / 8, user, 1, 1, 1, 1, 1), 0);
+	CHECK_EQ(*(uint64_t *)cpu(VEC_C), PARGS + MEGPU_PARGS_USER);
+	CHECK_EQ(*(uint32_t *)cpu(VEC_C + 8), 0xc0ffee);
+}
+
 /* Each way a program can go wrong ends the run with its fault. */
 static void test_faults(void)
 {
@@ -247,6 +270,7 @@ int main(void)
 	TEST_RUN(test_vadd);
 	TEST_RUN(test_user_program);
 	TEST_RUN(test_divergence_atomics);
+	TEST_RUN(test_args_block);
 	TEST_RUN(test_faults);
 	free(arena);
 	return tap_done();

@@ -274,6 +274,7 @@ static void test_classes(void)
         g_assert_cmphex(wave_id, ==, qtest_readq(m.qts, OUT_PA + 8 * (k - 1)));
         CHECK(l);                                       /* LANE_ID */
         CHECK(0xffff);                                  /* EXEC */
+        CHECK(PARGS_PA + 0x1000 + MEGPU_PARGS_USER);    /* ARGS */
 #undef CHECK
     }
     g_assert_cmpuint(erd64(&m, 1, MEGPU_ENG_WAVE_INSNS_LO), ==, n);

@@ -135,6 +135,7 @@ static const char *const sreg_names[MEGPU_SR_COUNT] = {
 	[MEGPU_SR_WAVE_ID] = "wave_id",
 	[MEGPU_SR_LANE_ID] = "lane_id",
 	[MEGPU_SR_EXEC] = "exec",
+	[MEGPU_SR_ARGS] = "args",
 };
 
 static const struct op_info *op_info(unsigned int op)

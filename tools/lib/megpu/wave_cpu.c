@@ -34,6 +34,7 @@ struct cpu_waves {
 	const uint64_t *prog;
 	uint32_t len;
 	uint8_t user[MEGPU_PARGS_USER_SIZE];
+	uint64_t args;		/* GPU address of the user arguments */
 	uint32_t grid_x, grid_y, group_x, group_y;
 };
 
@@ -98,6 +99,8 @@ static uint64_t cpu_sreg(const struct cpu_waves *W, const struct cpu_wave *w,
 		return l;
 	case MEGPU_SR_EXEC:
 		return w->exec;
+	case MEGPU_SR_ARGS:
+		return W->args;
 	}
 	return 0;
 }
@@ -348,6 +351,7 @@ int megpu_program_run_cpu(const struct megpu_tq_agent *a, uint64_t pargs,
 	raw = megpu_tq_xlate(a, pargs, MEGPU_PARGS_SIZE);
 	if (!raw)
 		return MEGPU_FAULT_MMU;
+	W.args = pargs + MEGPU_PARGS_USER;
 	prog_va = ld_le(raw + MEGPU_PARGS_PROGRAM, 8);
 	W.len = ld_le(raw + MEGPU_PARGS_LENGTH, 4);
 	memcpy(W.user, raw + MEGPU_PARGS_USER, MEGPU_PARGS_USER_SIZE);

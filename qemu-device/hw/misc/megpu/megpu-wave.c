@@ -131,6 +131,7 @@ typedef struct MegpuWave {
 
 /* One program DISPATCH: what the waves share, and the resident waves. */
 struct MegpuWaves {
+    uint64_t args;              /* GPU address of the user arguments */
     uint64_t prog_addr;
     uint32_t len;
     uint64_t *prog;             /* host copy, host endian */
@@ -274,6 +275,8 @@ static uint64_t megpu_sreg(MegpuWaves *W, MegpuWave *w, uint32_t sr,
         return l;
     case MEGPU_SR_EXEC:
         return w->exec;
+    case MEGPU_SR_ARGS:
+        return W->args;
     default:
         g_assert_not_reached();
     }
@@ -1082,6 +1085,7 @@ static bool megpu_wave_load(MegpuExec *x, MegpuWaves *W, uint64_t args)
     if (!megpu_mem_rw(x, args, raw, sizeof(raw), false)) {
         return false;
     }
+    W->args = args + MEGPU_PARGS_USER;
     W->prog_addr = ldq_le_p(raw + MEGPU_PARGS_PROGRAM);
     W->len = ldl_le_p(raw + MEGPU_PARGS_LENGTH);
     memcpy(W->user, raw + MEGPU_PARGS_USER, MEGPU_PARGS_USER_SIZE);

@@ -1434,7 +1434,11 @@ TEST_F_TIMEOUT(taskq, tool_bench_partition, 300)
 	EXPECT_NE(NULL, strstr(buf, "B2 dequeue cost"));
 }
 
-/* A user's program, not a built-in kernel: c[i] = 3 * a[i] + (b[i] ^ 0x55). */
+/*
+ * A user's program, not a built-in kernel: c[i] = k * a[i] + (b[i] ^ 0x55),
+ * k an argument past LDARG's 128 bytes (the task's block is longer).
+ */
+#define TQ_PROG_K_OFF	200	/* k's offset in the user arguments */
 static const char tq_user_prog[] =
 	"	s2r	r1, global_id\n"
 	"	ldarg32	r2, 24\n"
@@ -1444,7 +1448,9 @@ static const char tq_user_prog[] =
 	"	ldarg	r5, 0\n"
 	"	add	r5, r5, r4\n"
 	"	ld32	r6, [r5]\n"
-	"	mul	r6, r6, 3\n"
+	"	s2r	r8, args\n"
+	"	ld32	r9, [r8+200]\n"
+	"	mul	r6, r6, r9\n"
 	"	ldarg	r5, 8\n"
 	"	add	r5, r5, r4\n"
 	"	ld32	r7, [r5]\n"
@@ -1504,7 +1510,7 @@ static void tq_program_tasks(struct mt *t, bool discrete,
 	ASSERT_EQ(0, megpu_prog_load(&t->gpu, tq_bad_prog, &bad_prog,
 				     &bad_len, err, sizeof(err)));
 	ASSERT_EQ(0, mt_bo(&t->gpu, 3ull * 4 * n, 0, &vec));
-	ASSERT_EQ(0, mt_bo(&t->gpu, (uint64_t)TASKS * 256, 0, &pargs));
+	ASSERT_EQ(0, mt_bo(&t->gpu, (uint64_t)TASKS * 512, 0, &pargs));
 	a = vec->map;
 	b = a + n;
 	c = b + n;
@@ -1535,8 +1541,12 @@ static void tq_program_tasks(struct mt *t, bool discrete,
 			.arg_size = MEGPU_PARGS_SIZE,
 		};
 
-		ASSERT_EQ(0, megpu_pargs_write(pargs, 256ull * k, &pa,
+		ASSERT_EQ(0, megpu_pargs_write(pargs, 512ull * k, &pa,
 					       &task.data));
+		/* k, past the block's 128 user bytes: a longer block */
+		*(uint32_t *)((uint8_t *)pargs->map + 512ull * k +
+			      MEGPU_PARGS_USER + TQ_PROG_K_OFF) = 3;
+		task.arg_size = MEGPU_PARGS_USER + TQ_PROG_K_OFF + 4;
 		ASSERT_EQ(1, megpu_taskq_push(&q.q[2], &q.agents[0], &task,
 					      1));
 	}
