@@ -684,21 +684,45 @@ void megpu_ring_kick(struct megpu_engine *eng);
 void megpu_ring_cancel_ib(struct megpu_engine *eng, struct megpu_job *job);
 int megpu_engine_hw_reset(struct megpu_engine *eng);
 
+/**
+ * struct megpu_fence - a job's hardware fence (megpu_fence.c)
+ * @base: the fence, seqno the one the job's TIMESTAMP writes
+ * @engine: the engine whose ring runs the job
+ * @sem: the GPU semaphore the job's frame signals, for consumers that
+ *	wait for it on the GPU
+ */
+struct megpu_fence {
+	struct dma_fence base;
+	struct megpu_engine *engine;
+	u32 sem;
+};
+
 /* megpu_sched.c */
 int megpu_sched_init(struct megpu_device *mdev);
 void megpu_sched_fini(struct megpu_device *mdev);
 void megpu_sched_fail_all(struct megpu_device *mdev, int error);
-void megpu_engine_irq(struct megpu_engine *eng, u32 status);
-void megpu_engine_irq_fast(struct megpu_engine *eng, u32 status);
 void megpu_job_put(struct megpu_job *job);
 void __megpu_job_put(struct megpu_job *job, bool patient);
-void megpu_job_signal(struct megpu_job *job);
+
+/* megpu_fence.c */
 bool megpu_sched_fence_is_ours(struct megpu_device *mdev,
 			       struct dma_fence *fence,
 			       struct drm_gpu_scheduler **sched);
 struct dma_fence *megpu_sched_hw_fence(struct dma_fence *finished);
 int megpu_job_alloc_fence(struct megpu_job *job);
+struct dma_fence *megpu_fence_init(struct megpu_job *job, u64 seqno);
 struct dma_fence *megpu_sched_oldest_fence(struct megpu_device *mdev);
+bool megpu_job_inherits_failure(struct megpu_job *job);
+bool megpu_job_cancel_if_failed(struct megpu_job *job);
+void megpu_cancel_consumers(struct megpu_device *mdev);
+
+/* megpu_retire.c */
+void megpu_engine_irq(struct megpu_engine *eng, u32 status);
+void megpu_engine_irq_fast(struct megpu_engine *eng, u32 status);
+void megpu_job_signal(struct megpu_job *job);
+void megpu_job_account(struct megpu_engine *eng, struct megpu_job *job,
+		       u64 now);
+void megpu_engine_retire(struct megpu_engine *eng);
 
 /* megpu_cleanup.c */
 int megpu_cleanup_module_init(void);
