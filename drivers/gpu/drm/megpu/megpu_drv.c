@@ -27,19 +27,20 @@ MODULE_PARM_DESC(job_timeout_ms,
 		 "time a job may run before its engine is reset (default 2000)");
 
 bool megpu_gpu_semaphores = true;
+bool megpu_drop_waits;
+bool megpu_irq_retire = true;
+/* switches for comparisons and negative controls: test builds only */
+#if IS_ENABLED(CONFIG_DRM_MEGPU_TESTING)
 module_param_named(gpu_semaphores, megpu_gpu_semaphores, bool, 0644);
 MODULE_PARM_DESC(gpu_semaphores,
 		 "wait for other engines with GPU semaphores (default) or on the CPU (0)");
-
-bool megpu_drop_waits;
 module_param_named(drop_waits, megpu_drop_waits, bool, 0644);
 MODULE_PARM_DESC(drop_waits,
 		 "debug: emit no semaphore waits, so cross-engine races show (default 0)");
-
-bool megpu_irq_retire = true;
 module_param_named(irq_retire, megpu_irq_retire, bool, 0644);
 MODULE_PARM_DESC(irq_retire,
 		 "retire completed jobs in the hard interrupt handler (default) or in its thread (0)");
+#endif
 
 bool megpu_sched_highpri = true;
 module_param_named(sched_highpri, megpu_sched_highpri, bool, 0444);

@@ -811,11 +811,15 @@ int megpu_submit_kernel_job(struct megpu_file *mfile, struct drm_file *file,
 int megpu_ioctl_submit(struct drm_device *drm, void *data,
 		       struct drm_file *file);
 
-/* megpu_knobs.c */
+/* megpu_knobs.c, megpu_floor.c: CONFIG_DRM_MEGPU_TESTING only */
+#if IS_ENABLED(CONFIG_DRM_MEGPU_TESTING)
 void megpu_debugfs_minor_init(struct drm_minor *minor);
-
-/* megpu_floor.c */
 void megpu_floor_debugfs_init(struct drm_minor *minor);
+#else
+static inline void megpu_debugfs_minor_init(struct drm_minor *minor)
+{
+}
+#endif
 
 /* megpu_debugfs.c */
 void megpu_debugfs_init(struct megpu_device *mdev);

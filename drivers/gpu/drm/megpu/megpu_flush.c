@@ -276,6 +276,9 @@ void megpu_flush_debugfs_init(struct megpu_device *mdev)
 	drm_debugfs_add_file(&mdev->drm, "flush", megpu_flush_show, NULL);
 }
 
+/* Test files: the write mode and the held writes (CONFIG_DRM_MEGPU_TESTING). */
+#if IS_ENABLED(CONFIG_DRM_MEGPU_TESTING)
+
 static int megpu_write_mode_show(struct seq_file *m, void *data)
 {
 	struct megpu_device *mdev = m->private;
@@ -363,6 +366,8 @@ void megpu_flush_debugfs_minor_init(struct drm_minor *minor)
 	debugfs_create_file("test_hold", 0644, minor->debugfs_root,
 			    to_megpu(minor->dev), &megpu_test_hold_fops);
 }
+
+#endif /* CONFIG_DRM_MEGPU_TESTING */
 
 /*
  * Queued writes carry bus addresses, which an MMU invalidation does not

@@ -127,6 +127,111 @@ static void megpu_mgpu_sched_off_locked(void)
 	megpu_sched_len = 0;
 }
 
+/**
+ * megpu_mgpu_unregister - the device goes away; renumber the others
+ * @mdev: the device
+ */
+void megpu_mgpu_unregister(struct megpu_device *mdev)
+{
+	if (!mdev->agent_registered)
+		return;
+	mutex_lock(&megpu_agents_lock);
+	megpu_mgpu_sched_detach_locked(mdev);
+	list_del(&mdev->agent_link);
+	if (list_empty(&megpu_agents))
+		megpu_mgpu_sched_off_locked();
+	mdev->agent_registered = false;
+	megpu_mgpu_renumber_locked();
+	mutex_unlock(&megpu_agents_lock);
+}
+
+int megpu_mgpu_param(struct megpu_device *mdev, u32 param, u64 *value)
+{
+	if (!(mdev->caps & MEGPU_CAP_MGPU))
+		return -EOPNOTSUPP;
+	mutex_lock(&megpu_agents_lock);
+	*value = param == DRM_MEGPU_PARAM_MGPU_AGENT_ID ? mdev->agent_id :
+		 mdev->agent_count;
+	mutex_unlock(&megpu_agents_lock);
+	return 0;
+}
+
+/*
+ * Read @n words at @off of @obj. A megpu BO's pages are pinned for its
+ * life: map only the page of each word, not the whole BO (up to 1 GiB of
+ * vmalloc space for 32 bytes). An import is read through its exporter's
+ * mapping.
+ */
+static int megpu_bo_read_u32s(struct drm_gem_object *obj, u64 off, u32 *v,
+			      u32 n)
+{
+	struct drm_gem_shmem_object *shmem = to_drm_gem_shmem_obj(obj);
+	struct iosys_map map;
+	void *page;
+	int ret;
+	u32 i;
+
+	if (!obj->import_attach && shmem->pages) {
+		for (i = 0; i < n; i++, off += 4) {
+			page = kmap_local_page(shmem->pages[off >> PAGE_SHIFT]);
+			v[i] = le32_to_cpu(READ_ONCE(*(__le32 *)(page +
+						offset_in_page(off))));
+			kunmap_local(page);
+		}
+		return 0;
+	}
+	ret = drm_gem_vmap_unlocked(obj, &map);
+	if (ret)
+		return ret;
+	for (i = 0; i < n; i++)
+		v[i] = iosys_map_rd(&map, off + 4 * i, u32);
+	drm_gem_vunmap_unlocked(obj, &map);
+	return 0;
+}
+
+int megpu_ioctl_msem_query(struct drm_device *drm, void *data,
+			   struct drm_file *file)
+{
+	struct megpu_device *mdev = to_megpu(drm);
+	struct drm_megpu_msem_query *args = data;
+	struct drm_gem_object *obj;
+	u32 count, sum = 0;
+	int ret;
+
+	if (!(mdev->caps & MEGPU_CAP_MGPU))
+		return -EOPNOTSUPP;
+	mutex_lock(&megpu_agents_lock);
+	count = mdev->agent_count;
+	mutex_unlock(&megpu_agents_lock);
+	if (args->pad || (args->offset & 3) || !args->mask ||
+	    (args->mask & ~GENMASK(count - 1, 0)))
+		return -EINVAL;
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+	if (args->offset > obj->size || obj->size - args->offset < 4 * count) {
+		ret = -EINVAL;
+		goto out;
+	}
+	memset(args->slots, 0, sizeof(args->slots));
+	ret = megpu_bo_read_u32s(obj, args->offset, args->slots, count);
+	if (ret)
+		goto out;
+	for (u32 a = 0; a < count; a++)
+		if (args->mask & BIT(a))
+			sum += args->slots[a];	/* wraps as the device's adder */
+	args->value = sum;
+out:
+	drm_gem_object_put(obj);
+	return ret;
+}
+
+/*
+ * The schedule block and the test files below are for tests and the
+ * benchmarks (CONFIG_DRM_MEGPU_TESTING); a shipped driver has neither.
+ */
+#if IS_ENABLED(CONFIG_DRM_MEGPU_TESTING)
+
 /*
  * Map the trace for @mdev; the block holds one address for all devices,
  * so each must see the pages at the same bus address (no IOMMU between).
@@ -238,105 +343,6 @@ static u32 megpu_mgpu_sched_pos_locked(void)
 		return 0;
 	blk = page_address(megpu_sched_page);
 	return le32_to_cpu(READ_ONCE(blk[MEGPU_MGPU_SCHED_POS / 4]));
-}
-
-/**
- * megpu_mgpu_unregister - the device goes away; renumber the others
- * @mdev: the device
- */
-void megpu_mgpu_unregister(struct megpu_device *mdev)
-{
-	if (!mdev->agent_registered)
-		return;
-	mutex_lock(&megpu_agents_lock);
-	megpu_mgpu_sched_detach_locked(mdev);
-	list_del(&mdev->agent_link);
-	if (list_empty(&megpu_agents))
-		megpu_mgpu_sched_off_locked();
-	mdev->agent_registered = false;
-	megpu_mgpu_renumber_locked();
-	mutex_unlock(&megpu_agents_lock);
-}
-
-int megpu_mgpu_param(struct megpu_device *mdev, u32 param, u64 *value)
-{
-	if (!(mdev->caps & MEGPU_CAP_MGPU))
-		return -EOPNOTSUPP;
-	mutex_lock(&megpu_agents_lock);
-	*value = param == DRM_MEGPU_PARAM_MGPU_AGENT_ID ? mdev->agent_id :
-		 mdev->agent_count;
-	mutex_unlock(&megpu_agents_lock);
-	return 0;
-}
-
-/*
- * Read @n words at @off of @obj. A megpu BO's pages are pinned for its
- * life: map only the page of each word, not the whole BO (up to 1 GiB of
- * vmalloc space for 32 bytes). An import is read through its exporter's
- * mapping.
- */
-static int megpu_bo_read_u32s(struct drm_gem_object *obj, u64 off, u32 *v,
-			      u32 n)
-{
-	struct drm_gem_shmem_object *shmem = to_drm_gem_shmem_obj(obj);
-	struct iosys_map map;
-	void *page;
-	int ret;
-	u32 i;
-
-	if (!obj->import_attach && shmem->pages) {
-		for (i = 0; i < n; i++, off += 4) {
-			page = kmap_local_page(shmem->pages[off >> PAGE_SHIFT]);
-			v[i] = le32_to_cpu(READ_ONCE(*(__le32 *)(page +
-						offset_in_page(off))));
-			kunmap_local(page);
-		}
-		return 0;
-	}
-	ret = drm_gem_vmap_unlocked(obj, &map);
-	if (ret)
-		return ret;
-	for (i = 0; i < n; i++)
-		v[i] = iosys_map_rd(&map, off + 4 * i, u32);
-	drm_gem_vunmap_unlocked(obj, &map);
-	return 0;
-}
-
-int megpu_ioctl_msem_query(struct drm_device *drm, void *data,
-			   struct drm_file *file)
-{
-	struct megpu_device *mdev = to_megpu(drm);
-	struct drm_megpu_msem_query *args = data;
-	struct drm_gem_object *obj;
-	u32 count, sum = 0;
-	int ret;
-
-	if (!(mdev->caps & MEGPU_CAP_MGPU))
-		return -EOPNOTSUPP;
-	mutex_lock(&megpu_agents_lock);
-	count = mdev->agent_count;
-	mutex_unlock(&megpu_agents_lock);
-	if (args->pad || (args->offset & 3) || !args->mask ||
-	    (args->mask & ~GENMASK(count - 1, 0)))
-		return -EINVAL;
-	obj = drm_gem_object_lookup(file, args->handle);
-	if (!obj)
-		return -ENOENT;
-	if (args->offset > obj->size || obj->size - args->offset < 4 * count) {
-		ret = -EINVAL;
-		goto out;
-	}
-	memset(args->slots, 0, sizeof(args->slots));
-	ret = megpu_bo_read_u32s(obj, args->offset, args->slots, count);
-	if (ret)
-		goto out;
-	for (u32 a = 0; a < count; a++)
-		if (args->mask & BIT(a))
-			sum += args->slots[a];	/* wraps as the device's adder */
-	args->value = sum;
-out:
-	drm_gem_object_put(obj);
-	return ret;
 }
 
 static int megpu_mgpu_show(struct seq_file *m, void *data)
@@ -525,3 +531,5 @@ void megpu_mgpu_debugfs_minor_init(struct drm_minor *minor)
 	debugfs_create_file("mgpu_trace", 0444, minor->debugfs_root, mdev,
 			    &megpu_mgpu_trace_fops);
 }
+
+#endif /* CONFIG_DRM_MEGPU_TESTING */

@@ -140,7 +140,8 @@ static void megpu_engine_fault(struct megpu_engine *eng)
 		return;
 	}
 	/* test knob: a job timeout meets the fault being handled */
-	if (unlikely(eng->mdev->fault_hold_ms))
+	if (IS_ENABLED(CONFIG_DRM_MEGPU_TESTING) &&
+	    unlikely(eng->mdev->fault_hold_ms))
 		msleep(min(eng->mdev->fault_hold_ms, MEGPU_FAULT_HOLD_MAX_MS));
 
 	/* jobs before the faulting one are done: their seqnos are written */
