@@ -153,7 +153,7 @@ QTEST_NEEDS := qemu
 GUEST_NEEDS := qemu initramfs
 endif
 
-check-host: $(DEPS_STAMP)
+check-host: $(DEPS_STAMP) $(PROGRAMS_H)
 	@echo "== host unit tests"
 	@mkdir -p $(B)/host $(B)/results; pass=0; fail=0; \
 	for t in tests/host/*_test.c; do \

@@ -142,6 +142,85 @@ static inline uint64_t megpu_isa_f2i(uint64_t a)
 	return (uint64_t)(int64_t)(int32_t)f;
 }
 
+/* Where a wave is in its dispatch: what its special registers read. */
+struct megpu_isa_wave {
+	uint32_t grid_x, grid_y, group_x, group_y;
+	uint64_t group_id_x, group_id_y;
+	uint64_t first;		/* local linear id of lane 0 */
+	uint64_t wave_id;
+	uint64_t args;		/* GPU address of the user arguments */
+	uint32_t exec;
+};
+
+/* Special register @sr (< MEGPU_SR_COUNT) of lane @l. */
+static inline uint64_t megpu_isa_sreg(const struct megpu_isa_wave *w,
+				      uint32_t sr, unsigned int l)
+{
+	uint64_t local = w->first + l;
+	uint64_t lx = local % w->group_x, ly = local / w->group_x;
+	uint64_t gx = w->group_id_x * w->group_x + lx;
+	uint64_t gy = w->group_id_y * w->group_y + ly;
+
+	switch (sr) {
+	case MEGPU_SR_GLOBAL_ID:
+		return gy * w->grid_x + gx;
+	case MEGPU_SR_GLOBAL_ID_X:
+		return gx;
+	case MEGPU_SR_GLOBAL_ID_Y:
+		return gy;
+	case MEGPU_SR_LOCAL_ID:
+		return local;
+	case MEGPU_SR_LOCAL_ID_X:
+		return lx;
+	case MEGPU_SR_LOCAL_ID_Y:
+		return ly;
+	case MEGPU_SR_GROUP_ID_X:
+		return w->group_id_x;
+	case MEGPU_SR_GROUP_ID_Y:
+		return w->group_id_y;
+	case MEGPU_SR_GRID_X:
+		return w->grid_x;
+	case MEGPU_SR_GRID_Y:
+		return w->grid_y;
+	case MEGPU_SR_GROUP_SIZE_X:
+		return w->group_x;
+	case MEGPU_SR_GROUP_SIZE_Y:
+		return w->group_y;
+	case MEGPU_SR_WAVE_ID:
+		return w->wave_id;
+	case MEGPU_SR_LANE_ID:
+		return l;
+	case MEGPU_SR_EXEC:
+		return w->exec;
+	case MEGPU_SR_ARGS:
+		return w->args;
+	}
+	return 0;
+}
+
+/*
+ * The lanes of the wave at local id @first of work-group (@gx, @gy) that
+ * are work-items of the grid: a wave with none is never launched.
+ */
+static inline uint32_t megpu_isa_wave_lanes(uint32_t grid_x, uint32_t grid_y,
+					    uint32_t group_x, uint32_t group_y,
+					    uint64_t gx, uint64_t gy,
+					    uint64_t first)
+{
+	uint64_t size = (uint64_t)group_x * group_y;
+	uint32_t mask = 0;
+
+	for (unsigned int l = 0; l < MEGPU_WAVE_LANES; l++) {
+		uint64_t local = first + l;
+		uint64_t x = gx * group_x + local % group_x;
+		uint64_t y = gy * group_y + local / group_x;
+
+		if (local < size && x < grid_x && y < grid_y)
+			mask |= 1u << l;
+	}
+	return mask;
+}
+
 /*
  * A binary ALU instruction's second operand: src1's register, or with
  * src1 == MEGPU_ISA_IMM the immediate (sign-extended for the integer

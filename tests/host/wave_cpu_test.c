@@ -14,6 +14,7 @@
 
 #include "libmegpu.h"
 #include "megpu_hw.h"
+#include "megpu_programs.h"
 #include "tap.h"
 #include "../../qemu-device/tests/qtest/megpu-wave-programs.h"
 
@@ -61,26 +62,13 @@ static int run(const uint64_t *insn, uint32_t len, const uint64_t *user,
 /* The device's qtest vectors, through the same program shape. */
 static void test_alu_vectors(void)
 {
-	enum { NV = sizeof(alu_vectors) / sizeof(alu_vectors[0]) };
-	uint64_t p[8 + 6 * NV], user[1] = { VEC_C }, *out;
-	unsigned int n = 0;
+	uint64_t p[2 + 6 * ALU_VECTORS_N], user[1] = { VEC_C }, *out;
+	unsigned int n = alu_vectors_program(p);
 
 	setup();
-	p[n++] = I(LDARG, 2, 0, 0, 0);
-	for (unsigned int i = 0; i < NV; i++) {
-		uint64_t a = alu_vectors[i].a, b = alu_vectors[i].b;
-
-		p[n++] = I(LI, 5, 0, 0, (uint32_t)a);
-		p[n++] = I(LIH, 5, 0, 0, (uint32_t)(a >> 32));
-		p[n++] = I(LI, 4, 0, 0, (uint32_t)b);
-		p[n++] = I(LIH, 4, 0, 0, (uint32_t)(b >> 32));
-		p[n++] = MEGPU_INSN(alu_vectors[i].op, 10, 5, 4, 0);
-		p[n++] = I(ST64, 0, 2, 10, 8 * i);
-	}
-	p[n++] = I(END, 0, 0, 0, 0);
 	CHECK_EQ(run(p, n, user, 1, 1, 1, 1, 1), 0);
 	out = cpu(VEC_C);
-	for (unsigned int i = 0; i < NV; i++) {
+	for (unsigned int i = 0; i < ALU_VECTORS_N; i++) {
 		if (out[i] != alu_vectors[i].expect)
 			printf("# vector %u: op 0x%x (0x%llx, 0x%llx) = 0x%llx\n",
 			       i, alu_vectors[i].op,
@@ -115,29 +103,13 @@ static void test_vadd(void)
 	CHECK_EQ(c[N], 0xeeeeeeee);
 }
 
-/* A user's program, from source: c[i] = 3 * a[i] + (b[i] ^ 0x55). */
+/*
+ * A user's program, from source (scale_xor.s): c[i] = k * a[i] + (b[i] ^
+ * 0x55), k read past LDARG's 128 bytes through the ARGS register.
+ */
 static void test_user_program(void)
 {
-	static const char src[] =
-		"	s2r	r1, global_id\n"
-		"	ldarg32	r2, 24\n"
-		"	cmpltu	r3, r1, r2\n"
-		"	if	r3\n"
-		"	shl	r4, r1, 2\n"
-		"	ldarg	r5, 0\n"
-		"	add	r5, r5, r4\n"
-		"	ld32	r6, [r5]\n"
-		"	mul	r6, r6, 3\n"
-		"	ldarg	r5, 8\n"
-		"	add	r5, r5, r4\n"
-		"	ld32	r7, [r5]\n"
-		"	xor	r7, r7, 0x55\n"
-		"	add	r6, r6, r7\n"
-		"	ldarg	r5, 16\n"
-		"	add	r5, r5, r4\n"
-		"	st32	[r5], r6\n"
-		"	endif\n"
-		"	end\n";
+	const char *src = megpu_program("scale_xor");
 	enum { N = 300 };
 	uint32_t *a = cpu(VEC_A), *b = cpu(VEC_B), *c = cpu(VEC_C);
 	uint64_t user[4] = { VEC_A, VEC_B, VEC_C, N }, *words;
@@ -145,7 +117,9 @@ static void test_user_program(void)
 	char err[128];
 
 	setup();
+	CHECK(src != NULL);
 	CHECK_EQ(megpu_asm(src, &prog, err, sizeof(err)), 0);
+	*(uint32_t *)cpu(PARGS + MEGPU_PARGS_USER + 200) = 3;
 	words = calloc(prog.len, 8);
 	megpu_prog_store(&prog, words);
 	for (uint32_t i = 0; i < N; i++) {

@@ -25,6 +25,7 @@
 
 #include "megpu.h"
 #include "megpu_hw.h"
+#include "megpu_programs.h"
 
 #define PT_QUEUES	4
 /*
@@ -37,21 +38,6 @@
 #define PT_ENGINES	2
 
 enum pt_mode { PT_STEAL, PT_CPU_ONLY, PT_GPU_ONLY, PT_STATIC };
-
-/* INCREMENT as a wave program: user[0] = data, user[1] = n. */
-static const char pt_increment_prog[] =
-	"	s2r	r1, global_id\n"
-	"	ldarg32	r2, 8\n"
-	"	cmpltu	r3, r1, r2\n"
-	"	if	r3\n"
-	"	shl	r4, r1, 2\n"
-	"	ldarg	r5, 0\n"
-	"	add	r5, r5, r4\n"
-	"	ld32	r6, [r5]\n"
-	"	add	r6, r6, 1\n"
-	"	st32	[r5], r6\n"
-	"	endif\n"
-	"	end\n";
 
 /* one program-arguments block per task */
 #define PT_PARGS_STRIDE	256
@@ -166,8 +152,8 @@ static int pt_init_program(struct pt *p)
 	uint32_t len;
 	int ret;
 
-	ret = megpu_prog_load(p->gpu, pt_increment_prog, &p->prog, &len, NULL,
-			      0);
+	ret = megpu_prog_load(p->gpu, megpu_program("increment"), &p->prog,
+			      &len, NULL, 0);
 	ret = ret ?: pt_bo(p->gpu, (uint64_t)PT_PARGS_STRIDE * p->ntasks,
 			   &p->pargs);
 	for (uint32_t i = 0; !ret && i < p->ntasks; i++) {

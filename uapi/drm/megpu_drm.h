@@ -112,7 +112,7 @@ enum drm_megpu_param {
 	DRM_MEGPU_PARAM_MAILBOX_SLOTS = 7,
 	/**
 	 * @DRM_MEGPU_PARAM_MGPU_AGENT_ID: this device's agent id for the
-	 * multi-GPU packets (seed 000: MSEM_*, ARB_*). The driver numbers
+	 * multi-GPU packets (MSEM_*, ARB_*). The driver numbers
 	 * the megpu devices it binds 0, 1, ... in PCI address order and
 	 * renumbers them all when one comes or goes; the id is the slot a
 	 * device's MSEM packets use and its side in ARB blocks. Devices
@@ -293,7 +293,7 @@ struct drm_megpu_sync {
  * Instead of a flush by the engine, the job ends with the engine's idle
  * signal; on it the driver starts a host flush, waits for the device's
  * flush-done acknowledgment and only then signals the job's fence; jobs
- * that depend on it are started by the CPU after that (seed 004, FIG. 4).
+ * that depend on it are started by the CPU after that.
  */
 #define DRM_MEGPU_SUBMIT_HOST_FLUSH	0x4
 #define DRM_MEGPU_SUBMIT_FLAGS \
@@ -405,7 +405,7 @@ struct drm_megpu_flush {
 };
 
 /**
- * DOC: GPU-to-CPU system calls (seed 003)
+ * DOC: GPU-to-CPU system calls
  *
  * A wave program's ``syscall dst, N, s0, s1, s2`` puts the call in a slot
  * of a mailbox the driver gives each file (DRM_MEGPU_PARAM_MAILBOX_SLOTS
@@ -501,7 +501,7 @@ struct drm_megpu_syscall_return {
  *
  * Reads the agents' 32-bit slots at @offset in the BO (which may be
  * imported from another megpu device) and returns their wrapping sum
- * over @mask: the seed's debug "query". Slots are read one by one, not
+ * over @mask, for debugging. Slots are read one by one, not
  * atomically together, so the value is exact only when no engine is
  * signalling or waiting on the semaphore.
  *
@@ -526,7 +526,7 @@ struct drm_megpu_msem_query {
 };
 
 /**
- * DOC: task queues (seed 002)
+ * DOC: task queues
  *
  * A task queue (layout MEGPU_TQ_* in megpu_hw.h) is memory in a BO that
  * the client maps: CPU threads take tasks from it with atomics on its
@@ -634,7 +634,7 @@ struct drm_megpu_taskq_queue {
 /**
  * struct drm_megpu_taskq_attach - let the driver dequeue for engines
  *
- * Seed 002's discrete variant: the driver's dequeuing module takes
+ * The driver's dequeuing module takes
  * batches of the tasks a GPU may run from @count queues (the first is the
  * engines' own, the others are stolen from), under the queues' lock word
  * like every other dequeuer, whenever one of @engines asks for work (the

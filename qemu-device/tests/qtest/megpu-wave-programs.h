@@ -144,4 +144,30 @@ static const struct megpu_alu_vector {
     { MEGPU_OP_I2F, 0, 0, 0 },
 };
 
+#define ALU_VECTORS_N   (sizeof(alu_vectors) / sizeof(alu_vectors[0]))
+
+/*
+ * The program that runs every vector on one lane: user[0] is where the
+ * results go, one u64 each. Writes at most 2 + 6 * ALU_VECTORS_N words
+ * to @p; returns how many.
+ */
+static inline unsigned alu_vectors_program(uint64_t *p)
+{
+    unsigned n = 0;
+
+    p[n++] = I(LDARG, 2, 0, 0, 0);
+    for (unsigned i = 0; i < ALU_VECTORS_N; i++) {
+        uint64_t a = alu_vectors[i].a, b = alu_vectors[i].b;
+
+        p[n++] = I(LI, 5, 0, 0, (uint32_t)a);
+        p[n++] = I(LIH, 5, 0, 0, (uint32_t)(a >> 32));
+        p[n++] = I(LI, 4, 0, 0, (uint32_t)b);
+        p[n++] = I(LIH, 4, 0, 0, (uint32_t)(b >> 32));
+        p[n++] = MEGPU_INSN(alu_vectors[i].op, 10, 5, 4, 0);
+        p[n++] = I(ST64, 0, 2, 10, 8 * i);
+    }
+    p[n++] = I(END, 0, 0, 0, 0);
+    return n;
+}
+
 #endif

@@ -284,23 +284,10 @@ static void test_classes(void)
 /* The hand-written vectors: alu_vectors in megpu-wave-programs.h. */
 static void test_alu_vectors(void)
 {
-    uint64_t p[8 + 6 * ARRAY_SIZE(alu_vectors)];
+    uint64_t p[2 + 6 * ARRAY_SIZE(alu_vectors)];
     const uint64_t user[1] = { OUT_PA };
-    unsigned n = 0;
+    unsigned n = alu_vectors_program(p);
     Megpu m;
-
-    p[n++] = I(LDARG, 2, 0, 0, 0);
-    for (unsigned i = 0; i < ARRAY_SIZE(alu_vectors); i++) {
-        uint64_t a = alu_vectors[i].a, b = alu_vectors[i].b;
-
-        p[n++] = I(LI, 5, 0, 0, (uint32_t)a);
-        p[n++] = I(LIH, 5, 0, 0, (uint32_t)(a >> 32));
-        p[n++] = I(LI, 4, 0, 0, (uint32_t)b);
-        p[n++] = I(LIH, 4, 0, 0, (uint32_t)(b >> 32));
-        p[n++] = MEGPU_INSN(alu_vectors[i].op, 10, 5, 4, 0);
-        p[n++] = I(ST64, 0, 2, 10, 8 * i);
-    }
-    p[n++] = I(END, 0, 0, 0, 0);
 
     megpu_start_engines(&m, 2);
     qtest_memset(m.qts, OUT_PA, 0xee, 8 * ARRAY_SIZE(alu_vectors));

@@ -60,69 +60,6 @@ static void st_le(uint8_t *p, uint64_t v, unsigned int size)
 		p[i] = v >> (8 * i);
 }
 
-static uint64_t cpu_sreg(const struct cpu_waves *W, const struct cpu_wave *w,
-			 uint32_t sr, unsigned int l)
-{
-	uint64_t local = w->first + l;
-	uint64_t lx = local % W->group_x, ly = local / W->group_x;
-	uint64_t gx = w->group_x * W->group_x + lx;
-	uint64_t gy = w->group_y * W->group_y + ly;
-
-	switch (sr) {
-	case MEGPU_SR_GLOBAL_ID:
-		return gy * W->grid_x + gx;
-	case MEGPU_SR_GLOBAL_ID_X:
-		return gx;
-	case MEGPU_SR_GLOBAL_ID_Y:
-		return gy;
-	case MEGPU_SR_LOCAL_ID:
-		return local;
-	case MEGPU_SR_LOCAL_ID_X:
-		return lx;
-	case MEGPU_SR_LOCAL_ID_Y:
-		return ly;
-	case MEGPU_SR_GROUP_ID_X:
-		return w->group_x;
-	case MEGPU_SR_GROUP_ID_Y:
-		return w->group_y;
-	case MEGPU_SR_GRID_X:
-		return W->grid_x;
-	case MEGPU_SR_GRID_Y:
-		return W->grid_y;
-	case MEGPU_SR_GROUP_SIZE_X:
-		return W->group_x;
-	case MEGPU_SR_GROUP_SIZE_Y:
-		return W->group_y;
-	case MEGPU_SR_WAVE_ID:
-		return w->id;
-	case MEGPU_SR_LANE_ID:
-		return l;
-	case MEGPU_SR_EXEC:
-		return w->exec;
-	case MEGPU_SR_ARGS:
-		return W->args;
-	}
-	return 0;
-}
-
-/* The lanes of a wave that are work-items of the grid, as the device's. */
-static uint32_t cpu_wave_lanes(const struct cpu_waves *W, uint64_t gx,
-			       uint64_t gy, uint64_t first)
-{
-	uint64_t size = (uint64_t)W->group_x * W->group_y;
-	uint32_t mask = 0;
-
-	for (unsigned int l = 0; l < MEGPU_WAVE_LANES; l++) {
-		uint64_t local = first + l;
-		uint64_t x = gx * W->group_x + local % W->group_x;
-		uint64_t y = gy * W->group_y + local / W->group_x;
-
-		if (local < size && x < W->grid_x && y < W->grid_y)
-			mask |= 1u << l;
-	}
-	return mask;
-}
-
 #define FOR_EACH_LANE(w, l) \
 	for (unsigned int l = 0; l < MEGPU_WAVE_LANES; l++) \
 		if ((w)->exec & (1u << l))
@@ -183,6 +120,7 @@ static int cpu_atomic(const struct cpu_waves *W, struct cpu_wave *w,
 static int cpu_wave_run(const struct cpu_waves *W, struct cpu_wave *w)
 {
 	for (uint64_t insns = 0;; insns++) {
+		struct megpu_isa_wave pos;
 		uint64_t insn;
 		uint32_t op, dst, s0, s1, imm;
 		int any, ret = 0;
@@ -222,8 +160,16 @@ static int cpu_wave_run(const struct cpu_waves *W, struct cpu_wave *w)
 		case MEGPU_OP_S2R:
 			if (dst >= MEGPU_WAVE_REGS || imm >= MEGPU_SR_COUNT)
 				return MEGPU_FAULT_BAD_OPERAND;
+			pos = (struct megpu_isa_wave) {
+				.grid_x = W->grid_x, .grid_y = W->grid_y,
+				.group_x = W->group_x, .group_y = W->group_y,
+				.group_id_x = w->group_x,
+				.group_id_y = w->group_y, .first = w->first,
+				.wave_id = w->id, .args = W->args,
+				.exec = w->exec,
+			};
 			FOR_EACH_LANE(w, l)
-				w->r[dst][l] = cpu_sreg(W, w, imm, l);
+				w->r[dst][l] = megpu_isa_sreg(&pos, imm, l);
 			break;
 		case MEGPU_OP_LDARG:
 		case MEGPU_OP_LDARG32: {
@@ -383,7 +329,9 @@ int megpu_program_run_cpu(const struct megpu_tq_agent *a, uint64_t pargs,
 				w->group_y = gy;
 				w->first = first;
 				w->id = waves++;
-				w->exec = cpu_wave_lanes(&W, gx, gy, first);
+				w->exec = megpu_isa_wave_lanes(grid_x, grid_y,
+							       group_x, group_y,
+							       gx, gy, first);
 				/* no work-item in the grid: never launched */
 				if (w->exec)
 					ret = cpu_wave_run(&W, w);

@@ -17,6 +17,7 @@
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
 #include "megpu-internal.h"
+#include "hw/misc/megpu_isa.h"
 #include "trace.h"
 
 /* elements a kernel moves per memory access */
@@ -49,22 +50,6 @@ static const uint8_t megpu_kernel_ptrs[MEGPU_KERNEL_COUNT] = {
 static bool megpu_kernel_is_image(uint32_t id)
 {
     return id == MEGPU_KERNEL_BLUR3X3 || id == MEGPU_KERNEL_SEPIA;
-}
-
-static inline float megpu_f32(uint32_t v)
-{
-    float f;
-
-    memcpy(&f, &v, sizeof(f));
-    return f;
-}
-
-static inline uint32_t megpu_u32(float f)
-{
-    uint32_t v;
-
-    memcpy(&v, &f, sizeof(v));
-    return v;
 }
 
 static bool megpu_kread(MegpuExec *x, uint64_t base, uint64_t i, uint32_t *buf,
@@ -222,17 +207,17 @@ static bool megpu_kernel_range(MegpuExec *x, MegpuKernel *k, uint64_t start,
             }
             break;
         case MEGPU_KERNEL_SAXPY: {
-            float alpha = megpu_f32(k->param[0]);
+            float alpha = megpu_isa_f32(k->param[0]);
 
             if (!megpu_kread(x, k->ptr[0], i, a, c) ||
                 !megpu_kread(x, k->ptr[1], i, b, c)) {
                 return false;
             }
             for (unsigned j = 0; j < c; j++) {
-                float xv = megpu_f32(le32_to_cpu(a[j]));
-                float yv = megpu_f32(le32_to_cpu(b[j]));
+                float xv = megpu_isa_f32(le32_to_cpu(a[j]));
+                float yv = megpu_isa_f32(le32_to_cpu(b[j]));
 
-                b[j] = cpu_to_le32(megpu_u32(alpha * xv + yv));
+                b[j] = cpu_to_le32(megpu_isa_u32(alpha * xv + yv));
             }
             if (!megpu_kwrite(x, k->ptr[1], i, b, c)) {
                 return false;

@@ -166,24 +166,6 @@ static int megpu_wave_fault(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
 /* ---- launching waves ---- */
 
 /* Lanes of the next wave that hold a work-item of the grid. */
-static uint32_t megpu_wave_lanes(MegpuWaves *W, uint64_t gx, uint64_t gy,
-                                 uint32_t first)
-{
-    uint64_t size = (uint64_t)W->group_x * W->group_y;
-    uint32_t mask = 0;
-
-    for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
-        uint64_t local = first + l;
-        uint64_t x = gx * W->group_x + local % W->group_x;
-        uint64_t y = gy * W->group_y + local / W->group_x;
-
-        if (local < size && x < W->grid_x && y < W->grid_y) {
-            mask |= 1u << l;
-        }
-    }
-    return mask;
-}
-
 /* Fill free slots with the next waves of the grid. */
 static void megpu_waves_launch_locked(MegpuEngine *e, MegpuWaves *W)
 {
@@ -200,7 +182,8 @@ static void megpu_waves_launch_locked(MegpuEngine *e, MegpuWaves *W)
             uint64_t gy = W->next_group / W->groups_x;
             uint32_t first = W->next_wave * MEGPU_WAVE_LANES;
 
-            mask = megpu_wave_lanes(W, gx, gy, first);
+            mask = megpu_isa_wave_lanes(W->grid_x, W->grid_y, W->group_x,
+                                        W->group_y, gx, gy, first);
             if (mask) {
                 memset(w, 0, sizeof(*w));
                 w->group_x = gx;
@@ -236,50 +219,17 @@ static bool megpu_wave_reg(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
     return true;
 }
 
-static uint64_t megpu_sreg(MegpuWaves *W, MegpuWave *w, uint32_t sr,
-                           unsigned l)
+/* What the wave's special registers read (megpu_isa_sreg()). */
+static struct megpu_isa_wave megpu_wave_pos(MegpuWaves *W, MegpuWave *w)
 {
-    uint64_t local = w->first + l;
-    uint64_t lx = local % W->group_x, ly = local / W->group_x;
-    uint64_t gx = w->group_x * W->group_x + lx;
-    uint64_t gy = w->group_y * W->group_y + ly;
-
-    switch (sr) {
-    case MEGPU_SR_GLOBAL_ID:
-        return gy * W->grid_x + gx;
-    case MEGPU_SR_GLOBAL_ID_X:
-        return gx;
-    case MEGPU_SR_GLOBAL_ID_Y:
-        return gy;
-    case MEGPU_SR_LOCAL_ID:
-        return local;
-    case MEGPU_SR_LOCAL_ID_X:
-        return lx;
-    case MEGPU_SR_LOCAL_ID_Y:
-        return ly;
-    case MEGPU_SR_GROUP_ID_X:
-        return w->group_x;
-    case MEGPU_SR_GROUP_ID_Y:
-        return w->group_y;
-    case MEGPU_SR_GRID_X:
-        return W->grid_x;
-    case MEGPU_SR_GRID_Y:
-        return W->grid_y;
-    case MEGPU_SR_GROUP_SIZE_X:
-        return W->group_x;
-    case MEGPU_SR_GROUP_SIZE_Y:
-        return W->group_y;
-    case MEGPU_SR_WAVE_ID:
-        return w->id;
-    case MEGPU_SR_LANE_ID:
-        return l;
-    case MEGPU_SR_EXEC:
-        return w->exec;
-    case MEGPU_SR_ARGS:
-        return W->args;
-    default:
-        g_assert_not_reached();
-    }
+    return (struct megpu_isa_wave) {
+        .grid_x = W->grid_x, .grid_y = W->grid_y,
+        .group_x = W->group_x, .group_y = W->group_y,
+        .group_id_x = w->group_x, .group_id_y = w->group_y,
+        .first = w->first, .wave_id = w->id, .args = W->args,
+        .exec = w->exec,
+    };
+}
 }
 
 /*
@@ -738,6 +688,7 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
     uint32_t op = MEGPU_INSN_OP(insn), dst = MEGPU_INSN_DST(insn);
     uint32_t s0 = MEGPU_INSN_SRC0(insn), s1 = MEGPU_INSN_SRC1(insn);
     uint32_t imm = MEGPU_INSN_IMM(insn);
+    struct megpu_isa_wave pos;
     bool any;
 
     switch (op) {
@@ -770,8 +721,9 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
         if (imm >= MEGPU_SR_COUNT) {
             return megpu_wave_fault(x, W, w, MEGPU_FAULT_BAD_OPERAND);
         }
+        pos = megpu_wave_pos(W, w);
         FOR_EACH_LANE(w, l) {
-            w->r[dst][l] = megpu_sreg(W, w, imm, l);
+            w->r[dst][l] = megpu_isa_sreg(&pos, imm, l);
         }
         break;
     case MEGPU_OP_LDARG:

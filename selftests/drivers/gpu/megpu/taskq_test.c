@@ -20,6 +20,7 @@
 
 #include "kselftest_harness.h"
 #include "megpu_test.h"
+#include "megpu_programs.h"
 
 #define TQ_QUEUES	4	/* CPU homes 0, 1; engine homes 2, 3 */
 #define TQ_SLOTS	65536
@@ -1434,33 +1435,8 @@ TEST_F_TIMEOUT(taskq, tool_bench_partition, 300)
 	EXPECT_NE(NULL, strstr(buf, "B2 dequeue cost"));
 }
 
-/*
- * A user's program, not a built-in kernel: c[i] = k * a[i] + (b[i] ^ 0x55),
- * k an argument past LDARG's 128 bytes (the task's block is longer).
- */
+/* scale_xor.s: c[i] = k * a[i] + (b[i] ^ 0x55), k past LDARG's 128 bytes */
 #define TQ_PROG_K_OFF	200	/* k's offset in the user arguments */
-static const char tq_user_prog[] =
-	"	s2r	r1, global_id\n"
-	"	ldarg32	r2, 24\n"
-	"	cmpltu	r3, r1, r2\n"
-	"	if	r3\n"
-	"	shl	r4, r1, 2\n"
-	"	ldarg	r5, 0\n"
-	"	add	r5, r5, r4\n"
-	"	ld32	r6, [r5]\n"
-	"	s2r	r8, args\n"
-	"	ld32	r9, [r8+200]\n"
-	"	mul	r6, r6, r9\n"
-	"	ldarg	r5, 8\n"
-	"	add	r5, r5, r4\n"
-	"	ld32	r7, [r5]\n"
-	"	xor	r7, r7, 0x55\n"
-	"	add	r6, r6, r7\n"
-	"	ldarg	r5, 16\n"
-	"	add	r5, r5, r4\n"
-	"	st32	[r5], r6\n"
-	"	endif\n"
-	"	end\n";
 
 /* A program whose first load is from no memory of the client. */
 static const char tq_bad_prog[] =
@@ -1505,7 +1481,7 @@ static void tq_program_tasks(struct mt *t, bool discrete,
 	tq_notify_gpu = NULL;
 	ASSERT_EQ(0, ret);
 	ASSERT_LT(0, q.nengines);
-	ASSERT_EQ(0, megpu_prog_load(&t->gpu, tq_user_prog, &prog, &len, err,
+	ASSERT_EQ(0, megpu_prog_load(&t->gpu, megpu_program("scale_xor"), &prog, &len, err,
 				     sizeof(err))) TH_LOG("%s", err);
 	ASSERT_EQ(0, megpu_prog_load(&t->gpu, tq_bad_prog, &bad_prog,
 				     &bad_len, err, sizeof(err)));
