@@ -28,7 +28,8 @@ cp -a "$top/drivers" "$top/uapi" "$top/include" "$top/Kbuild" "$mod/"
 find "$mod" \( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
 	-o -name '.*.cmd' -o -name modules.order -o -name Module.symvers \) \
 	-delete
-make -C "$dir/build" M="$mod" CONFIG_DRM_MEGPU=m W=1 modules 2>&1 |
+make -C "$dir/build" M="$mod" CONFIG_DRM_MEGPU=m CONFIG_DRM_MEGPU_TESTING=y \
+	W=1 modules 2>&1 |
 	tee "$b/debug-module.log" | grep -vE '^\s*(CC|LD|MODPOST|CHK)' || true
 [ -f "$mod/drivers/gpu/drm/megpu/megpu.ko" ] ||
 	{ echo "check-debug: megpu.ko did not build" >&2; exit 1; }

@@ -230,7 +230,6 @@ static struct megpu_isa_wave megpu_wave_pos(MegpuWaves *W, MegpuWave *w)
         .exec = w->exec,
     };
 }
-}
 
 /*
  * LD/ST of 4 or 8 bytes per active lane. Runs of lanes with consecutive
