@@ -40,11 +40,14 @@ else
 	version=$(stat -c %Y "$tarball")
 fi
 version=${version//[^A-Za-z0-9.+-]/_}
-# What the kernel is made of: the fragment, DRM_MEGPU's Kconfig and the
-# recipe below (bump recipe when it changes what gets built).
+# What the kernel is made of: the fragment, DRM_MEGPU's own Kconfig entry
+# (its selects; the driver's other options, such as DRM_MEGPU_TESTING,
+# change only the module) and the recipe below (bump recipe when it
+# changes what gets built).
 recipe=1
-hash=$( (cat "$frag" "$kconfig"; echo "recipe=$recipe") | sha256sum |
-	cut -c1-12)
+entry=$(sed '/^config DRM_MEGPU_/,$d' "$kconfig")
+hash=$( (cat "$frag"; printf '%s\n' "$entry"; echo "recipe=$recipe") |
+	sha256sum | cut -c1-12)
 dir="$MEGPU_CACHE/debug-kernel-$version-$hash"
 
 if [ -f "$dir/.built" ]; then
