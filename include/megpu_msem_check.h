@@ -30,8 +30,13 @@ struct megpu_msem_check {
 	const char *why;	/* what was wrong with it */
 };
 
-enum { MEGPU_MSEM_IDLE, MEGPU_MSEM_CHECK, MEGPU_MSEM_FAILED,
-       MEGPU_MSEM_RECHECK };
+/* Where an agent is in its MSEM_WAIT, as the replay sees it. */
+enum {
+	MEGPU_MSEM_IDLE,	/* between packets */
+	MEGPU_MSEM_CHECK,	/* decremented, reading the slots */
+	MEGPU_MSEM_FAILED,	/* the sum was negative: an undo comes */
+	MEGPU_MSEM_RECHECK,	/* undone, reading the slots again */
+};
 
 /*
  * Check @n records (MEGPU_MGPU_REC_SIZE bytes each, as the device wrote
