@@ -362,46 +362,110 @@ int cmd_mgpu(int argc, char **argv)
 /* --- megpu demo video: FIG. 5 --- */
 
 static const char video_usage[] =
-"usage: megpu demo video [--frames N]\n"
+"usage: megpu demo video [--frames N] [--no-vsync [--lag K]]\n"
 "\n"
 "The seed's FIG. 5 on two GPUs, no CPU in the loop: the video engine of\n"
 "GPU B writes each frame twice (one copy per display) into an 8-frame\n"
-"ring in memory shared by PRIME and signals; the display engines of GPU\n"
-"A and GPU B wait on summed semaphores (one slot per GPU), take their\n"
-"copy and give the ring slot back. Every frame must reach each display\n"
-"exactly once, in order (checked), then PASS or FAIL.\n"
+"ring in memory shared by PRIME and signals one summed semaphore (one\n"
+"slot per GPU) twice; the display engines of GPU A and GPU B each wait\n"
+"on it once per frame, take their copy and give the ring slot back. The\n"
+"displays scan out at one refresh rate (a vsync barrier between them).\n"
+"Every frame must reach each display exactly once, in order, and the\n"
+"semaphore's slots must end as the figure's numbers say (checked), then\n"
+"PASS or FAIL.\n"
 "\n"
-"  --frames N   frames to play (default 32)\n";
+"  --frames N   frames to play (default 32)\n"
+"  --no-vsync   no common refresh: a display that runs ahead takes the\n"
+"               other display's signal (the demo shows it FAIL)\n"
+"  --lag K      with --no-vsync: GPU B's display starts only after GPU\n"
+"               A's has taken K signals, so A surely runs ahead\n";
 
 /*
- * FIG. 5 has one semaphore that the video engine signals twice per frame
- * and both displays wait on. A summed semaphore's signals are not
- * addressed: a display that runs ahead takes the other display's signal
- * and scans out a frame the video engine has not written yet (the
- * seed's "two waits competing for one signal"). So each display has a
- * READY semaphore of its own, signalled once per frame: two signals per
- * frame as in the figure, each owned by the display it is for. The
- * figure's numbers on one semaphore (B's slot 0 -> 2, A waits with its
- * slot at -1, B with 1) are the qtest /megpu/mgpu/fig5.
+ * FIG. 5: one READY semaphore that the video engine signals twice per
+ * frame and both displays wait on once per frame. A summed semaphore's
+ * signals are not addressed to a waiter, so the figure is correct only
+ * because its displays scan out at one refresh rate: neither can wait
+ * for frame f + 1 before the other has taken its signal for frame f. We
+ * model the common refresh with a barrier per frame (VSYNC: each display
+ * signals the other's and waits on its own). Without it (--no-vsync) a
+ * display that runs ahead takes the other's signals: it scans out ring
+ * slots the video engine has not written yet, and the other display,
+ * starved, never gives its ring slots back (the jobs hang until the
+ * scheduler's timeout). --lag K makes the first certain and, with
+ * --frames K, avoids the second: A's frames 8 to K-1 are stale. The ring's
+ * back-pressure (FREE, one per display) is ours; the figure has none.
+ * After N frames READY's slots are the figure's numbers times N: A's
+ * slot -N (each A wait pre-decrements A's own slot), B's slot 2N - N.
  */
 enum { RING = 8, FRAME_BYTES = 256 };
 /* the shared BO: semaphores (one slot per agent each), ring, outputs */
-#define READY(c)	(0x000 + 0x40 * (c))	/* frame ready for display c */
+#define READY		0x000			/* a frame copy is ready */
 #define FREE(c)		(0x100 + 0x40 * (c))	/* ring slot free for c */
+#define VSYNC(c)	(0x200 + 0x40 * (c))	/* display c may go on */
+#define GATE		0x300			/* --lag: B's display may start */
 #define SLOT(f, c)	(0x1000 + ((f) % RING) * 2 * FRAME_BYTES + \
 			 (c) * FRAME_BYTES)
 #define OUT(c, f)	(0x2000 + ((c) * 1024 + (f)) * FRAME_BYTES)
 #define FRAME_WORD(f)	(0xf0000000u | (f))
+
+/* display c's program: FREE announcements, then per frame wait, copy, vsync */
+static int video_display(struct megpu_cs *cs, uint64_t va, int c,
+			 unsigned int frames, bool vsync, unsigned int lag)
+{
+	const uint32_t mask = 0x3;
+	int ret = 0;
+
+	for (int i = 0; i < RING && !ret; i++)
+		ret = megpu_cs_msem_signal(cs, va + FREE(c));
+	if (lag && c == 1)
+		ret = ret ?: megpu_cs_msem_wait(cs, va + GATE, mask);
+	for (unsigned int f = 0; f < frames && !ret; f++) {
+		ret = megpu_cs_msem_wait(cs, va + READY, mask);
+		if (lag && c == 0 && f + 1 == lag)
+			ret = ret ?: megpu_cs_msem_signal(cs, va + GATE);
+		ret = ret ?: megpu_cs_copy(cs, va + SLOT(f, c), va + OUT(c, f),
+					   FRAME_BYTES);
+		ret = ret ?: megpu_cs_flush(cs);
+		ret = ret ?: megpu_cs_msem_signal(cs, va + FREE(c));
+		if (vsync) {
+			ret = ret ?: megpu_cs_msem_signal(cs, va + VSYNC(!c));
+			ret = ret ?: megpu_cs_msem_wait(cs, va + VSYNC(c), mask);
+		}
+	}
+	/* a lag past the last frame: B must still start */
+	if (lag && c == 0 && lag > frames)
+		ret = ret ?: megpu_cs_msem_signal(cs, va + GATE);
+	return ret;
+}
+
+/* the video engine's program: per frame two copies, two signals */
+static int video_decoder(struct megpu_cs *cs, uint64_t va,
+			 unsigned int frames)
+{
+	const uint32_t mask = 0x3;
+	int ret = 0;
+
+	for (unsigned int f = 0; f < frames && !ret; f++) {
+		for (int c = 0; c < 2 && !ret; c++)
+			ret = megpu_cs_msem_wait(cs, va + FREE(c), mask);
+		for (int c = 0; c < 2 && !ret; c++)
+			ret = megpu_cs_fill(cs, va + SLOT(f, c), FRAME_BYTES,
+					    FRAME_WORD(f));
+		for (int c = 0; c < 2 && !ret; c++)
+			ret = megpu_cs_msem_signal(cs, va + READY);
+	}
+	return ret;
+}
 
 int cmd_demo_video(int argc, char **argv)
 {
 	struct megpu gpu[2];
 	struct megpu_bo *bo[2] = { NULL, NULL };
 	struct megpu_cs cs[3];
-	unsigned int n, id[2], count, frames = 32, eng[3];
+	unsigned int n, id[2], count, frames = 32, eng[3], lag = 0;
+	bool vsync = true;
 	uint64_t types = 0;
 	uint64_t v;
-	const uint32_t mask = 0x3;
 	uint32_t *w;
 	int ret = 0, bad = 0, j, a_dev, b_dev;
 
@@ -412,10 +476,22 @@ int cmd_demo_video(int argc, char **argv)
 		    tool_parse_u64(argv[i + 1], &v) && v > 0 && v <= 1024) {
 			frames = v;
 			i++;
+		} else if (!strcmp(argv[i], "--lag") && i + 1 < argc &&
+			   tool_parse_u64(argv[i + 1], &v) && v > 0 &&
+			   v <= 1024) {
+			lag = v;
+			i++;
+		} else if (!strcmp(argv[i], "--no-vsync")) {
+			vsync = false;
 		} else {
 			fputs(video_usage, stderr);
 			return 2;
 		}
+	}
+	/* with the barrier, a held display B would hold A at frame 0 */
+	if (lag && vsync) {
+		fputs("megpu demo video: --lag needs --no-vsync\n", stderr);
+		return 2;
 	}
 	/* GPU A: agent 0 (gpu[0]), GPU B: agent 1 (gpu[1]), whatever index */
 	n = 0;
@@ -471,40 +547,10 @@ int cmd_demo_video(int argc, char **argv)
 		}
 		for (int k = 0; k < 3; k++)
 			megpu_cs_init(&cs[k]);
-		/* each display first announces the RING free slots */
-		for (int c = 0; c < 2; c++)
-			for (int i = 0; i < RING && !ret; i++)
-				ret = megpu_cs_msem_signal(&cs[1 + c],
-							   b[1 + c]->va + FREE(c));
-		for (unsigned int f = 0; f < frames && !ret; f++) {
-			uint64_t base = b[0]->va;
-
-			/* UVD: two copies of frame f, two signals */
-			for (int c = 0; c < 2 && !ret; c++)
-				ret = megpu_cs_msem_wait(&cs[0], base + FREE(c),
-							 mask);
-			for (int c = 0; c < 2 && !ret; c++)
-				ret = megpu_cs_fill(&cs[0], base + SLOT(f, c),
-						    FRAME_BYTES,
-						    FRAME_WORD(f));
-			for (int c = 0; c < 2 && !ret; c++)
-				ret = megpu_cs_msem_signal(&cs[0],
-							   base + READY(c));
-			/* DISP c: wait, scan out (copy), give the slot back */
-			for (int c = 0; c < 2 && !ret; c++) {
-				uint64_t db = b[1 + c]->va;
-
-				ret = megpu_cs_msem_wait(&cs[1 + c],
-							 db + READY(c), mask);
-				ret = ret ?: megpu_cs_copy(&cs[1 + c],
-							   db + SLOT(f, c),
-							   db + OUT(c, f),
-							   FRAME_BYTES);
-				ret = ret ?: megpu_cs_flush(&cs[1 + c]);
-				ret = ret ?: megpu_cs_msem_signal(&cs[1 + c],
-								  db + FREE(c));
-			}
-		}
+		ret = video_decoder(&cs[0], b[0]->va, frames);
+		for (int c = 0; c < 2 && !ret; c++)
+			ret = video_display(&cs[1 + c], b[1 + c]->va, c, frames,
+					    vsync, lag);
 		for (int k = 0; k < 3 && !ret; k++) {
 			megpu_job_init(&job[k], eng[k]);
 			job[k].flags = DRM_MEGPU_SUBMIT_NO_IMPLICIT;
@@ -553,13 +599,12 @@ int cmd_demo_video(int argc, char **argv)
 		if (good != frames)
 			bad++;
 	}
-	printf("  ready sums %d/%d, free sums %d/%d (8 each at the end)\n",
-	       (int32_t)(w[READY(0) / 4] + w[READY(0) / 4 + 1]),
-	       (int32_t)(w[READY(1) / 4] + w[READY(1) / 4 + 1]),
+	/* FIG. 5's numbers, N times: A's slot -N, B's slot 2N - N = N */
+	printf("  READY slots: A %d, B %d (want -%u, %u), free sums %d/%d (8 each)\n",
+	       (int32_t)w[READY / 4], (int32_t)w[READY / 4 + 1], frames, frames,
 	       (int32_t)(w[FREE(0) / 4] + w[FREE(0) / 4 + 1]),
 	       (int32_t)(w[FREE(1) / 4] + w[FREE(1) / 4 + 1]));
-	if (w[READY(0) / 4] + w[READY(0) / 4 + 1] ||
-	    w[READY(1) / 4] + w[READY(1) / 4 + 1] ||
+	if (w[READY / 4] != -frames || w[READY / 4 + 1] != frames ||
 	    w[FREE(0) / 4] + w[FREE(0) / 4 + 1] != RING ||
 	    w[FREE(1) / 4] + w[FREE(1) / 4 + 1] != RING)
 		bad++;
