@@ -3,6 +3,10 @@
 # debug objects, kmemleak, fault injection), megpu.ko built against it.
 # Any KASAN, lockdep, DEBUG_OBJECTS or WARNING report, or a leak of the
 # driver's in the final kmemleak scan, fails the run (tools/vm/run.sh).
+# The kernel has CONFIG_GCOV_KERNEL and the module is built with
+# GCOV_PROFILE=y: the guest prints the module's counters at the end and
+# tools/vm/coverage.py prints the driver's coverage per file (and the
+# functions no test reaches) and writes it to build/coverage.json.
 #
 # Environment: MEGPU_CACHE, QEMU_BUILD (set by the Makefile); TESTS,
 # GUEST_TIMEOUT (default 5400 s), TIMEOUT_SCALE (selftest harness
@@ -29,7 +33,7 @@ find "$mod" \( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
 	-o -name '.*.cmd' -o -name modules.order -o -name Module.symvers \) \
 	-delete
 make -C "$dir/build" M="$mod" CONFIG_DRM_MEGPU=m CONFIG_DRM_MEGPU_TESTING=y \
-	W=1 modules 2>&1 |
+	GCOV_PROFILE=y W=1 modules 2>&1 |
 	tee "$b/debug-module.log" | grep -vE '^\s*(CC|LD|MODPOST|CHK)' || true
 [ -f "$mod/drivers/gpu/drm/megpu/megpu.ko" ] ||
 	{ echo "check-debug: megpu.ko did not build" >&2; exit 1; }
@@ -40,9 +44,14 @@ KMODDIR="$dir/root/lib/modules/$release" \
 	"$top/tools/vm/mkinitramfs.sh" "$b/initramfs-debug.cpio.gz" \
 	"$mod/drivers/gpu/drm/megpu/megpu.ko" "$b/megpu" "$b"/selftests/*
 
+rc=0
 # x-test-regs: flush_test's idle test holds posted writes (TEST_HOLD)
 DEVICE_PROPS="${DEVICE_PROPS-x-test-regs=on}" \
 KERNEL="$dir/root/boot/vmlinuz-$release" NAME="${NAME:-debug}" \
 GUEST_TIMEOUT=$GUEST_TIMEOUT \
 TEST_ARGS="megpu_test.timeout_scale=$TIMEOUT_SCALE ${TEST_ARGS:-}" \
-	"$top/tools/vm/run.sh" check "$b/initramfs-debug.cpio.gz"
+	"$top/tools/vm/run.sh" check "$b/initramfs-debug.cpio.gz" || rc=$?
+"$top/tools/vm/coverage.py" --side driver --match drivers/gpu/drm/megpu/ \
+	--json "$b/coverage.json" --guest-log "$b/guest-${NAME:-debug}.log" \
+	--root "$mod" || { echo "check-debug: no driver coverage" >&2; rc=1; }
+exit $rc

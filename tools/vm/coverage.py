@@ -1,13 +1,19 @@
 #!/usr/bin/env python3
 """Line, branch and function coverage of gcov data (make coverage).
 
-usage: coverage.py --side NAME --json OUT.json --match SUBSTR GCDA...
+usage: coverage.py --side NAME --json OUT.json --match SUBSTR
+                   [--guest-log LOG --root DIR] [GCDA...]
+
+--guest-log: the .gcda files a guest printed (tools/vm/init, a kernel
+with CONFIG_GCOV_KERNEL) are written back beside their .gcno files,
+which must lie under DIR (the module's build directory), and used too.
 
 Runs gcov's JSON output over the .gcda files, keeps the source files
 whose path contains SUBSTR, prints a table per file and the functions no
 test reached, and merges {NAME: {file: figures}} into OUT.json.
 """
 import argparse
+import base64
 import json
 import os
 import subprocess
@@ -24,13 +30,38 @@ def gcov_json(gcda):
             yield json.loads(doc)
 
 
+def from_guest_log(log, root):
+    """The MEGPU-GCOV blocks of a guest log, written to their paths."""
+    root = os.path.realpath(root)
+    out, path, chunks = [], None, []
+    with open(log, errors='replace') as fh:
+        for line in fh:
+            line = line.rstrip('\r\n')
+            if line.startswith('MEGPU-GCOV '):
+                path, chunks = line.split(' ', 1)[1], []
+            elif line == 'MEGPU-GCOV-END' and path:
+                dest = os.path.realpath(path)
+                if dest.startswith(root + os.sep) and dest.endswith('.gcda'):
+                    with open(dest, 'wb') as f:
+                        f.write(base64.b64decode(''.join(chunks)))
+                    out.append(dest)
+                path = None
+            elif path:
+                chunks.append(line.strip())
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--side', required=True)
     ap.add_argument('--json', required=True)
     ap.add_argument('--match', required=True)
-    ap.add_argument('gcda', nargs='+')
+    ap.add_argument('--guest-log')
+    ap.add_argument('--root')
+    ap.add_argument('gcda', nargs='*')
     a = ap.parse_args()
+    if a.guest_log:
+        a.gcda += from_guest_log(a.guest_log, a.root)
 
     # file -> line -> count; file -> (line, branch index) -> count;
     # file -> function -> executions

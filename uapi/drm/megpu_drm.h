@@ -26,6 +26,7 @@ extern "C" {
 #define DRM_MEGPU_TASKQ_ATTACH		0x1a
 #define DRM_MEGPU_TASKQ_WAIT		0x1b
 #define DRM_MEGPU_TASKQ_SLEEP		0x1c
+#define DRM_MEGPU_TASKQ_DETACH		0x1d
 
 #define DRM_IOCTL_MEGPU_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_MEGPU_GET_PARAM, \
@@ -72,6 +73,9 @@ extern "C" {
 #define DRM_IOCTL_MEGPU_TASKQ_SLEEP \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_MEGPU_TASKQ_SLEEP, \
 		 struct drm_megpu_taskq_sleep)
+#define DRM_IOCTL_MEGPU_TASKQ_DETACH \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_MEGPU_TASKQ_DETACH, \
+		struct drm_megpu_taskq_detach)
 
 /**
  * enum drm_megpu_param - parameters for &struct drm_megpu_get_param
@@ -300,6 +304,49 @@ struct drm_megpu_sync {
 	(DRM_MEGPU_SUBMIT_NO_IMPLICIT | DRM_MEGPU_SUBMIT_NO_FLUSH | \
 	 DRM_MEGPU_SUBMIT_HOST_FLUSH)
 
+/**
+ * struct drm_megpu_extension - header of an extension of an ioctl
+ *
+ * Extensions form a chain through @next; each starts with this header
+ * inside a larger struct that @id names. At most
+ * %DRM_MEGPU_MAX_EXTENSIONS in one chain, each id at most once.
+ */
+struct drm_megpu_extension {
+	/** @next: user pointer to the next extension, 0 at the end. */
+	__u64 next;
+	/** @id: DRM_MEGPU_EXT_ID_*. */
+	__u32 id;
+	/** @flags: must be zero. */
+	__u32 flags;
+};
+
+/** DRM_MEGPU_MAX_EXTENSIONS - longest extension chain of one ioctl */
+#define DRM_MEGPU_MAX_EXTENSIONS	8
+
+/**
+ * DRM_MEGPU_EXT_ID_OUT_SYNCS - more out-syncs for a job
+ *
+ * &struct drm_megpu_ext_out_syncs in &drm_megpu_submit.extensions.
+ */
+#define DRM_MEGPU_EXT_ID_OUT_SYNCS	1
+
+/**
+ * struct drm_megpu_ext_out_syncs - syncobjs that also receive a job's fence
+ *
+ * Each of @count syncobjs (a timeline point when its point is not 0)
+ * gets the job's fence, as &drm_megpu_submit.out_sync does.
+ */
+struct drm_megpu_ext_out_syncs {
+	/** @base: @base.id is %DRM_MEGPU_EXT_ID_OUT_SYNCS. */
+	struct drm_megpu_extension base;
+	/** @syncs: in, pointer to @count &struct drm_megpu_sync. */
+	__u64 syncs;
+	/** @count: in, 1 to DRM_MEGPU_MAX_SYNCS. */
+	__u32 count;
+	/** @pad: must be zero. */
+	__u32 pad;
+};
+
 /** DRM_MEGPU_MAX_BOS - most BOs one job may reference */
 #define DRM_MEGPU_MAX_BOS		256
 /** DRM_MEGPU_MAX_SYNCS - most in-syncs one job may have */
@@ -350,9 +397,11 @@ struct drm_megpu_sync {
  * DRM_MEGPU_MAX_BOS BOs or DRM_MEGPU_MAX_SYNCS in-syncs, in-syncs whose
  * pending fences (chains and arrays unwrapped) come from more than
  * DRM_MEGPU_MAX_SYNCS fence contexts, a BO listed twice or with no or
- * unknown flags; -ENOENT for an unknown BO or syncobj handle
- * or a missing timeline point; -EFAULT for unreadable arrays; -EIO on a
- * file banned after a hang.
+ * unknown flags, an extension chain that is longer than
+ * DRM_MEGPU_MAX_EXTENSIONS, names an unknown id or one id twice, or has
+ * non-zero flags or pad; -ENOENT for an unknown BO or syncobj handle
+ * or a missing timeline point; -EFAULT for unreadable arrays or
+ * extensions; -EIO on a file banned after a hang.
  */
 struct drm_megpu_submit {
 	/** @engine: in, engine index, below DRM_MEGPU_PARAM_ENGINE_COUNT. */
@@ -383,6 +432,11 @@ struct drm_megpu_submit {
 	 * job's fence; handle 0 for none.
 	 */
 	struct drm_megpu_sync out_sync;
+	/**
+	 * @extensions: in, user pointer to a chain of &struct
+	 * drm_megpu_extension (%DRM_MEGPU_EXT_ID_OUT_SYNCS), 0 for none.
+	 */
+	__u64 extensions;
 };
 
 /**
@@ -430,9 +484,9 @@ struct drm_megpu_flush {
  * interrupt.
  */
 
-/** @DRM_MEGPU_SYSCALL_ECHO: in the kernel: s0 | (u64)s1 << 32. */
+/** DRM_MEGPU_SYSCALL_ECHO - in the kernel: s0 | (u64)s1 << 32 */
 #define DRM_MEGPU_SYSCALL_ECHO		1
-/** @DRM_MEGPU_SYSCALL_ADD: in the kernel: (u64)s0 + s1 + s2. */
+/** DRM_MEGPU_SYSCALL_ADD - in the kernel: (u64)s0 + s1 + s2 */
 #define DRM_MEGPU_SYSCALL_ADD		2
 /*
  * DRM_MEGPU_SYSCALL_USER: N from here up goes to the file's service;
@@ -485,7 +539,8 @@ struct drm_megpu_syscall_wait {
  * Errors: -EOPNOTSUPP when the device runs no wave programs (as
  * &DRM_IOCTL_MEGPU_SYSCALL_WAIT); -EINVAL for a @slot out of range; -ENOENT
  * when the slot holds no call of @caller handed to this file's service
- * (answered already, or never handed out); -ENODEV after an unplug.
+ * (answered already, or never handed out); -EINVAL for non-zero @flags or
+ * @pad; -ENODEV after an unplug.
  */
 struct drm_megpu_syscall_return {
 	/** @ret: in, the 64-bit result. */
@@ -494,6 +549,10 @@ struct drm_megpu_syscall_return {
 	__u32 slot;
 	/** @caller: in, &drm_megpu_syscall.caller. */
 	__u32 caller;
+	/** @flags: must be zero. */
+	__u32 flags;
+	/** @pad: must be zero. */
+	__u32 pad;
 };
 
 /**
@@ -586,7 +645,7 @@ struct drm_megpu_taskq_notify {
 	__u32 pad;
 };
 
-/** @DRM_MEGPU_TASKQ_SLEEP_READ: return the release count at once. */
+/** DRM_MEGPU_TASKQ_SLEEP_READ - return the release count at once */
 #define DRM_MEGPU_TASKQ_SLEEP_READ	0x1
 
 /**
@@ -628,9 +687,6 @@ struct drm_megpu_taskq_queue {
 	__u64 offset;
 };
 
-/** @DRM_MEGPU_TASKQ_DETACH: stop the kernel dequeuer of this file. */
-#define DRM_MEGPU_TASKQ_DETACH		0x1
-
 /**
  * struct drm_megpu_taskq_attach - let the driver dequeue for engines
  *
@@ -665,17 +721,15 @@ struct drm_megpu_taskq_queue {
  * Fences" rules). The dequeuer's own jobs are ordinary jobs with
  * ordinary fences, which depend on the GPU only.
  *
- * One attachment per file. With %DRM_MEGPU_TASKQ_DETACH in @flags (and
- * every other field zero) the attachment ends; jobs already submitted
- * run out. Closing the file detaches too.
+ * One attachment per file; &DRM_IOCTL_MEGPU_TASKQ_DETACH or closing the
+ * file ends it.
  *
- * Errors: -EOPNOTSUPP without task queues; -EINVAL for unknown @flags,
+ * Errors: -EOPNOTSUPP without task queues; -EINVAL for non-zero @flags,
  * @count 0 or above MEGPU_DEQ_MAX_QUEUES, @engines empty or naming an
  * engine that is missing or does not run DISPATCH (gfx and compute do),
  * a non-zero pad, or a bad queue size or alignment (as
  * &DRM_IOCTL_MEGPU_TASKQ_CHECK); -EFAULT for an unreadable @queues;
- * -ENOENT for a handle that is not the caller's, or a detach without an
- * attachment; -EACCES, -ERANGE as
+ * -ENOENT for a handle that is not the caller's; -EACCES, -ERANGE as
  * &DRM_IOCTL_MEGPU_TASKQ_CHECK; -EBUSY when the file is attached already;
  * -ENOSPC when the driver's IBs for the attachment (pinned, charged to
  * the file as BOs are) would exceed either pinning limit.
@@ -689,8 +743,26 @@ struct drm_megpu_taskq_attach {
 	__u32 engines;
 	/** @pad: must be zero. */
 	__u32 pad;
-	/** @flags: 0 or %DRM_MEGPU_TASKQ_DETACH. */
+	/** @flags: must be zero. */
 	__u32 flags;
+};
+
+/**
+ * struct drm_megpu_taskq_detach - stop this file's attachment
+ *
+ * Ends the attachment of &DRM_IOCTL_MEGPU_TASKQ_ATTACH: the driver takes
+ * no more tasks for it, jobs already submitted run out, and the
+ * attachment completes with -ECANCELED if it had not completed. The file
+ * may attach again afterwards.
+ *
+ * Errors: -EOPNOTSUPP without task queues; -EINVAL for non-zero @flags or
+ * @pad; -ENOENT when the file has no attachment.
+ */
+struct drm_megpu_taskq_detach {
+	/** @flags: must be zero. */
+	__u32 flags;
+	/** @pad: must be zero. */
+	__u32 pad;
 };
 
 /**

@@ -207,10 +207,8 @@ int megpu_taskq_wait(struct megpu *gpu, int64_t timeout_ns)
 
 int megpu_taskq_detach(struct megpu *gpu)
 {
-	struct drm_megpu_taskq_attach args = {
-		.flags = DRM_MEGPU_TASKQ_DETACH,
-	};
+	struct drm_megpu_taskq_detach args = { 0 };
 
-	return drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_TASKQ_ATTACH, &args) ?
+	return drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_TASKQ_DETACH, &args) ?
 	       -errno : 0;
 }

@@ -318,6 +318,7 @@ uint32_t megpu_ref_sepia_px(uint32_t px);
 
 #define MEGPU_JOB_MAX_BOS DRM_MEGPU_MAX_BOS
 #define MEGPU_JOB_MAX_SYNCS DRM_MEGPU_MAX_SYNCS
+#define MEGPU_JOB_MAX_OUTS 8
 
 /**
  * struct megpu_job - one submission to one engine
@@ -328,6 +329,8 @@ uint32_t megpu_ref_sepia_px(uint32_t px);
  * @in: in-syncs (binary: point 0)
  * @in_count: entries in @in
  * @out: out-sync, handle 0 for none
+ * @more_out: more out-syncs (DRM_MEGPU_EXT_ID_OUT_SYNCS)
+ * @more_out_count: entries in @more_out
  * @ib: BO holding the IB; NULL lets megpu_job_upload() allocate one that
  *	megpu_job_fini() frees
  * @ib_offset: byte offset of the IB in @ib
@@ -342,6 +345,8 @@ struct megpu_job {
 	struct drm_megpu_sync in[MEGPU_JOB_MAX_SYNCS];
 	unsigned int in_count;
 	struct drm_megpu_sync out;
+	struct drm_megpu_sync more_out[MEGPU_JOB_MAX_OUTS];
+	unsigned int more_out_count;
 	struct megpu_bo *ib;
 	uint64_t ib_offset;
 	uint32_t ib_dwords;
@@ -359,6 +364,13 @@ int megpu_job_wait_sync(struct megpu_job *job, uint32_t syncobj,
 			uint64_t point);
 void megpu_job_signal_sync(struct megpu_job *job, uint32_t syncobj,
 			   uint64_t point);
+/*
+ * One more syncobj (a point when @point is not 0) that gets the job's
+ * fence, through SUBMIT's out-sync extension; -E2BIG past
+ * MEGPU_JOB_MAX_OUTS.
+ */
+int megpu_job_add_signal_sync(struct megpu_job *job, uint32_t syncobj,
+			      uint64_t point);
 /* Use @bo at @offset for the IB instead of a BO of the job's own. */
 void megpu_job_set_ib(struct megpu_job *job, struct megpu_bo *bo,
 		      uint64_t offset);

@@ -63,6 +63,18 @@ void megpu_job_signal_sync(struct megpu_job *job, uint32_t syncobj,
 	job->out = (struct drm_megpu_sync){ .handle = syncobj, .point = point };
 }
 
+int megpu_job_add_signal_sync(struct megpu_job *job, uint32_t syncobj,
+			      uint64_t point)
+{
+	if (job->more_out_count == MEGPU_JOB_MAX_OUTS)
+		return -E2BIG;
+	job->more_out[job->more_out_count++] = (struct drm_megpu_sync){
+		.handle = syncobj,
+		.point = point,
+	};
+	return 0;
+}
+
 void megpu_job_set_ib(struct megpu_job *job, struct megpu_bo *bo,
 		      uint64_t offset)
 {
@@ -110,6 +122,11 @@ int megpu_job_upload(struct megpu *gpu, struct megpu_job *job,
 
 int megpu_job_submit(struct megpu *gpu, struct megpu_job *job)
 {
+	struct drm_megpu_ext_out_syncs outs = {
+		.base.id = DRM_MEGPU_EXT_ID_OUT_SYNCS,
+		.syncs = (uintptr_t)job->more_out,
+		.count = job->more_out_count,
+	};
 	struct drm_megpu_submit args;
 	int ret;
 
@@ -128,6 +145,7 @@ int megpu_job_submit(struct megpu *gpu, struct megpu_job *job)
 		.in_syncs = (uintptr_t)job->in,
 		.in_sync_count = job->in_count,
 		.out_sync = job->out,
+		.extensions = job->more_out_count ? (uintptr_t)&outs : 0,
 	};
 	if (drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_SUBMIT, &args))
 		return -errno;

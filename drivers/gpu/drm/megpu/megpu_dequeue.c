@@ -533,6 +533,19 @@ void megpu_dequeue_unplug(struct megpu_device *mdev)
 	mutex_unlock(&mdev->kdq_mutex);
 }
 
+int megpu_ioctl_taskq_detach(struct drm_device *drm, void *data,
+			     struct drm_file *file)
+{
+	struct megpu_device *mdev = to_megpu(drm);
+	struct drm_megpu_taskq_detach *args = data;
+
+	if (!(mdev->caps & MEGPU_CAP_TASKQ))
+		return -EOPNOTSUPP;
+	if (args->flags || args->pad)
+		return -EINVAL;
+	return megpu_dequeue_detach(file->driver_priv);
+}
+
 int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 			     struct drm_file *file)
 {
@@ -546,15 +559,7 @@ int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 
 	if (!(mdev->caps & MEGPU_CAP_TASKQ))
 		return -EOPNOTSUPP;
-	if (args->flags & ~DRM_MEGPU_TASKQ_DETACH)
-		return -EINVAL;
-	if (args->flags & DRM_MEGPU_TASKQ_DETACH) {
-		if (args->queues || args->count || args->engines ||
-		    args->pad)
-			return -EINVAL;
-		return megpu_dequeue_detach(mfile);
-	}
-	if (!args->count || args->count > MEGPU_DEQ_MAX_QUEUES || args->pad)
+	if (args->flags || !args->count || args->count > MEGPU_DEQ_MAX_QUEUES || args->pad)
 		return -EINVAL;
 	ret = megpu_kdq_check_engines(mdev, args->engines);
 	if (ret)

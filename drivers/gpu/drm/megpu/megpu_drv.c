@@ -126,6 +126,8 @@ static const struct drm_ioctl_desc megpu_ioctls[] = {
 			  DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(MEGPU_TASKQ_SLEEP, megpu_ioctl_taskq_sleep,
 			  DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(MEGPU_TASKQ_DETACH, megpu_ioctl_taskq_detach,
+			  DRM_RENDER_ALLOW),
 };
 
 struct megpu_file *megpu_file_get(struct megpu_file *mfile)

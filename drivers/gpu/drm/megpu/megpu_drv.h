@@ -794,6 +794,8 @@ void megpu_taskq_init(struct megpu_device *mdev);
 /* megpu_dequeue.c */
 int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 			     struct drm_file *file);
+int megpu_ioctl_taskq_detach(struct drm_device *drm, void *data,
+			     struct drm_file *file);
 int megpu_ioctl_taskq_wait(struct drm_device *drm, void *data,
 			   struct drm_file *file);
 void megpu_dequeue_init(struct megpu_device *mdev);

@@ -6,7 +6,7 @@
  * The SUBMIT ioctl: validate every field, collect the job's dependencies
  * (in-syncobjs and, unless told otherwise, the BOs' earlier fences), push
  * the job to its engine's scheduler and publish its fence in the BOs and
- * the out-syncobj.
+ * the out-syncobjs (out_sync and the DRM_MEGPU_EXT_ID_OUT_SYNCS extension).
  *
  * A dependency on a job of another engine of this GPU is waited for on
  * the GPU (seed 001): the scheduler only waits until the producer is in
@@ -328,14 +328,101 @@ int megpu_submit_kernel_job(struct megpu_file *mfile, struct drm_file *file,
 	return 0;
 }
 
+/* A syncobj that receives the job's fence (with a chain node: a point). */
+struct megpu_out_sync {
+	struct drm_syncobj *obj;
+	struct dma_fence_chain *chain;
+	u64 point;
+};
+
+/* out_sync and DRM_MEGPU_EXT_ID_OUT_SYNCS's: at most one per sync */
+#define MEGPU_MAX_OUT_SYNCS	(1 + DRM_MEGPU_MAX_SYNCS)
+
+static int megpu_out_sync_get(struct drm_file *file, struct megpu_out_sync *o,
+			      unsigned int *n, const struct drm_megpu_sync *s)
+{
+	struct megpu_out_sync *d = &o[*n];
+
+	if (s->pad)
+		return -EINVAL;
+	d->obj = drm_syncobj_find(file, s->handle);
+	if (!d->obj)
+		return -ENOENT;
+	(*n)++;
+	d->point = s->point;
+	if (s->point) {
+		d->chain = dma_fence_chain_alloc();
+		if (!d->chain)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int megpu_ext_out_syncs(struct drm_file *file, u64 ext,
+			       struct megpu_out_sync *o, unsigned int *n)
+{
+	struct drm_megpu_ext_out_syncs x;
+	struct drm_megpu_sync s;
+	unsigned int i;
+	int ret;
+
+	if (copy_from_user(&x, u64_to_user_ptr(ext), sizeof(x)))
+		return -EFAULT;
+	if (x.pad || !x.count || x.count > DRM_MEGPU_MAX_SYNCS)
+		return -EINVAL;
+	for (i = 0; i < x.count; i++) {
+		if (copy_from_user(&s, u64_to_user_ptr(x.syncs + i * sizeof(s)),
+				   sizeof(s)))
+			return -EFAULT;
+		ret = megpu_out_sync_get(file, o, n, &s);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * The extension chain (v3d's pattern): bounded, each id once, every
+ * unknown id or flag refused so that a later id cannot be ignored by an
+ * older kernel.
+ */
+static int megpu_submit_extensions(struct drm_file *file, u64 ext,
+				   struct megpu_out_sync *o, unsigned int *n)
+{
+	struct drm_megpu_extension h;
+	unsigned int i;
+	u32 seen = 0;
+	int ret;
+
+	for (i = 0; ext; i++, ext = h.next) {
+		if (i == DRM_MEGPU_MAX_EXTENSIONS)
+			return -EINVAL;
+		if (copy_from_user(&h, u64_to_user_ptr(ext), sizeof(h)))
+			return -EFAULT;
+		if (h.flags || h.id >= 32 || (seen & BIT(h.id)))
+			return -EINVAL;
+		seen |= BIT(h.id);
+		switch (h.id) {
+		case DRM_MEGPU_EXT_ID_OUT_SYNCS:
+			ret = megpu_ext_out_syncs(file, ext, o, n);
+			break;
+		default:
+			ret = -EINVAL;
+		}
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 int megpu_ioctl_submit(struct drm_device *drm, void *data,
 		       struct drm_file *file)
 {
 	struct megpu_device *mdev = to_megpu(drm);
 	struct megpu_file *mfile = file->driver_priv;
 	struct drm_megpu_submit *args = data;
-	struct dma_fence_chain *chain = NULL;
-	struct drm_syncobj *out_sync = NULL;
+	struct megpu_out_sync *outs = NULL;
+	unsigned int n_outs = 0;
 	struct drm_megpu_bo_ref *refs = NULL;
 	struct drm_gem_object **objs = NULL;
 	struct dma_fence *done = NULL;
@@ -379,20 +466,21 @@ int megpu_ioctl_submit(struct drm_device *drm, void *data,
 	if (ret)
 		goto out_free;
 
-	if (args->out_sync.handle) {
-		out_sync = drm_syncobj_find(file, args->out_sync.handle);
-		if (!out_sync) {
-			ret = -ENOENT;
+	if (args->out_sync.handle || args->extensions) {
+		outs = kvcalloc(MEGPU_MAX_OUT_SYNCS, sizeof(*outs), GFP_KERNEL);
+		if (!outs) {
+			ret = -ENOMEM;
 			goto out_free;
 		}
-		if (args->out_sync.point) {
-			chain = dma_fence_chain_alloc();
-			if (!chain) {
-				ret = -ENOMEM;
-				goto out_free;
-			}
-		}
 	}
+	if (args->out_sync.handle) {
+		ret = megpu_out_sync_get(file, outs, &n_outs, &args->out_sync);
+		if (ret)
+			goto out_free;
+	}
+	ret = megpu_submit_extensions(file, args->extensions, outs, &n_outs);
+	if (ret)
+		goto out_free;
 
 	ret = megpu_compat_sched_job_init(&job->base,
 					  &mfile->entity[args->engine],
@@ -440,13 +528,13 @@ int megpu_ioctl_submit(struct drm_device *drm, void *data,
 	drm_sched_entity_push_job(&job->base);
 	mutex_unlock(&mdev->submit_lock);
 
-	if (out_sync) {
-		if (chain) {
-			drm_syncobj_add_point(out_sync, chain, done,
-					      args->out_sync.point);
-			chain = NULL;
+	for (i = 0; i < n_outs; i++) {
+		if (outs[i].chain) {
+			drm_syncobj_add_point(outs[i].obj, outs[i].chain, done,
+					      outs[i].point);
+			outs[i].chain = NULL;
 		} else {
-			drm_syncobj_replace_fence(out_sync, done);
+			drm_syncobj_replace_fence(outs[i].obj, done);
 		}
 	}
 	ret = 0;
@@ -460,9 +548,11 @@ out_free:
 	if (job && !armed)
 		megpu_job_put(job);
 	dma_fence_put(done);
-	dma_fence_chain_free(chain);
-	if (out_sync)
-		drm_syncobj_put(out_sync);
+	for (i = 0; i < n_outs; i++) {
+		dma_fence_chain_free(outs[i].chain);
+		drm_syncobj_put(outs[i].obj);
+	}
+	kvfree(outs);
 	if (objs)
 		for (i = 0; i < args->bo_count; i++)
 			if (objs[i])

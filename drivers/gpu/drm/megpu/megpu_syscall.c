@@ -534,7 +534,7 @@ int megpu_ioctl_syscall_return(struct drm_device *drm, void *data,
 
 	if (!mbox->cpu)
 		return -EOPNOTSUPP;
-	if (args->slot >= mbox->slots)
+	if (args->slot >= mbox->slots || args->flags || args->pad)
 		return -EINVAL;
 	r.n = 0;
 	spin_lock_irq(&mdev->syscall_lock);

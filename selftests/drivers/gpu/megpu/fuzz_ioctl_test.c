@@ -598,6 +598,8 @@ static bool fz_bos_alias(struct fz *f, int fd,
 static void fz_submit(struct fz *f)
 {
 	struct drm_megpu_submit s = { 0 };
+	struct drm_megpu_ext_out_syncs ext;
+	struct drm_megpu_sync ext_syncs[1];
 	struct drm_megpu_bo_ref *bos;
 	struct drm_megpu_sync *in;
 	struct fz_client *cl;
@@ -656,7 +658,7 @@ static void fz_submit(struct fz *f)
 	/* now break some of it; a fifth stay valid (jobs cost time) */
 	breaks = R(f, 5) ? 1 + R(f, 3) : 0;
 	for (i = 0; i < breaks; i++) {
-		switch (R(f, 22)) {
+		switch (R(f, 23)) {
 		case 0:
 			s.engine = R(f, 3) ? f->engines + R(f, 16) :
 				   fz_next(&f->rng);
@@ -744,6 +746,26 @@ static void fz_submit(struct fz *f)
 		case 20:	/* the whole BO, or past its end */
 			s.ib_size = 65536 + (R(f, 2) ? 4 : 0);
 			break;
+		case 21:	/* an extension chain: bad, looping, foreign */
+			ext.base = (struct drm_megpu_extension){
+				.next = R(f, 2) ? 0 : R(f, 2) ?
+					(uintptr_t)&ext : fz_bad_ptr(f, 16),
+				.id = R(f, 2) ? DRM_MEGPU_EXT_ID_OUT_SYNCS :
+				      fz_value(&f->rng),
+				.flags = ONE_IN(f, 4) ? fz_value(&f->rng) : 0,
+			};
+			ext_syncs[0] = (struct drm_megpu_sync){
+				.handle = fz_sync_handle(f, NULL),
+				.point = fz_point(f),
+				.pad = ONE_IN(f, 4),
+			};
+			ext.syncs = R(f, 4) ? (uintptr_t)ext_syncs :
+				    fz_bad_ptr(f, sizeof(ext_syncs));
+			ext.count = R(f, 4) ? 1 : fz_value(&f->rng);
+			ext.pad = ONE_IN(f, 4) ? fz_value(&f->rng) : 0;
+			s.extensions = R(f, 4) ? (uintptr_t)&ext :
+				       fz_bad_ptr(f, sizeof(ext));
+			break;
 		default:	/* a timeline point for the out-sync */
 			s.out_sync.point = fz_point(f);
 			break;
@@ -792,6 +814,8 @@ static void fz_syscall_return(struct fz *f)
 		.ret = fz_next(&f->rng),
 		.slot = R(f, 2) ? R(f, 64) : fz_next(&f->rng),
 		.caller = R(f, 2) ? R(f, 256) : fz_next(&f->rng),
+		.flags = ONE_IN(f, 8) ? fz_value(&f->rng) : 0,
+		.pad = ONE_IN(f, 8) ? fz_value(&f->rng) : 0,
 	};
 
 	fz_ioctl(f, OP_SYSCALL_RETURN, fz_client(f, NULL)->fd,
@@ -816,6 +840,7 @@ static void fz_taskq(struct fz *f)
 {
 	struct drm_megpu_taskq_queue q[3];
 	struct drm_megpu_taskq_attach a = { 0 };
+	struct drm_megpu_taskq_detach d = { 0 };
 	struct drm_megpu_taskq_check c = { 0 };
 	struct drm_megpu_taskq_notify n = { 0 };
 	struct drm_megpu_taskq_wait w = { 0 };
@@ -839,10 +864,9 @@ static void fz_taskq(struct fz *f)
 		fz_ioctl(f, OP_TASKQ, cl->fd, DRM_IOCTL_MEGPU_TASKQ_NOTIFY, &n);
 		break;
 	case 2:
-		a.flags = DRM_MEGPU_TASKQ_DETACH;
-		if (ONE_IN(f, 8))
-			a.count = fz_value(&f->rng);
-		fz_ioctl(f, OP_TASKQ, cl->fd, DRM_IOCTL_MEGPU_TASKQ_ATTACH, &a);
+		d.flags = ONE_IN(f, 8) ? fz_value(&f->rng) : 0;
+		d.pad = ONE_IN(f, 8) ? fz_value(&f->rng) : 0;
+		fz_ioctl(f, OP_TASKQ, cl->fd, DRM_IOCTL_MEGPU_TASKQ_DETACH, &d);
 		break;
 	case 3:
 		/* polls, or waits a little: the attachments here never end */
@@ -1243,6 +1267,7 @@ static void fz_bad_arg(struct fz *f)
 		DRM_IOCTL_MEGPU_SYSCALL_RETURN, DRM_IOCTL_MEGPU_MSEM_QUERY,
 		DRM_IOCTL_MEGPU_TASKQ_CHECK, DRM_IOCTL_MEGPU_TASKQ_NOTIFY,
 		DRM_IOCTL_MEGPU_TASKQ_ATTACH, DRM_IOCTL_MEGPU_TASKQ_SLEEP,
+		DRM_IOCTL_MEGPU_TASKQ_DETACH,
 		DRM_IOCTL_GEM_CLOSE, DRM_IOCTL_PRIME_HANDLE_TO_FD,
 		DRM_IOCTL_SYNCOBJ_WAIT, DRM_IOCTL_SYNCOBJ_CREATE,
 	};

@@ -4,7 +4,7 @@
  * engines, timeline points, sync_file export and import, waits with a
  * timeout, the error a dependency's failure passes on, and what one
  * SUBMIT may attach: one fence per producer, from at most
- * DRM_MEGPU_MAX_SYNCS of them.
+ * DRM_MEGPU_MAX_SYNCS of them; more out-syncs through SUBMIT's extension.
  *
  * Jobs use DRM_MEGPU_SUBMIT_NO_IMPLICIT so that only the syncobjs order
  * them; the first job of each test holds on a gate the CPU opens.
@@ -143,6 +143,158 @@ TEST_F(gpu, timeline_points)
 	}
 	megpu_syncobj_free(&self->t.gpu, tl);
 	megpu_bo_free(gate);
+	megpu_bo_free(bo);
+}
+
+/* SUBMIT of @j's uploaded IB with the extension chain @ext; errno or 0. */
+static int submit_with_ext(struct mt_job *j, uint64_t ext)
+{
+	struct megpu_job *job = &j->job;
+	struct drm_megpu_submit args = {
+		.engine = job->engine,
+		.flags = job->flags,
+		.ib_va = job->ib->va + job->ib_offset,
+		.ib_size = job->ib_dwords * 4,
+		.bo_count = job->bo_count,
+		.bos = (uintptr_t)job->bos,
+		.out_sync = job->out,
+		.extensions = ext,
+	};
+
+	if (megpu_job_add_bo(job, job->ib, DRM_MEGPU_BO_READ))
+		return E2BIG;
+	args.bo_count = job->bo_count;
+	return drmIoctl(j->gpu->fd, DRM_IOCTL_MEGPU_SUBMIT, &args) ? errno : 0;
+}
+
+/*
+ * The out-sync extension: one job's fence reaches its out_sync, two more
+ * binary syncobjs and a timeline point. A bad chain (unknown id, flags,
+ * an id twice, a count of 0 or too many, a bad pointer, an unknown
+ * handle, a non-zero pad) is refused with nothing run or signalled.
+ */
+TEST_F(gpu, out_sync_extension)
+{
+	struct drm_megpu_sync syncs[DRM_MEGPU_MAX_SYNCS + 1];
+	struct drm_megpu_ext_out_syncs x, y;
+	struct megpu_bo *bo, *gate;
+	struct megpu_cs cs;
+	struct mt_job j;
+	uint32_t b[2], tl;
+	uint64_t point;
+	int i;
+
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &gate));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &b[i]));
+	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &tl));
+	ASSERT_EQ(0, mt_job_prepare(&self->t.gpu, &j, 0, &bo, 1, NOIMP));
+	ASSERT_EQ(0, megpu_job_add_bo(&j.job, gate, DRM_MEGPU_BO_READ));
+	megpu_cs_init(&cs);
+	mt_gate_hold(&cs, gate);
+	megpu_cs_write32(&cs, bo->va, 7);
+	ASSERT_EQ(0, megpu_job_upload(&self->t.gpu, &j.job, &cs));
+	megpu_cs_fini(&cs);
+
+	syncs[0] = (struct drm_megpu_sync){ .handle = b[0] };
+	syncs[1] = (struct drm_megpu_sync){ .handle = b[1] };
+	syncs[2] = (struct drm_megpu_sync){ .handle = tl, .point = 5 };
+	x = (struct drm_megpu_ext_out_syncs){
+		.base.id = DRM_MEGPU_EXT_ID_OUT_SYNCS,
+		.syncs = (uintptr_t)syncs, .count = 3,
+	};
+	/* refused chains */
+	y = x;
+	y.base.id = 77;
+	EXPECT_EQ(EINVAL, submit_with_ext(&j, (uintptr_t)&y));
+	y = x;
+	y.base.flags = 1;
+	EXPECT_EQ(EINVAL, submit_with_ext(&j, (uintptr_t)&y));
+	y = x;
+	y.base.next = (uintptr_t)&x;	/* the same id twice */
+	EXPECT_EQ(EINVAL, submit_with_ext(&j, (uintptr_t)&y));
+	y = x;
+	y.base.next = (uintptr_t)&y;	/* a loop */
+	EXPECT_EQ(EINVAL, submit_with_ext(&j, (uintptr_t)&y));
+	y = x;
+	y.count = 0;
+	EXPECT_EQ(EINVAL, submit_with_ext(&j, (uintptr_t)&y));
+	y.count = DRM_MEGPU_MAX_SYNCS + 1;
+	EXPECT_EQ(EINVAL, submit_with_ext(&j, (uintptr_t)&y));
+	y = x;
+	y.pad = 1;
+	EXPECT_EQ(EINVAL, submit_with_ext(&j, (uintptr_t)&y));
+	EXPECT_EQ(EFAULT, submit_with_ext(&j, 8));
+	y = x;
+	y.syncs = 8;
+	EXPECT_EQ(EFAULT, submit_with_ext(&j, (uintptr_t)&y));
+	syncs[1].handle = 0xdead;
+	EXPECT_EQ(ENOENT, submit_with_ext(&j, (uintptr_t)&x));
+	syncs[1] = (struct drm_megpu_sync){ .handle = b[1], .pad = 1 };
+	EXPECT_EQ(EINVAL, submit_with_ext(&j, (uintptr_t)&x));
+	syncs[1] = (struct drm_megpu_sync){ .handle = b[1] };
+	/* no syncobj got a fence (a wait not for submit fails at once) */
+	for (i = 0; i < 2; i++)
+		EXPECT_EQ(-EINVAL, drmSyncobjWait(self->t.gpu.fd, &b[i], 1, 0,
+						  0, NULL));
+	EXPECT_EQ(-EINVAL, drmSyncobjWait(self->t.gpu.fd, &j.sync, 1, 0, 0,
+					  NULL));
+	ASSERT_EQ(0, drmSyncobjQuery(self->t.gpu.fd, &tl, &point, 1));
+	EXPECT_EQ(0, point);
+
+	/* the good one: every syncobj gets the job's fence */
+	ASSERT_EQ(0, submit_with_ext(&j, (uintptr_t)&x));
+	usleep(SETTLE_US);
+	EXPECT_TRUE(mt_pending(&self->t.gpu, b[0], 0));
+	EXPECT_TRUE(mt_pending(&self->t.gpu, tl, 5));
+	mt_gate_open(gate);
+	ASSERT_EQ(0, megpu_syncobj_wait(&self->t.gpu, j.sync, 0,
+					mt_job_ns(&self->t)));
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(0, megpu_syncobj_wait(&self->t.gpu, b[i], 0,
+						mt_job_ns(&self->t)));
+	}
+	EXPECT_EQ(0, megpu_syncobj_wait(&self->t.gpu, tl, 5,
+					mt_job_ns(&self->t)));
+	ASSERT_EQ(0, drmSyncobjQuery(self->t.gpu.fd, &tl, &point, 1));
+	EXPECT_EQ(5, point);
+	EXPECT_EQ(7, mt_u32(bo)[0]);
+	mt_job_free(&j);
+	for (i = 0; i < 2; i++)
+		megpu_syncobj_free(&self->t.gpu, b[i]);
+	megpu_syncobj_free(&self->t.gpu, tl);
+	megpu_bo_free(gate);
+	megpu_bo_free(bo);
+}
+
+/* megpu_job_add_signal_sync(): the library's way to the extension. */
+TEST_F(gpu, out_sync_extension_library)
+{
+	struct megpu_bo *bo;
+	struct megpu_cs cs;
+	struct mt_job j;
+	uint32_t more[MEGPU_JOB_MAX_OUTS];
+	int i;
+
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
+	ASSERT_EQ(0, mt_job_prepare(&self->t.gpu, &j, 0, &bo, 1, NOIMP));
+	for (i = 0; i < MEGPU_JOB_MAX_OUTS; i++) {
+		ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &more[i]));
+		ASSERT_EQ(0, megpu_job_add_signal_sync(&j.job, more[i], 0));
+	}
+	EXPECT_EQ(-E2BIG, megpu_job_add_signal_sync(&j.job, more[0], 0));
+	megpu_cs_init(&cs);
+	megpu_cs_write32(&cs, bo->va, 9);
+	ASSERT_EQ(0, mt_job_start(&j, &cs));
+	megpu_cs_fini(&cs);
+	for (i = 0; i < MEGPU_JOB_MAX_OUTS; i++) {
+		EXPECT_EQ(0, megpu_syncobj_wait(&self->t.gpu, more[i], 0,
+						mt_job_ns(&self->t)));
+		megpu_syncobj_free(&self->t.gpu, more[i]);
+	}
+	EXPECT_EQ(0, mt_job_finish(&j, mt_job_ns(&self->t)));
+	EXPECT_EQ(9, mt_u32(bo)[0]);
 	megpu_bo_free(bo);
 }
 

@@ -148,10 +148,12 @@ TEST(uapi_layout)
 	ASSERT_EQ(8, offsetof(struct drm_megpu_syscall_wait, timeout_ns));
 	ASSERT_EQ(16, offsetof(struct drm_megpu_syscall_wait, count));
 	ASSERT_EQ(20, offsetof(struct drm_megpu_syscall_wait, flags));
-	ASSERT_EQ(16, sizeof(struct drm_megpu_syscall_return));
+	ASSERT_EQ(24, sizeof(struct drm_megpu_syscall_return));
 	ASSERT_EQ(0, offsetof(struct drm_megpu_syscall_return, ret));
 	ASSERT_EQ(8, offsetof(struct drm_megpu_syscall_return, slot));
 	ASSERT_EQ(12, offsetof(struct drm_megpu_syscall_return, caller));
+	ASSERT_EQ(16, offsetof(struct drm_megpu_syscall_return, flags));
+	ASSERT_EQ(20, offsetof(struct drm_megpu_syscall_return, pad));
 	/* The mailbox slot of the hardware contract (notes-003 §3.1) */
 	ASSERT_EQ(32, MEGPU_MBOX_SLOT_SIZE);
 	ASSERT_EQ(0, MEGPU_MBOX_STATE);
@@ -824,6 +826,7 @@ TEST_F(syscall, other_engines_run_while_parked)
 TEST_F(syscall, bad_returns_are_refused)
 {
 	struct drm_megpu_syscall_wait w = { 0 };
+	struct drm_megpu_syscall_return r;
 	struct drm_megpu_syscall c;
 	struct megpu *gpu = &self->t.gpu;
 	struct megpu_bo *out;
@@ -854,6 +857,16 @@ TEST_F(syscall, bad_returns_are_refused)
 	ASSERT_EQ(-ENOENT, megpu_syscall_return(gpu,
 						(c.slot + 1) % self->slots,
 						c.caller, 2));
+	/* a right answer with non-zero flags or pad is refused, not taken */
+	r = (struct drm_megpu_syscall_return){
+		.ret = 3, .slot = c.slot, .caller = c.caller, .flags = 1,
+	};
+	ASSERT_EQ(-1, drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_SYSCALL_RETURN, &r));
+	ASSERT_EQ(EINVAL, errno);
+	r.flags = 0;
+	r.pad = 1;
+	ASSERT_EQ(-1, drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_SYSCALL_RETURN, &r));
+	ASSERT_EQ(EINVAL, errno);
 	ASSERT_EQ(0, megpu_syscall_return(gpu, c.slot, c.caller, 42));
 	/* twice: the call is gone */
 	ASSERT_EQ(-ENOENT, megpu_syscall_return(gpu, c.slot, c.caller, 43));

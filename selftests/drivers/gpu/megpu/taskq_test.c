@@ -1068,6 +1068,7 @@ TEST_F(taskq, discrete_attach_checks)
 {
 	struct tq_wait_arg waiter = { 0 };
 	struct drm_megpu_taskq_attach a;
+	struct drm_megpu_taskq_detach d;
 	struct drm_megpu_taskq_wait w;
 	pthread_t thread;
 	struct drm_megpu_taskq_queue ref;
@@ -1120,15 +1121,24 @@ TEST_F(taskq, discrete_attach_checks)
 	ref.handle = q.qbo->handle;
 	ASSERT_EQ(-ENOENT, megpu_taskq_attach(&other.gpu, &ref, 1, mask));
 	mt_close(&other);
-	a = (struct drm_megpu_taskq_attach) { .flags = 2 };
-	ASSERT_EQ(-1, drmIoctl(self->t.gpu.fd, DRM_IOCTL_MEGPU_TASKQ_ATTACH,
-			       &a));
+	/* ATTACH has no flags (detaching is an ioctl of its own) */
+	for (unsigned int bit = 0; bit < 32; bit++) {
+		a = (struct drm_megpu_taskq_attach) {
+			.queues = (uintptr_t)&ref, .count = 1,
+			.engines = mask, .flags = 1u << bit,
+		};
+		ASSERT_EQ(-1, drmIoctl(self->t.gpu.fd,
+				       DRM_IOCTL_MEGPU_TASKQ_ATTACH, &a));
+		ASSERT_EQ(EINVAL, errno);
+	}
+	/* TASKQ_DETACH: flags and pad must be zero, nothing to detach */
+	d = (struct drm_megpu_taskq_detach) { .flags = 1 };
+	ASSERT_EQ(-1, drmIoctl(self->t.gpu.fd, DRM_IOCTL_MEGPU_TASKQ_DETACH,
+			       &d));
 	ASSERT_EQ(EINVAL, errno);
-	a = (struct drm_megpu_taskq_attach) {
-		.flags = DRM_MEGPU_TASKQ_DETACH, .count = 1,
-	};
-	ASSERT_EQ(-1, drmIoctl(self->t.gpu.fd, DRM_IOCTL_MEGPU_TASKQ_ATTACH,
-			       &a));
+	d = (struct drm_megpu_taskq_detach) { .pad = 1 };
+	ASSERT_EQ(-1, drmIoctl(self->t.gpu.fd, DRM_IOCTL_MEGPU_TASKQ_DETACH,
+			       &d));
 	ASSERT_EQ(EINVAL, errno);
 	ASSERT_EQ(-ENOENT, megpu_taskq_detach(&self->t.gpu));
 	/* TASKQ_WAIT: nothing to wait for, bad flags */
