@@ -173,6 +173,14 @@ check-host: $(DEPS_STAMP) $(PROGRAMS_H)
 		[ $$rc != 0 ] && [ $$f = 0 ] && f=1; \
 		pass=$$((pass + p)); fail=$$((fail + f)); \
 	done; \
+	for t in tests/host/*_test.sh; do \
+		log=$(B)/host/$$(basename $$t .sh).log; \
+		bash $$t >$$log 2>&1; rc=$$?; \
+		grep -E '^(not )?ok ' $$log; \
+		p=$$(grep -c '^ok ' $$log); f=$$(grep -c '^not ok ' $$log); \
+		[ $$rc != 0 ] && [ $$f = 0 ] && f=1; \
+		pass=$$((pass + p)); fail=$$((fail + f)); \
+	done; \
 	echo "host: $$pass passed, $$fail failed"; \
 	echo "$$pass $$fail" >$(B)/results/host; \
 	[ $$fail = 0 ]

@@ -11,14 +11,17 @@
 #
 # Environment: FRESH_DIR (work directory, default $MEGPU_CACHE/fresh; the
 # debootstrap base is kept there as a tarball, FRESH_REBASE=1 makes it
-# again), FRESH_MIRROR (default http://deb.debian.org/debian).
+# again), FRESH_MIRROR (default: the Debian mirror this machine's APT
+# uses, deb.debian.org if it has none; tools/vm/apt-sources.sh).
 # Needs root (debootstrap, chroot, mounts).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 : "${MEGPU_CACHE:=${HOME:-/root}/.cache/megpu}"
 : "${FRESH_DIR:=$MEGPU_CACHE/fresh}"
-: "${FRESH_MIRROR:=http://deb.debian.org/debian}"
+. "$top/tools/vm/apt-sources.sh"
+: "${FRESH_MIRROR:=$(megpu_apt_targets |
+	megpu_apt_mirror bookworm http://deb.debian.org/debian)}"
 : "${FRESH_REBASE:=0}"
 cmds=("$@")
 [ ${#cmds[@]} -gt 0 ] || cmds=(demo check)

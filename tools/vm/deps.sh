@@ -25,51 +25,21 @@ if [ "$(id -u)" != 0 ]; then
 	SUDO=sudo
 fi
 
+# shellcheck source=tools/vm/apt-sources.sh
+. "$(dirname "$0")/apt-sources.sh"
+
+# The sources megpu needs that the machine lacks, added on the Debian
+# mirror it already uses (deb.debian.org only when it has none).
 setup_apt() {
-	local f=/etc/apt/sources.list.d/megpu-src.sources
-	if [ ! -f "$f" ]; then
-		log "adding APT sources ($f)"
-		$SUDO tee "$f" >/dev/null <<'SRC'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb-src
-URIs: http://deb.debian.org/debian-security
-Suites: bookworm-security
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm-backports
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: trixie
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
+	local f=/etc/apt/sources.list.d/megpu.sources missing
+	missing=$(megpu_apt_targets | megpu_apt_missing)
+	if [ -n "$missing" ]; then
+		log "adding APT sources ($f):"
+		printf '%s\n' "$missing" | grep -E '^(Types|URIs|Suites):' |
+			paste -d' ' - - - | sed 's/^/deps:   /'
+		printf '%s\n' "$missing" | $SUDO tee -a "$f" >/dev/null
 		$SUDO apt-get update -qq
 	elif [ -z "$(apt-cache madison linux-source-6.12 2>/dev/null)" ]; then
-		$SUDO apt-get update -qq
-	fi
-	# The 6.12 kernel builds are in bookworm-security: a minimal root
-	# (debootstrap) has only bookworm itself.
-	f=/etc/apt/sources.list.d/megpu-security.sources
-	if [ ! -f "$f" ] && ! apt-cache policy | grep -q 'n=bookworm-security'; then
-		log "adding bookworm-security packages ($f)"
-		$SUDO tee "$f" >/dev/null <<'SRC'
-Types: deb
-URIs: http://deb.debian.org/debian-security
-Suites: bookworm-security
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
 		$SUDO apt-get update -qq
 	fi
 }
