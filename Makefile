@@ -51,7 +51,7 @@ INITRAMFS := $(B)/initramfs.cpio.gz
 
 .PHONY: all deps qemu module tools selftests initramfs demo check shell bench trace \
 	check-host check-qtest check-guest check-fresh check-debug check-asan \
-	check-tsan fuzz-device coverage docs module-shipped \
+	check-tsan fuzz-device coverage docs module-shipped install check-install \
 	checkpatch \
 	checkpatch-qemu clean
 
@@ -114,6 +114,55 @@ $(TOOL): $(wildcard tools/megpu/*.c tools/megpu/*.h) $(LIB) $(PROGRAMS_H)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^) $(LIB) $(LIBDRM) -lm
 
 tools: $(DEPS_STAMP) $(TOOL)
+
+# An installable libmegpu: static and shared, its headers, megpu.pc, the
+# tool and its man page (make install PREFIX=/usr/local DESTDIR=...).
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+LIB_VERSION := 0.1.0
+LIB_SOMAJOR := 0
+LIB_SO := $(B)/libmegpu.so.$(LIB_VERSION)
+INSTALL_HDRS := tools/lib/megpu/libmegpu.h uapi/drm/megpu_drm.h \
+	include/megpu_hw.h include/megpu_isa.h
+
+$(B)/lib-pic/%.o: tools/lib/megpu/%.c $(LIB_HDRS) | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -fvisibility=default -c -o $@ $<
+
+$(LIB_SO): $(patsubst tools/lib/megpu/%.c,$(B)/lib-pic/%.o,$(LIB_SRCS))
+	$(CC) -shared -Wl,-soname,libmegpu.so.$(LIB_SOMAJOR) -Wl,--no-undefined \
+		-o $@ $^ -ldrm -lm -lpthread
+
+$(B)/megpu.pc: tools/lib/megpu/megpu.pc.in Makefile
+	sed -e 's|@PREFIX@|$(PREFIX)|' \
+		-e 's|@LIBDIR@|$(patsubst $(PREFIX)/%,$${exec_prefix}/%,$(LIBDIR))|' \
+		-e 's|@VERSION@|$(LIB_VERSION)|' $< >$@
+
+install: $(LIB) $(LIB_SO) $(TOOL) $(B)/megpu.pc
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/bin \
+		$(DESTDIR)$(PREFIX)/include/megpu \
+		$(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf libmegpu.so.$(LIB_VERSION) \
+		$(DESTDIR)$(LIBDIR)/libmegpu.so.$(LIB_SOMAJOR)
+	ln -sf libmegpu.so.$(LIB_SOMAJOR) $(DESTDIR)$(LIBDIR)/libmegpu.so
+	install -m 644 $(INSTALL_HDRS) $(DESTDIR)$(PREFIX)/include/megpu/
+	install -m 644 $(B)/megpu.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 tools/megpu/megpu.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+
+# install with DESTDIR (the layout a package gets) and into a scratch
+# PREFIX, then build tools/examples against that copy with pkg-config
+# only (shared and static), as a user would
+check-install: $(DEPS_STAMP)
+	@rm -rf $(B)/install-root $(B)/install-prefix
+	@$(MAKE) --no-print-directory -s install DESTDIR=$(CURDIR)/$(B)/install-root
+	@$(MAKE) --no-print-directory -s -B $(B)/megpu.pc install \
+		PREFIX=$(CURDIR)/$(B)/install-prefix
+	@$(MAKE) --no-print-directory -s -B $(B)/megpu.pc
+	tools/examples/check-install.sh $(B)/install-root $(PREFIX) $(LIBDIR) \
+		$(B)/install-prefix
 
 $(B)/selftests/%: $(SELFTEST_DIR)/%.c $(wildcard $(SELFTEST_DIR)/*.h) $(LIB) \
 		$(PROGRAMS_H) $(DEPS_STAMP)
@@ -237,7 +286,7 @@ check-guest: $(GUEST_NEEDS)
 
 # Build first (in parallel under make -j), then run the levels one after
 # the other, all of them even when one fails, so the summary counts all.
-CHECK_RESULTS := host qtest guest-check guest-check-8 guest-check-nonatomic \
+CHECK_RESULTS := host install qtest guest-check guest-check-8 guest-check-nonatomic \
 	guest-check-mgpu guest-check-mgpu-nonatomic guest-check-taskq-nonatomic \
 	guest-check-taskq-no-notify \
 	guest-check-mgpu8 \
@@ -245,7 +294,7 @@ CHECK_RESULTS := host qtest guest-check guest-check-8 guest-check-nonatomic \
 check: qemu initramfs $(DEPS_STAMP)
 	@rm -rf $(B)/results
 	@$(MAKE) --no-print-directory -j1 -k CHECK_BUILT=1 \
-		check-host check-qtest check-guest || true
+		check-host check-install check-qtest check-guest || true
 	@for r in $(CHECK_RESULTS); do \
 		[ -f $(B)/results/$$r ] || echo "0 1 $$r: no result"; \
 	done | cat - $(B)/results/* 2>/dev/null | awk '{ p += $$1; f += $$2 } \
