@@ -173,6 +173,10 @@ TEST(run_program)
 			  "--arg 100"));
 	EXPECT_TRUE(output_has("arg2 @"));
 	EXPECT_TRUE(output_has(" 0x00000003 0x00000003"));
+	/* the README's example: increment.s over 64 words of 5 */
+	EXPECT_EQ(0, tool("run --program increment --grid 64 "
+			  "--arg buf:256:5 --arg 64"));
+	EXPECT_TRUE(output_has(" 0x00000006 0x00000006"));
 	/* a .s file whose work-items print */
 	f = fopen("/tmp/hello.s", "w");
 	ASSERT_NE(NULL, f);
