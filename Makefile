@@ -123,7 +123,7 @@ LIB_VERSION := 0.1.0
 LIB_SOMAJOR := 0
 LIB_SO := $(B)/libmegpu.so.$(LIB_VERSION)
 INSTALL_HDRS := tools/lib/megpu/libmegpu.h uapi/drm/megpu_drm.h \
-	include/megpu_hw.h include/megpu_isa.h
+	include/megpu_hw.h $(wildcard include/megpu_hw_*.h) include/megpu_isa.h
 
 $(B)/lib-pic/%.o: tools/lib/megpu/%.c $(LIB_HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
@@ -342,7 +342,7 @@ checkpatch: $(DEPS_STAMP)
 	perl $(MEGPU_CACHE)/linux-source/tree/*/scripts/checkpatch.pl \
 		--no-tree --strict --terse -f \
 		$(filter-out %.mod.c,$(wildcard drivers/gpu/drm/megpu/*.[ch])) \
-		uapi/drm/megpu_drm.h include/megpu_hw.h
+		uapi/drm/megpu_drm.h include/megpu_hw.h include/megpu_hw_*.h
 
 # QEMU's own style checker on our device files (QEMU style, not kernel).
 checkpatch-qemu: qemu

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "megpu_hw.h"
+#include "megpu_hw_wave.h"
 
 /* A register's binary32 (bits 31:0) and back (bits 63:32 clear). */
 static inline float megpu_isa_f32(uint64_t v)

@@ -20,7 +20,7 @@
 
 #include <stdint.h>
 
-#include "megpu_hw.h"
+#include "megpu_hw_mgpu.h"
 
 struct megpu_msem_check {
 	unsigned int signals;	/* SIGNAL steps */

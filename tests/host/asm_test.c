@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "megpu_hw.h"
+#include "megpu_hw_wave.h"
 #include "libmegpu.h"
 #include "tap.h"
 #include "../../qemu-device/tests/qtest/megpu-wave-programs.h"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "megpu_hw.h"
+#include "megpu_hw_packets.h"
 #include "libmegpu.h"
 #include "tap.h"
 

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "libmegpu.h"
-#include "megpu_hw.h"
+#include "megpu_hw_mgpu.h"
 #include "megpu_msem_check.h"
 #include "tap.h"
 

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "libmegpu.h"
-#include "megpu_hw.h"
+#include "megpu_hw_taskq.h"
 #include "tap.h"
 
 #define VA_BASE		0x100000ull

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "libmegpu.h"
-#include "megpu_hw.h"
+#include "megpu_hw_wave.h"
 #include "megpu_programs.h"
 #include "tap.h"
 #include "../../qemu-device/tests/qtest/megpu-wave-programs.h"

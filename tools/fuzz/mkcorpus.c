@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include "megpu_hw.h"
+#include "megpu_hw_mgpu.h"
 
 /* generic-fuzz's opcodes and separator */
 enum { OP_IN, OP_OUT, OP_READ, OP_WRITE, OP_PCI_READ, OP_PCI_WRITE,

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "megpu_hw.h"
+#include "megpu_hw_packets.h"
 #include "megpu.h"
 
 static const char usage[] =

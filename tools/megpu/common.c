@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "megpu_hw.h"
+#include "megpu_hw_regs.h"
 #include "megpu.h"
 
 int tool_open(struct megpu *gpu, unsigned int index)

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "megpu_hw.h"
+#include "megpu_hw_packets.h"
 #include "megpu.h"
 
 #define MAX_FRAMES (16 * MEGPU_MAX_ENGINES)

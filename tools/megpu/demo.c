@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "megpu_hw.h"
+#include "megpu_hw_packets.h"
 #include "megpu.h"
 
 static const char usage[] =

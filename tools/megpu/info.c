@@ -7,7 +7,7 @@
 #include <xf86drm.h>
 
 #include "megpu_drm.h"
-#include "megpu_hw.h"
+#include "megpu_hw_regs.h"
 #include "libmegpu.h"
 #include "megpu.h"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "megpu_hw.h"
+#include "megpu_hw_mgpu.h"
 #include "megpu.h"
 
 static const char usage[] =

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "megpu.h"
-#include "megpu_hw.h"
+#include "megpu_hw_taskq.h"
 #include "megpu_programs.h"
 
 #define PT_QUEUES	4

@@ -13,7 +13,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "megpu_hw.h"
+#include "megpu_hw_packets.h"
 #include "megpu_programs.h"
 #include "megpu.h"
 

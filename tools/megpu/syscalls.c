@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "megpu_hw.h"
+#include "megpu_hw_regs.h"
 #include "megpu_programs.h"
 #include "megpu.h"
 

@@ -27,7 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "megpu_hw.h"
+#include "megpu_hw_packets.h"
 #include "megpu.h"
 
 static const char usage[] =

@@ -55,10 +55,10 @@ overlay() {
 while read -r f; do
 	overlay "$top/qemu-device/$f" "$src/$f"
 done
-overlay "$top/include/megpu_hw.h" "$src/include/hw/misc/megpu_hw.h"
-overlay "$top/include/megpu_isa.h" "$src/include/hw/misc/megpu_isa.h"
-overlay "$top/include/megpu_msem_check.h" \
-	"$src/include/hw/misc/megpu_msem_check.h"
+# the hardware contract and the pure headers shared with the driver
+for h in "$top"/include/*.h; do
+	overlay "$h" "$src/include/hw/misc/$(basename "$h")"
+done
 
 if [ ! -f "$build/build.ninja" ]; then
 	mkdir -p "$build"

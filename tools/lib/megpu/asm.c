@@ -34,7 +34,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "megpu_hw.h"
+#include "megpu_hw_wave.h"
 #include "libmegpu.h"
 
 /* Operand shapes. */

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "megpu_hw.h"
+#include "megpu_hw_packets.h"
 #include "libmegpu.h"
 
 #define CS_MIN_CAP 64

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "libmegpu.h"
-#include "megpu_hw.h"
+#include "megpu_hw_packets.h"
 
 #define DEBUGFS_DRI "/sys/kernel/debug/dri"
 

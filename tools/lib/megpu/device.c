@@ -11,7 +11,7 @@
 #include <xf86drm.h>
 
 #include "megpu_drm.h"
-#include "megpu_hw.h"
+#include "megpu_hw_regs.h"
 #include "libmegpu.h"
 
 #define MAX_DRM_DEVICES 64

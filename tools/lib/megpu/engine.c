@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <strings.h>
 
-#include "megpu_hw.h"
+#include "megpu_hw_packets.h"
 #include "libmegpu.h"
 
 static const char *const type_names[MEGPU_ENGINE_NUM_TYPES] = {

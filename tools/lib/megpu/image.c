@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "megpu_hw.h"
+#include "megpu_hw_packets.h"
 #include "libmegpu.h"
 
 /* Argument blocks: blur at 0, sepia at 64. */

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "megpu_hw.h"
+#include "megpu_hw_wave.h"
 #include "libmegpu.h"
 
 static const char *const kernel_names[MEGPU_KERNEL_COUNT] = {

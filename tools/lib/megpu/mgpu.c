@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "libmegpu.h"
-#include "megpu_hw.h"
+#include "megpu_hw_mgpu.h"
 
 uint32_t megpu_msem_sum(const uint32_t *slots, unsigned int agents,
 			uint32_t mask)

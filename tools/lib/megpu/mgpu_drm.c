@@ -12,7 +12,7 @@
 #include <xf86drm.h>
 
 #include "libmegpu.h"
-#include "megpu_hw.h"
+#include "megpu_hw_mgpu.h"
 
 int megpu_cs_msem_signal(struct megpu_cs *cs, uint64_t addr)
 {

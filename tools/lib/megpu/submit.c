@@ -6,7 +6,7 @@
 #include <xf86drm.h>
 
 #include "megpu_drm.h"
-#include "megpu_hw.h"
+#include "megpu_hw_packets.h"
 #include "libmegpu.h"
 
 /* Allocated IBs are at least this big, so small jobs reuse theirs. */

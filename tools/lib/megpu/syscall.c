@@ -20,7 +20,7 @@
 #include <xf86drm.h>
 
 #include "megpu_drm.h"
-#include "megpu_hw.h"
+#include "megpu_hw_wave.h"
 #include "libmegpu.h"
 
 int megpu_mailbox_slots(struct megpu *gpu, uint32_t *slots)

@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "libmegpu.h"
-#include "megpu_hw.h"
+#include "megpu_hw_taskq.h"
 
 /* x86 and the other little-endian hosts: words are stored as they are */
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__

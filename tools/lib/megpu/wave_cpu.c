@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "libmegpu.h"
-#include "megpu_hw.h"
+#include "megpu_hw_wave.h"
 #include "megpu_isa.h"
 
 #define MEGPU_CPU_WAVE_BUDGET	(1ull << 26)

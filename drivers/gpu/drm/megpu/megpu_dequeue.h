@@ -13,6 +13,7 @@
 #include <linux/workqueue.h>
 
 #include "megpu_drv.h"
+#include "megpu_hw_taskq.h"
 
 /*
  * IB area per engine: the TASK_RUN packet, then the copies of the

@@ -23,7 +23,7 @@
 #include <drm/gpu_scheduler.h>
 #include <drm/megpu_drm.h>
 
-#include "megpu_hw.h"
+#include "megpu_hw_regs.h"
 #include "megpu_sem_plan.h"
 
 struct megpu_device;

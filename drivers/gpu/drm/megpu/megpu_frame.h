@@ -25,7 +25,7 @@
 #include <linux/types.h>
 #endif
 
-#include "megpu_hw.h"
+#include "megpu_hw_packets.h"
 
 /**
  * struct megpu_frame_sem - a WAIT or SIGNAL: a semaphore slot and a value

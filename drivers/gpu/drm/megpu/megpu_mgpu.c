@@ -41,6 +41,7 @@
 #include <drm/megpu_drm.h>
 
 #include "megpu_drv.h"
+#include "megpu_hw_mgpu.h"
 
 static DEFINE_MUTEX(megpu_agents_lock);
 static LIST_HEAD(megpu_agents);		/* in PCI address order */

@@ -17,6 +17,7 @@
 #include <drm/drm_print.h>
 
 #include "megpu_drv.h"
+#include "megpu_hw_packets.h"
 #include "megpu_frame.h"
 #include "megpu_trace.h"
 

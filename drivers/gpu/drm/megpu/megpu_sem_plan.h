@@ -27,7 +27,7 @@
 #include <linux/types.h>
 #endif
 
-#include "megpu_hw.h"
+#include "megpu_hw_regs.h"
 
 /**
  * struct megpu_sem_ref - a semaphore object's tag

@@ -27,6 +27,7 @@
 #include <drm/megpu_drm.h>
 
 #include "megpu_drv.h"
+#include "megpu_hw_packets.h"
 #include "megpu_compat.h"
 #include "megpu_trace.h"
 

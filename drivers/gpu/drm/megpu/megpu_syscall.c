@@ -55,6 +55,7 @@
 #include <drm/megpu_drm.h>
 
 #include "megpu_drv.h"
+#include "megpu_hw_wave.h"
 
 static unsigned int megpu_mailbox_slots = 8;
 module_param_named(mailbox_slots, megpu_mailbox_slots, uint, 0644);

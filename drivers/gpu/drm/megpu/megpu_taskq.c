@@ -37,6 +37,7 @@
 #include <drm/megpu_drm.h>
 
 #include "megpu_drv.h"
+#include "megpu_hw_taskq.h"
 
 /*
  * Validate a queue of @slots slots at @offset of @obj. Pure arithmetic

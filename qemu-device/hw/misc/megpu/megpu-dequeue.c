@@ -85,6 +85,7 @@
 #include "qemu/log.h"
 #include "megpu-internal.h"
 #include "trace.h"
+#include "hw/misc/megpu_hw_taskq.h"
 
 /* how long an engine sleeps before it looks at the queues again */
 #define MEGPU_TQ_POLL_MS        1

@@ -33,6 +33,7 @@
 #include "qemu/rcu.h"
 #include "megpu-internal.h"
 #include "trace.h"
+#include "hw/misc/megpu_hw_wave.h"
 
 /* The ring state an engine thread works from while it runs a packet. */
 typedef struct MegpuRing {

@@ -83,6 +83,7 @@
 #include "megpu-internal.h"
 #include "hw/misc/megpu_isa.h"
 #include "trace.h"
+#include "hw/misc/megpu_hw_wave.h"
 
 /* instructions a wave runs before the next resident wave gets a turn */
 #define MEGPU_WAVE_SLICE        256

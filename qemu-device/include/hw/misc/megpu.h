@@ -14,7 +14,7 @@
 #include "qemu/queue.h"
 #include "qemu/thread.h"
 #include "hw/pci/pci_device.h"
-#include "hw/misc/megpu_hw.h"
+#include "hw/misc/megpu_hw_mgpu.h"
 
 #define TYPE_MEGPU "megpu"
 OBJECT_DECLARE_SIMPLE_TYPE(MegpuState, MEGPU)

@@ -19,7 +19,7 @@
 
 #include "kselftest_harness.h"
 #include "megpu_drm.h"
-#include "megpu_hw.h"
+#include "megpu_hw_regs.h"
 #include "libmegpu.h"
 #include "megpu_test.h"
 

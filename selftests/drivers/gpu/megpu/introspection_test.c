@@ -13,7 +13,7 @@
 
 #include "kselftest_harness.h"
 #include "megpu_drm.h"
-#include "megpu_hw.h"
+#include "megpu_hw_packets.h"
 #include "libmegpu.h"
 #include "megpu_test.h"
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "megpu_hw.h"
+#include "megpu_hw_regs.h"
 #include "libmegpu.h"
 #include "megpu_test.h"
 
