@@ -51,7 +51,7 @@ INITRAMFS := $(B)/initramfs.cpio.gz
 
 .PHONY: all deps qemu module tools selftests initramfs demo check shell bench trace \
 	check-host check-qtest check-guest check-fresh check-debug check-asan \
-	check-tsan fuzz-device coverage docs module-shipped install check-install \
+	check-tsan fuzz-device coverage docs module-shipped install check-install intree \
 	checkpatch \
 	checkpatch-qemu clean
 
@@ -333,6 +333,11 @@ coverage: initramfs $(DEPS_STAMP)
 # with the kernel's kernel-doc extension into build/docs, warnings fatal.
 docs: $(DEPS_STAMP)
 	tools/vm/docs.sh
+
+# The driver as a kernel series (git format-patch) applied with git am to
+# Debian's linux-source-6.12 and built there with W=1 and sparse.
+intree: $(DEPS_STAMP)
+	tools/vm/intree.sh
 
 # The README's two commands in a clean Debian 12 root, each from nothing.
 check-fresh:

@@ -201,8 +201,9 @@ int megpu_kdq_take(struct megpu_kdq *kdq, struct megpu_kdq_queue *q,
 			goto out;
 	}
 	for (tries = 0; tries < MEGPU_KDQ_LOCK_TRIES; tries++) {
+		/* the lock word is little endian in memory, 0 when free */
 		u32 old = cmpxchg((u32 *)kdq_word(q, MEGPU_TQ_HDR_LOCK), 0,
-				  cpu_to_le32(owner));
+				  (__force u32)cpu_to_le32(owner));
 
 		if (!old) {
 			locked = true;
