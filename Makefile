@@ -18,7 +18,9 @@ $(error neither HOME nor MEGPU_CACHE is set: set one of them)
 endif
 MEGPU_CACHE ?= $(MEGPU_HOME)/.cache/megpu
 ENGINES ?= 4
-export KVER QEMU_DEBVER MEGPU_CACHE ENGINES
+# tcg (default) or kvm: how the guest runs (QEMU is built with both)
+ACCEL ?= tcg
+export KVER QEMU_DEBVER MEGPU_CACHE ENGINES ACCEL
 
 QEMU_UPVER := $(firstword $(subst +, ,$(lastword $(subst :, ,$(QEMU_DEBVER)))))
 QEMU_BUILD := $(MEGPU_CACHE)/qemu-build-$(QEMU_UPVER)

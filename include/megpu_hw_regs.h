@@ -255,6 +255,12 @@
 #define MEGPU_ENG_TASKQ_STEALS		0xd8	/* RO: of which stolen */
 #define MEGPU_ENG_TASKQ_STATE		0xdc	/* RO: MEGPU_TQ_STATE_* */
 /*
+ * Tasks its DEQUEUEs ran since the ring's last TIMESTAMP packet (every
+ * frame ends with one): the running job's progress, which a driver can
+ * read when the job times out instead of a baseline at every submit.
+ */
+#define MEGPU_ENG_TASKQ_JOB_TASKS	0xf4	/* RO */
+/*
  * Where an engine's time goes, in nanoseconds of the device's clock since
  * the device's reset (an engine reset keeps them): stalled in WAIT
  * packets, and running ring packets (WAITs included; idle time is

@@ -17,7 +17,8 @@ src="$MEGPU_CACHE/qemu-src/qemu-$upver"
 build="$MEGPU_CACHE/qemu-build-$upver${QEMU_SAN:+-$QEMU_SAN}"
 targets=(qemu-system-x86_64)
 case "$QEMU_SAN" in
-'') san_opts=() ;;
+# KVM where the host has it (make ... ACCEL=kvm); TCG stays the default
+'') san_opts=(--enable-kvm) ;;
 asan) san_opts=(--enable-asan --enable-ubsan) ;;
 tsan) san_opts=(--cc=clang --cxx=clang++ --enable-tsan) ;;
 gcov) san_opts=(--enable-gcov) ;;
@@ -60,17 +61,31 @@ for h in "$top"/include/*.h; do
 	overlay "$h" "$src/include/hw/misc/$(basename "$h")"
 done
 
+conf=(--python=/usr/bin/python3
+	--target-list=x86_64-softmmu --disable-docs --disable-rust
+	--enable-fdt=system --disable-install-blobs
+	--without-default-features --without-default-devices
+	--with-devices-x86_64=megpu --enable-tcg
+	--disable-werror "${san_opts[@]}")
+# A build configured with other options starts over. Builds from before
+# the options were recorded had these minus --enable-kvm.
+if [ -f "$build/build.ninja" ] && [ ! -f "$build/.megpu-configure" ]; then
+	old=" ${conf[*]} "
+	echo "${old/ --enable-kvm / }" | sed 's/^ //; s/ $//' >"$build/.megpu-configure"
+fi
+if [ -f "$build/build.ninja" ] &&
+	[ "$(cat "$build/.megpu-configure")" != "${conf[*]}" ]; then
+	echo "qemu: configure options changed: rebuilding $build" >&2
+	rm -rf "$build"
+fi
 if [ ! -f "$build/build.ninja" ]; then
 	mkdir -p "$build"
-	(cd "$build" && "$src/configure" --python=/usr/bin/python3 \
-		--target-list=x86_64-softmmu --disable-docs --disable-rust \
-		--enable-fdt=system --disable-install-blobs \
-		--without-default-features --without-default-devices \
-		--with-devices-x86_64=megpu --enable-tcg \
-		--disable-werror "${san_opts[@]}" >"$build/configure.log" 2>&1) || {
+	(cd "$build" && "$src/configure" "${conf[@]}" \
+		>"$build/configure.log" 2>&1) || {
 		tail -n 30 "$build/configure.log" >&2
 		exit 1
 	}
+	echo "${conf[*]}" >"$build/.megpu-configure"
 fi
 # every megpu qtest there is (glue.patch registers each one)
 qtests=$(cd "$top/qemu-device/tests/qtest" && ls megpu-*test.c |

@@ -15,13 +15,15 @@
 # GUEST_TIMEOUT (seconds, default 900), QEMU_EXTRA (more QEMU options),
 # BENCH_JSON (bench: where the figures go, default build/bench.json),
 # TRACE_JSON (trace: where the timeline goes, default build/trace.json),
-# KERNEL (the kernel image, default Debian's $KVER; the debug lane's).
+# KERNEL (the kernel image, default Debian's $KVER; the debug lane's),
+# ACCEL (tcg, the default, or kvm).
 set -uo pipefail
 
 mode=$1 initrd=$2
 : "${QEMU_BUILD:?}" "${KROOT:?}" "${KVER:?}"
 : "${ENGINES:=4}" "${GPUS:=1}" "${GUEST_TIMEOUT:=900}" "${QEMU_EXTRA:=}"
 : "${DEVICE_PROPS:=}" "${TESTS:=}" "${TEST_ARGS:=}" "${NAME:=$mode}"
+: "${ACCEL:=tcg}"
 : "${KERNEL:=$KROOT/boot/vmlinuz-$KVER-amd64}"
 top=$(cd "$(dirname "$0")/../.." && pwd)
 log="$top/build/guest-$NAME.log"
@@ -43,9 +45,15 @@ cmdline+=" megpu_test.engines=$ENGINES megpu_test.gpus=$GPUS $TEST_ARGS"
 [ -n "$TESTS" ] && cmdline+=" megpu.tests=$TESTS"
 
 # Multi-threaded TCG with more than one vCPU makes guest atomics host
-# atomics, which the device's engine threads rely on.
+# atomics, which the device's engine threads rely on (under KVM they are
+# the host's own). ACCEL=kvm where /dev/kvm works; TCG is the default.
+case "$ACCEL" in
+tcg) accel=(-accel tcg,thread=multi) ;;
+kvm) accel=(-accel kvm -cpu host) ;;
+*) echo "run.sh: ACCEL must be tcg or kvm, not '$ACCEL'" >&2; exit 2 ;;
+esac
 qemu=("$QEMU_BUILD/qemu-system-x86_64"
-	-machine q35 -bios qboot.rom -accel tcg,thread=multi -smp 2 -m 1G
+	-machine q35 -bios qboot.rom "${accel[@]}" -smp 2 -m 1G
 	-nodefaults -no-reboot -display none -nic none
 	-kernel "$KERNEL" -initrd "$initrd"
 	-append "$cmdline" "${devices[@]}" $QEMU_EXTRA)

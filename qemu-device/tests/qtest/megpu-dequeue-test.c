@@ -1369,6 +1369,50 @@ static void test_spi_counters(void)
     megpu_stop_engines(&m);
 }
 
+/*
+ * TASKQ_JOB_TASKS: the tasks an engine's DEQUEUEs ran since the ring's
+ * last TIMESTAMP (a frame's end), which the driver reads only when a job
+ * times out; a ring TIMESTAMP starts it over, an engine reset clears it.
+ */
+static void test_job_tasks(void)
+{
+    static const TaskSpec any[] = {
+        { MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT, MEGPU_TQ_AFF_ANY },
+    };
+    static const unsigned q0[] = { 0 };
+    Megpu m;
+
+    megpu_start_engines(&m, 4);
+    results_clear(&m, 8);
+    q_init(&m, 0, 16, 0, 16);
+    for (unsigned t = 0; t < 3; t++) {
+        q_push(&m, 0, t, 1, any);
+    }
+    dequeue_run(&m, 0, q0, 1, 0, MEGPU_DEQ_ONCE);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_TASKQ_TASKS), ==, 3);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_TASKQ_JOB_TASKS), ==, 3);
+    g_assert_cmpuint(erd(&m, 1, MEGPU_ENG_TASKQ_JOB_TASKS), ==, 0);
+
+    /* the frame's end: the next job starts at 0, the total stays */
+    emit_ts(&m.ring[0], SEM_PA, 1, 0);
+    kick(&m, 0);
+    eng_idle(&m, 0);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_TASKQ_JOB_TASKS), ==, 0);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_TASKQ_TASKS), ==, 3);
+
+    for (unsigned t = 3; t < 5; t++) {
+        q_push(&m, 0, t, 1, any);
+    }
+    dequeue_run(&m, 0, q0, 1, 0, MEGPU_DEQ_ONCE);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_TASKQ_JOB_TASKS), ==, 2);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_TASKQ_TASKS), ==, 5);
+
+    /* an engine reset: no job runs any more */
+    eng_reset(&m, 0);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_TASKQ_JOB_TASKS), ==, 0);
+    megpu_stop_engines(&m);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1397,6 +1441,7 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/dequeue/note-fault-notifies-rest",
                    test_note_fault_notifies_rest);
     qtest_add_func("/megpu/dequeue/spi-counters", test_spi_counters);
+    qtest_add_func("/megpu/dequeue/job-tasks", test_job_tasks);
     qtest_add_func("/megpu/dequeue/exactly-once", test_exactly_once);
     qtest_add_func("/megpu/dequeue/exactly-once-relaxed",
                    test_exactly_once_relaxed);

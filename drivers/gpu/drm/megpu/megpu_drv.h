@@ -546,7 +546,7 @@ struct megpu_file {
  * @cancelled: a producer failed: its IB is replaced by a NOP
  * @fence_mem: the hardware fence, allocated at submit, until run_job
  * @reserved_sem: the semaphore object prepare_job reserved for it
- * @progress_tasks: its engine's TASKQ_TASKS at its last timeout check
+ * @progress_tasks: its engine's TASKQ_JOB_TASKS at its last timeout check
  * @progress_periods: timeout periods it was granted for taking tasks
  * @free_work: the release after free_job (megpu_cleanup.c)
  */

@@ -110,7 +110,8 @@ static struct dma_fence *megpu_run_job(struct drm_sched_job *sched_job)
 	container_of(fence, struct megpu_fence, base)->sem = job->frame.own.sem;
 	job->hw_fence = fence;
 	job->start_ns = local_clock();
-	job->progress_tasks = megpu_eng_read(eng, MEGPU_ENG_TASKQ_TASKS);
+	/* TASKQ_JOB_TASKS starts at 0 for it: no baseline to read here */
+	job->progress_tasks = 0;
 
 	/*
 	 * In the ring, then in the active list, then checked once more
@@ -187,16 +188,19 @@ static bool megpu_engine_waits_for_producer(struct megpu_engine *eng)
  * A DEQUEUE that keeps taking tasks is working, not hung (seed 002: an
  * engine dequeues as long as there are tasks), as a v3d job whose
  * control list advances: it gets another timeout period while its
- * engine's task count moves, up to MEGPU_PROGRESS_MAX_PERIODS, so that
- * one client cannot keep an engine for ever. A job waiting for tasks,
- * or for anything else, does not move the count.
+ * task count moves, up to MEGPU_PROGRESS_MAX_PERIODS, so that one
+ * client cannot keep an engine for ever. A job waiting for tasks, or for
+ * anything else, does not move the count. The count is the device's
+ * TASKQ_JOB_TASKS (tasks since the previous frame's end), read only
+ * here: run_job reads no register for it.
  */
 #define MEGPU_PROGRESS_MAX_PERIODS	64
 
 static bool megpu_job_progressed(struct megpu_engine *eng,
 				 struct megpu_job *job)
 {
-	u32 tasks = megpu_eng_read(eng, MEGPU_ENG_TASKQ_TASKS);
+	/* tasks run since the last frame's end: this (oldest) job's */
+	u32 tasks = megpu_eng_read(eng, MEGPU_ENG_TASKQ_JOB_TASKS);
 
 	if (tasks == job->progress_tasks ||
 	    job->progress_periods >= MEGPU_PROGRESS_MAX_PERIODS)

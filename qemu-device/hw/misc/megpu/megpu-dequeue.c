@@ -737,6 +737,7 @@ static bool tq_run(MegpuExec *x, MegpuTask *tasks, uint64_t queue,
     }
     qemu_mutex_lock(&e->lock);
     e->tq_tasks += dispatched;
+    e->tq_job_tasks += dispatched;
     qemu_mutex_unlock(&e->lock);
     qatomic_add(&e->s->tq_tasks, dispatched);
     qatomic_inc(&e->s->tq_batches);

@@ -56,7 +56,9 @@ bool megpu_exec_timestamp(MegpuExec *x, uint32_t flags, const uint32_t *p)
     megpu_wake_waiters(e->s);
     qemu_mutex_lock(&e->lock);
     if (!x->in_ib) {
+        /* a frame's end: the next job's DEQUEUE progress starts at 0 */
         e->last_ts = val;
+        e->tq_job_tasks = 0;
     }
     if (irq) {
         e->irq_status |= MEGPU_ENG_IRQ_TIMESTAMP;

@@ -461,6 +461,8 @@ static void megpu_engine_do_reset(MegpuEngine *e)
     megpu_wq_engine_drop(e);
     /* and the arbiter blocks it held are free for the other engines */
     megpu_mgpu_engine_drop(e);
+    /* the ring starts over: no job is running */
+    e->tq_job_tasks = 0;
     if (e->full_reset) {
         /* device reset: the ring and the counters go too */
         e->ring_base = 0;
@@ -737,6 +739,9 @@ uint32_t megpu_engine_read(MegpuEngine *e, hwaddr off)
         break;
     case MEGPU_ENG_TASKQ_TASKS:
         val = e->tq_tasks;
+        break;
+    case MEGPU_ENG_TASKQ_JOB_TASKS:
+        val = e->tq_job_tasks;
         break;
     case MEGPU_ENG_TASKQ_BATCHES:
         val = e->tq_batches;

@@ -125,6 +125,7 @@ typedef struct MegpuEngine {
 
     /* DEQUEUE (seed 002, megpu-dequeue.c); counts under @lock */
     uint32_t tq_tasks;
+    uint32_t tq_job_tasks;      /* since the ring's last TIMESTAMP */
     uint32_t tq_batches;
     uint32_t tq_steals;
     uint32_t tq_state;          /* MEGPU_TQ_STATE_*, atomic */
