@@ -142,10 +142,12 @@ struct dma_fence *megpu_sem_reserve(struct megpu_job *job)
 /* A job that never ran gives its reservation back. */
 void megpu_sem_unreserve(struct megpu_job *job)
 {
-	struct megpu_device *mdev = job->engine->mdev;
+	struct megpu_device *mdev;
 
+	/* a job freed on a SUBMIT error may have no engine yet */
 	if (!job->reserved_sem || job->frame.own.sem)
 		return;
+	mdev = job->engine->mdev;
 	mutex_lock(&mdev->sem_lock);
 	memset(&mdev->sems[job->reserved_sem], 0,
 	       sizeof(mdev->sems[job->reserved_sem]));
