@@ -385,6 +385,12 @@ int megpu_job_upload(struct megpu *gpu, struct megpu_job *job,
 		     const struct megpu_cs *cs);
 /* DRM_IOCTL_MEGPU_SUBMIT of the uploaded IB (again and again if need be). */
 int megpu_job_submit(struct megpu *gpu, struct megpu_job *job);
+/*
+ * The same with a chain of SUBMIT extensions (struct drm_megpu_extension)
+ * of the caller's after the job's own out-sync extension.
+ */
+int megpu_job_submit_ext(struct megpu *gpu, struct megpu_job *job,
+			 uint64_t extensions);
 /* megpu_job_upload() then megpu_job_submit(). */
 int megpu_job_run(struct megpu *gpu, struct megpu_job *job,
 		  const struct megpu_cs *cs);

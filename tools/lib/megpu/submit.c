@@ -122,8 +122,15 @@ int megpu_job_upload(struct megpu *gpu, struct megpu_job *job,
 
 int megpu_job_submit(struct megpu *gpu, struct megpu_job *job)
 {
+	return megpu_job_submit_ext(gpu, job, 0);
+}
+
+int megpu_job_submit_ext(struct megpu *gpu, struct megpu_job *job,
+			 uint64_t extensions)
+{
 	struct drm_megpu_ext_out_syncs outs = {
 		.base.id = DRM_MEGPU_EXT_ID_OUT_SYNCS,
+		.base.next = extensions,
 		.syncs = (uintptr_t)job->more_out,
 		.count = job->more_out_count,
 	};
@@ -145,7 +152,8 @@ int megpu_job_submit(struct megpu *gpu, struct megpu_job *job)
 		.in_syncs = (uintptr_t)job->in,
 		.in_sync_count = job->in_count,
 		.out_sync = job->out,
-		.extensions = job->more_out_count ? (uintptr_t)&outs : 0,
+		.extensions = job->more_out_count ? (uintptr_t)&outs :
+			      extensions,
 	};
 	if (drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_SUBMIT, &args))
 		return -errno;

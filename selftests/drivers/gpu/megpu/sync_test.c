@@ -149,22 +149,7 @@ TEST_F(gpu, timeline_points)
 /* SUBMIT of @j's uploaded IB with the extension chain @ext; errno or 0. */
 static int submit_with_ext(struct mt_job *j, uint64_t ext)
 {
-	struct megpu_job *job = &j->job;
-	struct drm_megpu_submit args = {
-		.engine = job->engine,
-		.flags = job->flags,
-		.ib_va = job->ib->va + job->ib_offset,
-		.ib_size = job->ib_dwords * 4,
-		.bo_count = job->bo_count,
-		.bos = (uintptr_t)job->bos,
-		.out_sync = job->out,
-		.extensions = ext,
-	};
-
-	if (megpu_job_add_bo(job, job->ib, DRM_MEGPU_BO_READ))
-		return E2BIG;
-	args.bo_count = job->bo_count;
-	return drmIoctl(j->gpu->fd, DRM_IOCTL_MEGPU_SUBMIT, &args) ? errno : 0;
+	return -megpu_job_submit_ext(j->gpu, &j->job, ext);
 }
 
 /*
