@@ -199,6 +199,85 @@ static inline int megpu_tq_desc_valid(const unsigned char *d)
 }
 
 /*
+ * Taking a batch, the rules every dequeuer follows (DEQUEUE in the
+ * device, the driver's dequeuer, libmegpu's CPU threads): one copy here,
+ * checked exhaustively by tests/host/taskq_test.c.
+ *
+ * A side is who takes: an engine (DEQUEUE, or the driver for it) or a
+ * CPU thread.
+ */
+#define MEGPU_TQ_SIDE_GPU		0
+#define MEGPU_TQ_SIDE_CPU		1
+
+/*
+ * May @side run the well-formed task at @d in a queue with @qflags? It
+ * must have code for that side that the side runs (an engine: the
+ * built-in kernels in @kernels, a MEGPU_KERNEL_* mask, and wave programs
+ * if @programs; a CPU runs every built-in kernel and programs, @kernels
+ * and @programs are ignored), and the affinity must let it: REQUIRE_x
+ * keeps the task from the other side, PREFER_x too in a STRICT queue.
+ * Hints do not (megpu_tq_batch_step() places them).
+ */
+static inline int megpu_tq_may_run(const unsigned char *d, int side,
+				   unsigned int qflags, unsigned int kernels,
+				   int programs)
+{
+	unsigned int aff = megpu_hw_ld32(d + MEGPU_TQ_DESC_AFFINITY);
+	int strict = !!(qflags & MEGPU_TQ_F_STRICT);
+	unsigned int code;
+
+	if (side == MEGPU_TQ_SIDE_GPU) {
+		code = megpu_hw_ld32(d + MEGPU_TQ_DESC_GPU_KERNEL);
+		if (aff == MEGPU_TQ_AFF_REQUIRE_CPU ||
+		    (strict && aff == MEGPU_TQ_AFF_PREFER_CPU))
+			return 0;
+	} else {
+		code = megpu_hw_ld32(d + MEGPU_TQ_DESC_CPU_FN);
+		kernels = MEGPU_KERNELS_ALL;
+		programs = 1;
+		if (aff == MEGPU_TQ_AFF_REQUIRE_GPU ||
+		    (strict && aff == MEGPU_TQ_AFF_PREFER_GPU))
+			return 0;
+	}
+	if (code == MEGPU_KERNEL_PROGRAM)
+		return programs;
+	return code < MEGPU_KERNEL_COUNT && ((kernels >> code) & 1);
+}
+
+/* What a dequeuer does with a task it looks at while taking a batch. */
+#define MEGPU_TQ_STOP			0	/* leave it: the batch ends */
+#define MEGPU_TQ_TAKE			1	/* take it, look at the next */
+#define MEGPU_TQ_TAKE_LAST		2	/* take it, the batch ends */
+
+/*
+ * The task at @d is the @n-th (from 0) of the batch @side is taking,
+ * under the queue's lock, below the batch limit (megpu_tq_batch_limit).
+ * A malformed task is taken first and alone, so that it is notified as
+ * such and the queue goes on; a task hinted for the other side is taken
+ * only alone; a task the side may not run (megpu_tq_may_run), or whose
+ * event has not happened (@event_reached: the caller reads the event
+ * word; 1 for a task without an event), ends the batch.
+ */
+static inline int megpu_tq_batch_step(const unsigned char *d, unsigned int n,
+				      int side, unsigned int qflags,
+				      unsigned int kernels, int programs,
+				      int event_reached)
+{
+	unsigned int aff = megpu_hw_ld32(d + MEGPU_TQ_DESC_AFFINITY);
+	int other_hint = aff == (side == MEGPU_TQ_SIDE_GPU ?
+				 MEGPU_TQ_AFF_HINT_CPU : MEGPU_TQ_AFF_HINT_GPU);
+
+	if (!megpu_tq_desc_valid(d))
+		return n ? MEGPU_TQ_STOP : MEGPU_TQ_TAKE_LAST;
+	if (other_hint && n)
+		return MEGPU_TQ_STOP;
+	if (!megpu_tq_may_run(d, side, qflags, kernels, programs) ||
+	    !event_reached)
+		return MEGPU_TQ_STOP;
+	return other_hint ? MEGPU_TQ_TAKE_LAST : MEGPU_TQ_TAKE;
+}
+
+/*
  * Notification record, 16 bytes, 8-aligned: DONE is incremented
  * atomically once per take (so exactly-once means DONE == 1), BY is the
  * owner id of the runner, BATCH its batch number, STATUS 0 or the

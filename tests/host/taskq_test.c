@@ -729,6 +729,107 @@ static void test_threads_event_no_notify_caught(void)
 	CHECK(held_release(&d) > 0);
 }
 
+/*
+ * The take rules of megpu_hw_taskq.h, which the device's DEQUEUE, the
+ * driver's dequeuer and libmegpu's CPU threads all call: every affinity,
+ * code, queue mode, batch position and event state on both sides,
+ * checked against the seed's statements one by one.
+ */
+static void test_take_rules(void)
+{
+	/* the code a side names: none, a kernel it runs, one it does not,
+	 * a wave program */
+	enum { NONE, RUNS, NOT_RUN, PROG, NCODES };
+	static const uint32_t video_kernels = MEGPU_BIT(MEGPU_KERNEL_CHECKSUM);
+	unsigned int checked = 0;
+
+	for (int side = 0; side < 2; side++)
+	for (uint32_t aff = 0; aff < MEGPU_TQ_AFF_COUNT + 1; aff++)
+	for (int code = 0; code < NCODES; code++)
+	for (int other = 0; other < 2; other++)	/* other side has code */
+	for (int strict = 0; strict < 2; strict++)
+	for (int programs = 0; programs < 2; programs++)
+	for (unsigned int n = 0; n < 2; n++)
+	for (int ev = 0; ev < 2; ev++) {
+		int gpu = side == MEGPU_TQ_SIDE_GPU;
+		uint32_t mine, theirs, qflags = strict ? MEGPU_TQ_F_STRICT : 0;
+		uint8_t d[MEGPU_TQ_DESC_SIZE];
+		struct megpu_task t = {
+			.range_x = 1, .range_y = 1, .group_x = 1,
+			.group_y = 1, .affinity = aff,
+		};
+		int valid, may, step, other_hint, own_req, others_req;
+
+		mine = code == NONE ? MEGPU_TQ_NONE :
+		       code == RUNS ? MEGPU_KERNEL_CHECKSUM :
+		       code == NOT_RUN ? MEGPU_KERNEL_VADD :
+		       MEGPU_KERNEL_PROGRAM;
+		theirs = !other ? MEGPU_TQ_NONE :
+			 code == PROG ? MEGPU_KERNEL_PROGRAM :
+			 MEGPU_KERNEL_INCREMENT;
+		if (code == PROG)
+			t.arg_size = MEGPU_PARGS_SIZE;
+		t.gpu_kernel = gpu ? mine : theirs;
+		t.cpu_fn = gpu ? theirs : mine;
+		megpu_task_pack(d, &t);
+		valid = megpu_tq_desc_valid(d);
+		/* the engine runs CHECKSUM only (a video engine's kernels) */
+		may = megpu_tq_may_run(d, side, qflags, video_kernels,
+				       programs);
+		step = megpu_tq_batch_step(d, n, side, qflags, video_kernels,
+					   programs, ev);
+		other_hint = aff == (gpu ? MEGPU_TQ_AFF_HINT_CPU :
+				     MEGPU_TQ_AFF_HINT_GPU);
+		own_req = aff == (gpu ? MEGPU_TQ_AFF_REQUIRE_GPU :
+				  MEGPU_TQ_AFF_REQUIRE_CPU);
+		others_req = aff == (gpu ? MEGPU_TQ_AFF_REQUIRE_CPU :
+				     MEGPU_TQ_AFF_REQUIRE_GPU);
+		checked++;
+
+		/* a malformed task: first, alone, by whoever looks */
+		if (!valid) {
+			CHECK_EQ(step, n ? MEGPU_TQ_STOP : MEGPU_TQ_TAKE_LAST);
+			continue;
+		}
+		/* no code for this side: never */
+		if (code == NONE)
+			CHECK(!may);
+		/* an engine runs only its kernels; a CPU runs every one */
+		if (code == NOT_RUN)
+			CHECK_EQ(may, !gpu && !others_req &&
+				 !(strict && aff == (gpu ?
+				   MEGPU_TQ_AFF_PREFER_CPU : MEGPU_TQ_AFF_PREFER_GPU)));
+		/* programs where the side runs them */
+		if (code == PROG && gpu && !programs)
+			CHECK(!may);
+		/* REQUIRE: never the other side */
+		if (others_req)
+			CHECK(!may);
+		/* PREFER the other side: not in a STRICT queue, else yes */
+		if (aff == (gpu ? MEGPU_TQ_AFF_PREFER_CPU :
+			    MEGPU_TQ_AFF_PREFER_GPU) &&
+		    (code == RUNS || (code == PROG && (programs || !gpu))))
+			CHECK_EQ(may, !strict);
+		/* ANY, hints and its own REQUIRE/PREFER: runnable code runs */
+		if ((aff == MEGPU_TQ_AFF_ANY || own_req || other_hint ||
+		     aff == (gpu ? MEGPU_TQ_AFF_HINT_GPU :
+			     MEGPU_TQ_AFF_HINT_CPU) ||
+		     aff == (gpu ? MEGPU_TQ_AFF_PREFER_GPU :
+			     MEGPU_TQ_AFF_PREFER_CPU)) &&
+		    (code == RUNS || (code == PROG && (programs || !gpu))))
+			CHECK(may);
+		/* a batch: what may not run or waits for its event ends it */
+		if (!may || !ev)
+			CHECK_EQ(step, MEGPU_TQ_STOP);
+		/* hinted for the other side: only alone */
+		else if (other_hint)
+			CHECK_EQ(step, n ? MEGPU_TQ_STOP : MEGPU_TQ_TAKE_LAST);
+		else
+			CHECK_EQ(step, MEGPU_TQ_TAKE);
+	}
+	CHECK_EQ(checked, 2u * (MEGPU_TQ_AFF_COUNT + 1) * 4 * 2 * 2 * 2 * 2 * 2);
+}
+
 static void test_threads_nonatomic_caught(void)
 {
 	unsigned int bad = race(4, 4000, 0, true, false);
@@ -745,6 +846,7 @@ int main(void)
 		.va = VA_BASE, .cpu = arena, .size = ARENA,
 	};
 	TEST_RUN(test_abi);
+	TEST_RUN(test_take_rules);
 	TEST_RUN(test_fifo_batches);
 	TEST_RUN(test_affinity);
 	TEST_RUN(test_hints);

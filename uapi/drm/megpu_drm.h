@@ -701,7 +701,8 @@ struct drm_megpu_taskq_queue {
  * until its event happened (the driver reads the event word, which must
  * be in one of the file's BOs, when asked for work, on
  * &DRM_IOCTL_MEGPU_TASKQ_NOTIFY and about every millisecond meanwhile),
- * as DEQUEUE leaves it; then it is taken in a batch of its own.
+ * as DEQUEUE leaves it; then it is taken as DEQUEUE would take it (the
+ * take rules are one for every dequeuer).
  *
  * The attachment completes once every queue is CLOSED and every one of
  * its tasks is notified (HDR_DONE == tail, whoever ran it), with status

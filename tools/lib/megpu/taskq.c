@@ -120,16 +120,13 @@ bool megpu_task_valid(const struct megpu_task *t)
 	return megpu_tq_desc_valid(d);
 }
 
+/* The CPU's side of the take rules (megpu_hw_taskq.h). */
 bool megpu_task_cpu_eligible(const struct megpu_task *t, uint32_t qflags)
 {
-	if (t->cpu_fn == MEGPU_TQ_NONE ||
-	    (t->cpu_fn >= MEGPU_KERNEL_COUNT &&
-	     t->cpu_fn != MEGPU_KERNEL_PROGRAM))
-		return false;
-	if (t->affinity == MEGPU_TQ_AFF_REQUIRE_GPU)
-		return false;
-	return !(t->affinity == MEGPU_TQ_AFF_PREFER_GPU &&
-		 (qflags & MEGPU_TQ_F_STRICT));
+	uint8_t d[MEGPU_TQ_DESC_SIZE];
+
+	megpu_task_pack(d, t);
+	return megpu_tq_may_run(d, MEGPU_TQ_SIDE_CPU, qflags, 0, 0);
 }
 
 int megpu_taskq_init(struct megpu_taskq *q, void *mem, uint64_t va,
@@ -328,6 +325,19 @@ void *megpu_tq_xlate(const struct megpu_tq_agent *a, uint64_t va,
 
 enum { LOOK_EMPTY, LOOK_NONE, LOOK_ELIGIBLE, LOOK_WAIT };
 
+/* Has @t's event happened (none: yes)? An unmapped word: not yet. */
+static bool cpu_event_reached(const struct megpu_tq_agent *a,
+			      const struct megpu_task *t)
+{
+	const uint64_t *ev;
+
+	if (!t->event_addr)
+		return true;
+	ev = megpu_tq_xlate(a, t->event_addr, 8);
+	return ev && (int64_t)(__atomic_load_n(ev, __ATOMIC_ACQUIRE) -
+			       t->event_value) >= 0;
+}
+
 /*
  * May this CPU take @t now? Malformed tasks are taken (alone) so the
  * queue goes on; an event not reached yet, or unreadable, is LOOK_WAIT.
@@ -335,19 +345,11 @@ enum { LOOK_EMPTY, LOOK_NONE, LOOK_ELIGIBLE, LOOK_WAIT };
 static int cpu_look_task(const struct megpu_tq_agent *a,
 			 const struct megpu_task *t, uint32_t qflags)
 {
-	const uint64_t *ev;
-
 	if (!megpu_task_valid(t))
 		return LOOK_ELIGIBLE;
 	if (!megpu_task_cpu_eligible(t, qflags))
 		return LOOK_NONE;
-	if (t->event_addr) {
-		ev = megpu_tq_xlate(a, t->event_addr, 8);
-		if (!ev || (int64_t)(__atomic_load_n(ev, __ATOMIC_ACQUIRE) -
-				     t->event_value) < 0)
-			return LOOK_WAIT;
-	}
-	return LOOK_ELIGIBLE;
+	return cpu_event_reached(a, t) ? LOOK_ELIGIBLE : LOOK_WAIT;
 }
 
 static int q_look(struct megpu_taskq *q, const struct megpu_tq_agent *a,
@@ -404,19 +406,18 @@ int megpu_taskq_take(struct megpu_taskq *q, struct megpu_tq_agent *a,
 	/* again under the lock: someone may have taken them meanwhile */
 	while (n < batch && head + n != tail) {
 		struct megpu_task *t = &out[n];
-		bool bad;
+		const uint8_t *d = q_slot(q, size, head + n);
+		int step;
 
-		megpu_task_unpack(q_slot(q, size, head + n), t);
-		bad = !megpu_task_valid(t);
-		if (bad && n)
-			break;
-		/* a task hinted for the GPU only in a batch of its own */
-		if (t->affinity == MEGPU_TQ_AFF_HINT_GPU && n)
-			break;
-		if (cpu_look_task(a, t, flags) != LOOK_ELIGIBLE)
+		megpu_task_unpack(d, t);
+		/* the event word of a well-formed task only (8-aligned) */
+		step = megpu_tq_batch_step(d, n, MEGPU_TQ_SIDE_CPU, flags, 0, 0,
+					   !megpu_tq_desc_valid(d) ||
+					   cpu_event_reached(a, t));
+		if (step == MEGPU_TQ_STOP)
 			break;
 		n++;
-		if (bad || t->affinity == MEGPU_TQ_AFF_HINT_GPU)
+		if (step == MEGPU_TQ_TAKE_LAST)
 			break;
 		/* a task engines could not take may be what holds them up */
 		if (t->affinity == MEGPU_TQ_AFF_REQUIRE_CPU ||

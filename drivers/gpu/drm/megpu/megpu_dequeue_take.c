@@ -46,17 +46,14 @@ struct megpu_kdq_task {
 };
 
 /*
- * May a GPU consumer take this task? A malformed one is taken, so that
- * it is notified as such and the queue goes on.
+ * The engine side of the take rules (megpu_hw_taskq.h), for the gfx and
+ * compute engines the driver dequeues for: every built-in kernel and
+ * wave programs.
  */
-static bool megpu_kdq_gpu_may_run(const struct megpu_kdq_task *t, bool strict)
+static bool megpu_kdq_may_run(const struct megpu_kdq_task *t, u32 qflags)
 {
-	if (t->bad)
-		return true;
-	if (t->gpu_kernel == MEGPU_TQ_NONE ||
-	    t->affinity == MEGPU_TQ_AFF_REQUIRE_CPU)
-		return false;
-	return !(strict && t->affinity == MEGPU_TQ_AFF_PREFER_CPU);
+	return megpu_tq_may_run(t->raw, MEGPU_TQ_SIDE_GPU, qflags,
+				MEGPU_KERNELS_ALL, 1);
 }
 
 static u64 kdq_ld64(const u8 *p, u32 off)
@@ -168,16 +165,15 @@ int megpu_kdq_take(struct megpu_kdq *kdq, struct megpu_kdq_queue *q,
 	struct megpu_kdq_task *tasks;
 	u32 head, tail, flags, max, n = 0, i, batch;
 	u32 owner = MEGPU_TQ_OWNER_DRIVER(engine);
-	bool strict, locked = false;
+	bool locked = false;
 	u32 *p = ib;
-	int tries, ret, idx, err = 0;
+	int tries, ret, idx, reached, step, err = 0;
 
 	if (!megpu_kdq_queue_sane(q, &head, &tail))
 		return -EPROTO;
 	if (head == tail)
 		return 0;
 	flags = kdq_ld(q, MEGPU_TQ_HDR_FLAGS);
-	strict = flags & MEGPU_TQ_F_STRICT;
 	max = kdq_ld(q, MEGPU_TQ_HDR_BATCH_GPU) ?: MEGPU_TQ_DEF_BATCH_GPU;
 	max = min_t(u32, max, MEGPU_TQ_MAX_BATCH);
 
@@ -186,7 +182,8 @@ int megpu_kdq_take(struct megpu_kdq *kdq, struct megpu_kdq_queue *q,
 		return -ENOMEM;
 	/* look first without the lock: none eligible leaves it untouched */
 	megpu_kdq_read_task(q, head, &tasks[0]);
-	if (!megpu_kdq_gpu_may_run(&tasks[0], strict)) {
+	/* a malformed task is taken, so that it is notified as such */
+	if (!tasks[0].bad && !megpu_kdq_may_run(&tasks[0], flags)) {
 		kdq_add(q, MEGPU_TQ_HDR_NONE_ELIGIBLE, 1);
 		ret = 0;
 		goto out;
@@ -225,28 +222,23 @@ int megpu_kdq_take(struct megpu_kdq *kdq, struct megpu_kdq_queue *q,
 	max = megpu_tq_batch_limit(flags, max, tail - head);
 	while (n < max && head + n != tail) {
 		struct megpu_kdq_task *t = &tasks[n];
-		bool alone;
 
 		megpu_kdq_read_task(q, head + n, t);
-		if (!megpu_kdq_gpu_may_run(t, strict))
-			break;
-		/*
-		 * Malformed, event-gated or hinted for the CPU: only in a
-		 * batch alone, as DEQUEUE takes them.
-		 */
-		alone = t->bad || t->event_addr ||
-			t->affinity == MEGPU_TQ_AFF_HINT_CPU;
-		if (n && alone)
-			break;
-		if (!t->bad && t->event_addr) {
-			ret = megpu_kdq_event_reached(kdq, t);
-			if (ret <= 0) {
-				err = ret ?: -EBUSY;
+		/* the event word of a task the engines may run, only */
+		reached = 1;
+		if (!t->bad && t->event_addr && megpu_kdq_may_run(t, flags)) {
+			reached = megpu_kdq_event_reached(kdq, t);
+			if (reached <= 0)
+				err = reached ?: -EBUSY;
+			if (reached < 0)
 				break;
-			}
 		}
+		step = megpu_tq_batch_step(t->raw, n, MEGPU_TQ_SIDE_GPU, flags,
+					   MEGPU_KERNELS_ALL, 1, reached);
+		if (step == MEGPU_TQ_STOP)
+			break;
 		n++;
-		if (alone)
+		if (step == MEGPU_TQ_TAKE_LAST)
 			break;
 	}
 	if (!n) {

@@ -103,6 +103,7 @@ typedef struct MegpuTask {
     uint64_t event_addr;
     uint64_t event_value;
     bool bad;                   /* malformed */
+    uint8_t raw[MEGPU_TQ_DESC_SIZE];    /* as read: the take rules' input */
 } MegpuTask;
 
 typedef struct MegpuQueue {
@@ -273,6 +274,7 @@ static void tq_parse_task(const uint8_t *d, uint64_t addr, MegpuTask *t)
     t->event_addr = ldq_le_p(d + MEGPU_TQ_DESC_EVENT_ADDR);
     t->event_value = ldq_le_p(d + MEGPU_TQ_DESC_EVENT_VALUE);
     t->bad = !megpu_tq_desc_valid(d);
+    memcpy(t->raw, d, sizeof(t->raw));
 }
 
 static bool tq_read_task(MegpuExec *x, const MegpuQueue *q, uint32_t idx,
@@ -288,6 +290,38 @@ static bool tq_read_task(MegpuExec *x, const MegpuQueue *q, uint32_t idx,
     return true;
 }
 
+/* A wave program runs where a program DISPATCH does: gfx, compute. */
+static bool tq_runs_programs(const MegpuEngine *e)
+{
+    return e->type == MEGPU_ENGINE_GFX || e->type == MEGPU_ENGINE_COMPUTE;
+}
+
+/* The engine's side of the take rules (megpu_hw_taskq.h). */
+static bool tq_may_run(MegpuExec *x, const MegpuQueue *q, const MegpuTask *t)
+{
+    return megpu_tq_may_run(t->raw, MEGPU_TQ_SIDE_GPU, q->flags,
+                            x->e->kernel_mask, tq_runs_programs(x->e));
+}
+
+/*
+ * Has the event of @t, which this engine may run, happened (no event:
+ * yes)? False with *@ok false when its word cannot be read (a fault).
+ */
+static bool tq_event_reached(MegpuExec *x, const MegpuTask *t, bool *ok)
+{
+    uint64_t ev;
+
+    *ok = true;
+    if (t->bad || !t->event_addr) {
+        return true;
+    }
+    if (!megpu_mem_read64(x, t->event_addr, &ev)) {
+        *ok = false;
+        return false;
+    }
+    return (int64_t)(ev - t->event_value) >= 0;
+}
+
 /*
  * May this engine take @t now? A malformed task is "eligible": it is
  * taken so that the fault is reported and the queue goes on.
@@ -295,37 +329,11 @@ static bool tq_read_task(MegpuExec *x, const MegpuQueue *q, uint32_t idx,
 static bool tq_eligible(MegpuExec *x, const MegpuQueue *q,
                         const MegpuTask *t, bool *ok)
 {
-    uint64_t ev;
-
     *ok = true;
     if (t->bad) {
         return true;
     }
-    /* a wave program runs where a program DISPATCH does: gfx, compute */
-    if (t->gpu_kernel == MEGPU_KERNEL_PROGRAM) {
-        if (x->e->type != MEGPU_ENGINE_GFX &&
-            x->e->type != MEGPU_ENGINE_COMPUTE) {
-            return false;
-        }
-    } else if (t->gpu_kernel >= MEGPU_KERNEL_COUNT ||
-               !(x->e->kernel_mask & MEGPU_BIT(t->gpu_kernel))) {
-        return false;
-    }
-    if (t->affinity == MEGPU_TQ_AFF_REQUIRE_CPU ||
-        (t->affinity == MEGPU_TQ_AFF_PREFER_CPU &&
-         (q->flags & MEGPU_TQ_F_STRICT))) {
-        return false;
-    }
-    if (t->event_addr) {
-        if (!megpu_mem_read64(x, t->event_addr, &ev)) {
-            *ok = false;
-            return false;
-        }
-        if ((int64_t)(ev - t->event_value) < 0) {
-            return false;       /* the event has not happened yet */
-        }
-    }
-    return true;
+    return tq_may_run(x, q, t) && tq_event_reached(x, t, ok);
 }
 
 /* Look at the head without the lock (the seed's "identify" step). */
@@ -520,7 +528,8 @@ static bool tq_take(MegpuDequeuer *d, const MegpuQueue *q, uint32_t *n)
 {
     MegpuExec *x = d->x;
     uint32_t head, tail, have = 0, batch;
-    bool ok;
+    bool ok = true, reached;
+    int step;
 
     *n = 0;
     if (!tq_indexes(x, q, &head, &tail)) {
@@ -555,21 +564,19 @@ static bool tq_take(MegpuDequeuer *d, const MegpuQueue *q, uint32_t *n)
         }
         tq_parse_task(d->desc + (*n - d->desc_first) * MEGPU_TQ_DESC_SIZE,
                       tq_desc_addr(q, head + *n), t);
-        if (t->bad && *n) {
-            break;              /* first the good ones */
+        /* the event word is read only for a task the engine may run */
+        reached = !tq_may_run(x, q, t) || tq_event_reached(x, t, &ok);
+        if (!ok) {
+            return false;
         }
-        /* a task hinted for the CPU only in a batch of its own */
-        if (t->affinity == MEGPU_TQ_AFF_HINT_CPU && *n) {
-            break;
-        }
-        if (!tq_eligible(x, q, t, &ok)) {
-            if (!ok) {
-                return false;
-            }
+        step = megpu_tq_batch_step(t->raw, *n, MEGPU_TQ_SIDE_GPU, q->flags,
+                                   x->e->kernel_mask,
+                                   tq_runs_programs(x->e), reached);
+        if (step == MEGPU_TQ_STOP) {
             break;
         }
         (*n)++;
-        if (t->bad || t->affinity == MEGPU_TQ_AFF_HINT_CPU) {
+        if (step == MEGPU_TQ_TAKE_LAST) {
             break;
         }
     }
