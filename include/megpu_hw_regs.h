@@ -21,6 +21,11 @@
 
 #define MEGPU_BAR_MMIO			0
 #define MEGPU_BAR_MSIX			2	/* exclusive MSI-X table + PBA */
+/*
+ * A PCI Express endpoint with function level reset (PCIe capability
+ * DEVCAP.FLR): an FLR resets the device as MEGPU_REG_RESET does, and the
+ * config space and MSI-X table as PCI says.
+ */
 #define MEGPU_MMIO_SIZE			0x10000
 
 /* Identification: the value of MEGPU_REG_ID, "MGPU" in ASCII. */

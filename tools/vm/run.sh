@@ -28,16 +28,24 @@ mode=$1 initrd=$2
 top=$(cd "$(dirname "$0")/../.." && pwd)
 log="$top/build/guest-$NAME.log"
 
+# Each GPU is a PCI Express endpoint behind a root port of its own, as a
+# card in a slot is.
 devices=()
+gpu() {	# one megpu with extra properties $1
+	local n=${#devices[@]}
+	n=$((n / 4))
+	devices+=(-device "pcie-root-port,id=rp$n,chassis=$((n + 1)),slot=$((n + 1))"
+		-device "megpu,bus=rp$n,engines=$ENGINES${1:+,$1}")
+}
 if [ -n "$DEVICE_PROPS" ]; then
 	GPUS=0
 	for props in $DEVICE_PROPS; do
-		devices+=(-device "megpu,engines=$ENGINES,$props")
+		gpu "$props"
 		GPUS=$((GPUS + 1))
 	done
 else
 	for ((i = 0; i < GPUS; i++)); do
-		devices+=(-device "megpu,engines=$ENGINES")
+		gpu ""
 	done
 fi
 cmdline="console=ttyS0 panic=-1 megpu.mode=$mode"

@@ -518,18 +518,19 @@ static int megpu_dequeue_detach(struct megpu_file *mfile)
 }
 
 /*
- * The device is gone (megpu_remove(), after its interrupts): every
- * attachment stops now, before it would wait for its watchdog, and
- * completes with -ENODEV; detach or close frees it later.
+ * The device is gone (megpu_remove(), after its interrupts: -ENODEV) or
+ * is being reset (-EIO): every attachment stops now, before it would
+ * wait for its watchdog, and completes with @error; detach or close
+ * frees it later.
  */
-void megpu_dequeue_unplug(struct megpu_device *mdev)
+void megpu_dequeue_halt_all(struct megpu_device *mdev, int error)
 {
 	struct megpu_kdq *kdq;
 
 	/* the list changes only under kdq_mutex */
 	mutex_lock(&mdev->kdq_mutex);
 	list_for_each_entry(kdq, &mdev->kdqs, link)
-		megpu_kdq_halt(kdq, -ENODEV);
+		megpu_kdq_halt(kdq, error);
 	mutex_unlock(&mdev->kdq_mutex);
 }
 

@@ -411,9 +411,47 @@ static void megpu_remove(struct pci_dev *pdev)
 	megpu_flush_unplug(mdev);
 	megpu_write(mdev, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
 	megpu_irq_fini(mdev);
-	megpu_dequeue_unplug(mdev);
+	megpu_dequeue_halt_all(mdev, -ENODEV);
 	megpu_sched_fail_all(mdev, -ENODEV);
 }
+
+/*
+ * A function level reset (`echo 1 > /sys/bus/pci/devices/.../reset`, or
+ * any PCIe FLR) makes the device forget its rings, flushes, agent id and
+ * what its engines were doing, while files stay open. Before it: the
+ * queued writes land, the kernel dequeuers stop (-EIO), the schedulers
+ * stop and every job on the hardware fails with -EIO. After it: the
+ * rings, the agent id and the flush count are set up again and the jobs
+ * queued behind run. BOs, address spaces and files are the driver's and
+ * survive; the PCI core saves and restores the config space and MSI-X.
+ */
+static void megpu_reset_prepare(struct pci_dev *pdev)
+{
+	struct megpu_device *mdev = pci_get_drvdata(pdev);
+
+	drm_warn(&mdev->drm, "function level reset: jobs on the GPU fail with -EIO\n");
+	megpu_flush_before_reset(mdev);
+	megpu_dequeue_halt_all(mdev, -EIO);
+	/* the engines stop now, not when the reset comes */
+	megpu_write(mdev, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
+	megpu_sched_reset_prepare(mdev);
+	megpu_flush_unplug(mdev);
+}
+
+static void megpu_reset_done(struct pci_dev *pdev)
+{
+	struct megpu_device *mdev = pci_get_drvdata(pdev);
+
+	megpu_flush_reset_done(mdev);
+	megpu_mgpu_reset_done(mdev);
+	megpu_sched_reset_done(mdev);
+	drm_info(&mdev->drm, "function level reset done\n");
+}
+
+static const struct pci_error_handlers megpu_err_handlers = {
+	.reset_prepare = megpu_reset_prepare,
+	.reset_done = megpu_reset_done,
+};
 
 static const struct pci_device_id megpu_pci_ids[] = {
 	{ PCI_DEVICE(MEGPU_PCI_VENDOR_ID, MEGPU_PCI_DEVICE_ID) },
@@ -426,6 +464,7 @@ static struct pci_driver megpu_pci_driver = {
 	.id_table = megpu_pci_ids,
 	.probe = megpu_probe,
 	.remove = megpu_remove,
+	.err_handler = &megpu_err_handlers,
 };
 
 static int __init megpu_init(void)

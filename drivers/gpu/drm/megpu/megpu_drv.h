@@ -678,6 +678,7 @@ void megpu_bo_registry_del(struct megpu_device *mdev, struct megpu_bo *bo);
 
 /* megpu_ring.c */
 int megpu_ring_init(struct megpu_engine *eng);
+int megpu_ring_hw_init(struct megpu_engine *eng);
 void megpu_ring_fini(struct megpu_engine *eng);
 void megpu_ring_emit_job(struct megpu_engine *eng, struct megpu_job *job);
 void megpu_ring_kick(struct megpu_engine *eng);
@@ -701,6 +702,8 @@ struct megpu_fence {
 int megpu_sched_init(struct megpu_device *mdev);
 void megpu_sched_fini(struct megpu_device *mdev);
 void megpu_sched_fail_all(struct megpu_device *mdev, int error);
+void megpu_sched_reset_prepare(struct megpu_device *mdev);
+void megpu_sched_reset_done(struct megpu_device *mdev);
 void megpu_job_put(struct megpu_job *job);
 void __megpu_job_put(struct megpu_job *job, bool patient);
 
@@ -754,11 +757,13 @@ void megpu_flush_debugfs_init(struct megpu_device *mdev);
 void megpu_flush_debugfs_minor_init(struct drm_minor *minor);
 int megpu_flush_unmapped(struct megpu_vm *vm, bool patient);
 void megpu_flush_unplug(struct megpu_device *mdev);
+void megpu_flush_reset_done(struct megpu_device *mdev);
 void megpu_flush_before_reset(struct megpu_device *mdev);
 void megpu_flush_mark_dirty(struct megpu_device *mdev);
 
 /* megpu_mgpu.c */
 void megpu_mgpu_register(struct megpu_device *mdev);
+void megpu_mgpu_reset_done(struct megpu_device *mdev);
 void megpu_mgpu_unregister(struct megpu_device *mdev);
 int megpu_mgpu_param(struct megpu_device *mdev, u32 param, u64 *value);
 void megpu_mgpu_debugfs_minor_init(struct drm_minor *minor);
@@ -803,7 +808,7 @@ void megpu_dequeue_debugfs_init(struct megpu_device *mdev);
 void megpu_dequeue_irq(struct megpu_device *mdev);
 void megpu_dequeue_notify(struct megpu_file *mfile);
 void megpu_dequeue_file_close(struct megpu_file *mfile);
-void megpu_dequeue_unplug(struct megpu_device *mdev);
+void megpu_dequeue_halt_all(struct megpu_device *mdev, int error);
 
 /* megpu_submit.c */
 int megpu_submit_kernel_job(struct megpu_file *mfile, struct drm_file *file,

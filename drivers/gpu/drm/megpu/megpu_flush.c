@@ -222,6 +222,21 @@ void megpu_flush_unplug(struct megpu_device *mdev)
 	wake_up_all(&mdev->flush_wq);
 }
 
+/*
+ * After a function level reset the device counts flushes from 0 again:
+ * so does the driver. A flush started during the reset is never
+ * acknowledged and times out.
+ */
+void megpu_flush_reset_done(struct megpu_device *mdev)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&mdev->flush_lock, flags);
+	mdev->flush_started = 0;
+	WRITE_ONCE(mdev->flush_done, 0);
+	spin_unlock_irqrestore(&mdev->flush_lock, flags);
+}
+
 int megpu_flush_sync(struct megpu_device *mdev, u64 *seqno)
 {
 	return megpu_flush_wait(mdev, seqno, true);

@@ -95,6 +95,22 @@ void megpu_mgpu_register(struct megpu_device *mdev)
 		 mdev->agent_count);
 }
 
+/**
+ * megpu_mgpu_reset_done - tell a reset device its agent id again
+ * @mdev: the device, after a function level reset
+ */
+void megpu_mgpu_reset_done(struct megpu_device *mdev)
+{
+	if (!(mdev->caps & MEGPU_CAP_MGPU))
+		return;
+	mutex_lock(&megpu_agents_lock);
+	if (mdev->agent_registered) {
+		megpu_write(mdev, MEGPU_REG_MGPU_AGENT_COUNT, mdev->agent_count);
+		megpu_write(mdev, MEGPU_REG_MGPU_AGENT_ID, mdev->agent_id);
+	}
+	mutex_unlock(&megpu_agents_lock);
+}
+
 static void megpu_mgpu_sched_detach_locked(struct megpu_device *mdev)
 {
 	if (mdev->mgpu_sched_dma) {

@@ -110,6 +110,17 @@ int megpu_engine_hw_reset(struct megpu_engine *eng)
 	return 0;
 }
 
+/* Tell the engine where its ring is, and start it empty. */
+int megpu_ring_hw_init(struct megpu_engine *eng)
+{
+	megpu_eng_write(eng, MEGPU_ENG_RING_BASE_LO,
+			lower_32_bits(eng->ring_dma));
+	megpu_eng_write(eng, MEGPU_ENG_RING_BASE_HI,
+			upper_32_bits(eng->ring_dma));
+	megpu_eng_write(eng, MEGPU_ENG_RING_SIZE, MEGPU_RING_SIZE);
+	return megpu_engine_hw_reset(eng);
+}
+
 int megpu_ring_init(struct megpu_engine *eng)
 {
 	struct device *dev = eng->mdev->drm.dev;
@@ -119,13 +130,7 @@ int megpu_ring_init(struct megpu_engine *eng)
 	if (!eng->ring)
 		return -ENOMEM;
 	mutex_init(&eng->ring_lock);
-
-	megpu_eng_write(eng, MEGPU_ENG_RING_BASE_LO,
-			lower_32_bits(eng->ring_dma));
-	megpu_eng_write(eng, MEGPU_ENG_RING_BASE_HI,
-			upper_32_bits(eng->ring_dma));
-	megpu_eng_write(eng, MEGPU_ENG_RING_SIZE, MEGPU_RING_SIZE);
-	return megpu_engine_hw_reset(eng);
+	return megpu_ring_hw_init(eng);
 }
 
 /* The hardware was reset already (megpu_remove()). */

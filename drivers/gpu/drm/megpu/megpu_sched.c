@@ -509,8 +509,45 @@ void megpu_sched_fail_all(struct megpu_device *mdev, int error)
 		if (!job->error)
 			job->error = error;
 		megpu_job_signal(job);
+		/* its SIGNAL will never run: frames waiting on it go on */
+		megpu_sem_force_signal(job);
 	}
 	dma_fence_end_signalling(cookie);
+}
+
+/*
+ * A function level reset is coming: the schedulers stop feeding the
+ * rings and every job on the hardware fails with -EIO (the reset drops
+ * the rings). Jobs not yet in a ring wait in their entities.
+ */
+void megpu_sched_reset_prepare(struct megpu_device *mdev)
+{
+	unsigned int i;
+
+	for (i = 0; i < mdev->num_engines; i++)
+		drm_sched_stop(&mdev->engines[i].sched, NULL);
+	megpu_sched_fail_all(mdev, -EIO);
+}
+
+/* After the reset: empty rings where the device expects them, go on. */
+void megpu_sched_reset_done(struct megpu_device *mdev)
+{
+	unsigned int i;
+
+	for (i = 0; i < mdev->num_engines; i++) {
+		struct megpu_engine *eng = &mdev->engines[i];
+
+		mutex_lock(&eng->ring_lock);
+		if (megpu_ring_hw_init(eng))
+			drm_err(&mdev->drm, "%s: no ring after the reset\n",
+				eng->name);
+		eng->reset_count++;
+		mutex_unlock(&eng->ring_lock);
+		megpu_syscall_engine_reset(eng);
+		/* the failed jobs' fences carry -EIO to their scheduler jobs */
+		megpu_sched_reattach(eng);
+		drm_sched_start(&eng->sched);
+	}
 }
 
 int megpu_sched_init(struct megpu_device *mdev)

@@ -3,7 +3,8 @@
  *
  * DOC: the PCI function
  *
- * PCI function, BAR0 register file, MSI-X and reset. The register layout
+ * PCI Express function (an endpoint with FLR), BAR0 register file,
+ * MSI-X and reset. The register layout
  * is the hardware contract in include/hw/misc/megpu_hw.h (the repository's
  * include/megpu_hw.h); Documentation/megpu-hw.rst describes it. The
  * other files, by mechanism:
@@ -30,6 +31,7 @@
 #include "qapi/error.h"
 #include "hw/pci/pci.h"
 #include "hw/pci/msix.h"
+#include "hw/pci/pcie.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
 #include "megpu-internal.h"
@@ -276,6 +278,9 @@ static const MemoryRegionOps megpu_mmio_ops = {
     },
 };
 
+/* The PCI Express capability, before MSI-X takes the next free space. */
+#define MEGPU_PCIE_CAP_OFFSET 0x80
+
 static void megpu_realize(PCIDevice *pdev, Error **errp)
 {
     MegpuState *s = MEGPU(pdev);
@@ -284,6 +289,17 @@ static void megpu_realize(PCIDevice *pdev, Error **errp)
         error_setg(errp, "megpu: engines must be 1..%d", MEGPU_MAX_ENGINES);
         return;
     }
+
+    /*
+     * A PCI Express endpoint (behind a root port) or a root complex
+     * integrated one (on q35's pcie.0), with function level reset: an
+     * FLR resets the device as a device reset does.
+     */
+    if (pcie_endpoint_cap_init(pdev, MEGPU_PCIE_CAP_OFFSET) < 0) {
+        error_setg(errp, "megpu: no room for the PCI Express capability");
+        return;
+    }
+    pcie_cap_flr_init(pdev);
 
     /* MSI-X only: no INTx pin is advertised, since none would fire */
     memory_region_init_io(&s->mmio, OBJECT(s), &megpu_mmio_ops, s,
@@ -335,6 +351,7 @@ static void megpu_exit(PCIDevice *pdev)
     qemu_bh_delete(s->irq_bh);
     s->irq_bh = NULL;
     msix_uninit_exclusive_bar(pdev);
+    pcie_cap_exit(pdev);
 }
 
 static void megpu_reset_hold(Object *obj, ResetType type)
@@ -422,7 +439,7 @@ static const TypeInfo megpu_types[] = {
         .instance_size = sizeof(MegpuState),
         .class_init = megpu_class_init,
         .interfaces = (InterfaceInfo[]) {
-            { INTERFACE_CONVENTIONAL_PCI_DEVICE },
+            { INTERFACE_PCIE_DEVICE },
             { }
         },
     },

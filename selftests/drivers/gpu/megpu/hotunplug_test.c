@@ -25,30 +25,6 @@
 
 #define DRIVER_DIR "/sys/bus/pci/drivers/megpu"
 
-/* The PCI address ("0000:00:01.0") of the client's device. */
-static int pci_address(struct megpu *gpu, char *buf, size_t len)
-{
-	char path[PATH_MAX], target[PATH_MAX];
-	struct stat st;
-	ssize_t n;
-	char *base;
-
-	if (fstat(gpu->fd, &st))
-		return -errno;
-	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u/device",
-		 major(st.st_rdev), minor(st.st_rdev));
-	n = readlink(path, target, sizeof(target) - 1);
-	if (n < 0)
-		return -errno;
-	target[n] = '\0';
-	base = strrchr(target, '/');
-	base = base ? base + 1 : target;
-	if (strlen(base) >= len)
-		return -ENAMETOOLONG;
-	strcpy(buf, base);
-	return 0;
-}
-
 /* A client and a job on engine 0 that waits for the gate. */
 static void held_job(struct __test_metadata *_metadata, struct mt *t,
 		     struct megpu_bo **gate, struct mt_job *j)
@@ -75,7 +51,7 @@ FIXTURE_SETUP(unplug)
 	struct mt t;
 
 	ASSERT_EQ(0, mt_open(&t));
-	ASSERT_EQ(0, pci_address(&t.gpu, self->addr, sizeof(self->addr)));
+	ASSERT_EQ(0, mt_pci_address(&t.gpu, self->addr, sizeof(self->addr)));
 	mt_close(&t);
 }
 
@@ -282,11 +258,13 @@ TEST_F(unplug, with_live_attachment)
 	ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/unbind", self->addr));
 	ASSERT_EQ(0, pthread_join(w.thread, NULL));
 	took = w.at - t0;
+	/*
+	 * -ENODEV, not the watchdog's -ETIMEDOUT: the unplug ended it (no
+	 * bound on the time, which a loaded debug kernel stretches).
+	 */
 	EXPECT_EQ(-ENODEV, w.ret);
-	EXPECT_GT((int64_t)t.timeout_ms * 1000000 / 2, took)
-		TH_LOG("the attachment ended %lld ms after the unplug "
-		       "(job timeout %llu ms)", (long long)(took / 1000000),
-		       (unsigned long long)t.timeout_ms);
+	TH_LOG("the attachment ended %lld ms after the unplug (job timeout %llu ms)",
+	       (long long)(took / 1000000), (unsigned long long)t.timeout_ms);
 	EXPECT_EQ(-ENODEV, megpu_taskq_wait(&t.gpu, 0));
 	EXPECT_EQ(-ENODEV, megpu_taskq_detach(&t.gpu));
 	megpu_bo_free(qbo);

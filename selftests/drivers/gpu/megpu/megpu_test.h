@@ -5,10 +5,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <string.h>
 #include <unistd.h>
@@ -902,6 +905,30 @@ static inline unsigned int mt_prog_bos(struct mt_prog *p,
 	for (i = 0; i < n; i++)
 		bos[2 + i] = extra[i];
 	return n + 2;
+}
+
+/* The PCI address ("0000:00:01.0") of the client's device. */
+static inline int mt_pci_address(struct megpu *gpu, char *buf, size_t len)
+{
+	char path[PATH_MAX], target[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+	char *base;
+
+	if (fstat(gpu->fd, &st))
+		return -errno;
+	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u/device",
+		 major(st.st_rdev), minor(st.st_rdev));
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return -errno;
+	target[n] = '\0';
+	base = strrchr(target, '/');
+	base = base ? base + 1 : target;
+	if (strlen(base) >= len)
+		return -ENAMETOOLONG;
+	strcpy(buf, base);
+	return 0;
 }
 
 /*
