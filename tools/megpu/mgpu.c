@@ -392,7 +392,8 @@ static const char video_usage[] =
  * slots the video engine has not written yet, and the other display,
  * starved, never gives its ring slots back (the jobs hang until the
  * scheduler's timeout). --lag K makes the first certain and, with
- * --frames K, avoids the second: A's frames 8 to K-1 are stale. The ring's
+ * --frames K, avoids the second: A's frames 8 to K-1 (at least) are
+ * stale. The ring's
  * back-pressure (FREE, one per display) is ours; the figure has none.
  * After N frames READY's slots are the figure's numbers times N: A's
  * slot -N (each A wait pre-decrements A's own slot), B's slot 2N - N.

@@ -3,10 +3,11 @@
 # debug objects, kmemleak, fault injection), megpu.ko built against it.
 # Any KASAN, lockdep, DEBUG_OBJECTS or WARNING report, or a leak of the
 # driver's in the final kmemleak scan, fails the run (tools/vm/run.sh).
-# The kernel has CONFIG_GCOV_KERNEL and the module is built with
-# GCOV_PROFILE=y: the guest prints the module's counters at the end and
-# tools/vm/coverage.py prints the driver's coverage per file (and the
-# functions no test reaches) and writes it to build/coverage.json.
+# Then mgpu_test again with four GPUs. The kernel has CONFIG_GCOV_KERNEL
+# and the module is built with GCOV_PROFILE=y: each guest prints the
+# module's counters at the end and tools/vm/coverage.py adds them up,
+# prints the driver's coverage per file (and the functions no test
+# reaches) and writes it to build/coverage.json.
 #
 # Environment: MEGPU_CACHE, QEMU_BUILD (set by the Makefile); TESTS,
 # GUEST_TIMEOUT (default 5400 s), TIMEOUT_SCALE (selftest harness
@@ -51,7 +52,16 @@ KERNEL="$dir/root/boot/vmlinuz-$release" NAME="${NAME:-debug}" \
 GUEST_TIMEOUT=$GUEST_TIMEOUT \
 TEST_ARGS="megpu_test.timeout_scale=$TIMEOUT_SCALE ${TEST_ARGS:-}" \
 	"$top/tools/vm/run.sh" check "$b/initramfs-debug.cpio.gz" || rc=$?
+logs=(--guest-log "$b/guest-${NAME:-debug}.log")
+# the multi-GPU tests need several GPUs: four, on the same debug kernel
+if [ -z "${TESTS:-}" ]; then
+	DEVICE_PROPS= KERNEL="$dir/root/boot/vmlinuz-$release" NAME=debug-mgpu GPUS=4 \
+	TESTS=mgpu_test GUEST_TIMEOUT=$GUEST_TIMEOUT \
+	TEST_ARGS="megpu_test.timeout_scale=$TIMEOUT_SCALE" \
+		"$top/tools/vm/run.sh" check "$b/initramfs-debug.cpio.gz" || rc=$?
+	logs+=(--guest-log "$b/guest-debug-mgpu.log")
+fi
 "$top/tools/vm/coverage.py" --side driver --match drivers/gpu/drm/megpu/ \
-	--json "$b/coverage.json" --guest-log "$b/guest-${NAME:-debug}.log" \
+	--json "$b/coverage.json" "${logs[@]}" \
 	--root "$mod" || { echo "check-debug: no driver coverage" >&2; rc=1; }
 exit $rc

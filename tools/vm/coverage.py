@@ -2,11 +2,16 @@
 """Line, branch and function coverage of gcov data (make coverage).
 
 usage: coverage.py --side NAME --json OUT.json --match SUBSTR
-                   [--guest-log LOG --root DIR] [GCDA...]
+                   [--guest-log LOG]... [--root DIR] [GCDA...]
 
 --guest-log: the .gcda files a guest printed (tools/vm/init, a kernel
 with CONFIG_GCOV_KERNEL) are written back beside their .gcno files,
-which must lie under DIR (the module's build directory), and used too.
+which must lie under DIR (the module's build directory), and counted;
+several guests' logs add up.
+
+A function counts as reached when it ran or when any of its lines ran
+(a copy inlined into its caller runs the lines, not the function).
+Tracepoint boilerplate (the *_trace.h headers) is left out.
 
 Runs gcov's JSON output over the .gcda files, keeps the source files
 whose path contains SUBSTR, prints a table per file and the functions no
@@ -56,34 +61,46 @@ def main():
     ap.add_argument('--side', required=True)
     ap.add_argument('--json', required=True)
     ap.add_argument('--match', required=True)
-    ap.add_argument('--guest-log')
+    ap.add_argument('--guest-log', action='append', default=[])
     ap.add_argument('--root')
     ap.add_argument('gcda', nargs='*')
     a = ap.parse_args()
-    if a.guest_log:
-        a.gcda += from_guest_log(a.guest_log, a.root)
+
+    # gcov's documents of every .gcda: a guest's files are read before
+    # the next guest's overwrite them
+    docs = [doc for gcda in a.gcda for doc in gcov_json(gcda)]
+    for log in a.guest_log:
+        for gcda in from_guest_log(log, a.root):
+            docs += list(gcov_json(gcda))
 
     # file -> line -> count; file -> (line, branch index) -> count;
-    # file -> function -> executions
+    # file -> function -> (executions, first line, last line)
     lines, branches, funcs = {}, {}, {}
-    for gcda in a.gcda:
-        for doc in gcov_json(gcda):
-            for f in doc['files']:
-                name = f['file']
-                if a.match not in name or not name.endswith(('.c', '.h')):
-                    continue
-                name = name[name.index(a.match):]
-                fl = lines.setdefault(name, {})
-                fb = branches.setdefault(name, {})
-                for ln in f['lines']:
-                    n = ln['line_number']
-                    fl[n] = fl.get(n, 0) + ln['count']
-                    for i, b in enumerate(ln['branches']):
-                        fb[(n, i)] = fb.get((n, i), 0) + b['count']
-                ff = funcs.setdefault(name, {})
-                for fn in f['functions']:
-                    ff[fn['name']] = (ff.get(fn['name'], 0) +
-                                      fn['execution_count'])
+    for doc in docs:
+        for f in doc['files']:
+            name = f['file']
+            if (a.match not in name or not name.endswith(('.c', '.h')) or
+                    name.endswith('_trace.h')):
+                continue
+            name = name[name.index(a.match):]
+            fl = lines.setdefault(name, {})
+            fb = branches.setdefault(name, {})
+            for ln in f['lines']:
+                n = ln['line_number']
+                fl[n] = fl.get(n, 0) + ln['count']
+                for i, b in enumerate(ln['branches']):
+                    fb[(n, i)] = fb.get((n, i), 0) + b['count']
+            ff = funcs.setdefault(name, {})
+            for fn in f['functions']:
+                runs = ff.get(fn['name'], (0,))[0] + fn['execution_count']
+                ff[fn['name']] = (runs, fn['start_line'], fn['end_line'])
+    # a function inlined everywhere: reached if its lines ran
+    for name, ff in funcs.items():
+        fl = lines[name]
+        for fn, (runs, first, last) in ff.items():
+            if not runs and any(fl.get(n, 0) for n in range(first, last + 1)):
+                runs = 1
+            ff[fn] = runs
     if not lines:
         print(f'coverage: no gcov data for {a.match}', file=sys.stderr)
         return 1

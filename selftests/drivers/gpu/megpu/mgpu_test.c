@@ -1113,8 +1113,8 @@ TEST_F(mgpu, tool_mgpu)
  * twice per frame (its slots end at A -N, B N), and its control fails:
  * without the displays' common refresh, GPU B's display held until A's
  * has taken 12 signals, A takes B's signals and scans out ring slots the
- * video engine has not written (A's frames 8-11 are stale copies; with
- * --frames 12 nothing deadlocks, so the figures are exact).
+ * video engine has not written (A's frames 8-11 at least are stale
+ * copies; with --frames 12 nothing deadlocks and B gets all 12).
  */
 TEST_F(mgpu, tool_demo_video)
 {
@@ -1136,8 +1136,12 @@ TEST_F(mgpu, tool_demo_video)
 	p = strstr(buf, "display on GPU A: ");
 	ASSERT_NE(NULL, p);
 	ASSERT_EQ(1, sscanf(p, "display on GPU A: %u of 12", &good));
-	/* 0-7 were written before A took them, 8-11 are stale */
-	EXPECT_EQ(8, good);
+	/*
+	 * Frames 8-11 are stale for certain: the video engine cannot write
+	 * them before B gives ring slots back, and B waits for A's 12th
+	 * take. Earlier ones are stale too when A outruns the video engine.
+	 */
+	EXPECT_GE(8, good);
 	/* B takes what is left and the video's next four frames: all good */
 	EXPECT_NE(NULL, strstr(buf, "display on GPU B: 12 of 12 frames"));
 	EXPECT_NE(NULL, strstr(buf, "megpu demo video: FAIL"));
