@@ -32,14 +32,9 @@ void megpu_kdq_event_unmap(struct megpu_kdq_event_map *ev)
 	ev->obj = NULL;
 }
 
+/* A descriptor as copied (the take rules read it), and its event. */
 struct megpu_kdq_task {
 	u8 raw[MEGPU_TQ_DESC_SIZE];
-	u32 gpu_kernel;
-	u64 data;
-	u32 range_x, range_y, group_x, group_y;
-	u64 notify;
-	u32 affinity;
-	u32 arg_size;
 	u64 event_addr;
 	u64 event_value;
 	bool bad;
@@ -70,15 +65,6 @@ static void megpu_kdq_read_task(struct megpu_kdq_queue *q, u32 idx,
 	memcpy(d, q->mem + MEGPU_TQ_HDR_BYTES +
 	       (size_t)(idx & (q->slots - 1)) * MEGPU_TQ_DESC_SIZE,
 	       sizeof(t->raw));
-	t->gpu_kernel = get_unaligned_le32(d + MEGPU_TQ_DESC_GPU_KERNEL);
-	t->data = kdq_ld64(d, MEGPU_TQ_DESC_DATA);
-	t->range_x = get_unaligned_le32(d + MEGPU_TQ_DESC_RANGE_X);
-	t->range_y = get_unaligned_le32(d + MEGPU_TQ_DESC_RANGE_Y);
-	t->group_x = get_unaligned_le32(d + MEGPU_TQ_DESC_GROUP_X);
-	t->group_y = get_unaligned_le32(d + MEGPU_TQ_DESC_GROUP_Y);
-	t->notify = kdq_ld64(d, MEGPU_TQ_DESC_NOTIFY);
-	t->affinity = get_unaligned_le32(d + MEGPU_TQ_DESC_AFFINITY);
-	t->arg_size = get_unaligned_le32(d + MEGPU_TQ_DESC_ARG_SIZE);
 	t->event_addr = kdq_ld64(d, MEGPU_TQ_DESC_EVENT_ADDR);
 	t->event_value = kdq_ld64(d, MEGPU_TQ_DESC_EVENT_VALUE);
 	t->bad = !megpu_tq_desc_valid(d);
