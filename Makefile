@@ -281,9 +281,12 @@ check-guest: $(GUEST_NEEDS)
 	@echo "== guest kselftests: posted writes held at runtime (x-test-regs)"
 	NAME=check-hold TESTS=hold_test,flush_test DEVICE_PROPS="x-test-regs=on" \
 		tools/vm/run.sh check $(INITRAMFS)
+	@echo "== guest kselftests: a device without its optional features (x-caps)"
+	NAME=check-features TESTS=features_test,reset_test DEVICE_PROPS="x-caps=0xf" \
+		tools/vm/run.sh check $(INITRAMFS)
 	@echo "== guest kselftests: probe failures"
-	NAME=check-probe TESTS=probe_test TEST_ARGS=megpu_test.faulty=2 \
-	DEVICE_PROPS="x-version=0x20000 x-drop-irqs=on" \
+	NAME=check-probe TESTS=probe_test TEST_ARGS=megpu_test.faulty=3 \
+	DEVICE_PROPS="x-version=0x20000 x-drop-irqs=on x-caps=0x3" \
 		tools/vm/run.sh check $(INITRAMFS)
 
 # Build first (in parallel under make -j), then run the levels one after
@@ -292,7 +295,7 @@ CHECK_RESULTS := host install qtest guest-check guest-check-8 guest-check-nonato
 	guest-check-mgpu guest-check-mgpu-nonatomic guest-check-taskq-nonatomic \
 	guest-check-taskq-no-notify \
 	guest-check-mgpu8 \
-	guest-check-probe guest-check-hold
+	guest-check-probe guest-check-hold guest-check-features
 check: qemu initramfs $(DEPS_STAMP)
 	@rm -rf $(B)/results
 	@$(MAKE) --no-print-directory -j1 -k CHECK_BUILT=1 \
@@ -323,8 +326,9 @@ check-tsan: $(DEPS_STAMP)
 # QEMU's generic-fuzz libFuzzer target on the device for FUZZ_S seconds
 # from the seeds in tools/fuzz/corpus (clang, ASan; cached build).
 FUZZ_S ?= 180
+FUZZ_JOBS ?= 1
 fuzz-device: $(DEPS_STAMP)
-	FUZZ_S=$(FUZZ_S) tools/vm/fuzz-device.sh
+	FUZZ_S=$(FUZZ_S) FUZZ_JOBS=$(FUZZ_JOBS) tools/vm/fuzz-device.sh
 
 # Device line/branch/function coverage over the qtests and guest boots:
 # a table, the functions no test reaches, build/coverage.json.

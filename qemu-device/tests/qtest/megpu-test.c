@@ -58,6 +58,51 @@ static void test_bad_engine_count(void)
     g_test_trap_assert_stderr("*engines must be 1..16*");
 }
 
+/*
+ * x-caps (test only) hides features from the capability register, as an
+ * older device lacks them; without FLUSH the device posts no writes, and
+ * the relaxed write mode is refused. Features it does not have are
+ * refused at realize.
+ */
+static void test_hidden_features(void)
+{
+    uint32_t caps = MEGPU_CAP_IRQ_TEST | MEGPU_CAP_ENGINES | MEGPU_CAP_MMU |
+                    MEGPU_CAP_SEMAPHORE;
+    Megpu m;
+
+    megpu_start_opts(&m, 2, "x-caps=0xf");
+    g_assert_cmphex(rd(&m, MEGPU_REG_CAPS), ==, caps);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_WRITE_MODE), ==,
+                     MEGPU_WRITE_MODE_STRICT);
+    wr(&m, MEGPU_REG_WRITE_MODE, MEGPU_WRITE_MODE_RELAXED);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_WRITE_MODE), ==,
+                     MEGPU_WRITE_MODE_STRICT);
+    /* and a reset does not bring posted writes back */
+    wr(&m, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_WRITE_MODE), ==,
+                     MEGPU_WRITE_MODE_STRICT);
+    megpu_stop(&m);
+
+    /* by default every feature, and relaxed writes as asked */
+    megpu_start_opts(&m, 2, "write-mode=relaxed");
+    g_assert_cmphex(rd(&m, MEGPU_REG_CAPS) & MEGPU_CAP_FLUSH, !=, 0);
+    g_assert_cmpuint(rd(&m, MEGPU_REG_WRITE_MODE), ==,
+                     MEGPU_WRITE_MODE_RELAXED);
+    megpu_stop(&m);
+}
+
+static void test_bad_caps(void)
+{
+    if (g_test_subprocess()) {
+        qtest_quit(qtest_init("-machine q35 -nodefaults "
+                              "-device megpu,x-caps=0x100"));
+        return;
+    }
+    g_test_trap_subprocess(NULL, 0, 0);
+    g_test_trap_assert_failed();
+    g_test_trap_assert_stderr("*x-caps 0x100 has features beyond*");
+}
+
 static void test_scratch_and_reset(void)
 {
     Megpu m;
@@ -421,6 +466,8 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/megpu/identity", test_identity);
     qtest_add_func("/megpu/bad-engine-count", test_bad_engine_count);
+    qtest_add_func("/megpu/hidden-features", test_hidden_features);
+    qtest_add_func("/megpu/bad-caps", test_bad_caps);
     qtest_add_func("/megpu/scratch-and-reset", test_scratch_and_reset);
     qtest_add_func("/megpu/msix", test_msix);
     qtest_add_func("/megpu/engine/regs", test_engine_regs);

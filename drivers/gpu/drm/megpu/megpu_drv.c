@@ -275,7 +275,8 @@ static void megpu_release(struct drm_device *drm, void *arg)
 static int megpu_check_hw(struct megpu_device *mdev)
 {
 	struct device *dev = &mdev->pdev->dev;
-	u32 need = MEGPU_CAP_IRQ_TEST | MEGPU_CAP_ENGINES | MEGPU_CAP_MMU;
+	u32 need = MEGPU_CAP_IRQ_TEST | MEGPU_CAP_ENGINES | MEGPU_CAP_MMU |
+		   MEGPU_CAP_SEMAPHORE;
 	u32 id = megpu_read(mdev, MEGPU_REG_ID);
 
 	if (id != MEGPU_ID_MAGIC) {

@@ -914,6 +914,11 @@ static void megpu_wq_set_mode(MegpuState *s, uint32_t mode)
                       "megpu: WRITE_MODE %u unknown, ignored\n", mode);
         return;
     }
+    if (mode == MEGPU_WRITE_MODE_RELAXED && !(s->caps & MEGPU_CAP_FLUSH)) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "megpu: WRITE_MODE relaxed without FLUSH, ignored\n");
+        return;
+    }
     qemu_mutex_lock(&s->wq_lock);
     trace_megpu_write_mode(mode, s->wq_total);
     if (mode == MEGPU_WRITE_MODE_STRICT) {
@@ -1101,6 +1106,10 @@ bool megpu_wq_init(MegpuState *s, Error **errp)
     } else {
         error_setg(errp, "megpu: write-mode must be relaxed or strict");
         return false;
+    }
+    if (!(s->caps & MEGPU_CAP_FLUSH)) {
+        /* x-caps without FLUSH: no posted writes to flush */
+        s->write_mode_reset = MEGPU_WRITE_MODE_STRICT;
     }
     if (event_notifier_init(&s->mc_notify, false) < 0) {
         error_setg(errp, "megpu: cannot create the MC thread's notifier");

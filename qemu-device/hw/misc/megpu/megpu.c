@@ -155,7 +155,7 @@ static uint64_t megpu_mmio_read(void *opaque, hwaddr addr, unsigned size)
         val = s->version;
         break;
     case MEGPU_REG_CAPS:
-        val = MEGPU_CAPS;
+        val = s->caps;
         break;
     case MEGPU_REG_ENGINE_COUNT:
         val = s->num_engines;
@@ -289,6 +289,11 @@ static void megpu_realize(PCIDevice *pdev, Error **errp)
         error_setg(errp, "megpu: engines must be 1..%d", MEGPU_MAX_ENGINES);
         return;
     }
+    if (s->caps & ~MEGPU_CAPS) {
+        error_setg(errp, "megpu: x-caps 0x%x has features beyond 0x%x",
+                   s->caps, MEGPU_CAPS);
+        return;
+    }
 
     /*
      * A PCI Express endpoint (behind a root port) or a root complex
@@ -366,6 +371,13 @@ static const Property megpu_properties[] = {
                        MEGPU_HW_VERSION(MEGPU_HW_VERSION_MAJOR,
                                         MEGPU_HW_VERSION_MINOR)),
     DEFINE_PROP_BOOL("x-drop-irqs", MegpuState, drop_irqs, false),
+    /*
+     * test only: the features the capability register shows, to test the
+     * driver's feature checks as an older device would. The hidden
+     * features' packets still run (the driver must not send them), but
+     * a device without FLUSH posts no writes: they land in order.
+     */
+    DEFINE_PROP_UINT32("x-caps", MegpuState, caps, MEGPU_CAPS),
     DEFINE_PROP_BOOL("x-hold-writes", MegpuState, hold_writes, false),
     /* tests: MEGPU_REG_TEST_HOLD holds posted writes at runtime */
     DEFINE_PROP_BOOL("x-test-regs", MegpuState, test_regs, false),

@@ -170,6 +170,7 @@ struct MegpuState {
     uint32_t num_engines;
     uint32_t version;           /* x-version: test a driver mismatch */
     bool drop_irqs;             /* x-drop-irqs: test a dead interrupt path */
+    uint32_t caps;              /* x-caps: the features REG_CAPS shows */
     /* x-hold-writes: posted writes move only with virtual time (tests) */
     bool hold_writes;
     bool test_regs;         /* x-test-regs: MEGPU_REG_TEST_HOLD exists */

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Probe failures: the host boots this test with two faulty devices, one
- * reporting an unsupported hardware version and one whose interrupts never
- * arrive (megpu_test.faulty=2). Neither may bind, each must be explained
- * in the kernel log, and the module must still unload cleanly.
+ * Probe failures: the host boots this test with three faulty devices, one
+ * reporting an unsupported hardware version, one whose interrupts never
+ * arrive and one without semaphores or an MMU (x-caps=0x3)
+ * (megpu_test.faulty=3). None may bind, each must be explained in the
+ * kernel log, and the module must still unload cleanly.
  */
 
 #include <dirent.h>
@@ -75,11 +76,11 @@ TEST(faulty_devices_do_not_bind)
 	int bound, n;
 	char *log;
 
-	if (megpu_test_cmdline("faulty", 0) != 2)
-		SKIP(return, "needs faulty devices (megpu_test.faulty=2)");
+	if (megpu_test_cmdline("faulty", 0) != 3)
+		SKIP(return, "needs faulty devices (megpu_test.faulty=3)");
 
 	n = count_megpu_functions(&bound);
-	ASSERT_EQ(2, n);
+	ASSERT_EQ(3, n);
 	EXPECT_EQ(0, bound);
 	EXPECT_EQ(0, megpu_count_devices());
 
@@ -87,11 +88,12 @@ TEST(faulty_devices_do_not_bind)
 	ASSERT_NE(NULL, log);
 	EXPECT_NE(NULL, strstr(log, "hardware version 2.0, driver supports 1.x"));
 	EXPECT_NE(NULL, strstr(log, "interrupt self-test: no interrupt on vector"));
+	EXPECT_NE(NULL, strstr(log, "device lacks features 0xc"));
 	free(log);
 
 	ASSERT_EQ(0, system("rmmod megpu"));
 	ASSERT_EQ(0, system("insmod /lib/modules/megpu.ko"));
-	EXPECT_EQ(2, count_megpu_functions(&bound));
+	EXPECT_EQ(3, count_megpu_functions(&bound));
 	EXPECT_EQ(0, bound);
 }
 
