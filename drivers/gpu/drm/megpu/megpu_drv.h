@@ -750,7 +750,6 @@ u64 megpu_flush_start(struct megpu_device *mdev);
 void megpu_flush_defer_job(struct megpu_job *job, u64 target);
 void megpu_flush_irq(struct megpu_device *mdev);
 bool megpu_flush_fail_job(struct megpu_job *job, int error);
-int megpu_flush_sync(struct megpu_device *mdev, u64 *seqno);
 int megpu_ioctl_flush(struct drm_device *drm, void *data,
 		      struct drm_file *file);
 void megpu_flush_debugfs_init(struct megpu_device *mdev);

@@ -237,11 +237,6 @@ void megpu_flush_reset_done(struct megpu_device *mdev)
 	spin_unlock_irqrestore(&mdev->flush_lock, flags);
 }
 
-int megpu_flush_sync(struct megpu_device *mdev, u64 *seqno)
-{
-	return megpu_flush_wait(mdev, seqno, true);
-}
-
 int megpu_ioctl_flush(struct drm_device *drm, void *data,
 		      struct drm_file *file)
 {
@@ -252,7 +247,7 @@ int megpu_ioctl_flush(struct drm_device *drm, void *data,
 		return -EINVAL;
 	if (!(mdev->caps & MEGPU_CAP_FLUSH))
 		return -EOPNOTSUPP;
-	return megpu_flush_sync(mdev, &args->seqno);
+	return megpu_flush_wait(mdev, &args->seqno, true);
 }
 
 static int megpu_flush_show(struct seq_file *m, void *data)
