@@ -2,7 +2,12 @@
 """Line, branch and function coverage of gcov data (make coverage).
 
 usage: coverage.py --side NAME --json OUT.json --match SUBSTR
-                   [--guest-log LOG]... [--root DIR] [GCDA...]
+                   [--guest-log LOG]... [--root DIR] [--list OUT.txt]
+                   [GCDA...]
+
+--list: every line no test ran and every line with a branch no test
+took, by file and function, with its source text (what to cover or to
+name as unreachable).
 
 --guest-log: the .gcda files a guest printed (tools/vm/init, a kernel
 with CONFIG_GCOV_KERNEL) are written back beside their .gcno files,
@@ -56,6 +61,40 @@ def from_guest_log(log, root):
     return out
 
 
+def write_list(out, lines, branches, spans, paths):
+    """Unrun lines and untaken branches, by file and function."""
+    with open(out, 'w') as fh:
+        for name in sorted(lines):
+            try:
+                with open(paths[name], errors='replace') as src:
+                    text = src.read().splitlines()
+            except OSError:
+                text = []
+            fl, fb = lines[name], branches[name]
+            missed = {}
+            for n, c in fl.items():
+                if not c:
+                    missed[n] = 'line'
+            for (n, i), c in fb.items():
+                if not c and fl.get(n, 0) and n not in missed:
+                    taken = sum(1 for (m, _), k in fb.items()
+                                if m == n and k)
+                    total = sum(1 for (m, _) in fb if m == n)
+                    missed[n] = f'branch {taken}/{total}'
+            if not missed:
+                continue
+            fh.write(f'== {name}\n')
+            last = None
+            for n in sorted(missed):
+                fn = next((s for s in sorted(spans.get(name, []))
+                           if s[0] <= n <= s[1]), (0, 0, '?'))[2]
+                if fn != last:
+                    fh.write(f'  {fn}:\n')
+                    last = fn
+                src = text[n - 1].strip() if 0 < n <= len(text) else ''
+                fh.write(f'    {n:5} {missed[n]:12} {src}\n')
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--side', required=True)
@@ -63,6 +102,7 @@ def main():
     ap.add_argument('--match', required=True)
     ap.add_argument('--guest-log', action='append', default=[])
     ap.add_argument('--root')
+    ap.add_argument('--list')
     ap.add_argument('gcda', nargs='*')
     a = ap.parse_args()
 
@@ -75,14 +115,17 @@ def main():
 
     # file -> line -> count; file -> (line, branch index) -> count;
     # file -> function -> (executions, first line, last line)
-    lines, branches, funcs = {}, {}, {}
+    lines, branches, funcs, spans, paths = {}, {}, {}, {}, {}
     for doc in docs:
         for f in doc['files']:
             name = f['file']
+            full = os.path.join(doc.get('current_working_directory', ''),
+                                name)
             if (a.match not in name or not name.endswith(('.c', '.h')) or
                     name.endswith('_trace.h')):
                 continue
             name = name[name.index(a.match):]
+            paths.setdefault(name, full)
             fl = lines.setdefault(name, {})
             fb = branches.setdefault(name, {})
             for ln in f['lines']:
@@ -92,6 +135,9 @@ def main():
                     fb[(n, i)] = fb.get((n, i), 0) + b['count']
             ff = funcs.setdefault(name, {})
             for fn in f['functions']:
+                if fn['name'] not in ff:
+                    spans.setdefault(name, []).append(
+                        (fn['start_line'], fn['end_line'], fn['name']))
                 runs = ff.get(fn['name'], (0,))[0] + fn['execution_count']
                 ff[fn['name']] = (runs, fn['start_line'], fn['end_line'])
     # a function inlined everywhere: reached if its lines ran
@@ -138,6 +184,9 @@ def main():
     print(f'functions no test reaches ({len(never)}):')
     for f in never:
         print(f'  {f}')
+
+    if a.list:
+        write_list(a.list, lines, branches, spans, paths)
 
     data = {}
     if os.path.exists(a.json):

@@ -10,10 +10,12 @@
 # build/fuzz/ and fails the run: make it a qtest reproducer, then fix it.
 #
 # Environment: QEMU_BUILD (set by the Makefile), FUZZ_S (seconds,
-# default 180).
+# default 180), FUZZ_JOBS (fuzzing processes, default 1; more runs
+# libFuzzer's -fork mode, whose status lines count every process's
+# executions: one run, one corpus).
 set -uo pipefail
 
-: "${QEMU_BUILD:?}" "${FUZZ_S:=180}"
+: "${QEMU_BUILD:?}" "${FUZZ_S:=180}" "${FUZZ_JOBS:=1}"
 top=$(cd "$(dirname "$0")/../.." && pwd)
 fuzz_build="$QEMU_BUILD-fuzz"
 out="$top/build/fuzz"
@@ -25,12 +27,16 @@ rm -f "$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-*
 export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=0"
 # the fuzzer's qtest machine looks for its firmware here
 cd "$fuzz_build" || exit 1
+fork=()
+[ "$FUZZ_JOBS" -gt 1 ] && fork=(-fork="$FUZZ_JOBS")
+start=$SECONDS
 ./qemu-fuzz-x86_64 --fuzz-target=generic-fuzz-megpu \
-	-max_total_time="$FUZZ_S" \
+	-max_total_time="$FUZZ_S" "${fork[@]}" \
 	-timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
 	-artifact_prefix="$out/" "$out/corpus" "$top/tools/fuzz/corpus" \
 	>"$out/fuzz.log" 2>&1
 rc=$?
+echo "fuzz-device: $FUZZ_JOBS process(es), $((SECONDS - start)) s"
 # libFuzzer's last status line: executions, coverage (edges), features
 grep -E '^#[0-9]+' "$out/fuzz.log" | tail -n 1
 grep -E '^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)' \
