@@ -3,7 +3,9 @@
 # debug objects, kmemleak, fault injection), megpu.ko built against it.
 # Any KASAN, lockdep, DEBUG_OBJECTS or WARNING report, or a leak of the
 # driver's in the final kmemleak scan, fails the run (tools/vm/run.sh).
-# Then mgpu_test again with four GPUs. The kernel has CONFIG_GCOV_KERNEL
+# Then mgpu_test again with four GPUs, probe_test with faulty devices
+# and features_test (and reset_test) on a device without its optional
+# features. The kernel has CONFIG_GCOV_KERNEL
 # and the module is built with GCOV_PROFILE=y: each guest prints the
 # module's counters at the end and tools/vm/coverage.py adds them up,
 # prints the driver's coverage per file (and the functions no test
@@ -60,8 +62,21 @@ if [ -z "${TESTS:-}" ]; then
 	TEST_ARGS="megpu_test.timeout_scale=$TIMEOUT_SCALE" \
 		"$top/tools/vm/run.sh" check "$b/initramfs-debug.cpio.gz" || rc=$?
 	logs+=(--guest-log "$b/guest-debug-mgpu.log")
+	# the probe's refusals and a device without its optional features
+	KERNEL="$dir/root/boot/vmlinuz-$release" NAME=debug-probe \
+	TESTS=probe_test GUEST_TIMEOUT=$GUEST_TIMEOUT \
+	DEVICE_PROPS="x-version=0x20000 x-drop-irqs=on x-caps=0x3" \
+	TEST_ARGS="megpu_test.faulty=3 megpu_test.timeout_scale=$TIMEOUT_SCALE" \
+		"$top/tools/vm/run.sh" check "$b/initramfs-debug.cpio.gz" || rc=$?
+	KERNEL="$dir/root/boot/vmlinuz-$release" NAME=debug-features \
+	TESTS=features_test,reset_test GUEST_TIMEOUT=$GUEST_TIMEOUT \
+	DEVICE_PROPS="x-caps=0xf" \
+	TEST_ARGS="megpu_test.timeout_scale=$TIMEOUT_SCALE" \
+		"$top/tools/vm/run.sh" check "$b/initramfs-debug.cpio.gz" || rc=$?
+	logs+=(--guest-log "$b/guest-debug-probe.log"
+		--guest-log "$b/guest-debug-features.log")
 fi
 "$top/tools/vm/coverage.py" --side driver --match drivers/gpu/drm/megpu/ \
-	--json "$b/coverage.json" "${logs[@]}" \
+	--json "$b/coverage.json" --list "$b/coverage-driver.txt" "${logs[@]}" \
 	--root "$mod" || { echo "check-debug: no driver coverage" >&2; rc=1; }
 exit $rc
