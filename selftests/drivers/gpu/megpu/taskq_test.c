@@ -794,17 +794,17 @@ static uint64_t tq_requests(struct mt *t)
  * kept, the GPU share run by the driver's owner ids, and the attachment
  * completes once all is done.
  */
-TEST_F_TIMEOUT(taskq, discrete_exactly_once, 300)
+static void tq_discrete_race(struct __test_metadata *_metadata, struct mt *t,
+			     uint32_t qflags)
 {
 	uint32_t n = megpu_test_cmdline("taskq_event_n", 8000) / 2;
-	uint64_t req0 = tq_requests(&self->t);
-	uint32_t mask, drv = 0;
+	uint64_t req0 = tq_requests(t);
+	uint32_t mask, drv = 0, sleeps = 0, polled = 0;
 	struct tq_result r;
 	struct tq q;
 
-	TQ_NEED_QUEUES();
-	tq_notify_gpu = &self->t.gpu;
-	ASSERT_EQ(0, tq_setup(&self->t, &q, n, 0));
+	tq_notify_gpu = &t->gpu;
+	ASSERT_EQ(0, tq_setup(t, &q, n, qflags));
 	tq_notify_gpu = NULL;
 	ASSERT_LT(0, q.nengines);
 	ASSERT_EQ(0, tq_fill(&q, 2, 0, n / 2, aff_mixed));
@@ -814,7 +814,7 @@ TEST_F_TIMEOUT(taskq, discrete_exactly_once, 300)
 	ASSERT_EQ(-EBUSY, tq_attach(&q));
 	ASSERT_EQ(0, megpu_taskq_threads(q.agents, 2, q.q, TQ_QUEUES,
 					 MEGPU_DEQ_STEAL));
-	ASSERT_EQ(0, megpu_taskq_wait(&self->t.gpu, 60000000000ll));
+	ASSERT_EQ(0, megpu_taskq_wait(&t->gpu, 60000000000ll));
 	r = tq_check(&q, aff_mixed, _metadata);
 	mask = tq_engine_mask(&q);
 	for (uint32_t i = 0; i < n; i++) {
@@ -829,7 +829,7 @@ TEST_F_TIMEOUT(taskq, discrete_exactly_once, 300)
 	}
 	TH_LOG("%u tasks: CPU %u, driver %u, %u not exactly once, "
 	       "%llu work requests", n, r.cpu, r.gpu, r.bad,
-	       (unsigned long long)(tq_requests(&self->t) - req0));
+	       (unsigned long long)(tq_requests(t) - req0));
 	EXPECT_EQ(0, r.bad);
 	EXPECT_EQ(0, r.wrong_side);
 	EXPECT_EQ(n, r.cpu + r.gpu);
@@ -837,13 +837,82 @@ TEST_F_TIMEOUT(taskq, discrete_exactly_once, 300)
 	EXPECT_LT(0, r.cpu);
 	EXPECT_LT(0, r.gpu);
 	/* the engines asked: the device's request-work interrupts */
-	EXPECT_LT(0, tq_requests(&self->t) - req0);
+	EXPECT_LT(0, tq_requests(t) - req0);
 	EXPECT_EQ(0, tq_split_batches(&q, 0, n / 2));
-	for (unsigned int i = 0; i < TQ_QUEUES; i++)
+	for (unsigned int i = 0; i < TQ_QUEUES; i++) {
 		EXPECT_EQ(0, megpu_taskq_read(&q.q[i], MEGPU_TQ_HDR_LOCK));
-	EXPECT_EQ(0, megpu_taskq_detach(&self->t.gpu));
-	EXPECT_EQ(-ENOENT, megpu_taskq_detach(&self->t.gpu));
+		sleeps += megpu_taskq_read(&q.q[i], MEGPU_TQ_HDR_EVENT_SLEEPS);
+		polled += megpu_taskq_read(&q.q[i], MEGPU_TQ_HDR_EVENT_POLLED);
+	}
+	if (qflags & MEGPU_TQ_F_EVENT) {
+		/*
+		 * The CPU threads sleep on locks the driver holds: its
+		 * releases wake them (TASKQ_NOTIFY), the safety poll lets
+		 * in at most one in ten.
+		 */
+		TH_LOG("EVENT mode: %u sleeps, %u let in by the safety poll",
+		       sleeps, polled);
+		EXPECT_LE(polled * 10, sleeps + 9);
+	}
+	EXPECT_EQ(0, megpu_taskq_detach(&t->gpu));
+	EXPECT_EQ(-ENOENT, megpu_taskq_detach(&t->gpu));
 	tq_free(&q);
+}
+
+TEST_F_TIMEOUT(taskq, discrete_exactly_once, 300)
+{
+	TQ_NEED_QUEUES();
+	tq_discrete_race(_metadata, &self->t, 0);
+}
+
+/* The same with EVENT queues: the driver's releases wake CPU sleepers. */
+TEST_F_TIMEOUT(taskq, discrete_exactly_once_event_mode, 300)
+{
+	TQ_NEED_QUEUES();
+	if (megpu_test_cmdline("nonotify", 0))
+		SKIP(return, "the EVENT-mode control");
+	TQ_NEED_ATOMIC_LOCK();
+	tq_discrete_race(_metadata, &self->t, MEGPU_TQ_F_EVENT);
+}
+
+/*
+ * The driver's dequeuer releases an EVENT queue's lock as a CPU thread
+ * does: with a sleeper registered in WAITERS (set here, as a CPU thread
+ * going to sleep on the lock does) it notifies (TASKQ_NOTIFY), which
+ * moves the release count CPU sleepers wait on; with none, it does not.
+ */
+TEST_F_TIMEOUT(taskq, discrete_release_notifies_sleepers, 120)
+{
+	for (uint32_t waiters = 0; waiters <= 1; waiters++) {
+		uint32_t n = 64, seq0 = 0, seq1 = 0;
+		struct tq_result r;
+		struct tq q;
+
+		TQ_NEED_QUEUES();
+		ASSERT_EQ(0, tq_setup(&self->t, &q, n, MEGPU_TQ_F_EVENT));
+		ASSERT_LT(0, q.nengines);
+		ASSERT_EQ(0, tq_fill(&q, 2, 0, n, NULL));
+		tq_close_all(&q);
+		__atomic_store_n((uint32_t *)((uint8_t *)q.q[2].mem +
+					      MEGPU_TQ_HDR_WAITERS),
+				 waiters, __ATOMIC_SEQ_CST);
+		ASSERT_EQ(0, megpu_taskq_sleep(&self->t.gpu, &seq0, 0));
+		ASSERT_EQ(0, tq_attach(&q));
+		ASSERT_EQ(0, megpu_taskq_wait(&self->t.gpu, 60000000000ll));
+		ASSERT_EQ(0, megpu_taskq_sleep(&self->t.gpu, &seq1, 0));
+		r = tq_check(&q, NULL, _metadata);
+		EXPECT_EQ(0, r.bad);
+		EXPECT_EQ(n, r.gpu);
+		TH_LOG("WAITERS %u: release count %u -> %u", waiters, seq0,
+		       seq1);
+		if (waiters) {
+			EXPECT_NE(seq0, seq1);
+		} else {
+			EXPECT_EQ(seq0, seq1);
+		}
+		EXPECT_EQ(0, megpu_taskq_detach(&self->t.gpu));
+		tq_free(&q);
+	}
 }
 
 /*
