@@ -324,11 +324,14 @@ check-tsan: $(DEPS_STAMP)
 	tools/vm/check-tsan.sh
 
 # QEMU's generic-fuzz libFuzzer target on the device for FUZZ_S seconds
-# from the seeds in tools/fuzz/corpus (clang, ASan; cached build).
+# from the seeds in tools/fuzz/corpus and tools/fuzz/found (clang, ASan;
+# cached build); FUZZ_JOBS processes; FUZZ_MERGE=1 then minimises what
+# the run found into tools/fuzz/found.
 FUZZ_S ?= 180
 FUZZ_JOBS ?= 1
+FUZZ_MERGE ?= 0
 fuzz-device: $(DEPS_STAMP)
-	FUZZ_S=$(FUZZ_S) FUZZ_JOBS=$(FUZZ_JOBS) tools/vm/fuzz-device.sh
+	FUZZ_S=$(FUZZ_S) FUZZ_JOBS=$(FUZZ_JOBS) FUZZ_MERGE=$(FUZZ_MERGE) tools/vm/fuzz-device.sh
 
 # Device line/branch/function coverage over the qtests and guest boots:
 # a table, the functions no test reaches, build/coverage.json.

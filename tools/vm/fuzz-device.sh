@@ -5,8 +5,11 @@
 # tests/qtest/fuzz/generic_fuzz_configs.h) drives the device's BAR and
 # fills its DMA reads of guest RAM, with its engine threads running.
 # Seeds: tools/fuzz/corpus (made by tools/fuzz/mkcorpus.c, one input per
-# packet type, a wave program, a task queue, a mailbox); what the run
-# adds stays in build/fuzz/corpus. A crash leaves its input in
+# packet type, a wave program, a task queue, a mailbox) and
+# tools/fuzz/found (what long runs found, minimised); what the run adds
+# stays in build/fuzz/corpus. FUZZ_MERGE=1 after a run minimises
+# tools/fuzz/found and build/fuzz/corpus into tools/fuzz/found (libFuzzer
+# -merge=1: the smallest set with the same coverage), to commit. A crash leaves its input in
 # build/fuzz/ and fails the run: make it a qtest reproducer, then fix it.
 #
 # Environment: QEMU_BUILD (set by the Makefile), FUZZ_S (seconds,
@@ -22,7 +25,7 @@ out="$top/build/fuzz"
 
 . "$top/tools/vm/qemu-variant.sh"
 build_variant fuzz || exit 1
-mkdir -p "$out/corpus"
+mkdir -p "$out/corpus" "$top/tools/fuzz/found"
 rm -f "$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-*
 export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=0"
 # the fuzzer's qtest machine looks for its firmware here
@@ -34,6 +37,7 @@ start=$SECONDS
 	-max_total_time="$FUZZ_S" "${fork[@]}" \
 	-timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
 	-artifact_prefix="$out/" "$out/corpus" "$top/tools/fuzz/corpus" \
+	"$top/tools/fuzz/found" \
 	>"$out/fuzz.log" 2>&1
 rc=$?
 echo "fuzz-device: $FUZZ_JOBS process(es), $((SECONDS - start)) s"
@@ -49,3 +53,13 @@ if [ "$rc" != 0 ] || [ "${#crashes[@]}" != 0 ]; then
 	exit 1
 fi
 echo "fuzz-device: no crash in ${FUZZ_S} s, corpus $(ls "$out/corpus" | wc -l) inputs"
+if [ "${FUZZ_MERGE:-0}" = 1 ]; then
+	rm -rf "$out/found.new"
+	mkdir -p "$out/found.new" "$top/tools/fuzz/found"
+	./qemu-fuzz-x86_64 --fuzz-target=generic-fuzz-megpu -merge=1 \
+		"$out/found.new" "$top/tools/fuzz/found" "$out/corpus" \
+		>"$out/merge.log" 2>&1 || { echo "fuzz-device: merge failed, see $out/merge.log"; exit 1; }
+	rm -rf "$top/tools/fuzz/found"
+	mv "$out/found.new" "$top/tools/fuzz/found"
+	echo "fuzz-device: tools/fuzz/found has $(ls "$top/tools/fuzz/found" | wc -l) inputs ($(du -sb "$top/tools/fuzz/found" | cut -f1) bytes)"
+fi

@@ -12,6 +12,7 @@
  */
 
 #include "megpu-qtest.h"
+#include "qobject/qdict.h"
 
 static void test_identity(void)
 {
@@ -461,6 +462,89 @@ static void test_teardown_busy(void)
     megpu_stop_engines(&m);
 }
 
+/*
+ * Hot unplug with the engines busy (one stalled on a WAIT that nothing
+ * will satisfy, one in a long DELAY_US): the device sits behind a
+ * pcie-root-port, as guests have it (the test plays the firmware: bus
+ * numbers and the port's memory window), device_del is completed by a
+ * system reset (as in QEMU's device-plug-test), and unrealize must stop
+ * the engine threads and free everything (the ASan lane checks the
+ * latter). QEMU then still answers.
+ */
+static void wait_deleted(QTestState *qts, const char *id)
+{
+    for (;;) {
+        QDict *resp = qtest_qmp_eventwait_ref(qts, "DEVICE_DELETED");
+        QDict *data = qdict_get_qdict(resp, "data");
+        const char *dev = data ? qdict_get_try_str(data, "device") : NULL;
+        bool ours = dev && !strcmp(dev, id);
+
+        qobject_unref(resp);
+        if (ours) {
+            return;
+        }
+    }
+}
+
+static void test_hot_unplug_busy(void)
+{
+    QPCIDevice *port;
+    uint64_t bar_pa;
+    QDict *resp;
+    Megpu m = { .engines = 2 };
+
+    m.qts = qtest_initf("-machine q35 -nodefaults -m 256M "
+                        "-device pcie-root-port,id=rp0,bus=pcie.0,"
+                        "addr=05.0,chassis=1,slot=1 "
+                        "-device megpu,bus=rp0,id=gpu0,engines=2,"
+                        "write-mode=strict");
+    m.bus = qpci_new_pc(m.qts, NULL);
+    port = qpci_device_find(m.bus, QPCI_DEVFN(5, 0));
+    g_assert_nonnull(port);
+    qpci_config_writeb(port, PCI_PRIMARY_BUS, 0);
+    qpci_config_writeb(port, PCI_SECONDARY_BUS, 1);
+    qpci_config_writeb(port, PCI_SUBORDINATE_BUS, 1);
+    /* bus 1, device 0: the bus number sits above devfn in CONFIG_ADDRESS */
+    m.dev = qpci_device_find(m.bus, 1 << 8);
+    g_assert_nonnull(m.dev);
+    g_assert_cmphex(qpci_config_readw(m.dev, PCI_VENDOR_ID), ==,
+                    MEGPU_PCI_VENDOR_ID);
+    m.bar = qpci_iomap(m.dev, MEGPU_BAR_MMIO, NULL);
+    bar_pa = qpci_config_readl(m.dev, PCI_BASE_ADDRESS_0 +
+                               4 * MEGPU_BAR_MMIO) & ~0xfull;
+    qpci_config_writew(port, PCI_MEMORY_BASE, (bar_pa >> 16) & 0xfff0);
+    qpci_config_writew(port, PCI_MEMORY_LIMIT,
+                       ((bar_pa + MEGPU_MMIO_SIZE - 1) >> 16) & 0xfff0);
+    qpci_device_enable(port);
+    qpci_device_enable(m.dev);
+    g_assert_cmphex(rd(&m, MEGPU_REG_ID), ==, MEGPU_ID_MAGIC);
+
+    qpci_msix_enable(m.dev);
+    for (unsigned n = 0; n < 2; n++) {
+        ring_setup(&m, n);
+    }
+    emit_wait(&m.ring[1], SEM_PA + 0x100, 1000);
+    kick(&m, 1);
+    ewr(&m, 0, MEGPU_ENG_DELAY_US, 1000 * 1000);
+    emit_nop(&m.ring[0], 0);
+    kick(&m, 0);
+    eng_poll(&m, 1, MEGPU_ENG_STATUS_WAIT_SEM);
+
+    qtest_qmp_device_del_send(m.qts, "gpu0");
+    qtest_system_reset_nowait(m.qts);
+    wait_deleted(m.qts, "gpu0");
+    /* gone from the bus, and QEMU goes on */
+    g_assert_cmphex(qpci_config_readw(m.dev, PCI_VENDOR_ID), ==, 0xffff);
+    resp = qtest_qmp(m.qts, "{ 'execute': 'query-status' }");
+    g_assert(qdict_haskey(resp, "return"));
+    qobject_unref(resp);
+
+    g_free(port);
+    g_free(m.dev);
+    qpci_free_pc(m.bus);
+    qtest_quit(m.qts);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -475,5 +559,6 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/engine/delay", test_delay);
     qtest_add_func("/megpu/engine/reset", test_engine_reset);
     qtest_add_func("/megpu/engine/teardown-busy", test_teardown_busy);
+    qtest_add_func("/megpu/engine/hot-unplug-busy", test_hot_unplug_busy);
     return g_test_run();
 }
