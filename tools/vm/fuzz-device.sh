@@ -42,7 +42,13 @@ start=$SECONDS
 rc=$?
 echo "fuzz-device: $FUZZ_JOBS process(es), $((SECONDS - start)) s"
 # libFuzzer's last status line: executions, coverage (edges), features
-grep -E '^#[0-9]+' "$out/fuzz.log" | tail -n 1
+last=$(grep -E '^#[0-9]+' "$out/fuzz.log" | tail -n 1)
+echo "$last"
+execs=$(echo "$last" | sed -E 's/^#([0-9]+).*/\1/')
+[ -n "$execs" ] && echo "fuzz-device: $execs executions in $((SECONDS - start)) s" \
+	"($((execs / (SECONDS - start + 1)))/s)," \
+	"cov $(echo "$last" | sed -E 's/.*cov: ([0-9]+).*/\1/')" \
+	"ft $(echo "$last" | sed -E 's/.*ft: ([0-9]+).*/\1/')"
 grep -E '^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)' \
 	"$out/fuzz.log"
 shopt -s nullglob

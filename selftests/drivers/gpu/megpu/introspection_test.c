@@ -206,4 +206,67 @@ TEST_F(gpu, tracepoints)
 	megpu_bo_free(bo);
 }
 
+/*
+ * Seed 001's dump of the semaphore pool while a dependency is live: gfx0
+ * is held on a gate writing a BO that copy0 then reads, so copy0 WAITs on
+ * the semaphore of gfx0's job. "semaphores" shows it in use, tagged with
+ * gfx0's job, and copy0 among its waiters; once both ran it is free.
+ */
+TEST_F(gpu, semaphores_show_a_live_dependency)
+{
+	struct megpu_debug_sems s = { 0 };
+	struct megpu_bo *gate, *bo, *bos[2];
+	struct mt_job prod, cons;
+	struct megpu_cs cs;
+	unsigned int i, busy0;
+	bool tagged = false;
+	char *txt;
+
+	if (self->t.engines < 3)
+		SKIP(return, "needs gfx0 and copy0");
+	ASSERT_EQ(0, megpu_debug_semaphores(&self->t.gpu, &s, 0));
+	busy0 = s.busy;
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &gate));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
+	bos[0] = gate;
+	bos[1] = bo;
+	megpu_cs_init(&cs);
+	mt_gate_hold(&cs, gate);
+	megpu_cs_write32(&cs, bo->va, 0x5e3a);
+	ASSERT_EQ(0, mt_submit(&self->t.gpu, &prod, 0, &cs, bos, 2, 0));
+	megpu_cs_fini(&cs);
+	megpu_cs_init(&cs);
+	megpu_cs_copy(&cs, bo->va, bo->va + 64, 4);
+	ASSERT_EQ(0, mt_submit(&self->t.gpu, &cons, 2, &cs, &bo, 1, 0));
+	megpu_cs_fini(&cs);
+	/* copy0 is in the ring, waiting on the semaphore */
+	usleep(200 * 1000);
+	ASSERT_TRUE(mt_pending(&self->t.gpu, cons.sync, 0));
+
+	s.obj = calloc(64, sizeof(*s.obj));
+	ASSERT_NE(NULL, s.obj);
+	ASSERT_EQ(0, megpu_debug_semaphores(&self->t.gpu, &s, 64));
+	EXPECT_LT(busy0, s.busy);
+	for (i = 0; i < s.count; i++)
+		if (s.obj[i].tag.engine == 0)
+			tagged = true;
+	EXPECT_TRUE(tagged) TH_LOG("no semaphore tagged with gfx0's job");
+	txt = mt_debugfs(&self->t, "semaphores");
+	ASSERT_NE(NULL, txt);
+	EXPECT_NE(NULL, strstr(txt, " waiters copy0@")) TH_LOG("%s", txt);
+	free(txt);
+
+	mt_gate_open(gate);
+	EXPECT_EQ(0, mt_job_finish(&prod, mt_job_ns(&self->t)));
+	EXPECT_EQ(0, mt_job_finish(&cons, mt_job_ns(&self->t)));
+	EXPECT_EQ(0x5e3a, mt_u32(bo)[16]);
+	txt = mt_debugfs(&self->t, "semaphores");
+	ASSERT_NE(NULL, txt);
+	EXPECT_EQ(NULL, strstr(txt, " waiters copy0@")) TH_LOG("%s", txt);
+	free(txt);
+	free(s.obj);
+	megpu_bo_free(bo);
+	megpu_bo_free(gate);
+}
+
 TEST_HARNESS_MAIN
