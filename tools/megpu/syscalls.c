@@ -394,11 +394,28 @@ static int phased(struct megpu *gpu, unsigned int engine, uint32_t callers,
 	return ret;
 }
 
+/* The row's figures for build/bench.json (us per round). */
+static void fig_row(uint32_t callers, double kern, double user, double each,
+		    double phase)
+{
+	static const char *const col[] = {
+		"in_batch_echo", "in_batch_user", "in_batch_user_1by1", "phased",
+	};
+	const double v[] = { kern, user, each, phase };
+	char name[64];
+
+	for (unsigned int c = 0; c < 4; c++) {
+		snprintf(name, sizeof(name), "syscall.%u_callers.%s", callers,
+			 col[c]);
+		bench_fig1(name, "us", v[c] / 1e3);
+	}
+}
+
 int bench_syscalls(struct megpu *gpu, uint32_t rounds)
 {
 	static const uint32_t callers[] = { 1, 8, 64 };
 	uint32_t slots = 0;
-	double kern, user, phase;
+	double kern, user, each, phase;
 	struct megpu_service svc;
 	struct megpu_bo *out;
 	unsigned int i;
@@ -426,25 +443,32 @@ int bench_syscalls(struct megpu *gpu, uint32_t rounds)
 	printf("\nGPU-to-CPU calls on engine %d (%s), %u mailbox slots, %u "
 	       "rounds: time per round\n(every caller gets one answer per "
 	       "round)\n", e, tool_engine_name(gpu, e), slots, rounds);
-	printf("  %-8s %14s %14s %14s %10s %10s\n", "callers",
-	       "in-batch ECHO", "in-batch user", "phased", "x ECHO",
-	       "x user");
+	printf("  %-8s %14s %14s %14s %14s %8s %8s\n", "callers",
+	       "in-batch ECHO", "in-batch user", "user, 1 by 1", "phased",
+	       "x ECHO", "x user");
 	for (i = 0; !ret && i < sizeof(callers) / sizeof(callers[0]); i++) {
 		ret = in_batch(gpu, e, DRM_MEGPU_SYSCALL_ECHO, callers[i],
 			       rounds, out, &kern);
 		ret = ret ?: in_batch(gpu, e, BENCH_USER_OP, callers[i],
 				      rounds, out, &user);
+		__atomic_store_n(&svc.answer_each, true, __ATOMIC_RELAXED);
+		ret = ret ?: in_batch(gpu, e, BENCH_USER_OP, callers[i],
+				      rounds, out, &each);
+		__atomic_store_n(&svc.answer_each, false, __ATOMIC_RELAXED);
 		ret = ret ?: phased(gpu, e, callers[i], rounds, out, &phase);
 		if (ret)
 			break;
-		printf("  %-8u %11.1f us %11.1f us %11.1f us %10.2f %10.2f\n",
-		       callers[i], kern / 1e3, user / 1e3, phase / 1e3,
-		       phase / kern, phase / user);
+		fig_row(callers[i], kern, user, each, phase);
+		printf("  %-8u %11.1f us %11.1f us %11.1f us %11.1f us %8.2f "
+		       "%8.2f\n", callers[i], kern / 1e3, user / 1e3,
+		       each / 1e3, phase / 1e3, phase / kern, phase / user);
 	}
 	if (!ret)
 		printf("  (in-batch: one job, each caller loops on SYSCALL; "
 		       "ECHO answered in the\n  kernel, user op by a service "
-		       "thread. phased: the job ends each round,\n  the CPU "
+		       "thread, its answers in one SYSCALL_RETURN\n  batch per "
+		       "wait (1 by 1: an ioctl each). phased: the job ends "
+		       "each round,\n  the CPU "
 		       "does the work, a new job starts. x: phased over "
 		       "in-batch.\n  Each timed after an untimed warm-up "
 		       "of all three)\n");

@@ -532,15 +532,43 @@ struct drm_megpu_syscall_wait {
 };
 
 /**
- * struct drm_megpu_syscall_return - answer a call
+ * struct drm_megpu_syscall_answer - one answer of a batch
+ */
+struct drm_megpu_syscall_answer {
+	/** @ret: the 64-bit result. */
+	__u64 ret;
+	/** @slot: &drm_megpu_syscall.slot. */
+	__u32 slot;
+	/** @caller: &drm_megpu_syscall.caller. */
+	__u32 caller;
+};
+
+/**
+ * define DRM_MEGPU_SYSCALL_RETURN_BATCH - answer several calls at once
  *
- * Writes @ret as the call's result and restarts the caller's wave.
+ * &drm_megpu_syscall_return.answers points to @count struct
+ * drm_megpu_syscall_answer; @ret, @slot and @caller must be zero. The
+ * batch is answered whole or not at all, and each caller's wave is
+ * restarted once, after its last answer.
+ */
+#define DRM_MEGPU_SYSCALL_RETURN_BATCH	0x1
+
+/**
+ * struct drm_megpu_syscall_return - answer a call, or a batch of them
+ *
+ * Writes @ret as the call's result and restarts the caller's wave (once
+ * the caller has no other call with the service). With
+ * %DRM_MEGPU_SYSCALL_RETURN_BATCH, answers @count calls in one ioctl.
  *
  * Errors: -EOPNOTSUPP when the device runs no wave programs (as
- * &DRM_IOCTL_MEGPU_SYSCALL_WAIT); -EINVAL for a @slot out of range; -ENOENT
- * when the slot holds no call of @caller handed to this file's service
- * (answered already, or never handed out); -EINVAL for non-zero @flags or
- * @pad; -ENODEV after an unplug.
+ * &DRM_IOCTL_MEGPU_SYSCALL_WAIT); -EINVAL for a @slot out of range, flags
+ * other than %DRM_MEGPU_SYSCALL_RETURN_BATCH, non-zero @pad or @pad2, a
+ * batch of 0 or of more answers than the mailbox has slots, a batch with
+ * @ret, @slot or @caller set, or @answers or @count set without the
+ * flag; -ENOENT when a slot holds no call of its caller handed to this
+ * file's service (answered already, twice in the batch, or never handed
+ * out): nothing of the batch is answered then; -EFAULT for an unreadable
+ * @answers; -ENODEV after an unplug.
  */
 struct drm_megpu_syscall_return {
 	/** @ret: in, the 64-bit result. */
@@ -549,10 +577,19 @@ struct drm_megpu_syscall_return {
 	__u32 slot;
 	/** @caller: in, &drm_megpu_syscall.caller. */
 	__u32 caller;
-	/** @flags: must be zero. */
+	/** @flags: in, 0 or %DRM_MEGPU_SYSCALL_RETURN_BATCH. */
 	__u32 flags;
 	/** @pad: must be zero. */
 	__u32 pad;
+	/**
+	 * @answers: in, with %DRM_MEGPU_SYSCALL_RETURN_BATCH: pointer to
+	 * @count struct drm_megpu_syscall_answer.
+	 */
+	__u64 answers;
+	/** @count: in, the answers in the batch. */
+	__u32 count;
+	/** @pad2: must be zero. */
+	__u32 pad2;
 };
 
 /**

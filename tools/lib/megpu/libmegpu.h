@@ -800,6 +800,13 @@ int megpu_syscall_wait(struct megpu *gpu, struct drm_megpu_syscall *calls,
 /* DRM_IOCTL_MEGPU_SYSCALL_RETURN: answer @slot of @caller with @ret. */
 int megpu_syscall_return(struct megpu *gpu, uint32_t slot, uint32_t caller,
 			 uint64_t ret);
+/*
+ * The same for @n answers in one ioctl (DRM_MEGPU_SYSCALL_RETURN_BATCH),
+ * all or none; -ENOENT when one of them is no call to answer.
+ */
+int megpu_syscall_return_batch(struct megpu *gpu,
+			       const struct drm_megpu_syscall_answer *answers,
+			       uint32_t n);
 
 struct megpu_service;
 
@@ -827,6 +834,12 @@ struct megpu_service {
 	struct megpu *gpu;
 	uint64_t calls, errors;
 	int wait_error;
+	/*
+	 * Answer each call with an ioctl of its own instead of one batch
+	 * per wait (for comparisons; the threads read it at each wait, set
+	 * it with __atomic_store_n()).
+	 */
+	bool answer_each;
 	/* private */
 	pthread_mutex_t lock;
 	struct {

@@ -62,6 +62,19 @@ int megpu_syscall_return(struct megpu *gpu, uint32_t slot, uint32_t caller,
 	       -errno : 0;
 }
 
+int megpu_syscall_return_batch(struct megpu *gpu,
+			       const struct drm_megpu_syscall_answer *answers,
+			       uint32_t n)
+{
+	struct drm_megpu_syscall_return args = {
+		.flags = DRM_MEGPU_SYSCALL_RETURN_BATCH,
+		.answers = (uintptr_t)answers, .count = n,
+	};
+
+	return drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_SYSCALL_RETURN, &args) ?
+	       -errno : 0;
+}
+
 /* --- the service --- */
 
 int megpu_service_init(struct megpu_service *svc, struct megpu *gpu)
@@ -172,9 +185,24 @@ static uint64_t dispatch(struct megpu_service *svc,
 
 #define SERVE_BATCH 64
 
+/* Answer one at a time: each answer that is still due lands. */
+static void answer_each(struct megpu_service *svc,
+			const struct drm_megpu_syscall_answer *a, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (megpu_syscall_return(svc->gpu, a[i].slot, a[i].caller,
+					 a[i].ret))
+			__atomic_add_fetch(&svc->errors, 1, __ATOMIC_RELAXED);
+		else
+			__atomic_add_fetch(&svc->calls, 1, __ATOMIC_RELAXED);
+	}
+}
+
 int megpu_service_serve(struct megpu_service *svc, int64_t timeout_ns)
 {
 	struct drm_megpu_syscall calls[SERVE_BATCH];
+	struct drm_megpu_syscall_answer answers[SERVE_BATCH];
+	bool each = __atomic_load_n(&svc->answer_each, __ATOMIC_RELAXED);
 	int n, i;
 
 	n = megpu_syscall_wait(svc->gpu, calls, SERVE_BATCH, timeout_ns);
@@ -182,14 +210,24 @@ int megpu_service_serve(struct megpu_service *svc, int64_t timeout_ns)
 		return n;
 	/* SYSCALL drains the wave's posted writes: the BOs are current */
 	for (i = 0; i < n; i++) {
-		uint64_t ret = dispatch(svc, &calls[i]);
-
-		if (megpu_syscall_return(svc->gpu, calls[i].slot,
-					 calls[i].caller, ret))
-			__atomic_add_fetch(&svc->errors, 1, __ATOMIC_RELAXED);
-		else
-			__atomic_add_fetch(&svc->calls, 1, __ATOMIC_RELAXED);
+		answers[i] = (struct drm_megpu_syscall_answer) {
+			.ret = dispatch(svc, &calls[i]),
+			.slot = calls[i].slot, .caller = calls[i].caller,
+		};
+		if (each)
+			answer_each(svc, &answers[i], 1);
 	}
+	if (each)
+		return n;
+	/*
+	 * One ioctl for all, each wave restarted once. All or none: when
+	 * one call is no longer due (its engine was reset), the others are
+	 * answered one by one.
+	 */
+	if (n > 1 && !megpu_syscall_return_batch(svc->gpu, answers, n))
+		__atomic_add_fetch(&svc->calls, n, __ATOMIC_RELAXED);
+	else
+		answer_each(svc, answers, n);
 	return n;
 }
 

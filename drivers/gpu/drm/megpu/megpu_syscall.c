@@ -42,10 +42,13 @@
  * engine until the job timeout. MISC_IRQ_WAVE therefore never comes.
  */
 
+#include <linux/bitmap.h>
+#include <linux/bsearch.h>
 #include <linux/dma-mapping.h>
 #include <linux/moduleparam.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/uaccess.h>
 #include <drm/drm_debugfs.h>
 #include <drm/drm_drv.h>
@@ -209,8 +212,8 @@ static void megpu_restart_add(struct megpu_device *mdev,
 
 /*
  * Answer an ACTIVE slot: the result, then RETURNING (the wave reads the
- * result once it sees RETURNING), then the restart. Called with
- * syscall_lock held.
+ * result once it sees RETURNING), then the restart (none with @r NULL:
+ * the caller decides). Called with syscall_lock held.
  */
 static void megpu_slot_answer(struct megpu_device *mdev,
 			      struct megpu_mailbox *mbox, u32 slot, u64 ret,
@@ -225,7 +228,8 @@ static void megpu_slot_answer(struct megpu_device *mdev,
 	slot_set_state(mbox, slot, MEGPU_MBOX_RETURNING);
 	clear_bit(slot, mbox->pending);
 	clear_bit(slot, mbox->fetched);
-	megpu_restart_add(mdev, r, caller);
+	if (r)
+		megpu_restart_add(mdev, r, caller);
 }
 
 /* The calls the kernel runs itself. */
@@ -504,23 +508,46 @@ out:
 	return ret;
 }
 
-/*
- * Does @caller have another call with the service (pending or fetched)?
- * Then its wave cannot go on before that one is answered too, and the
- * last answer restarts it: one restart, one resume and one new round of
- * claims per wave and batch of answers instead of one per answer.
- */
-static bool megpu_caller_has_service_calls(struct megpu_mailbox *mbox,
-					   u32 caller)
+static int megpu_u32_cmp(const void *a, const void *b)
 {
-	u32 slot;
+	u32 x = *(const u32 *)a, y = *(const u32 *)b;
 
-	for (slot = 0; slot < mbox->slots; slot++)
-		if ((test_bit(slot, mbox->pending) ||
-		     test_bit(slot, mbox->fetched)) &&
-		    slot_u32(mbox, slot, MEGPU_MBOX_CALLER) == caller)
-			return true;
-	return false;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The callers that still have calls with the service (pending or
+ * fetched), sorted into @left (room for twice the slots); their count.
+ * A caller among them cannot go on before those are answered too, and
+ * its last answer restarts it: one restart, one resume and one new round
+ * of claims per wave and batch of answers instead of one per answer.
+ * O(slots log slots) with interrupts off, whatever the batch.
+ */
+static u32 megpu_callers_left(struct megpu_mailbox *mbox, u32 *left)
+{
+	u32 slot, n = 0;
+
+	for_each_set_bit(slot, mbox->pending, mbox->slots)
+		left[n++] = slot_u32(mbox, slot, MEGPU_MBOX_CALLER);
+	for_each_set_bit(slot, mbox->fetched, mbox->slots)
+		left[n++] = slot_u32(mbox, slot, MEGPU_MBOX_CALLER);
+	sort(left, n, sizeof(*left), megpu_u32_cmp, NULL);
+	return n;
+}
+
+/*
+ * Is @a an answer this file's service may give: a call handed out
+ * (fetched), still ACTIVE, of @a->caller, and not answered earlier in
+ * the same batch (@seen)? Called with syscall_lock held.
+ */
+static bool megpu_answer_valid(struct megpu_mailbox *mbox,
+			       const struct drm_megpu_syscall_answer *a,
+			       unsigned long *seen)
+{
+	return test_bit(a->slot, mbox->fetched) &&
+	       !__test_and_set_bit(a->slot, seen) &&
+	       slot_state(mbox, a->slot) == MEGPU_MBOX_ACTIVE &&
+	       slot_u32(mbox, a->slot, MEGPU_MBOX_CALLER) == a->caller;
 }
 
 int megpu_ioctl_syscall_return(struct drm_device *drm, void *data,
@@ -530,29 +557,75 @@ int megpu_ioctl_syscall_return(struct drm_device *drm, void *data,
 	struct megpu_file *mfile = file->driver_priv;
 	struct megpu_mailbox *mbox = &mfile->mbox;
 	struct drm_megpu_syscall_return *args = data;
+	struct drm_megpu_syscall_answer one, *answers = &one;
 	struct megpu_restarts r;
+	unsigned long *seen;
+	u32 i, n = 1, nleft, *left;
 	int ret = 0;
 
 	if (!mbox->cpu)
 		return -EOPNOTSUPP;
-	if (args->slot >= mbox->slots || args->flags || args->pad)
+	if ((args->flags & ~DRM_MEGPU_SYSCALL_RETURN_BATCH) || args->pad ||
+	    args->pad2)
 		return -EINVAL;
+	if (args->flags & DRM_MEGPU_SYSCALL_RETURN_BATCH) {
+		if (args->ret || args->slot || args->caller || !args->count ||
+		    args->count > mbox->slots)
+			return -EINVAL;
+		n = args->count;
+		answers = memdup_array_user(u64_to_user_ptr(args->answers), n,
+					    sizeof(*answers));
+		if (IS_ERR(answers))
+			return PTR_ERR(answers);
+	} else {
+		if (args->answers || args->count)
+			return -EINVAL;
+		one = (struct drm_megpu_syscall_answer) {
+			.ret = args->ret, .slot = args->slot,
+			.caller = args->caller,
+		};
+	}
+	seen = bitmap_zalloc(mbox->slots, GFP_KERNEL);
+	left = kmalloc_array(2 * mbox->slots, sizeof(*left), GFP_KERNEL);
+	if (!seen || !left) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if (answers[i].slot >= mbox->slots) {
+			ret = -EINVAL;
+			goto out;
+		}
+
 	r.n = 0;
 	spin_lock_irq(&mdev->syscall_lock);
-	if (!test_bit(args->slot, mbox->fetched) ||
-	    slot_state(mbox, args->slot) != MEGPU_MBOX_ACTIVE ||
-	    slot_u32(mbox, args->slot, MEGPU_MBOX_CALLER) != args->caller) {
+	for (i = 0; i < n; i++)
+		if (!megpu_answer_valid(mbox, &answers[i], seen))
+			break;
+	if (i < n) {
 		mdev->sc.bad_returns++;
 		ret = -ENOENT;
 	} else {
-		megpu_slot_answer(mdev, mbox, args->slot, args->ret, &r);
-		if (megpu_caller_has_service_calls(mbox, args->caller)) {
-			r.n = 0;	/* its last answer restarts it */
-			mdev->sc.deferred_restarts++;
+		for (i = 0; i < n; i++)
+			megpu_slot_answer(mdev, mbox, answers[i].slot,
+					  answers[i].ret, NULL);
+		/* a caller with calls left is restarted by its last answer */
+		nleft = megpu_callers_left(mbox, left);
+		for (i = 0; i < n; i++) {
+			if (bsearch(&answers[i].caller, left, nleft,
+				    sizeof(*left), megpu_u32_cmp))
+				mdev->sc.deferred_restarts++;
+			else
+				megpu_restart_add(mdev, &r, answers[i].caller);
 		}
 		megpu_restart_flush(mdev, &r);
 	}
 	spin_unlock_irq(&mdev->syscall_lock);
+out:
+	bitmap_free(seen);
+	kfree(left);
+	if (answers != &one)
+		kvfree(answers);
 	return ret;
 }
 

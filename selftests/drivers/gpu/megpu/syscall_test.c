@@ -148,12 +148,19 @@ TEST(uapi_layout)
 	ASSERT_EQ(8, offsetof(struct drm_megpu_syscall_wait, timeout_ns));
 	ASSERT_EQ(16, offsetof(struct drm_megpu_syscall_wait, count));
 	ASSERT_EQ(20, offsetof(struct drm_megpu_syscall_wait, flags));
-	ASSERT_EQ(24, sizeof(struct drm_megpu_syscall_return));
+	ASSERT_EQ(40, sizeof(struct drm_megpu_syscall_return));
 	ASSERT_EQ(0, offsetof(struct drm_megpu_syscall_return, ret));
 	ASSERT_EQ(8, offsetof(struct drm_megpu_syscall_return, slot));
 	ASSERT_EQ(12, offsetof(struct drm_megpu_syscall_return, caller));
 	ASSERT_EQ(16, offsetof(struct drm_megpu_syscall_return, flags));
 	ASSERT_EQ(20, offsetof(struct drm_megpu_syscall_return, pad));
+	ASSERT_EQ(24, offsetof(struct drm_megpu_syscall_return, answers));
+	ASSERT_EQ(32, offsetof(struct drm_megpu_syscall_return, count));
+	ASSERT_EQ(36, offsetof(struct drm_megpu_syscall_return, pad2));
+	ASSERT_EQ(16, sizeof(struct drm_megpu_syscall_answer));
+	ASSERT_EQ(0, offsetof(struct drm_megpu_syscall_answer, ret));
+	ASSERT_EQ(8, offsetof(struct drm_megpu_syscall_answer, slot));
+	ASSERT_EQ(12, offsetof(struct drm_megpu_syscall_answer, caller));
 	/* The mailbox slot of the hardware contract (notes-003 §3.1) */
 	ASSERT_EQ(32, MEGPU_MBOX_SLOT_SIZE);
 	ASSERT_EQ(0, MEGPU_MBOX_STATE);
@@ -381,6 +388,151 @@ TEST_F(syscall, wave_restarted_once_per_batch_of_answers)
 	EXPECT_EQ(before.deferred + 3, after.deferred) TH_LOG("%s", t1);
 	free(t0);
 	free(t1);
+	megpu_bo_free(out);
+	mt_prog_free(&p);
+}
+
+/* Take @n calls of a job started with start_calls(). */
+static void take_calls(struct __test_metadata *_metadata, struct mt *t,
+		       struct drm_megpu_syscall *c, int n)
+{
+	int got, have = 0;
+
+	while (have < n) {
+		got = megpu_syscall_wait(&t->gpu, c + have, n - have,
+					 mt_job_ns(t));
+		ASSERT_LT(0, got);
+		have += got;
+	}
+}
+
+static void answers_of(const struct drm_megpu_syscall *c, int n,
+		       struct drm_megpu_syscall_answer *a)
+{
+	for (int i = 0; i < n; i++)
+		a[i] = (struct drm_megpu_syscall_answer) {
+			.ret = user_of(c[i].args[0]), .slot = c[i].slot,
+			.caller = c[i].caller,
+		};
+}
+
+/*
+ * SYSCALL_RETURN_BATCH: the four calls of one wave answered by one
+ * ioctl; the wave is restarted once, with no deferred restart (answered
+ * one by one, three are deferred: wave_restarted_once_per_batch_...).
+ */
+TEST_F(syscall, batch_return_answers_all_at_once)
+{
+	struct drm_megpu_syscall_answer a[4];
+	struct sc_counters before, after;
+	struct drm_megpu_syscall c[4];
+	struct megpu *gpu = &self->t.gpu;
+	char *t0 = NULL, *t1 = NULL;
+	struct megpu_bo *out;
+	struct mt_prog p;
+	struct mt_job j;
+	int ret;
+
+	if (self->slots < 4)
+		SKIP(return, "fewer than 4 mailbox slots");
+	ret = sc_read(&self->t, &before, &t0);
+	if (ret == -ENOENT || (!ret && !before.has_deferred))
+		SKIP(return, "no debugfs syscalls file with deferred_restarts");
+	ASSERT_EQ(0, op_prog(gpu, USER_OP, &p));
+	ASSERT_EQ(0, mt_bo(gpu, 4096, 0, &out));
+	ASSERT_EQ(0, start_calls(&self->t, &j, self->engine, &p, 0, out, 0,
+				 4));
+	take_calls(_metadata, &self->t, c, 4);
+	answers_of(c, 4, a);
+	ASSERT_EQ(0, megpu_syscall_return_batch(gpu, a, 4));
+	ASSERT_EQ(0, mt_job_finish(&j, mt_job_ns(&self->t)));
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(user_of(i), ((uint64_t *)out->map)[i]);
+	ASSERT_EQ(0, sc_read(&self->t, &after, &t1));
+	EXPECT_EQ(before.restarts + 1, after.restarts) TH_LOG("%s", t1);
+	EXPECT_EQ(before.deferred, after.deferred) TH_LOG("%s", t1);
+	free(t0);
+	free(t1);
+	megpu_bo_free(out);
+	mt_prog_free(&p);
+}
+
+/*
+ * A bad batch is refused whole: nothing of it is answered (the job still
+ * waits), and the right batch then works.
+ */
+TEST_F(syscall, bad_batches_are_refused_whole)
+{
+	struct drm_megpu_syscall_answer a[3], *unreadable;
+	struct drm_megpu_syscall_return r;
+	struct drm_megpu_syscall c[2];
+	struct megpu *gpu = &self->t.gpu;
+	struct megpu_bo *out;
+	struct mt_prog p;
+	struct mt_job j;
+
+	if (self->slots < 2)
+		SKIP(return, "fewer than 2 mailbox slots");
+	ASSERT_EQ(0, op_prog(gpu, USER_OP, &p));
+	ASSERT_EQ(0, mt_bo(gpu, 4096, 0, &out));
+	ASSERT_EQ(0, start_calls(&self->t, &j, self->engine, &p, 0, out, 0,
+				 2));
+	take_calls(_metadata, &self->t, c, 2);
+	answers_of(c, 2, a);
+
+	/* one answer twice, one of another caller, one of no call */
+	a[2] = a[0];
+	EXPECT_EQ(-ENOENT, megpu_syscall_return_batch(gpu, a, 3));
+	a[2] = a[1];
+	a[2].caller ^= 0x100;
+	EXPECT_EQ(-ENOENT, megpu_syscall_return_batch(gpu, a, 3));
+	a[2].slot = (a[0].slot + a[1].slot + 1) % self->slots;
+	if (a[2].slot != a[0].slot && a[2].slot != a[1].slot) {
+		a[2].caller = a[0].caller;
+		EXPECT_EQ(-ENOENT, megpu_syscall_return_batch(gpu, a, 3));
+	}
+	a[2].slot = self->slots;
+	EXPECT_EQ(-EINVAL, megpu_syscall_return_batch(gpu, a, 3));
+	EXPECT_EQ(-EINVAL, megpu_syscall_return_batch(gpu, a, 0));
+	EXPECT_EQ(-EINVAL, megpu_syscall_return_batch(gpu, a,
+						      self->slots + 1));
+	/* the ioctl's own checks */
+	r = (struct drm_megpu_syscall_return) {
+		.flags = DRM_MEGPU_SYSCALL_RETURN_BATCH,
+		.answers = (uintptr_t)a, .count = 2, .ret = 1,
+	};
+	EXPECT_EQ(-1, drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_SYSCALL_RETURN, &r));
+	EXPECT_EQ(EINVAL, errno);
+	r.ret = 0;
+	r.pad2 = 1;
+	EXPECT_EQ(-1, drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_SYSCALL_RETURN, &r));
+	EXPECT_EQ(EINVAL, errno);
+	r.pad2 = 0;
+	r.flags = DRM_MEGPU_SYSCALL_RETURN_BATCH << 1;
+	EXPECT_EQ(-1, drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_SYSCALL_RETURN, &r));
+	EXPECT_EQ(EINVAL, errno);
+	/* answers without the flag */
+	r = (struct drm_megpu_syscall_return) {
+		.ret = a[0].ret, .slot = a[0].slot, .caller = a[0].caller,
+		.answers = (uintptr_t)a,
+	};
+	EXPECT_EQ(-1, drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_SYSCALL_RETURN, &r));
+	EXPECT_EQ(EINVAL, errno);
+	unreadable = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+	ASSERT_NE(MAP_FAILED, unreadable);
+	EXPECT_EQ(-EFAULT, megpu_syscall_return_batch(gpu, unreadable, 2));
+	munmap(unreadable, 4096);
+
+	/* nothing was answered */
+	EXPECT_EQ(-ETIME, mt_job_done(&j, 0));
+	answers_of(c, 2, a);
+	ASSERT_EQ(0, megpu_syscall_return_batch(gpu, a, 2));
+	ASSERT_EQ(0, mt_job_finish(&j, mt_job_ns(&self->t)));
+	for (int i = 0; i < 2; i++)
+		EXPECT_EQ(user_of(i), ((uint64_t *)out->map)[i]);
+	/* answered: again is -ENOENT */
+	EXPECT_EQ(-ENOENT, megpu_syscall_return_batch(gpu, a, 2));
 	megpu_bo_free(out);
 	mt_prog_free(&p);
 }
