@@ -42,6 +42,33 @@ MODULE_PARM_DESC(irq_retire,
 		 "retire completed jobs in the hard interrupt handler (default) or in its thread (0)");
 #endif
 
+/*
+ * Probe error paths, as i915's inject_probe_failure: the probe fails at
+ * its Nth check point (test builds only). The DRM core's own allocation
+ * failures are not injected this way: 6.12's drm_dev_init() error path
+ * cannot take all of them (failinject_test says which).
+ */
+#if IS_ENABLED(CONFIG_DRM_MEGPU_TESTING)
+static unsigned int megpu_inject_probe_failure;
+module_param_named(inject_probe_failure, megpu_inject_probe_failure, uint,
+		   0600);
+MODULE_PARM_DESC(inject_probe_failure,
+		 "test: fail the probe at its Nth check point with -ENOMEM (0: never)");
+
+static int megpu_probe_point(struct device *dev, unsigned int *point)
+{
+	if (++*point != READ_ONCE(megpu_inject_probe_failure))
+		return 0;
+	dev_info(dev, "probe failure injected at check point %u\n", *point);
+	return -ENOMEM;
+}
+#else
+static int megpu_probe_point(struct device *dev, unsigned int *point)
+{
+	return 0;
+}
+#endif
+
 bool megpu_sched_highpri = true;
 module_param_named(sched_highpri, megpu_sched_highpri, bool, 0444);
 MODULE_PARM_DESC(sched_highpri,
@@ -317,6 +344,7 @@ static int megpu_check_hw(struct megpu_device *mdev)
 static int megpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct megpu_device *mdev;
+	unsigned int point = 0;
 	int ret;
 
 	mdev = devm_drm_dev_alloc(&pdev->dev, &megpu_drm_driver,
@@ -326,7 +354,8 @@ static int megpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	mdev->pdev = pdev;
 	pci_set_drvdata(pdev, mdev);
 
-	ret = pcim_enable_device(pdev);
+	ret = megpu_probe_point(&pdev->dev, &point) ?:
+	      pcim_enable_device(pdev);
 	if (ret)
 		return ret;
 	pci_set_master(pdev);
@@ -335,7 +364,8 @@ static int megpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (IS_ERR(mdev->mmio))
 		return PTR_ERR(mdev->mmio);
 
-	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(48));
+	ret = megpu_probe_point(&pdev->dev, &point) ?:
+	      dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(48));
 	if (ret)
 		return ret;
 	mutex_init(&mdev->submit_lock);
@@ -353,18 +383,19 @@ static int megpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 	megpu_write(mdev, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
 
-	ret = megpu_irq_init(mdev);
+	ret = megpu_probe_point(&pdev->dev, &point) ?: megpu_irq_init(mdev);
 	if (ret)
 		return ret;
 
-	ret = megpu_irq_self_test(mdev);
+	ret = megpu_probe_point(&pdev->dev, &point) ?:
+	      megpu_irq_self_test(mdev);
 	if (ret)
 		goto err_irq;
 
-	ret = megpu_sem_init(mdev);
+	ret = megpu_probe_point(&pdev->dev, &point) ?: megpu_sem_init(mdev);
 	if (ret)
 		goto err_irq;
-	ret = megpu_sched_init(mdev);
+	ret = megpu_probe_point(&pdev->dev, &point) ?: megpu_sched_init(mdev);
 	if (ret) {
 		megpu_sem_fini(mdev);
 		goto err_irq;
@@ -379,7 +410,8 @@ static int megpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	megpu_syscall_debugfs_init(mdev);
 	megpu_dequeue_debugfs_init(mdev);
 	megpu_mgpu_register(mdev);
-	ret = drm_dev_register(&mdev->drm, 0);
+	ret = megpu_probe_point(&pdev->dev, &point) ?:
+	      drm_dev_register(&mdev->drm, 0);
 	if (ret) {
 		megpu_mgpu_unregister(mdev);
 		goto err_irq;

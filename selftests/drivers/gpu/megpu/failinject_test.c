@@ -3,7 +3,17 @@
  * Allocation failures on every path a client reaches (issue 13's fault
  * injection; the test of issue 15 item 1): BO creation, PRIME import
  * (from vgem, and from another megpu file), SUBMIT with syncobjs and a
- * BO list, opening and closing the render node.
+ * BO list (and its out-sync extension), opening and closing the render
+ * node, attaching the driver's task-queue dequeuer, waiting for system
+ * calls.
+ *
+ * Not swept, because the kernel's own code cannot take it (the failure
+ * is not the driver's): the probe (6.12's drm_dev_init() error path puts
+ * an ERR_PTR device when its minor's allocation fails: a general
+ * protection fault in drm_minor_alloc_release(); the probe's own error
+ * paths are tested with inject_probe_failure, hotunplug_test), and
+ * MSEM_QUERY on an imported BO (dma_buf_vmap() WARNs when the exporter's
+ * vmap fails for want of memory).
  *
  * The sweep: for N = 1, 2, ... the Nth allocation the operation makes
  * fails (/proc/thread-self/fail-nth, counting the failslab and
@@ -290,6 +300,9 @@ struct fi_ctx {
 	uint32_t in_sync, out_sync;
 	struct megpu_job job;
 	uint32_t value;
+	uint32_t ext_sync;		/* 0: no out-sync extension */
+	/* task queue */
+	struct drm_megpu_taskq_queue tq;
 };
 
 static int gem_close(struct megpu *gpu, uint32_t handle)
@@ -356,6 +369,8 @@ static int op_submit_prepare(void *p)
 				       DRM_MEGPU_BO_READ | DRM_MEGPU_BO_WRITE);
 	ret = ret ?: megpu_job_wait_sync(&c->job, c->in_sync, 0);
 	megpu_job_signal_sync(&c->job, c->out_sync, 0);
+	if (c->ext_sync)
+		ret = ret ?: megpu_job_add_signal_sync(&c->job, c->ext_sync, 0);
 	c->value++;
 	megpu_cs_init(&cs);
 	megpu_cs_write32(&cs, c->bos[0]->va, c->value);
@@ -382,6 +397,11 @@ static void op_submit_cleanup(void *p, int ret)
 		    megpu_fence_status(c->t->gpu.fd, c->out_sync, 0) ||
 		    mt_u32(c->bos[0])[0] != c->value)
 			c->value |= 0x80000000u;	/* seen by the test */
+		/* and the extension's syncobj got the same fence */
+		if (c->ext_sync &&
+		    megpu_syncobj_wait(&c->t->gpu, c->ext_sync, 0,
+				       mt_job_ns(c->t)))
+			c->value |= 0x80000000u;
 	}
 	megpu_job_fini(&c->job);
 }
@@ -448,6 +468,39 @@ static void op_close_cleanup(void *p, int ret)
 	(void)ret;
 }
 
+
+/* The driver dequeues one (empty) queue for engine 0, then lets go. */
+static int op_attach_run(void *p)
+{
+	struct fi_ctx *c = p;
+
+	return megpu_taskq_attach(&c->t->gpu, &c->tq, 1, 1u << 0);
+}
+
+static void op_attach_cleanup(void *p, int ret)
+{
+	struct fi_ctx *c = p;
+
+	if (!ret)
+		megpu_taskq_detach(&c->t->gpu);
+}
+
+/* A poll of the mailbox: nothing is pending (-ETIME) is success here. */
+static int op_syscall_wait_run(void *p)
+{
+	struct fi_ctx *c = p;
+	struct drm_megpu_syscall calls[4];
+	int ret = megpu_syscall_wait(&c->t->gpu, calls, 4, 0);
+
+	return ret == -ETIME ? 0 : ret < 0 ? ret : -EPROTO;
+}
+
+static void op_nothing(void *p, int ret)
+{
+	(void)p;
+	(void)ret;
+}
+
 static const struct fi_op op_create = {
 	"GEM_CREATE", op_create_run, op_create_cleanup, NULL,
 };
@@ -463,6 +516,13 @@ static const struct fi_op op_open = {
 static const struct fi_op op_close = {
 	"close", op_close_run, op_close_cleanup, op_close_prepare,
 };
+static const struct fi_op op_attach = {
+	"TASKQ_ATTACH", op_attach_run, op_attach_cleanup, NULL,
+};
+static const struct fi_op op_syscall_wait = {
+	"SYSCALL_WAIT", op_syscall_wait_run, op_nothing, NULL,
+};
+
 
 TEST_F_TIMEOUT(fi, gem_create, 1800)
 {
@@ -549,6 +609,65 @@ TEST_F_TIMEOUT(fi, open_and_close, 1800)
 	fi_sweep(_metadata, self->nth, &op_close, &c);
 	close(c.dmabuf);
 	megpu_bo_free(bo);
+	fi_expect_clean(_metadata, self);
+}
+
+TEST_F_TIMEOUT(fi, submit_with_out_sync_extension, 1800)
+{
+	struct fi_ctx c = { .t = &self->t };
+	unsigned int i;
+
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &c.bos[i]));
+	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, true, &c.in_sync));
+	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &c.out_sync));
+	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &c.ext_sync));
+	EXPECT_LT(0, fi_sweep(_metadata, self->nth, &op_submit, &c));
+	EXPECT_EQ(0, c.value & 0x80000000u)
+		TH_LOG("a submit that succeeded did not run its job or signal its extension's syncobj");
+	megpu_syncobj_free(&self->t.gpu, c.ext_sync);
+	megpu_syncobj_free(&self->t.gpu, c.out_sync);
+	megpu_syncobj_free(&self->t.gpu, c.in_sync);
+	for (i = 0; i < 3; i++)
+		megpu_bo_free(c.bos[i]);
+	fi_expect_clean(_metadata, self);
+}
+
+/* The driver's dequeuer (seed 002's discrete variant) is attached. */
+TEST_F_TIMEOUT(fi, taskq_attach, 1800)
+{
+	struct fi_ctx c = { .t = &self->t };
+	struct megpu_taskq q;
+	struct megpu_bo *qbo;
+	uint64_t feat = 0;
+
+	ASSERT_EQ(0, megpu_get_param(&self->t.gpu, DRM_MEGPU_PARAM_FEATURES,
+				     &feat));
+	if (!(feat & MEGPU_CAP_TASKQ))
+		SKIP(return, "no task queues");
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, MEGPU_TQ_BYTES(64), 0, &qbo));
+	ASSERT_EQ(0, megpu_taskq_init(&q, qbo->map, qbo->va, 64, 0, 0, 0));
+	c.tq = (struct drm_megpu_taskq_queue) {
+		.handle = qbo->handle, .slots = 64,
+	};
+	EXPECT_LT(0, fi_sweep(_metadata, self->nth, &op_attach, &c));
+	/* and it still attaches and ends once the queue is closed */
+	ASSERT_EQ(0, op_attach_run(&c));
+	megpu_taskq_close(&q);
+	EXPECT_EQ(0, megpu_taskq_wait(&self->t.gpu, mt_job_ns(&self->t)));
+	megpu_taskq_detach(&self->t.gpu);
+	megpu_bo_free(qbo);
+	fi_expect_clean(_metadata, self);
+}
+
+TEST_F_TIMEOUT(fi, syscall_wait, 1800)
+{
+	struct fi_ctx c = { .t = &self->t };
+	uint32_t slots = 0;
+
+	if (megpu_mailbox_slots(&self->t.gpu, &slots) || !slots)
+		SKIP(return, "no mailbox");
+	EXPECT_LT(0, fi_sweep(_metadata, self->nth, &op_syscall_wait, &c));
 	fi_expect_clean(_metadata, self);
 }
 

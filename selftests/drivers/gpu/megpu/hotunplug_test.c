@@ -337,4 +337,42 @@ TEST_F(unplug, bind_cycles)
 	}
 }
 
+#define INJECT_PROBE "/sys/module/megpu/parameters/inject_probe_failure"
+
+/*
+ * The probe unwinds from each of its check points (inject_probe_failure,
+ * as i915's; test builds only): bind fails with the injected -ENOMEM,
+ * the device stays unbound and usable, and once N is past the last
+ * point the bind works and so does the GPU. Under the debug kernel,
+ * KASAN and kmemleak check that each unwinding frees what it set up.
+ */
+TEST_F(unplug, probe_unwinds_at_every_check_point)
+{
+	char path[PATH_MAX], n_txt[16];
+	unsigned int n;
+	int ret = -1;
+
+	if (access(INJECT_PROBE, W_OK))
+		SKIP(return, "no inject_probe_failure (a shipped build)");
+	snprintf(path, sizeof(path), DRIVER_DIR "/%s", self->addr);
+	ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/unbind", self->addr));
+	for (n = 1; n <= 32; n++) {
+		snprintf(n_txt, sizeof(n_txt), "%u", n);
+		ASSERT_EQ(0, mt_write_file(INJECT_PROBE, n_txt));
+		ret = mt_write_file(DRIVER_DIR "/bind", self->addr);
+		if (!ret)
+			break;
+		EXPECT_EQ(-ENOMEM, ret) TH_LOG("check point %u", n);
+		EXPECT_NE(0, access(path, F_OK)) TH_LOG("bound at %u", n);
+		EXPECT_EQ(0, megpu_count_devices());
+	}
+	ASSERT_EQ(0, mt_write_file(INJECT_PROBE, "0"));
+	ASSERT_EQ(0, ret) TH_LOG("the probe failed at every point up to 32");
+	TH_LOG("the probe has %u check points", n - 1);
+	EXPECT_LE(7, n - 1);
+	/* bound by the last loop: a working GPU */
+	ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/unbind", self->addr));
+	rebind_and_probe(_metadata, self->addr);
+}
+
 TEST_HARNESS_MAIN
