@@ -24,17 +24,9 @@
 
 MT_FIXTURE(features);
 
-static bool lacks_features(struct __test_metadata *_metadata, struct mt *t)
-{
-	uint64_t feat = 0;
-
-	EXPECT_EQ(0, megpu_get_param(&t->gpu, DRM_MEGPU_PARAM_FEATURES, &feat));
-	return !(feat & OPTIONAL_CAPS);
-}
-
 #define NEED_OLD_DEVICE(t)						\
 	do {								\
-		if (!lacks_features(_metadata, t))			\
+		if (mt_has_cap(t, OPTIONAL_CAPS))			\
 			SKIP(return, "the device has its optional features (the features boot hides them: x-caps=0xf)"); \
 	} while (0)
 

@@ -526,13 +526,29 @@ static inline int mt_delay_us(struct mt *t, unsigned int engine,
 
 /* --- posted writes and flushes (seed 004) --- */
 
-/* Does the device post writes (CAP_FLUSH)? */
-static inline bool mt_has_flush(struct mt *t)
+/* Does the device have the feature @cap (MEGPU_CAP_*)? */
+static inline bool mt_has_cap(struct mt *t, uint64_t cap)
 {
 	uint64_t feat = 0;
 
 	return !megpu_get_param(&t->gpu, DRM_MEGPU_PARAM_FEATURES, &feat) &&
-	       (feat & MEGPU_CAP_FLUSH);
+	       (feat & cap);
+}
+
+/* Does the device post writes (CAP_FLUSH)? */
+static inline bool mt_has_flush(struct mt *t)
+{
+	return mt_has_cap(t, MEGPU_CAP_FLUSH);
+}
+
+/* An empty task queue of @slots in a BO of its own (@q, @bo). */
+static inline int mt_taskq_bo(struct mt *t, uint32_t slots,
+			      struct megpu_taskq *q, struct megpu_bo **bo)
+{
+	int ret = mt_bo(&t->gpu, MEGPU_TQ_BYTES((uint64_t)slots), 0, bo);
+
+	return ret ?: megpu_taskq_init(q, (*bo)->map, (*bo)->va, slots, 0, 0,
+				       0);
 }
 
 /* debugfs "flush", parsed by the library; 0, -ENOENT or -EBADMSG. */

@@ -106,16 +106,12 @@ TEST_F(sig, taskq_wait_and_sleep)
 	struct drm_megpu_taskq_sleep s = { 0 };
 	struct megpu_taskq q;
 	struct megpu_bo *qbo;
-	uint64_t feat = 0;
 	uint32_t seq = 0;
 
-	ASSERT_EQ(0, megpu_get_param(&self->t.gpu, DRM_MEGPU_PARAM_FEATURES,
-				     &feat));
-	if (!(feat & MEGPU_CAP_TASKQ))
+	if (!mt_has_cap(&self->t, MEGPU_CAP_TASKQ))
 		SKIP(return, "no task queues");
 	/* an attachment that cannot be done: its queue is open */
-	ASSERT_EQ(0, mt_bo(&self->t.gpu, MEGPU_TQ_BYTES(64), 0, &qbo));
-	ASSERT_EQ(0, megpu_taskq_init(&q, qbo->map, qbo->va, 64, 0, 0, 0));
+	ASSERT_EQ(0, mt_taskq_bo(&self->t, 64, &q, &qbo));
 	ref.handle = qbo->handle;
 	ASSERT_EQ(0, megpu_taskq_attach(&self->t.gpu, &ref, 1, 1u << 0));
 	w.timeout_ns = deadline();
