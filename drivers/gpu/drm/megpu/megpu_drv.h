@@ -772,7 +772,6 @@ int megpu_ioctl_msem_query(struct drm_device *drm, void *data,
 /* megpu_syscall.c */
 void megpu_syscall_init(struct megpu_device *mdev);
 void megpu_syscall_debugfs_init(struct megpu_device *mdev);
-u32 megpu_syscall_slots(struct megpu_device *mdev);
 int megpu_syscall_file_init(struct megpu_file *mfile);
 void megpu_syscall_ring_job(struct megpu_file *mfile, bool in);
 void megpu_syscall_file_close(struct megpu_file *mfile);

@@ -73,7 +73,7 @@ static bool megpu_has_waves(struct megpu_device *mdev)
 	return mdev->caps & MEGPU_CAP_WAVES;
 }
 
-u32 megpu_syscall_slots(struct megpu_device *mdev)
+static u32 megpu_syscall_slots(struct megpu_device *mdev)
 {
 	if (!megpu_has_waves(mdev))
 		return 0;
