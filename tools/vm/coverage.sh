@@ -2,7 +2,8 @@
 # make coverage: line, branch and function coverage of the device from
 # the suites that exist (issue 23). QEMU is built with --enable-gcov
 # beside the normal build; its counters are zeroed, then every megpu
-# qtest and the main, 4-GPU and features (x-caps) guest boots of `make
+# qtest and the main, 4-GPU, held-writes (x-test-regs) and features
+# (x-caps) guest boots of `make
 # check` run on it. tools/vm/coverage.py prints a table per file and the
 # functions no test reaches, writes build/coverage.json ("device", beside
 # the driver's from make check-debug) and lists every unrun line and
@@ -25,6 +26,9 @@ if [ "$COV_GUEST" = 1 ]; then
 	QEMU_BUILD=$cov_build NAME=cov-check \
 		"$top/tools/vm/run.sh" check "$top/build/initramfs.cpio.gz" | tail -n 2 || rc=1
 	QEMU_BUILD=$cov_build NAME=cov-check-mgpu GPUS=4 TESTS=mgpu_test \
+		"$top/tools/vm/run.sh" check "$top/build/initramfs.cpio.gz" | tail -n 2 || rc=1
+	QEMU_BUILD=$cov_build NAME=cov-check-hold DEVICE_PROPS="x-test-regs=on" \
+	TESTS=hold_test,flush_test \
 		"$top/tools/vm/run.sh" check "$top/build/initramfs.cpio.gz" | tail -n 2 || rc=1
 	QEMU_BUILD=$cov_build NAME=cov-check-features DEVICE_PROPS="x-caps=0xf" \
 	TESTS=features_test,reset_test \

@@ -92,16 +92,35 @@ static void test_hidden_features(void)
     megpu_stop(&m);
 }
 
-static void test_bad_caps(void)
+/* Properties realize refuses, each with a clear error and QEMU exiting. */
+static const struct {
+    const char *props, *error;
+} bad_props[] = {
+    { "x-caps=0x100", "*x-caps 0x100 has features beyond*" },
+    { "write-mode=sloppy", "*write-mode must be relaxed or strict*" },
+    { "mgpu-agent=2,mgpu-agents=2", "*mgpu-agent must be below mgpu-agents*" },
+    { "mgpu-agents=0", "*mgpu-agent must be below mgpu-agents*" },
+};
+
+static void test_bad_props(void)
 {
-    if (g_test_subprocess()) {
-        qtest_quit(qtest_init("-machine q35 -nodefaults "
-                              "-device megpu,x-caps=0x100"));
-        return;
+    for (unsigned i = 0; i < ARRAY_SIZE(bad_props); i++) {
+        g_autofree char *path =
+            g_strdup_printf("/%s/megpu/bad-props/subprocess/%u",
+                            qtest_get_arch(), i);
+
+        g_test_trap_subprocess(path, 0, 0);
+        g_test_trap_assert_failed();
+        g_test_trap_assert_stderr(bad_props[i].error);
     }
-    g_test_trap_subprocess(NULL, 0, 0);
-    g_test_trap_assert_failed();
-    g_test_trap_assert_stderr("*x-caps 0x100 has features beyond*");
+}
+
+static void test_bad_props_one(gconstpointer data)
+{
+    unsigned i = GPOINTER_TO_UINT(data);
+
+    qtest_quit(qtest_initf("-machine q35 -nodefaults -device megpu,%s",
+                           bad_props[i].props));
 }
 
 static void test_scratch_and_reset(void)
@@ -551,7 +570,13 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/identity", test_identity);
     qtest_add_func("/megpu/bad-engine-count", test_bad_engine_count);
     qtest_add_func("/megpu/hidden-features", test_hidden_features);
-    qtest_add_func("/megpu/bad-caps", test_bad_caps);
+    qtest_add_func("/megpu/bad-props", test_bad_props);
+    for (unsigned i = 0; i < ARRAY_SIZE(bad_props); i++) {
+        g_autofree char *path =
+            g_strdup_printf("/megpu/bad-props/subprocess/%u", i);
+
+        qtest_add_data_func(path, GUINT_TO_POINTER(i), test_bad_props_one);
+    }
     qtest_add_func("/megpu/scratch-and-reset", test_scratch_and_reset);
     qtest_add_func("/megpu/msix", test_msix);
     qtest_add_func("/megpu/engine/regs", test_engine_regs);
