@@ -94,7 +94,7 @@ module-shipped: $(DEPS_STAMP)
 	@! grep -iE 'warning:|error' $(B)/module-shipped.log || \
 		{ echo "module-shipped: the build has warnings" >&2; exit 1; }
 	@! modinfo -p $(B)/shipped/drivers/gpu/drm/megpu/megpu.ko | \
-		grep -E '^(drop_waits|gpu_semaphores|irq_retire):' || \
+		grep -E '^(drop_waits|gpu_semaphores|irq_retire|inject_probe_failure):' || \
 		{ echo "module-shipped: test parameters in the shipped module" >&2; exit 1; }
 	@echo "module-shipped: built without the test interfaces, no warning"
 
