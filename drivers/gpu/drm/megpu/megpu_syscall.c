@@ -516,12 +516,29 @@ static int megpu_u32_cmp(const void *a, const void *b)
 }
 
 /*
- * The callers that still have calls with the service (pending or
- * fetched), sorted into @left (room for twice the slots); their count.
- * A caller among them cannot go on before those are answered too, and
- * its last answer restarts it: one restart, one resume and one new round
- * of claims per wave and batch of answers instead of one per answer.
- * O(slots log slots) with interrupts off, whatever the batch.
+ * Does @caller have another call with the service (pending or fetched)?
+ * Then its wave cannot go on before that one is answered too, and the
+ * last answer restarts it: one restart, one resume and one new round of
+ * claims per wave and batch of answers instead of one per answer.
+ */
+static bool megpu_caller_has_service_calls(struct megpu_mailbox *mbox,
+					   u32 caller)
+{
+	u32 slot;
+
+	for (slot = 0; slot < mbox->slots; slot++)
+		if ((test_bit(slot, mbox->pending) ||
+		     test_bit(slot, mbox->fetched)) &&
+		    slot_u32(mbox, slot, MEGPU_MBOX_CALLER) == caller)
+			return true;
+	return false;
+}
+
+/*
+ * The same question for a batch: the callers that still have calls with
+ * the service, sorted into @left (room for twice the slots); their
+ * count. O(slots log slots) with interrupts off, whatever the batch,
+ * where asking for each answer would be O(batch x slots).
  */
 static u32 megpu_callers_left(struct megpu_mailbox *mbox, u32 *left)
 {
@@ -537,15 +554,16 @@ static u32 megpu_callers_left(struct megpu_mailbox *mbox, u32 *left)
 
 /*
  * Is @a an answer this file's service may give: a call handed out
- * (fetched), still ACTIVE, of @a->caller, and not answered earlier in
- * the same batch (@seen)? Called with syscall_lock held.
+ * (fetched), still ACTIVE, of @a->caller, and (a batch's @seen, else
+ * NULL) not answered earlier in the same batch? Called with
+ * syscall_lock held.
  */
 static bool megpu_answer_valid(struct megpu_mailbox *mbox,
 			       const struct drm_megpu_syscall_answer *a,
 			       unsigned long *seen)
 {
 	return test_bit(a->slot, mbox->fetched) &&
-	       !__test_and_set_bit(a->slot, seen) &&
+	       !(seen && __test_and_set_bit(a->slot, seen)) &&
 	       slot_state(mbox, a->slot) == MEGPU_MBOX_ACTIVE &&
 	       slot_u32(mbox, a->slot, MEGPU_MBOX_CALLER) == a->caller;
 }
@@ -558,9 +576,9 @@ int megpu_ioctl_syscall_return(struct drm_device *drm, void *data,
 	struct megpu_mailbox *mbox = &mfile->mbox;
 	struct drm_megpu_syscall_return *args = data;
 	struct drm_megpu_syscall_answer one, *answers = &one;
+	u32 i, n = 1, nleft = 0, *left = NULL;
+	unsigned long *seen = NULL;
 	struct megpu_restarts r;
-	unsigned long *seen;
-	u32 i, n = 1, nleft, *left;
 	int ret = 0;
 
 	if (!mbox->cpu)
@@ -568,7 +586,15 @@ int megpu_ioctl_syscall_return(struct drm_device *drm, void *data,
 	if ((args->flags & ~DRM_MEGPU_SYSCALL_RETURN_BATCH) || args->pad ||
 	    args->pad2)
 		return -EINVAL;
-	if (args->flags & DRM_MEGPU_SYSCALL_RETURN_BATCH) {
+	if (!(args->flags & DRM_MEGPU_SYSCALL_RETURN_BATCH)) {
+		/* one answer, the common case: nothing to allocate */
+		if (args->answers || args->count || args->slot >= mbox->slots)
+			return -EINVAL;
+		one = (struct drm_megpu_syscall_answer) {
+			.ret = args->ret, .slot = args->slot,
+			.caller = args->caller,
+		};
+	} else {
 		if (args->ret || args->slot || args->caller || !args->count ||
 		    args->count > mbox->slots)
 			return -EINVAL;
@@ -577,25 +603,19 @@ int megpu_ioctl_syscall_return(struct drm_device *drm, void *data,
 					    sizeof(*answers));
 		if (IS_ERR(answers))
 			return PTR_ERR(answers);
-	} else {
-		if (args->answers || args->count)
-			return -EINVAL;
-		one = (struct drm_megpu_syscall_answer) {
-			.ret = args->ret, .slot = args->slot,
-			.caller = args->caller,
-		};
-	}
-	seen = bitmap_zalloc(mbox->slots, GFP_KERNEL);
-	left = kmalloc_array(2 * mbox->slots, sizeof(*left), GFP_KERNEL);
-	if (!seen || !left) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < n; i++)
-		if (answers[i].slot >= mbox->slots) {
-			ret = -EINVAL;
+		for (i = 0; i < n; i++)
+			if (answers[i].slot >= mbox->slots) {
+				ret = -EINVAL;
+				goto out;
+			}
+		seen = bitmap_zalloc(mbox->slots, GFP_KERNEL);
+		left = kmalloc_array(2 * mbox->slots, sizeof(*left),
+				     GFP_KERNEL);
+		if (!seen || !left) {
+			ret = -ENOMEM;
 			goto out;
 		}
+	}
 
 	r.n = 0;
 	spin_lock_irq(&mdev->syscall_lock);
@@ -610,22 +630,27 @@ int megpu_ioctl_syscall_return(struct drm_device *drm, void *data,
 			megpu_slot_answer(mdev, mbox, answers[i].slot,
 					  answers[i].ret, NULL);
 		/* a caller with calls left is restarted by its last answer */
-		nleft = megpu_callers_left(mbox, left);
+		if (left)
+			nleft = megpu_callers_left(mbox, left);
 		for (i = 0; i < n; i++) {
-			if (bsearch(&answers[i].caller, left, nleft,
-				    sizeof(*left), megpu_u32_cmp))
+			u32 caller = answers[i].caller;
+
+			if (left ? !!bsearch(&caller, left, nleft,
+					     sizeof(*left), megpu_u32_cmp) :
+				   megpu_caller_has_service_calls(mbox, caller))
 				mdev->sc.deferred_restarts++;
 			else
-				megpu_restart_add(mdev, &r, answers[i].caller);
+				megpu_restart_add(mdev, &r, caller);
 		}
 		megpu_restart_flush(mdev, &r);
 	}
 	spin_unlock_irq(&mdev->syscall_lock);
 out:
-	bitmap_free(seen);
-	kfree(left);
-	if (answers != &one)
-		kvfree(answers);
+	if (answers != &one) {
+		bitmap_free(seen);
+		kfree(left);
+		kfree(answers);
+	}
 	return ret;
 }
 
