@@ -4,7 +4,8 @@
  * device's interpreter (megpu-wave.c) and libmegpu's CPU interpreter
  * (wave_cpu.c), so that a program computes the same on an engine and on
  * a CPU (seed 002: one intermediate form both sides run). Pure C: no
- * state, no memory, no faults (operands are checked by the callers).
+ * state, no memory; megpu_isa_check() says which instructions fault
+ * whatever the wave's state, for both interpreters.
  */
 #ifndef MEGPU_ISA_H
 #define MEGPU_ISA_H
@@ -13,6 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "megpu_hw_regs.h"
 #include "megpu_hw_wave.h"
 
 /* A register's binary32 (bits 31:0) and back (bits 63:32 clear). */
@@ -229,6 +231,85 @@ static inline uint32_t megpu_isa_wave_lanes(uint32_t grid_x, uint32_t grid_y,
 static inline uint64_t megpu_isa_imm_operand(uint32_t op, uint32_t imm)
 {
 	return megpu_isa_is_falu(op) ? imm : (uint64_t)megpu_isa_sext(imm);
+}
+
+static inline int megpu_isa_reg_ok(uint32_t r)
+{
+	return r < MEGPU_WAVE_REGS;
+}
+
+/*
+ * The fault @insn takes whatever the wave's state: MEGPU_FAULT_BAD_OPCODE
+ * for an unknown opcode, MEGPU_FAULT_BAD_OPERAND for a register field
+ * >= MEGPU_WAVE_REGS it reads or writes (src1 may be MEGPU_ISA_IMM in the
+ * binary ALU), a special register >= MEGPU_SR_COUNT or an LDARG offset
+ * outside the user arguments; else 0. Faults that depend on the state
+ * (mask stack, a taken branch's target, memory, privilege) are the
+ * interpreter's. A program is checked when it is loaded; an instruction
+ * that fails faults only when a wave reaches it.
+ */
+static inline uint32_t megpu_isa_check(uint64_t insn)
+{
+	uint32_t op = MEGPU_INSN_OP(insn), imm = MEGPU_INSN_IMM(insn);
+	int d = megpu_isa_reg_ok(MEGPU_INSN_DST(insn));
+	int a = megpu_isa_reg_ok(MEGPU_INSN_SRC0(insn));
+	int b = megpu_isa_reg_ok(MEGPU_INSN_SRC1(insn));
+	int ok;
+
+	switch (op) {
+	case MEGPU_OP_NOP:
+	case MEGPU_OP_END:
+	case MEGPU_OP_ELSE:
+	case MEGPU_OP_ENDIF:
+	case MEGPU_OP_JMP:
+	case MEGPU_OP_INTERRUPT:
+	case MEGPU_OP_SLEEP:
+		ok = 1;
+		break;
+	case MEGPU_OP_LI:
+	case MEGPU_OP_LIH:
+		ok = d;
+		break;
+	case MEGPU_OP_S2R:
+		ok = d && imm < MEGPU_SR_COUNT;
+		break;
+	case MEGPU_OP_LDARG:
+		ok = d && !(imm & 7) && imm <= MEGPU_PARGS_USER_SIZE - 8;
+		break;
+	case MEGPU_OP_LDARG32:
+		ok = d && !(imm & 3) && imm <= MEGPU_PARGS_USER_SIZE - 4;
+		break;
+	case MEGPU_OP_MOV:
+	case MEGPU_OP_I2F:
+	case MEGPU_OP_F2I:
+	case MEGPU_OP_LD32:
+	case MEGPU_OP_LD64:
+		ok = d && a;
+		break;
+	case MEGPU_OP_IF:
+	case MEGPU_OP_BRANY:
+		ok = a;
+		break;
+	case MEGPU_OP_ST32:
+	case MEGPU_OP_ST64:
+		ok = a && b;
+		break;
+	case MEGPU_OP_ATOMADD32:
+	case MEGPU_OP_ATOMCAS32:
+	case MEGPU_OP_ATOMXCHG32:
+		ok = d && a && b;
+		break;
+	case MEGPU_OP_SYSCALL:
+		ok = d && a && b &&
+		     megpu_isa_reg_ok(MEGPU_INSN_SYSCALL_SRC2(insn));
+		break;
+	default:
+		if (!megpu_isa_is_alu(op) && !megpu_isa_is_falu(op))
+			return MEGPU_FAULT_BAD_OPCODE;
+		ok = d && a && (MEGPU_INSN_SRC1(insn) == MEGPU_ISA_IMM || b);
+		break;
+	}
+	return ok ? 0 : MEGPU_FAULT_BAD_OPERAND;
 }
 
 #endif /* MEGPU_ISA_H */

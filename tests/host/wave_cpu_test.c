@@ -14,6 +14,7 @@
 
 #include "libmegpu.h"
 #include "megpu_hw_wave.h"
+#include "megpu_isa.h"
 #include "megpu_programs.h"
 #include "tap.h"
 #include "../../qemu-device/tests/qtest/megpu-wave-programs.h"
@@ -235,6 +236,77 @@ static void test_faults(void)
 	CHECK_EQ(run(bad_op, 1, NULL, 0, 1, 1, 0, 1), MEGPU_FAULT_BAD_ARG);
 }
 
+/*
+ * megpu_isa_check(), which both interpreters trust to have checked the
+ * operands: every opcode the assembler knows passes with good fields and
+ * no other does; each field an opcode uses fails when out of range, the
+ * fields it does not use are ignored; an instruction that cannot run
+ * faults only when reached (not after END, not on a branch not taken).
+ */
+static void test_isa_check(void)
+{
+	static const struct {
+		uint64_t insn;
+		uint32_t want;
+	} v[] = {
+		{ I(MOV, 32, 1, 0, 0), MEGPU_FAULT_BAD_OPERAND },
+		{ I(MOV, 1, 32, 0, 0), MEGPU_FAULT_BAD_OPERAND },
+		{ I(MOV, 1, 2, 200, 0), 0 },		/* src1 unused */
+		{ I(LI, 255, 0, 0, 0), MEGPU_FAULT_BAD_OPERAND },
+		{ I(LI, 31, 200, 200, 0), 0 },
+		{ I(S2R, 1, 0, 0, MEGPU_SR_COUNT), MEGPU_FAULT_BAD_OPERAND },
+		{ I(S2R, 1, 0, 0, MEGPU_SR_COUNT - 1), 0 },
+		{ I(LDARG, 1, 0, 0, 4), MEGPU_FAULT_BAD_OPERAND },
+		{ I(LDARG, 1, 0, 0, MEGPU_PARGS_USER_SIZE - 8), 0 },
+		{ I(LDARG, 1, 0, 0, MEGPU_PARGS_USER_SIZE), MEGPU_FAULT_BAD_OPERAND },
+		{ I(LDARG32, 1, 0, 0, MEGPU_PARGS_USER_SIZE - 4), 0 },
+		{ I(LDARG32, 1, 0, 0, 2), MEGPU_FAULT_BAD_OPERAND },
+		{ I(ADD, 1, 2, MEGPU_ISA_IMM, 5), 0 },
+		{ I(ADD, 1, 2, 32, 5), MEGPU_FAULT_BAD_OPERAND },
+		{ I(FMUL, 1, 32, 3, 0), MEGPU_FAULT_BAD_OPERAND },
+		{ I(CMPLEU, 32, 1, 2, 0), MEGPU_FAULT_BAD_OPERAND },
+		{ I(IF, 200, 1, 200, 0), 0 },
+		{ I(IF, 0, 32, 0, 0), MEGPU_FAULT_BAD_OPERAND },
+		{ I(BRANY, 0, 40, 0, 0), MEGPU_FAULT_BAD_OPERAND },
+		{ I(JMP, 99, 99, 99, 70000), 0 },	/* target: when taken */
+		{ I(LD32, 1, 2, 99, 0), 0 },
+		{ I(LD64, 1, 32, 0, 0), MEGPU_FAULT_BAD_OPERAND },
+		{ I(ST32, 99, 1, 2, 0), 0 },		/* dst unused */
+		{ I(ST64, 0, 1, 32, 0), MEGPU_FAULT_BAD_OPERAND },
+		{ I(ATOMCAS32, 32, 1, 2, 0), MEGPU_FAULT_BAD_OPERAND },
+		{ I(ATOMXCHG32, 1, 2, 3, 0), 0 },
+		{ MEGPU_INSN_SYSCALL(1, 2, 3, 4, 31), 0 },
+		{ MEGPU_INSN_SYSCALL(1, 2, 3, 4, 32), MEGPU_FAULT_BAD_OPERAND },
+		{ I(SLEEP, 255, 255, 255, 0), 0 },	/* privileged: at run */
+	};
+	const uint64_t dead[] = {
+		I(END, 0, 0, 0, 0), I(MOV, 99, 99, 0, 0),
+		MEGPU_INSN(0xee, 0, 0, 0, 0),
+	};
+	const uint64_t untaken[] = {
+		I(LI, 1, 0, 0, 0), I(BRANY, 0, 1, 0, 1000), I(END, 0, 0, 0, 0),
+	};
+	unsigned int op, i;
+
+	for (op = 0; op < 256; op++) {
+		uint64_t insn = MEGPU_INSN(op, 1, 2, 3, 0);
+
+		if (op == MEGPU_OP_SYSCALL)
+			insn = MEGPU_INSN_SYSCALL(1, 2, 3, 4, 5);
+		CHECK_EQ(megpu_isa_check(insn), megpu_op_name(op) ? 0 :
+			 MEGPU_FAULT_BAD_OPCODE);
+	}
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		if (megpu_isa_check(v[i].insn) != v[i].want)
+			printf("#   case %u: 0x%016llx\n", i,
+			       (unsigned long long)v[i].insn);
+		CHECK_EQ(megpu_isa_check(v[i].insn), v[i].want);
+	}
+	setup();
+	CHECK_EQ(run(dead, 3, NULL, 0, 1, 1, 1, 1), 0);
+	CHECK_EQ(run(untaken, 3, NULL, 0, 1, 1, 1, 1), 0);
+}
+
 int main(void)
 {
 	arena = malloc(ARENA);
@@ -246,6 +318,7 @@ int main(void)
 	TEST_RUN(test_divergence_atomics);
 	TEST_RUN(test_args_block);
 	TEST_RUN(test_faults);
+	TEST_RUN(test_isa_check);
 	free(arena);
 	return tap_done();
 }

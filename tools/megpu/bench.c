@@ -17,11 +17,11 @@
 #include "megpu.h"
 
 static const char usage[] =
-"usage: megpu bench [fast|sem|flush|syscall|partition|mgpu] [--device I]\n"
-"                   [--jobs N] [--rounds N] [--quick]\n"
+"usage: megpu bench [fast|sem|flush|programs|syscall|partition|mgpu]\n"
+"                   [--device I] [--jobs N] [--rounds N] [--quick]\n"
 "\n"
-"Prints (with sem, flush, syscall, partition or mgpu, only that table;\n"
-"with fast, the tables up to the semaphores'):\n"
+"Prints (with sem, flush, programs, syscall, partition or mgpu, only\n"
+"that table; with fast, the tables up to the semaphores'):\n"
 "  - the floor of a job: a no-op ioctl (GET_PARAM), a doorbell and an\n"
 "    interrupt round trip (debugfs \"floor\", timed in the kernel)\n"
 "  - submit-to-completion latency of empty jobs (one NOP), one at a time,\n"
@@ -40,6 +40,9 @@ static const char usage[] =
 "    and, when debugfs has the write_mode knob, strict mode without\n"
 "    flushes (the write mode is restored after); then the flush's\n"
 "    cost against the posted data's drain time (the producer alone)\n"
+"  - wave programs (VADD, SAXPY, CHECKSUM as programs/*.s) beside the\n"
+"    same built-in kernels and a loop on the guest CPU, at 4k, 64k and\n"
+"    1M elements: times, program/built-in ratio, instructions per second\n"
 "  - GPU-to-CPU calls (seed 003) for 1, 8 and 64 callers: rounds of\n"
 "    in-batch SYSCALLs (ECHO answered in the kernel, a user op answered\n"
 "    by a service thread) beside the phased way (end the job, do the\n"
@@ -1368,7 +1371,7 @@ int cmd_bench(int argc, char **argv)
 	unsigned int engines, i;
 	struct megpu gpu;
 	bool quick = false, only_sem = false, only_flush = false;
-	bool only_syscall = false;
+	bool only_syscall = false, only_programs = false;
 	bool only_partition = false, only_mgpu = false, only_fast = false;
 	int ret;
 
@@ -1378,6 +1381,10 @@ int cmd_bench(int argc, char **argv)
 		argv++;
 	} else if (argc > 1 && !strcmp(argv[1], "flush")) {
 		only_flush = true;
+		argc--;
+		argv++;
+	} else if (argc > 1 && !strcmp(argv[1], "programs")) {
+		only_programs = true;
 		argc--;
 		argv++;
 	} else if (argc > 1 && !strcmp(argv[1], "syscall")) {
@@ -1442,6 +1449,8 @@ int cmd_bench(int argc, char **argv)
 		goto sem;
 	if (only_flush)
 		goto flush;
+	if (only_programs)
+		goto programs;
 	if (only_syscall)
 		goto syscall;
 	if (only_partition)
@@ -1463,6 +1472,13 @@ flush:
 	if (ret)
 		goto fail;
 	if (only_flush)
+		goto done;
+programs:
+	progress("wave programs");
+	ret = bench_programs(&gpu, quick);
+	if (ret)
+		goto fail;
+	if (only_programs)
 		goto done;
 syscall:
 	progress("syscalls");

@@ -22,6 +22,8 @@ int cmd_mgpu(int argc, char **argv);
 int cmd_demo_video(int argc, char **argv);
 /* The syscall table of megpu bench (syscalls.c). */
 int bench_syscalls(struct megpu *gpu, uint32_t rounds);
+/* bench_programs.c: wave programs vs built-in kernels vs the CPU */
+int bench_programs(struct megpu *gpu, bool quick);
 /* partition.c (seed 002): "megpu demo partition", benchmarks B1 and B2 */
 int cmd_demo_partition(int argc, char **argv);
 /* mgpu.c (seed 000): lock handoffs among GPUs, in megpu bench */

@@ -517,6 +517,72 @@ static void test_memory(void)
     megpu_stop_engines(&m);
 }
 
+/*
+ * MMU_INVALIDATE in the middle of a DISPATCH: the engine keeps the pages
+ * of a packet mapped (its TLB), but a page unmapped and invalidated while
+ * a wave loops over it faults at its next access, and one still mapped
+ * stays usable. Without the TLB's invalidation the loop would go on
+ * reading the freed page (and end at the budget, not with MMU).
+ */
+static void test_invalidate_mid_dispatch(void)
+{
+    const uint64_t loop[] = {
+        I(LDARG, 1, 0, 0, 0),                   /* the page to unmap */
+        I(LDARG, 2, 0, 0, 8),                   /* a counter */
+        I(LI, 4, 0, 0, 0),
+        I(LD32, 3, 1, 0, 0x40),                 /* 3: loop */
+        I(ADD, 4, 4, IMM, 1),
+        I(ST32, 0, 2, 4, 0),
+        I(JMP, 0, 0, 0, 3),
+    };
+    const uint64_t va_prog = 0x10000000, va_pargs = 0x10100000;
+    const uint64_t va_gone = 0x30000000, va_out = 0x20000000;
+    const uint64_t user[2] = { va_gone, va_out };
+    uint32_t at, n1, n2;
+    Megpu m;
+    Stream ib;
+
+    megpu_start_engines_opts(&m, 1, "write-mode=strict,wave-budget=0");
+    qtest_memset(m.qts, OUT_PA, 0, 0x1000);
+    put_program(&m, PROG_PA, PARGS_PA, loop, ARRAY_SIZE(loop), user, 2);
+    qtest_writeq(m.qts, PARGS_PA + MEGPU_PARGS_PROGRAM, va_prog);
+    mmu_map(&m, va_prog, PROG_PA, 0x1000, false);
+    mmu_map(&m, va_pargs, PARGS_PA, 0x1000, false);
+    mmu_map(&m, va_out, OUT_PA, 0x1000, true);
+    mmu_map(&m, va_gone, D_PA, 0x1000, false);
+    mmu_map(&m, 0x50000000, IB_PA, 0x1000, false);
+    ib = ib_stream(&m, IB_PA);
+    emit_dispatch(&ib, MEGPU_KERNEL_PROGRAM, va_pargs, 1, 1, 1, 1);
+    emit_setctx(&m.ring[0], PT_PA, 1);
+    at = m.ring[0].pos;
+    emit_ib(&m.ring[0], 0x50000000, ib.pos / 4);
+    kick(&m, 0);
+    /* it loops: the counter moves */
+    for (unsigned us = 0; qtest_readl(m.qts, OUT_PA) < 1000; us += 1000) {
+        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+        g_usleep(1000);
+    }
+    /* an invalidate with nothing unmapped changes nothing */
+    wr(&m, MEGPU_REG_MMU_INVALIDATE, 0);
+    n1 = qtest_readl(m.qts, OUT_PA);
+    g_usleep(10 * 1000);
+    n2 = qtest_readl(m.qts, OUT_PA);
+    g_assert_cmpuint(n2, >, n1);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_STATUS) & MEGPU_ENG_STATUS_FAULTED,
+                    ==, 0);
+    /* unmapped and invalidated: the next load faults */
+    mmu_set_pte(&m, va_gone, 0);
+    wr(&m, MEGPU_REG_MMU_INVALIDATE, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_MMU, va_gone + 0x40, at,
+                 MEGPU_FAULT_INFO_IN_IB | MEGPU_FAULT_INFO_WAVE);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_WAVE_FAULT_PC), ==, 3);
+    eng_idle(&m, 0);
+    n1 = qtest_readl(m.qts, OUT_PA);
+    g_usleep(10 * 1000);
+    g_assert_cmpuint(qtest_readl(m.qts, OUT_PA), ==, n1);
+    megpu_stop_engines(&m);
+}
+
 /* ---- faults ---- */
 
 /*
@@ -1668,6 +1734,8 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/wave/divergence", test_divergence);
     qtest_add_func("/megpu/wave/vadd-checksum", test_vadd_checksum);
     qtest_add_func("/megpu/wave/memory", test_memory);
+    qtest_add_func("/megpu/wave/invalidate-mid-dispatch",
+                   test_invalidate_mid_dispatch);
     qtest_add_func("/megpu/wave/faults", test_faults);
     qtest_add_func("/megpu/wave/budget-and-reset", test_budget_and_reset);
     qtest_add_func("/megpu/wave/raw-needs-control", test_raw_needs_control);

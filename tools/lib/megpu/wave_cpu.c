@@ -135,6 +135,13 @@ static int cpu_wave_run(const struct cpu_waves *W, struct cpu_wave *w)
 		s0 = MEGPU_INSN_SRC0(insn);
 		s1 = MEGPU_INSN_SRC1(insn);
 		imm = MEGPU_INSN_IMM(insn);
+		/* no CPU answers a call or restarts a sleep in a task */
+		if (op == MEGPU_OP_SYSCALL || op == MEGPU_OP_INTERRUPT ||
+		    op == MEGPU_OP_SLEEP)
+			return MEGPU_FAULT_PRIVILEGED;
+		ret = megpu_isa_check(insn);
+		if (ret)
+			return ret;
 
 		switch (op) {
 		case MEGPU_OP_NOP:
@@ -142,15 +149,11 @@ static int cpu_wave_run(const struct cpu_waves *W, struct cpu_wave *w)
 		case MEGPU_OP_END:
 			return 0;
 		case MEGPU_OP_MOV:
-			if (dst >= MEGPU_WAVE_REGS || s0 >= MEGPU_WAVE_REGS)
-				return MEGPU_FAULT_BAD_OPERAND;
 			FOR_EACH_LANE(w, l)
 				w->r[dst][l] = w->r[s0][l];
 			break;
 		case MEGPU_OP_LI:
 		case MEGPU_OP_LIH:
-			if (dst >= MEGPU_WAVE_REGS)
-				return MEGPU_FAULT_BAD_OPERAND;
 			FOR_EACH_LANE(w, l)
 				w->r[dst][l] = op == MEGPU_OP_LI ?
 					(uint64_t)megpu_isa_sext(imm) :
@@ -158,8 +161,6 @@ static int cpu_wave_run(const struct cpu_waves *W, struct cpu_wave *w)
 					(uint32_t)w->r[dst][l];
 			break;
 		case MEGPU_OP_S2R:
-			if (dst >= MEGPU_WAVE_REGS || imm >= MEGPU_SR_COUNT)
-				return MEGPU_FAULT_BAD_OPERAND;
 			pos = (struct megpu_isa_wave) {
 				.grid_x = W->grid_x, .grid_y = W->grid_y,
 				.group_x = W->group_x, .group_y = W->group_y,
@@ -176,9 +177,6 @@ static int cpu_wave_run(const struct cpu_waves *W, struct cpu_wave *w)
 			unsigned int size = op == MEGPU_OP_LDARG ? 8 : 4;
 			uint64_t v;
 
-			if (dst >= MEGPU_WAVE_REGS || (imm & (size - 1)) ||
-			    imm > MEGPU_PARGS_USER_SIZE - size)
-				return MEGPU_FAULT_BAD_OPERAND;
 			v = ld_le(W->user + imm, size);
 			FOR_EACH_LANE(w, l)
 				w->r[dst][l] = v;
@@ -186,16 +184,12 @@ static int cpu_wave_run(const struct cpu_waves *W, struct cpu_wave *w)
 		}
 		case MEGPU_OP_I2F:
 		case MEGPU_OP_F2I:
-			if (dst >= MEGPU_WAVE_REGS || s0 >= MEGPU_WAVE_REGS)
-				return MEGPU_FAULT_BAD_OPERAND;
 			FOR_EACH_LANE(w, l)
 				w->r[dst][l] = op == MEGPU_OP_I2F ?
 					megpu_isa_i2f(w->r[s0][l]) :
 					megpu_isa_f2i(w->r[s0][l]);
 			break;
 		case MEGPU_OP_IF:
-			if (s0 >= MEGPU_WAVE_REGS)
-				return MEGPU_FAULT_BAD_OPERAND;
 			if (w->depth >= MEGPU_WAVE_MASK_DEPTH)
 				return MEGPU_FAULT_MASK_STACK;
 			w->mask_stack[w->depth++] = w->exec;
@@ -218,8 +212,6 @@ static int cpu_wave_run(const struct cpu_waves *W, struct cpu_wave *w)
 			w->pc = imm;
 			continue;
 		case MEGPU_OP_BRANY:
-			if (s0 >= MEGPU_WAVE_REGS)
-				return MEGPU_FAULT_BAD_OPERAND;
 			any = 0;
 			FOR_EACH_LANE(w, l)
 				any |= w->r[s0][l] != 0;
@@ -232,34 +224,19 @@ static int cpu_wave_run(const struct cpu_waves *W, struct cpu_wave *w)
 			break;
 		case MEGPU_OP_LD32:
 		case MEGPU_OP_LD64:
-			if (dst >= MEGPU_WAVE_REGS || s0 >= MEGPU_WAVE_REGS)
-				return MEGPU_FAULT_BAD_OPERAND;
 			ret = cpu_ldst(W, w, op, dst, s0, 0, imm);
 			break;
 		case MEGPU_OP_ST32:
 		case MEGPU_OP_ST64:
-			if (s0 >= MEGPU_WAVE_REGS || s1 >= MEGPU_WAVE_REGS)
-				return MEGPU_FAULT_BAD_OPERAND;
 			ret = cpu_ldst(W, w, op, 0, s0, s1, imm);
 			break;
 		case MEGPU_OP_ATOMADD32:
 		case MEGPU_OP_ATOMCAS32:
 		case MEGPU_OP_ATOMXCHG32:
-			if (dst >= MEGPU_WAVE_REGS || s0 >= MEGPU_WAVE_REGS ||
-			    s1 >= MEGPU_WAVE_REGS)
-				return MEGPU_FAULT_BAD_OPERAND;
 			ret = cpu_atomic(W, w, op, dst, s0, s1, imm);
 			break;
-		case MEGPU_OP_SYSCALL:
-		case MEGPU_OP_INTERRUPT:
-		case MEGPU_OP_SLEEP:
-			return MEGPU_FAULT_PRIVILEGED;
 		default:
-			if (!megpu_isa_is_alu(op) && !megpu_isa_is_falu(op))
-				return MEGPU_FAULT_BAD_OPCODE;
-			if (dst >= MEGPU_WAVE_REGS || s0 >= MEGPU_WAVE_REGS ||
-			    (s1 != MEGPU_ISA_IMM && s1 >= MEGPU_WAVE_REGS))
-				return MEGPU_FAULT_BAD_OPERAND;
+			/* the integer and float ALU (checked above) */
 			FOR_EACH_LANE(w, l) {
 				uint64_t b = s1 == MEGPU_ISA_IMM ?
 					megpu_isa_imm_operand(op, imm) :

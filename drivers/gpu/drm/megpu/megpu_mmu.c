@@ -211,6 +211,12 @@ int megpu_vm_map(struct megpu_mapping *mapping)
 			if (!pte) {
 				megpu_vm_clear(vm, start, va - start);
 				mutex_unlock(&vm->lock);
+				/*
+				 * A job of this VM may have used the half-made
+				 * mapping: its translations go before the pages
+				 * can.
+				 */
+				megpu_mmu_invalidate(vm->mdev);
 				return -ENOMEM;
 			}
 			WRITE_ONCE(*pte, (addr & MEGPU_PTE_ADDR_MASK) | flags);

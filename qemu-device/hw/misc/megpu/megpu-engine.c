@@ -258,7 +258,7 @@ static bool megpu_exec_ib(MegpuExec *x, const uint32_t *p);
  * - megpu-mgpu.c (seed 000): MSEM_SIGNAL, MSEM_WAIT, ARB_ACQUIRE/RELEASE
  * - megpu-dequeue.c (seed 002): DEQUEUE
  */
-static bool megpu_exec_packet(MegpuExec *x, uint32_t hdr, const uint32_t *p)
+static bool megpu_exec_op(MegpuExec *x, uint32_t hdr, const uint32_t *p)
 {
     uint32_t count = MEGPU_PKT_COUNT(hdr);
 
@@ -310,6 +310,15 @@ static bool megpu_exec_packet(MegpuExec *x, uint32_t hdr, const uint32_t *p)
     default:
         g_assert_not_reached();     /* megpu_check_header() */
     }
+}
+
+/* One packet; the pages it kept mapped (megpu-mmu.c's TLB) go with it. */
+static bool megpu_exec_packet(MegpuExec *x, uint32_t hdr, const uint32_t *p)
+{
+    bool ok = megpu_exec_op(x, hdr, p);
+
+    megpu_tlb_drop(x);
+    return ok;
 }
 
 /*

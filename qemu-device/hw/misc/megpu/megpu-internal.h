@@ -16,8 +16,21 @@
  * bus addresses; IB: GPU virtual addresses of the current context) and
  * the first fault the packet raised.
  */
+/* A page of a packet's translated accesses, mapped once (megpu-mmu.c). */
+typedef struct MegpuTlbEntry {
+    uint64_t va;                /* page address */
+    hwaddr pa;
+    uint8_t *host;              /* the whole page */
+    bool writable;              /* mapped for writes, and the PTE allows */
+} MegpuTlbEntry;
+
+#define MEGPU_TLB_ENTRIES 8
+
 typedef struct MegpuExec {
     MegpuEngine *e;
+    MegpuTlbEntry tlb[MEGPU_TLB_ENTRIES];
+    unsigned tlb_used, tlb_next;
+    uint32_t tlb_gen;           /* the engine's xlat_gen the entries are of */
     bool in_ib;
     uint32_t ring_off;          /* ring packet being executed */
     uint64_t pkt_addr;          /* header address of the current packet */
@@ -37,6 +50,7 @@ typedef struct MegpuMap {
     hwaddr len;
     bool is_write;
     bool locked;                /* holds the engine's xlat_lock */
+    bool cached;                /* a page of x->tlb: not unmapped */
 } MegpuMap;
 
 /* Payload dword @i of a packet (little endian in memory), and a pair. */
@@ -91,6 +105,7 @@ bool megpu_mem_read64(MegpuExec *x, uint64_t addr, uint64_t *val);
 bool megpu_mem_write64(MegpuExec *x, uint64_t addr, uint64_t val);
 bool megpu_mem_add32(MegpuExec *x, uint64_t addr, uint32_t val);
 void megpu_mmu_invalidate(MegpuState *s);
+void megpu_tlb_drop(MegpuExec *x);
 
 /* megpu-kernels.c */
 bool megpu_dispatch(MegpuExec *x, uint32_t kernel, uint64_t args,

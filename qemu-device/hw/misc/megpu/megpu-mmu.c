@@ -15,6 +15,18 @@
  * which also lets semaphores use real host atomics that interoperate with
  * guest CPU atomics on the same word.
  *
+ * A packet's translated pages are kept mapped in a small TLB of its own
+ * (MegpuExec.tlb, MEGPU_TLB_ENTRIES pages, round-robin): a wave program
+ * makes one access per instruction and wave, and a page-table walk plus
+ * a map per access cost more than the interpreter (issue 25's profile:
+ * half the engine thread). Only valid translations are kept, tagged with
+ * the engine's xlat_gen: MMU_INVALIDATE bumps it under each engine's
+ * xlat_lock, and an access (under the same lock) that sees it changed
+ * drops every entry first, so no translation read before an invalidate
+ * is used after it, as without the TLB. The entries are unmapped when
+ * the packet ends (a DISPATCH keeps its pages for its whole grid); the
+ * pages mapped for writing are marked dirty then, not per access.
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
@@ -117,13 +129,74 @@ static bool megpu_mmu_translate(MegpuEngine *e, uint64_t va, bool is_write,
     return true;
 }
 
+/* Unmap every page of the packet's TLB (megpu-mmu.c's DOC). */
+void megpu_tlb_drop(MegpuExec *x)
+{
+    for (unsigned i = 0; i < x->tlb_used; i++) {
+        megpu_ram_unmap(x->e->s, x->tlb[i].host, MEGPU_PAGE_SIZE,
+                        x->tlb[i].writable);
+    }
+    x->tlb_used = 0;
+    x->tlb_next = 0;
+}
+
+/*
+ * The TLB entry of @va's page, mapped for writes if @is_write; NULL when
+ * the page has no valid translation or is not all RAM: the caller then
+ * takes the uncached way, which faults with the right code. Called with
+ * xlat_lock held.
+ */
+static MegpuTlbEntry *megpu_tlb_get(MegpuExec *x, uint64_t va, bool is_write)
+{
+    MegpuEngine *e = x->e;
+    uint64_t page = va & ~MEGPU_PAGE_MASK;
+    MegpuTlbEntry *t = NULL;
+    hwaddr pa;
+    void *host;
+
+    if (x->tlb_gen != e->xlat_gen) {
+        megpu_tlb_drop(x);      /* an MMU_INVALIDATE since they were read */
+        x->tlb_gen = e->xlat_gen;
+    }
+    for (unsigned i = 0; i < x->tlb_used; i++) {
+        if (x->tlb[i].va == page) {
+            if (x->tlb[i].writable || !is_write) {
+                return &x->tlb[i];
+            }
+            t = &x->tlb[i];     /* read-only so far: map it again */
+        }
+    }
+    if (!megpu_mmu_translate(e, page, is_write, &pa)) {
+        return NULL;
+    }
+    host = megpu_ram_map(e->s, pa, MEGPU_PAGE_SIZE, is_write);
+    if (!host) {
+        return NULL;
+    }
+    if (!t && x->tlb_used < MEGPU_TLB_ENTRIES) {
+        t = &x->tlb[x->tlb_used++];
+    } else {
+        if (!t) {
+            t = &x->tlb[x->tlb_next];
+            x->tlb_next = (x->tlb_next + 1) % MEGPU_TLB_ENTRIES;
+        }
+        megpu_ram_unmap(e->s, t->host, MEGPU_PAGE_SIZE, t->writable);
+    }
+    *t = (MegpuTlbEntry) {
+        .va = page, .pa = pa, .host = host, .writable = is_write,
+    };
+    return t;
+}
+
 void *megpu_mem_map(MegpuExec *x, uint64_t addr, unsigned len,
                     bool is_write, MegpuMap *m)
 {
     MegpuEngine *e = x->e;
     hwaddr pa = addr;
+    MegpuTlbEntry *t;
 
     m->locked = false;
+    m->cached = false;
     /*
      * Callers split accesses at page boundaries and check alignment, but
      * the addresses are the guest's: an access that would still cross a
@@ -137,6 +210,15 @@ void *megpu_mem_map(MegpuExec *x, uint64_t addr, unsigned len,
         /* held until unmap: MMU_INVALIDATE waits for this access */
         qemu_mutex_lock(&e->xlat_lock);
         m->locked = true;
+        t = megpu_tlb_get(x, addr, is_write);
+        if (t) {
+            m->host = t->host + (addr & MEGPU_PAGE_MASK);
+            m->pa = t->pa + (addr & MEGPU_PAGE_MASK);
+            m->len = len;
+            m->is_write = is_write;
+            m->cached = true;
+            return m->host;
+        }
         if (!megpu_mmu_translate(e, addr, is_write, &pa)) {
             qemu_mutex_unlock(&e->xlat_lock);
             megpu_fault(x, MEGPU_FAULT_MMU, addr, is_write);
@@ -159,8 +241,10 @@ void *megpu_mem_map(MegpuExec *x, uint64_t addr, unsigned len,
 
 void megpu_mem_unmap(MegpuExec *x, MegpuMap *m)
 {
-    address_space_unmap(pci_get_address_space(PCI_DEVICE(x->e->s)),
-                        m->host, m->len, m->is_write, m->len);
+    if (!m->cached) {
+        address_space_unmap(pci_get_address_space(PCI_DEVICE(x->e->s)),
+                            m->host, m->len, m->is_write, m->len);
+    }
     if (m->locked) {
         qemu_mutex_unlock(&x->e->xlat_lock);
     }
@@ -285,6 +369,7 @@ void megpu_mmu_invalidate(MegpuState *s)
 {
     for (unsigned n = 0; n < s->num_engines; n++) {
         qemu_mutex_lock(&s->engines[n].xlat_lock);
+        s->engines[n].xlat_gen++;   /* its packet's TLB is stale */
         qemu_mutex_unlock(&s->engines[n].xlat_lock);
     }
     s->mmu_invalidations++;

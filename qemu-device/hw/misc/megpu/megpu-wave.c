@@ -22,7 +22,15 @@
  *   coroutine and no thread per wave.
  * - The program is loaded through the MMU when the dispatch starts (an
  *   instruction-cache fill), so a bad program page faults before any
- *   wave runs and the program cannot change under running waves.
+ *   wave runs and the program cannot change under running waves. It is
+ *   decoded there, once for all waves (MegpuInsn: fields extracted,
+ *   operands checked by megpu_isa_check(), which libmegpu's CPU
+ *   interpreter shares), so that a step only dispatches on the opcode;
+ *   an instruction that cannot run still faults only when a wave gets
+ *   to it. Binary ALU ops run as one straight loop over the lanes per
+ *   opcode. The decoded form is not kept from one dispatch to the next:
+ *   the device does not see the guest's writes to the program, and
+ *   decoding is one pass over the words the fill reads anyway.
  * - Loads and stores go through megpu_mem_rw (MMU, posted writes in
  *   relaxed mode, an engine sees its own queued writes); consecutive
  *   lanes are merged into one access. Atomics are host atomics on the
@@ -130,12 +138,27 @@ typedef struct MegpuWave {
     uint64_t r[MEGPU_WAVE_REGS][MEGPU_WAVE_LANES];
 } MegpuWave;
 
+/*
+ * An instruction as the loader decoded it: fields extracted, operands
+ * checked (megpu_isa_check()), the ALU's immediate operand widened, so
+ * that the interpreter's loop does none of it per step. One that would
+ * fault whatever the wave's state keeps its code in @fault and faults
+ * when a wave reaches it, not before.
+ */
+typedef struct MegpuInsn {
+    uint8_t op, dst, s0, s1;
+    uint32_t fault;             /* MEGPU_FAULT_*, 0 if it can run */
+    uint32_t imm;
+    uint64_t b;                 /* binary ALU, src1 == IMM: the operand */
+    uint64_t raw;               /* SYSCALL reads its own fields */
+} MegpuInsn;
+
 /* One program DISPATCH: what the waves share, and the resident waves. */
 struct MegpuWaves {
     uint64_t args;              /* GPU address of the user arguments */
     uint64_t prog_addr;
     uint32_t len;
-    uint64_t *prog;             /* host copy, host endian */
+    MegpuInsn *code;            /* decoded at load, host endian */
     uint8_t user[MEGPU_PARGS_USER_SIZE];
     uint32_t grid_x, grid_y, group_x, group_y;
     uint64_t groups_x, groups;
@@ -209,16 +232,6 @@ static void megpu_waves_launch_locked(MegpuEngine *e, MegpuWaves *W)
 }
 
 /* ---- instructions ---- */
-
-static bool megpu_wave_reg(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
-                           uint32_t r)
-{
-    if (r >= MEGPU_WAVE_REGS) {
-        megpu_wave_fault(x, W, w, MEGPU_FAULT_BAD_OPERAND);
-        return false;
-    }
-    return true;
-}
 
 /* What the wave's special registers read (megpu_isa_sreg()). */
 static struct megpu_isa_wave megpu_wave_pos(MegpuWaves *W, MegpuWave *w)
@@ -681,46 +694,96 @@ static int megpu_wave_sleep(MegpuExec *x, MegpuWave *w, uint32_t flags)
     return MEGPU_RUN_PARK;
 }
 
-/* Decode and execute one instruction. */
-static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
-                           uint64_t insn)
+/*
+ * A binary ALU instruction over the lanes. @OP is a constant in each
+ * expansion, so the ISA's switch folds away and each loop is straight
+ * code; inactive lanes keep their value (a select, no branch per lane).
+ */
+#define WAVE_BINOP(OP, FN) \
+    case OP: \
+        for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) { \
+            uint64_t v = FN(OP, a[l], b[l]); \
+            r[l] = (exec >> l) & 1 ? v : r[l]; \
+        } \
+        break
+
+static void megpu_wave_binop(MegpuWave *w, const MegpuInsn *d)
 {
-    uint32_t op = MEGPU_INSN_OP(insn), dst = MEGPU_INSN_DST(insn);
-    uint32_t s0 = MEGPU_INSN_SRC0(insn), s1 = MEGPU_INSN_SRC1(insn);
-    uint32_t imm = MEGPU_INSN_IMM(insn);
+    const uint64_t *a = w->r[d->s0], *b;
+    uint64_t *r = w->r[d->dst], imm[MEGPU_WAVE_LANES];
+    uint32_t exec = w->exec;
+
+    if (d->s1 == MEGPU_ISA_IMM) {
+        for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+            imm[l] = d->b;
+        }
+        b = imm;
+    } else {
+        b = w->r[d->s1];
+    }
+    switch (d->op) {
+    WAVE_BINOP(MEGPU_OP_ADD, megpu_isa_alu);
+    WAVE_BINOP(MEGPU_OP_SUB, megpu_isa_alu);
+    WAVE_BINOP(MEGPU_OP_MUL, megpu_isa_alu);
+    WAVE_BINOP(MEGPU_OP_AND, megpu_isa_alu);
+    WAVE_BINOP(MEGPU_OP_OR, megpu_isa_alu);
+    WAVE_BINOP(MEGPU_OP_XOR, megpu_isa_alu);
+    WAVE_BINOP(MEGPU_OP_SHL, megpu_isa_alu);
+    WAVE_BINOP(MEGPU_OP_SHR, megpu_isa_alu);
+    WAVE_BINOP(MEGPU_OP_SAR, megpu_isa_alu);
+    WAVE_BINOP(MEGPU_OP_MIN, megpu_isa_alu);
+    WAVE_BINOP(MEGPU_OP_MAX, megpu_isa_alu);
+    WAVE_BINOP(MEGPU_OP_MINU, megpu_isa_alu);
+    WAVE_BINOP(MEGPU_OP_MAXU, megpu_isa_alu);
+    WAVE_BINOP(MEGPU_OP_CMPEQ, megpu_isa_alu);
+    WAVE_BINOP(MEGPU_OP_CMPNE, megpu_isa_alu);
+    WAVE_BINOP(MEGPU_OP_CMPLT, megpu_isa_alu);
+    WAVE_BINOP(MEGPU_OP_CMPLE, megpu_isa_alu);
+    WAVE_BINOP(MEGPU_OP_CMPLTU, megpu_isa_alu);
+    WAVE_BINOP(MEGPU_OP_CMPLEU, megpu_isa_alu);
+    WAVE_BINOP(MEGPU_OP_FADD, megpu_isa_falu);
+    WAVE_BINOP(MEGPU_OP_FSUB, megpu_isa_falu);
+    WAVE_BINOP(MEGPU_OP_FMUL, megpu_isa_falu);
+    WAVE_BINOP(MEGPU_OP_FMIN, megpu_isa_falu);
+    WAVE_BINOP(MEGPU_OP_FMAX, megpu_isa_falu);
+    WAVE_BINOP(MEGPU_OP_FCMPEQ, megpu_isa_falu);
+    WAVE_BINOP(MEGPU_OP_FCMPLT, megpu_isa_falu);
+    WAVE_BINOP(MEGPU_OP_FCMPLE, megpu_isa_falu);
+    default:
+        g_assert_not_reached();     /* decoded: an ALU op */
+    }
+}
+
+/* Execute one decoded instruction. */
+static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
+                           const MegpuInsn *d)
+{
+    uint32_t op = d->op, dst = d->dst, s0 = d->s0, s1 = d->s1;
+    uint32_t imm = d->imm;
     struct megpu_isa_wave pos;
     bool any;
 
+    if (unlikely(d->fault)) {
+        return megpu_wave_fault(x, W, w, d->fault);
+    }
     switch (op) {
     case MEGPU_OP_NOP:
         break;
     case MEGPU_OP_END:
         return MEGPU_RUN_END;
     case MEGPU_OP_MOV:
-        if (!megpu_wave_reg(x, W, w, dst) || !megpu_wave_reg(x, W, w, s0)) {
-            return MEGPU_RUN_FAULT;
-        }
         FOR_EACH_LANE(w, l) {
             w->r[dst][l] = w->r[s0][l];
         }
         break;
     case MEGPU_OP_LI:
     case MEGPU_OP_LIH:
-        if (!megpu_wave_reg(x, W, w, dst)) {
-            return MEGPU_RUN_FAULT;
-        }
         FOR_EACH_LANE(w, l) {
             w->r[dst][l] = op == MEGPU_OP_LI ? megpu_isa_sext(imm) :
                 (uint64_t)imm << 32 | (uint32_t)w->r[dst][l];
         }
         break;
     case MEGPU_OP_S2R:
-        if (!megpu_wave_reg(x, W, w, dst)) {
-            return MEGPU_RUN_FAULT;
-        }
-        if (imm >= MEGPU_SR_COUNT) {
-            return megpu_wave_fault(x, W, w, MEGPU_FAULT_BAD_OPERAND);
-        }
         pos = megpu_wave_pos(W, w);
         FOR_EACH_LANE(w, l) {
             w->r[dst][l] = megpu_isa_sreg(&pos, imm, l);
@@ -728,16 +791,9 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
         break;
     case MEGPU_OP_LDARG:
     case MEGPU_OP_LDARG32: {
-        unsigned size = op == MEGPU_OP_LDARG ? 8 : 4;
-        uint64_t v;
+        uint64_t v = op == MEGPU_OP_LDARG ? ldq_le_p(W->user + imm) :
+                                            ldl_le_p(W->user + imm);
 
-        if (!megpu_wave_reg(x, W, w, dst)) {
-            return MEGPU_RUN_FAULT;
-        }
-        if ((imm & (size - 1)) || imm > MEGPU_PARGS_USER_SIZE - size) {
-            return megpu_wave_fault(x, W, w, MEGPU_FAULT_BAD_OPERAND);
-        }
-        v = size == 8 ? ldq_le_p(W->user + imm) : ldl_le_p(W->user + imm);
         FOR_EACH_LANE(w, l) {
             w->r[dst][l] = v;
         }
@@ -746,36 +802,17 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
     case MEGPU_OP_ADD ... MEGPU_OP_MAXU:
     case MEGPU_OP_CMPEQ ... MEGPU_OP_CMPLEU:
     case MEGPU_OP_FADD ... MEGPU_OP_FMAX:
-    case MEGPU_OP_FCMPEQ ... MEGPU_OP_FCMPLE: {
-        bool fp = megpu_isa_is_falu(op);
-        uint64_t b = megpu_isa_imm_operand(op, imm);
-
-        if (!megpu_wave_reg(x, W, w, dst) || !megpu_wave_reg(x, W, w, s0) ||
-            (s1 != MEGPU_ISA_IMM && !megpu_wave_reg(x, W, w, s1))) {
-            return MEGPU_RUN_FAULT;
-        }
-        FOR_EACH_LANE(w, l) {
-            uint64_t bv = s1 == MEGPU_ISA_IMM ? b : w->r[s1][l];
-
-            w->r[dst][l] = fp ? megpu_isa_falu(op, w->r[s0][l], bv) :
-                                megpu_isa_alu(op, w->r[s0][l], bv);
-        }
+    case MEGPU_OP_FCMPEQ ... MEGPU_OP_FCMPLE:
+        megpu_wave_binop(w, d);
         break;
-    }
     case MEGPU_OP_I2F:
     case MEGPU_OP_F2I:
-        if (!megpu_wave_reg(x, W, w, dst) || !megpu_wave_reg(x, W, w, s0)) {
-            return MEGPU_RUN_FAULT;
-        }
         FOR_EACH_LANE(w, l) {
             w->r[dst][l] = op == MEGPU_OP_I2F ?
                 megpu_isa_i2f(w->r[s0][l]) : megpu_isa_f2i(w->r[s0][l]);
         }
         break;
     case MEGPU_OP_IF:
-        if (!megpu_wave_reg(x, W, w, s0)) {
-            return MEGPU_RUN_FAULT;
-        }
         if (w->depth >= MEGPU_WAVE_MASK_DEPTH) {
             return megpu_wave_fault(x, W, w, MEGPU_FAULT_MASK_STACK);
         }
@@ -801,9 +838,6 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
     case MEGPU_OP_JMP:
         return megpu_wave_jump(x, W, w, imm);
     case MEGPU_OP_BRANY:
-        if (!megpu_wave_reg(x, W, w, s0)) {
-            return MEGPU_RUN_FAULT;
-        }
         any = false;
         FOR_EACH_LANE(w, l) {
             any |= w->r[s0][l] != 0;
@@ -814,18 +848,12 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
         break;
     case MEGPU_OP_LD32:
     case MEGPU_OP_LD64:
-        if (!megpu_wave_reg(x, W, w, dst) || !megpu_wave_reg(x, W, w, s0)) {
-            return MEGPU_RUN_FAULT;
-        }
         if (megpu_wave_ldst(x, W, w, op, dst, s0, 0, imm) != MEGPU_RUN_NEXT) {
             return MEGPU_RUN_FAULT;
         }
         break;
     case MEGPU_OP_ST32:
     case MEGPU_OP_ST64:
-        if (!megpu_wave_reg(x, W, w, s0) || !megpu_wave_reg(x, W, w, s1)) {
-            return MEGPU_RUN_FAULT;
-        }
         if (megpu_wave_ldst(x, W, w, op, 0, s0, s1, imm) != MEGPU_RUN_NEXT) {
             return MEGPU_RUN_FAULT;
         }
@@ -833,21 +861,12 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
     case MEGPU_OP_ATOMADD32:
     case MEGPU_OP_ATOMCAS32:
     case MEGPU_OP_ATOMXCHG32:
-        if (!megpu_wave_reg(x, W, w, dst) || !megpu_wave_reg(x, W, w, s0) ||
-            !megpu_wave_reg(x, W, w, s1)) {
-            return MEGPU_RUN_FAULT;
-        }
         if (megpu_wave_atomic(x, w, op, dst, s0, s1, imm) != MEGPU_RUN_NEXT) {
             return MEGPU_RUN_FAULT;
         }
         break;
     case MEGPU_OP_SYSCALL:
-        if (!megpu_wave_reg(x, W, w, dst) || !megpu_wave_reg(x, W, w, s0) ||
-            !megpu_wave_reg(x, W, w, s1) ||
-            !megpu_wave_reg(x, W, w, MEGPU_INSN_SYSCALL_SRC2(insn))) {
-            return MEGPU_RUN_FAULT;
-        }
-        return megpu_wave_syscall(x, W, w, insn);
+        return megpu_wave_syscall(x, W, w, d->raw);
     case MEGPU_OP_INTERRUPT:
     case MEGPU_OP_SLEEP:
         /* nobody would restart the wave or answer the interrupt */
@@ -862,7 +881,7 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
         trace_megpu_wave_interrupt(x->e->idx, w->id);
         break;
     default:
-        return megpu_wave_fault(x, W, w, MEGPU_FAULT_BAD_OPCODE);
+        g_assert_not_reached();     /* megpu_isa_check(): BAD_OPCODE */
     }
     w->pc++;
     return MEGPU_RUN_NEXT;
@@ -888,7 +907,7 @@ static int megpu_wave_slice(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
         }
         w->insns++;
         (*insns)++;
-        r = megpu_wave_step(x, W, w, W->prog[pc]);
+        r = megpu_wave_step(x, W, w, &W->code[pc]);
         if (r != MEGPU_RUN_NEXT) {
             return r;
         }
@@ -1027,30 +1046,50 @@ static bool megpu_waves_run(MegpuExec *x, MegpuWaves *W)
     }
 }
 
+/* Decode @insn once, for every wave of the dispatch (MegpuInsn). */
+static void megpu_wave_decode(uint64_t insn, MegpuInsn *d)
+{
+    d->op = MEGPU_INSN_OP(insn);
+    d->dst = MEGPU_INSN_DST(insn);
+    d->s0 = MEGPU_INSN_SRC0(insn);
+    d->s1 = MEGPU_INSN_SRC1(insn);
+    d->imm = MEGPU_INSN_IMM(insn);
+    d->b = megpu_isa_imm_operand(d->op, d->imm);
+    d->raw = insn;
+    d->fault = megpu_isa_check(insn);
+}
+
+/*
+ * The program arguments and the program: an instruction-cache fill
+ * through the MMU, decoded once (a bad page faults before any wave runs,
+ * and the program cannot change under running waves).
+ */
 static bool megpu_wave_load(MegpuExec *x, MegpuWaves *W, uint64_t args)
 {
-    uint8_t raw[MEGPU_PARGS_SIZE];
+    g_autofree uint64_t *raw = NULL;
+    uint8_t pargs[MEGPU_PARGS_SIZE];
 
     if (args & 7) {
         return megpu_fault(x, MEGPU_FAULT_BAD_ARG, x->pkt_addr, false);
     }
-    if (!megpu_mem_rw(x, args, raw, sizeof(raw), false)) {
+    if (!megpu_mem_rw(x, args, pargs, sizeof(pargs), false)) {
         return false;
     }
     W->args = args + MEGPU_PARGS_USER;
-    W->prog_addr = ldq_le_p(raw + MEGPU_PARGS_PROGRAM);
-    W->len = ldl_le_p(raw + MEGPU_PARGS_LENGTH);
-    memcpy(W->user, raw + MEGPU_PARGS_USER, MEGPU_PARGS_USER_SIZE);
+    W->prog_addr = ldq_le_p(pargs + MEGPU_PARGS_PROGRAM);
+    W->len = ldl_le_p(pargs + MEGPU_PARGS_LENGTH);
+    memcpy(W->user, pargs + MEGPU_PARGS_USER, MEGPU_PARGS_USER_SIZE);
     if ((W->prog_addr & 7) || !W->len || W->len > MEGPU_PROGRAM_MAX_INSNS ||
-        ldl_le_p(raw + MEGPU_PARGS_FLAGS)) {
+        ldl_le_p(pargs + MEGPU_PARGS_FLAGS)) {
         return megpu_fault(x, MEGPU_FAULT_BAD_ARG, x->pkt_addr, false);
     }
-    W->prog = g_new(uint64_t, W->len);
-    if (!megpu_mem_rw(x, W->prog_addr, W->prog, W->len * 8ull, false)) {
+    raw = g_new(uint64_t, W->len);
+    if (!megpu_mem_rw(x, W->prog_addr, raw, W->len * 8ull, false)) {
         return false;
     }
+    W->code = g_new(MegpuInsn, W->len);
     for (uint32_t i = 0; i < W->len; i++) {
-        W->prog[i] = le64_to_cpu(W->prog[i]);
+        megpu_wave_decode(le64_to_cpu(raw[i]), &W->code[i]);
     }
     return true;
 }
@@ -1071,7 +1110,7 @@ bool megpu_wave_dispatch(MegpuExec *x, uint64_t args, uint32_t grid_x,
     }
     W = g_new0(MegpuWaves, 1);
     if (!megpu_wave_load(x, W, args)) {
-        g_free(W->prog);
+        g_free(W->code);
         return false;
     }
     W->grid_x = grid_x;
@@ -1100,7 +1139,7 @@ bool megpu_wave_dispatch(MegpuExec *x, uint64_t args, uint32_t grid_x,
     e->waves_parked = 0;
     qemu_mutex_unlock(&e->lock);
     trace_megpu_wave_dispatch_end(e->idx, W->launched, ok);
-    g_free(W->prog);
+    g_free(W->code);
     return ok;
 }
 

@@ -64,6 +64,7 @@ typedef struct MegpuEngine {
      * held while sleeping or taking another lock.
      */
     QemuMutex xlat_lock;
+    uint32_t xlat_gen;          /* MMU_INVALIDATEs, under xlat_lock */
 
     /* Ring */
     uint64_t ring_base;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Wave programs (seed 003's programmable waves) through the driver:
- * VADD and CHECKSUM written as programs (tools/megpu/programs/) give the
+ * VADD, SAXPY and CHECKSUM written as programs (tools/megpu/programs/) give the
  * built-in kernels' results and the CPU reference's, over grids and
  * groups that are not multiples of the 16-lane wave; a faulting program
  * fails only its own job and the engine runs the next; a runaway loop is
@@ -163,6 +163,90 @@ TEST_F(wave, checksum_program_matches_builtin_and_cpu)
 	megpu_bo_free(sums);
 	megpu_bo_free(a);
 	mt_prog_free(&p);
+}
+
+/* SAXPY in place: program and built-in each on their own copy of y. */
+TEST_F(wave, saxpy_program_matches_builtin_and_cpu)
+{
+	struct megpu_bo *x, *y_prog, *y_kern, *kargs;
+	int e = mt_wave_engine(&self->t, -1);
+	uint32_t *ref[4] = { NULL }, i, s, a = megpu_f32_bits(-2.75f);
+	struct megpu_kargs k;
+	struct megpu_cs cs;
+	struct mt_prog p;
+	uint64_t kva;
+
+	if (e < 0)
+		SKIP(return, "no engine runs wave programs");
+	ASSERT_EQ(0, mt_prog_load(&self->t.gpu, megpu_program("saxpy"), &p));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, MAX_N * 4, 0, &x));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, MAX_N * 4 + 64, 0, &y_prog));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, MAX_N * 4 + 64, 0, &y_kern));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &kargs));
+	ref[0] = x->map;
+	ref[1] = calloc(MAX_N, 4);
+	ASSERT_NE(NULL, ref[1]);
+
+	for (s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+		uint32_t n = shapes[s].n, group = shapes[s].group;
+		uint64_t user[4] = { x->va, y_prog->va, n, a };
+		struct megpu_bo *extra[4] = { x, y_prog, y_kern, kargs };
+
+		for (i = 0; i < MAX_N; i++) {
+			/* not exact in binary32: rounding shows */
+			mt_u32(x)[i] = megpu_f32_bits(i * 0.1f - 17.0f);
+			ref[1][i] = megpu_f32_bits(1.0f / (i + 3));
+		}
+		memset(y_prog->map, 0xee, y_prog->size);
+		memcpy(y_prog->map, ref[1], MAX_N * 4);
+		memcpy(y_kern->map, ref[1], MAX_N * 4);
+		megpu_cs_init(&cs);
+		ASSERT_EQ(0, mt_prog_dispatch(&cs, &p, 0, user, 4, n, group));
+		k = (struct megpu_kargs){
+			.ptr = { x->va, y_kern->va }, .n = n, .param = { a },
+		};
+		ASSERT_EQ(0, megpu_kargs_write(kargs, 0, &k, &kva));
+		ASSERT_EQ(0, megpu_cs_dispatch(&cs, MEGPU_KERNEL_SAXPY, kva, n,
+					       1, group, 1));
+		ASSERT_EQ(0, run_prog(&self->t, e, &cs, &p, extra, 4));
+		megpu_cs_fini(&cs);
+
+		ASSERT_EQ(0, megpu_kernel_ref(MEGPU_KERNEL_SAXPY, ref, n,
+					      k.param));
+		for (i = 0; i < MAX_N; i++) {
+			ASSERT_EQ(ref[1][i], mt_u32(y_prog)[i])
+				TH_LOG("n %u group %u: program y[%u]", n,
+				       group, i);
+			ASSERT_EQ(ref[1][i], mt_u32(y_kern)[i])
+				TH_LOG("n %u group %u: kernel y[%u]", n,
+				       group, i);
+		}
+		ASSERT_EQ(0xeeeeeeee, mt_u32(y_prog)[MAX_N])
+			TH_LOG("n %u: the program wrote past the array", n);
+	}
+	free(ref[1]);
+	megpu_bo_free(kargs);
+	megpu_bo_free(y_kern);
+	megpu_bo_free(y_prog);
+	megpu_bo_free(x);
+	mt_prog_free(&p);
+}
+
+/*
+ * The program bench runs each kernel as a program and built in, and
+ * checks both against the CPU's result before it times them; its
+ * numbers are for reading, not testing.
+ */
+TEST_F_TIMEOUT(wave, tool_bench_programs, 300)
+{
+	char buf[8192];
+
+	if (mt_wave_engine(&self->t, -1) < 0)
+		SKIP(return, "no engine runs wave programs");
+	EXPECT_EQ(0, mt_tool("bench programs --quick", buf, sizeof(buf)));
+	EXPECT_NE(NULL, strstr(buf, "Wave programs vs the device's built-in"));
+	EXPECT_NE(NULL, strstr(buf, "saxpy"));
+	EXPECT_NE(NULL, strstr(buf, "1048576"));
 }
 
 /*
