@@ -159,6 +159,7 @@ struct MegpuWaves {
     uint64_t prog_addr;
     uint32_t len;
     MegpuInsn *code;            /* decoded at load, host endian */
+    uint32_t nregs;             /* registers any instruction names */
     uint8_t user[MEGPU_PARGS_USER_SIZE];
     uint32_t grid_x, grid_y, group_x, group_y;
     uint64_t groups_x, groups;
@@ -209,7 +210,9 @@ static void megpu_waves_launch_locked(MegpuEngine *e, MegpuWaves *W)
             mask = megpu_isa_wave_lanes(W->grid_x, W->grid_y, W->group_x,
                                         W->group_y, gx, gy, first);
             if (mask) {
-                memset(w, 0, sizeof(*w));
+                /* registers no instruction names are never touched */
+                memset(w, 0, offsetof(MegpuWave, r));
+                memset(w->r, 0, W->nregs * sizeof(w->r[0]));
                 w->group_x = gx;
                 w->group_y = gy;
                 w->first = first;
@@ -1089,7 +1092,20 @@ static bool megpu_wave_load(MegpuExec *x, MegpuWaves *W, uint64_t args)
     }
     W->code = g_new(MegpuInsn, W->len);
     for (uint32_t i = 0; i < W->len; i++) {
-        megpu_wave_decode(le64_to_cpu(raw[i]), &W->code[i]);
+        MegpuInsn *d = &W->code[i];
+
+        megpu_wave_decode(le64_to_cpu(raw[i]), d);
+        if (!d->fault) {
+            /* fields an op does not use are < 256: at worst all 32 */
+            W->nregs = MAX(W->nregs, MIN(MEGPU_WAVE_REGS,
+                                         1u + MAX(MAX(d->dst, d->s0),
+                                                  d->s1 == MEGPU_ISA_IMM ?
+                                                  0 : d->s1)));
+            if (d->op == MEGPU_OP_SYSCALL) {
+                W->nregs = MAX(W->nregs,
+                               MEGPU_INSN_SYSCALL_SRC2(d->raw) + 1);
+            }
+        }
     }
     return true;
 }
