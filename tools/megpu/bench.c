@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "megpu_hw_packets.h"
+#include "megpu_hw_wave.h"
 #include "megpu.h"
 
 static const char usage[] =
@@ -65,6 +66,8 @@ static const char usage[] =
 "  --rounds N   rounds per row of the GPU-to-CPU call table (default 30;\n"
 "               an in-batch row is one job: too many rounds of 64\n"
 "               callers can outlast the job timeout)\n"
+"  --slots N    mailbox slots of the bench's file (module parameter\n"
+"               mailbox_slots, set for its open and restored; root)\n"
 "  --tasks N    tasks of the work-partitioning tables (default 12000)\n"
 "  --grain N    elements per task there (default 2048)\n"
 "  --quick      fewer repetitions\n"
@@ -1129,18 +1132,30 @@ static int bench_floor(struct megpu *gpu, const char *op, unsigned int n,
 
 #define BASIC_RUNS_MAX 9
 #define IRQ_PARAM "/sys/module/megpu/parameters/irq_retire"
+#define SLOTS_PARAM "/sys/module/megpu/parameters/mailbox_slots"
 
-/* Set irq_retire; its old value in @was ('Y'/'N'). -errno without it. */
-static int irq_param_set(char v, char *was)
+/*
+ * Write @v to the module parameter @path; its old value, the newline cut,
+ * in @was (optional, @len bytes). -errno without the parameter.
+ */
+static int param_swap(const char *path, const char *v, char *was,
+		      size_t len)
 {
-	int fd = open(IRQ_PARAM, O_RDWR);
+	int fd = open(path, O_RDWR);
+	ssize_t n = 0;
 	int ret = 0;
 
 	if (fd < 0)
 		return -errno;
-	if (was && read(fd, was, 1) != 1)
-		ret = -EIO;
-	if (!ret && (lseek(fd, 0, SEEK_SET) || write(fd, &v, 1) != 1))
+	if (was) {
+		n = read(fd, was, len - 1);
+		if (n <= 0)
+			ret = -EIO;
+		was[n > 0 ? n : 0] = '\0';
+		was[strcspn(was, "\n")] = '\0';
+	}
+	n = (ssize_t)strlen(v);
+	if (!ret && (lseek(fd, 0, SEEK_SET) || write(fd, v, n) != n))
 		ret = -EIO;
 	close(fd);
 	return ret;
@@ -1167,7 +1182,7 @@ static int bench_basics(struct megpu *gpu, unsigned int engines,
 	double sbw[3][BASIC_RUNS_MAX], sratio[3][BASIC_RUNS_MAX];
 	double thr_med[BASIC_RUNS_MAX];
 	bool have_thr = true;
-	char irq_was = 'Y';
+	char irq_was[8] = "Y";
 	bool knob, was_strict = false;
 	double m_ioctl, m_db, m_irq, m_med, m_floor, m_tput[MEGPU_MAX_ENGINES];
 	bool have_floor = true;
@@ -1199,11 +1214,12 @@ static int bench_basics(struct megpu *gpu, unsigned int engines,
 		qsort(lat, reps, sizeof(lat[0]), cmp64);
 		med[run] = lat[reps / 2];
 		/* the same with completions retired in the IRQ thread */
-		if (have_thr && irq_param_set('N', &irq_was)) {
+		if (have_thr && param_swap(IRQ_PARAM, "N", irq_was,
+					   sizeof(irq_was))) {
 			have_thr = false;
 		} else if (have_thr) {
 			ret = bench_latency(gpu, 0, reps, lat);
-			if (irq_param_set(irq_was, NULL))
+			if (param_swap(IRQ_PARAM, irq_was, NULL, 0))
 				fprintf(stderr, "megpu bench: could not restore "
 					"irq_retire\n");
 			if (ret)
@@ -1368,6 +1384,8 @@ static int bench_basics(struct megpu *gpu, unsigned int engines,
 int cmd_bench(int argc, char **argv)
 {
 	uint64_t device = 0, jobs = 1000, rounds = 0, tasks = 0, grain = 0;
+	uint64_t slots = 0;
+	char slots_was[16], slots_v[16];
 	unsigned int engines, i;
 	struct megpu gpu;
 	bool quick = false, only_sem = false, only_flush = false;
@@ -1430,6 +1448,11 @@ int cmd_bench(int argc, char **argv)
 			   tool_parse_u64(argv[i + 1], &grain) && grain &&
 			   grain <= 65536) {
 			i++;
+		} else if (i + 1 < (unsigned int)argc &&
+			   !strcmp(argv[i], "--slots") &&
+			   tool_parse_u64(argv[i + 1], &slots) && slots &&
+			   slots <= MEGPU_MBOX_MAX_SLOTS) {
+			i++;
 		} else if (!strcmp(argv[i], "--quick")) {
 			quick = true;
 		} else {
@@ -1439,7 +1462,17 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (quick && jobs > 200)
 		jobs = 200;
-	if (tool_open(&gpu, device))
+	/* the mailbox is sized when the file is opened */
+	snprintf(slots_v, sizeof(slots_v), "%u", (unsigned int)slots);
+	if (slots && param_swap(SLOTS_PARAM, slots_v, slots_was,
+				sizeof(slots_was))) {
+		fprintf(stderr, "megpu bench: cannot set %s\n", SLOTS_PARAM);
+		return 1;
+	}
+	ret = tool_open(&gpu, device);
+	if (slots && param_swap(SLOTS_PARAM, slots_was, NULL, 0))
+		fprintf(stderr, "megpu bench: could not restore mailbox_slots\n");
+	if (ret)
 		return 1;
 	ret = megpu_engines(&gpu, &engines, NULL);
 	if (ret)
