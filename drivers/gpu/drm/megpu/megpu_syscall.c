@@ -60,10 +60,16 @@
 #include "megpu_drv.h"
 #include "megpu_hw_wave.h"
 
-static unsigned int megpu_mailbox_slots = 8;
+/*
+ * A page of slots: the mailbox is pinned and charged by the page anyway,
+ * and with fewer slots than callers each call waits for a slot to come
+ * round (issue 25: 64 callers took 0.54x the phased way's time with 8
+ * slots, 4x with 64).
+ */
+static unsigned int megpu_mailbox_slots = PAGE_SIZE / MEGPU_MBOX_SLOT_SIZE;
 module_param_named(mailbox_slots, megpu_mailbox_slots, uint, 0644);
 MODULE_PARM_DESC(mailbox_slots,
-		 "slots of the mailbox of each file opened from now on (default 8)");
+		 "slots of the mailbox of each file opened from now on (default a page of them)");
 
 /* The most restarts one scan collects before it writes them. */
 #define MEGPU_RESTART_BATCH	64

@@ -234,13 +234,14 @@ TEST_F(syscall, many_callers_few_slots)
 	static const unsigned int ops[2] = {
 		DRM_MEGPU_SYSCALL_ECHO, DRM_MEGPU_SYSCALL_ADD,
 	};
-	uint32_t i, n = 64, o;
+	uint32_t i, n = 2 * self->slots + 5, o;
 	struct megpu_bo *out;
 	struct mt_prog p;
 	struct mt_job j;
 	uint64_t *r;
 
-	ASSERT_GT(n, self->slots) TH_LOG("want more callers than slots");
+	if (self->slots > 512)
+		SKIP(return, "a mailbox this large takes too many callers");
 	ASSERT_EQ(0, mt_bo(&self->t.gpu, n * 8, 0, &out));
 	r = out->map;
 	for (o = 0; o < 2; o++) {
@@ -314,6 +315,9 @@ TEST_F(syscall, counters_show_retries_and_batching)
 	struct mt_job j;
 	int ret;
 
+	/* contention: more lanes resident on the engine than slots */
+	if (self->slots >= MEGPU_WAVE_SLOTS * MEGPU_WAVE_LANES)
+		SKIP(return, "as many slots as resident lanes: no retries");
 	ret = sc_read(&self->t, &before, &t0);
 	if (ret == -ENOENT)
 		SKIP(return, "no debugfs syscalls file");
