@@ -583,6 +583,79 @@ static void test_invalidate_mid_dispatch(void)
     megpu_stop_engines(&m);
 }
 
+/*
+ * Waves at one PC run as a gang: a load or store is one access per run
+ * of consecutive addresses across them (megpu-wave.c). Waves that branch
+ * apart leave the gang and finish on their own; a fault in a merged
+ * access names the wave whose lane holds the faulting address, as when
+ * each wave ran alone.
+ */
+static void test_gang(void)
+{
+    const uint64_t diverge[] = {
+        I(S2R, 1, 0, 0, MEGPU_SR_GLOBAL_ID),
+        I(SHR, 2, 1, IMM, 4),
+        I(AND, 2, 2, IMM, 1),                   /* odd waves */
+        I(LI, 3, 0, 0, 100),
+        I(BRANY, 0, 2, 0, 6),
+        I(ADD, 3, 3, IMM, 1),                   /* even waves: 101 */
+        I(SHL, 4, 1, IMM, 2),                   /* 6: together again */
+        I(LDARG, 5, 0, 0, 0),
+        I(ADD, 5, 5, 4, 0),
+        I(LD32, 6, 5, 0, 0),
+        I(ADD, 3, 3, 6, 0),
+        I(ST32, 0, 5, 3, 0),
+        I(END, 0, 0, 0, 0),
+    };
+    const uint64_t load[] = {
+        I(S2R, 1, 0, 0, MEGPU_SR_GLOBAL_ID),
+        I(SHL, 1, 1, IMM, 2),
+        I(LDARG, 2, 0, 0, 0),
+        I(ADD, 2, 2, 1, 0),
+        I(LD32, 3, 2, 0, 0),                    /* 4 */
+        I(END, 0, 0, 0, 0),
+    };
+    const uint64_t va_prog = 0x10000000, va_pargs = 0x10100000;
+    const uint64_t va_in = 0x20000000;
+    /* waves 0-5 in the mapped page, wave 6 starts the hole */
+    const uint64_t user[1] = { va_in + 0x1000 - 6 * 16 * 4 };
+    const uint64_t out_user[1] = { OUT_PA };
+    uint32_t id, at;
+    Megpu m;
+    Stream ib;
+
+    megpu_start_engines(&m, 1);
+    for (unsigned i = 0; i < 1000; i++) {
+        qtest_writel(m.qts, OUT_PA + 4 * i, i * 7);
+    }
+    run_program(&m, 0, diverge, ARRAY_SIZE(diverge), out_user, 1, 1000, 1,
+                64, 1);
+    for (unsigned i = 0; i < 1000; i++) {
+        g_assert_cmpuint(qtest_readl(m.qts, OUT_PA + 4 * i), ==,
+                         i * 7 + 100 + !((i >> 4) & 1));
+    }
+
+    put_program(&m, PROG_PA, PARGS_PA, load, ARRAY_SIZE(load), user, 1);
+    qtest_writeq(m.qts, PARGS_PA + MEGPU_PARGS_PROGRAM, va_prog);
+    mmu_map(&m, va_prog, PROG_PA, 0x1000, false);
+    mmu_map(&m, va_pargs, PARGS_PA, 0x1000, false);
+    mmu_map(&m, va_in, OUT_PA, 0x1000, false);  /* va_in + 0x1000: none */
+    mmu_map(&m, 0x50000000, IB_PA, 0x1000, false);
+    ib = ib_stream(&m, IB_PA);
+    emit_dispatch(&ib, MEGPU_KERNEL_PROGRAM, va_pargs, 256, 1, 256, 1);
+    emit_setctx(&m.ring[0], PT_PA, 1);
+    at = m.ring[0].pos;
+    emit_ib(&m.ring[0], 0x50000000, ib.pos / 4);
+    kick(&m, 0);
+    expect_fault(&m, 0, MEGPU_FAULT_MMU, va_in + 0x1000, at,
+                 MEGPU_FAULT_INFO_IN_IB | MEGPU_FAULT_INFO_WAVE);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_WAVE_FAULT_PC), ==, 4);
+    id = erd(&m, 0, MEGPU_ENG_WAVE_FAULT_ID);
+    g_assert_cmpuint(MEGPU_WAVE_ID_SLOT(id), ==, 6);
+    eng_idle(&m, 0);
+    megpu_stop_engines(&m);
+}
+
 /* ---- faults ---- */
 
 /*
@@ -1734,6 +1807,7 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/wave/divergence", test_divergence);
     qtest_add_func("/megpu/wave/vadd-checksum", test_vadd_checksum);
     qtest_add_func("/megpu/wave/memory", test_memory);
+    qtest_add_func("/megpu/wave/gang", test_gang);
     qtest_add_func("/megpu/wave/invalidate-mid-dispatch",
                    test_invalidate_mid_dispatch);
     qtest_add_func("/megpu/wave/faults", test_faults);

@@ -33,7 +33,13 @@
  *   decoding is one pass over the words the fill reads anyway.
  * - Loads and stores go through megpu_mem_rw (MMU, posted writes in
  *   relaxed mode, an engine sees its own queued writes); consecutive
- *   lanes are merged into one access. Atomics are host atomics on the
+ *   lanes are merged into one access. The resident waves at one PC run
+ *   as a gang, an instruction at a time for all of them, and a gang's
+ *   load or store merges consecutive lanes across its waves (in launch
+ *   order): a work-group's row in one access, as the built-in kernels
+ *   read it, instead of one per 16 lanes (issue 25: VADD over 1M
+ *   elements 2.5x faster). Waves that branch apart leave the gang; a
+ *   fault still names the wave whose lane faulted. Atomics are host atomics on the
  *   mapped guest RAM, not posted, like the CHECKSUM add.
  * - Any error faults the job (the DISPATCH packet) with
  *   FAULT_INFO.WAVE, the wave id and PC in WAVE_FAULT_ID/PC; QEMU never
@@ -126,6 +132,7 @@ typedef struct MegpuWave {
     uint32_t depth;             /* entries in mask_stack */
     uint32_t mask_stack[MEGPU_WAVE_MASK_DEPTH];
     uint64_t insns;             /* instructions run, for the budget */
+    uint64_t launch_no;         /* launch order in the dispatch */
     uint64_t group_x, group_y;  /* work-group id */
     uint32_t first;             /* local linear id of lane 0 */
     /* SYSCALL in progress; the two flags under the engine lock */
@@ -227,6 +234,7 @@ static void megpu_waves_launch_locked(MegpuEngine *e, MegpuWaves *W)
             return;             /* the grid is used up */
         }
         w->id = MEGPU_WAVE_ID(e->idx, slot, e->wave_seq);
+        w->launch_no = W->launched;
         e->wave_seq = (e->wave_seq + 1) & 0xfffff;
         w->state = MEGPU_WAVE_READY;
         e->waves_live++;
@@ -890,33 +898,174 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
     return MEGPU_RUN_NEXT;
 }
 
-/* Run @w for up to a slice. */
-static int megpu_wave_slice(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
-                            uint64_t *insns)
+/*
+ * A load or store of every wave of a gang (same instruction), in launch
+ * order: runs of consecutive addresses across the waves become one
+ * access, so a work-group's row is read or written at once, as a
+ * built-in kernel does. Every lane's alignment is checked first. A fault
+ * names the wave whose lane holds the faulting address (*@who).
+ */
+static int megpu_gang_ldst(MegpuExec *x, MegpuWave **g, unsigned n,
+                           const MegpuInsn *d, MegpuWave **who)
+{
+    unsigned size = (d->op == MEGPU_OP_LD64 || d->op == MEGPU_OP_ST64) ? 8 : 4;
+    bool write = d->op == MEGPU_OP_ST32 || d->op == MEGPU_OP_ST64;
+    uint64_t addr[MEGPU_WAVE_SLOTS * MEGPU_WAVE_LANES];
+    uint16_t at[MEGPU_WAVE_SLOTS * MEGPU_WAVE_LANES];   /* wave, lane */
+    uint8_t buf[MEGPU_WAVE_SLOTS * MEGPU_WAVE_LANES * 8];
+    unsigned m = 0;
+
+    for (unsigned i = 0; i < n; i++) {
+        FOR_EACH_LANE(g[i], l) {
+            uint64_t a = g[i]->r[d->s0][l] + megpu_isa_sext(d->imm);
+
+            if (a & (size - 1)) {
+                *who = g[i];
+                x->wave_id = g[i]->id;
+                megpu_fault(x, MEGPU_FAULT_MISALIGNED, a, write);
+                return MEGPU_RUN_FAULT;
+            }
+            addr[m] = a;
+            at[m++] = i * MEGPU_WAVE_LANES + l;
+        }
+    }
+    for (unsigned j = 0; j < m; ) {
+        unsigned k = 0;
+
+        /* the run j .. j + k - 1 */
+        do {
+            MegpuWave *w = g[at[j + k] / MEGPU_WAVE_LANES];
+            uint64_t v = w->r[d->s1][at[j + k] % MEGPU_WAVE_LANES];
+
+            if (write) {
+                if (size == 8) {
+                    stq_le_p(buf + k * 8, v);
+                } else {
+                    stl_le_p(buf + k * 4, v);
+                }
+            }
+            k++;
+        } while (j + k < m && addr[j + k] == addr[j] + k * size);
+        if (!megpu_mem_rw(x, addr[j], buf, k * size, write)) {
+            uint64_t q = MIN((x->fault_addr - addr[j]) / size, k - 1);
+
+            *who = g[at[j + q] / MEGPU_WAVE_LANES];
+            x->wave_id = (*who)->id;
+            return MEGPU_RUN_FAULT;
+        }
+        for (unsigned i = 0; !write && i < k; i++) {
+            MegpuWave *w = g[at[j + i] / MEGPU_WAVE_LANES];
+
+            w->r[d->dst][at[j + i] % MEGPU_WAVE_LANES] =
+                size == 8 ? ldq_le_p(buf + i * 8) : ldl_le_p(buf + i * 4);
+        }
+        j += k;
+    }
+    if (write) {
+        megpu_wake_waiters(x->e->s);
+    }
+    for (unsigned i = 0; i < n; i++) {
+        g[i]->pc++;
+    }
+    return MEGPU_RUN_NEXT;
+}
+
+/*
+ * Run the gang @g[0 .. @n) (READY waves at one PC, in launch order) for
+ * up to a slice, one instruction at a time for all of them: loads and
+ * stores as one access per run of addresses (megpu_gang_ldst()), the
+ * rest wave by wave. A wave whose PC parts from the first's leaves the
+ * gang (it runs on a later turn); one that ENDs goes to @ended. Returns
+ * YIELD (slice used up), END (every wave ended), or what stopped wave
+ * *@who (PARK, SPIN, FAULT); the waves after it in the gang have not run
+ * that instruction yet and stay READY before it.
+ */
+static int megpu_gang_slice(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
+                            unsigned n, MegpuWave **ended, unsigned *nended,
+                            MegpuWave **who, uint64_t *insns)
 {
     uint64_t budget = x->e->s->wave_budget;
 
-    x->wave_id = w->id;
-    for (unsigned n = 0; n < MEGPU_WAVE_SLICE; n++) {
-        uint32_t pc = w->pc;
+    for (unsigned k = 0; k < MEGPU_WAVE_SLICE && n; k++) {
+        uint32_t pc = g[0]->pc, lead = UINT32_MAX;
+        const MegpuInsn *d;
+        unsigned kept = 0;
         int r;
 
         x->wave_pc = pc;
+        x->wave_id = g[0]->id;
+        *who = g[0];
         if (pc >= W->len) {
-            return megpu_wave_fault(x, W, w, MEGPU_FAULT_PC_RANGE);
+            return megpu_wave_fault(x, W, g[0], MEGPU_FAULT_PC_RANGE);
         }
-        if (budget && w->insns >= budget) {
-            return megpu_wave_fault(x, W, w, MEGPU_FAULT_BUDGET);
+        d = &W->code[pc];
+        for (unsigned i = 0; i < n; i++) {
+            if (budget && g[i]->insns >= budget) {
+                *who = g[i];
+                x->wave_id = g[i]->id;
+                return megpu_wave_fault(x, W, g[i], MEGPU_FAULT_BUDGET);
+            }
         }
-        w->insns++;
-        (*insns)++;
-        r = megpu_wave_step(x, W, w, &W->code[pc]);
-        if (r != MEGPU_RUN_NEXT) {
-            return r;
+        for (unsigned i = 0; i < n; i++) {
+            g[i]->insns++;
         }
-        /* branches set the PC themselves; the rest advanced it */
+        *insns += n;
+        if (n > 1 && !d->fault && d->op >= MEGPU_OP_LD32 &&
+            d->op <= MEGPU_OP_ST64) {
+            r = megpu_gang_ldst(x, g, n, d, who);
+            if (r != MEGPU_RUN_NEXT) {
+                return r;
+            }
+            continue;
+        }
+        for (unsigned i = 0; i < n; i++) {
+            x->wave_id = g[i]->id;
+            r = megpu_wave_step(x, W, g[i], d);
+            if (r == MEGPU_RUN_END) {
+                ended[(*nended)++] = g[i];
+                continue;
+            }
+            if (r != MEGPU_RUN_NEXT) {
+                *who = g[i];
+                return r;
+            }
+            /* branches set the PC themselves; the rest advanced it */
+            if (lead == UINT32_MAX) {
+                lead = g[i]->pc;
+            }
+            if (g[i]->pc == lead) {
+                g[kept++] = g[i];
+            }
+        }
+        n = kept;
     }
-    return MEGPU_RUN_YIELD;
+    return n ? MEGPU_RUN_YIELD : MEGPU_RUN_END;
+}
+
+/*
+ * The gang of @w: the READY waves at its PC, not inside a SYSCALL, in
+ * launch order (so that their lanes' addresses follow each other).
+ */
+static unsigned megpu_gang_pick_locked(MegpuWaves *W, MegpuWave *w,
+                                       MegpuWave **g)
+{
+    unsigned n = 0;
+
+    for (unsigned slot = 0; slot < MEGPU_WAVE_SLOTS; slot++) {
+        MegpuWave *o = &W->wave[slot];
+        unsigned i;
+
+        if (o != w && (o->state != MEGPU_WAVE_READY || o->in_syscall ||
+                       w->in_syscall || o->pc != w->pc)) {
+            continue;
+        }
+        for (i = n; i > 0 && g[i - 1]->launch_no > o->launch_no; i--) {
+            g[i] = g[i - 1];
+        }
+        g[i] = o;
+        n++;
+    }
+    return n;
 }
 
 /* ---- the dispatch ---- */
@@ -990,7 +1139,9 @@ static bool megpu_waves_run(MegpuExec *x, MegpuWaves *W)
     unsigned spins = 0;         /* slices in a row that found no slot */
 
     for (;;) {
-        MegpuWave *w = NULL;
+        MegpuWave *w = NULL, *gang[MEGPU_WAVE_SLOTS];
+        MegpuWave *ended[MEGPU_WAVE_SLOTS];
+        unsigned n, nended = 0;
         uint64_t insns = 0;
         int r;
 
@@ -1020,14 +1171,15 @@ static bool megpu_waves_run(MegpuExec *x, MegpuWaves *W)
             qemu_mutex_unlock(&e->lock);
             continue;
         }
+        n = megpu_gang_pick_locked(W, w, gang);
         qemu_mutex_unlock(&e->lock);
 
-        r = megpu_wave_slice(x, W, w, &insns);
+        r = megpu_gang_slice(x, W, gang, n, ended, &nended, &w, &insns);
 
         qemu_mutex_lock(&e->lock);
         e->wave_insns += insns;
-        if (r == MEGPU_RUN_END) {
-            w->state = MEGPU_WAVE_FREE;
+        for (unsigned i = 0; i < nended; i++) {
+            ended[i]->state = MEGPU_WAVE_FREE;
             e->waves_live--;
         }
         spins = r == MEGPU_RUN_SPIN ? spins + 1 : 0;
