@@ -167,6 +167,10 @@ struct MegpuWaves {
     uint32_t len;
     MegpuInsn *code;            /* decoded at load, host endian */
     uint32_t nregs;             /* registers any instruction names */
+    /* a gang's load or store (megpu_gang_ldst), not on the stack */
+    uint64_t gang_addr[MEGPU_WAVE_SLOTS * MEGPU_WAVE_LANES];
+    uint16_t gang_at[MEGPU_WAVE_SLOTS * MEGPU_WAVE_LANES]; /* wave, lane */
+    uint8_t gang_buf[MEGPU_WAVE_SLOTS * MEGPU_WAVE_LANES * 8];
     uint8_t user[MEGPU_PARGS_USER_SIZE];
     uint32_t grid_x, grid_y, group_x, group_y;
     uint64_t groups_x, groups;
@@ -709,29 +713,24 @@ static int megpu_wave_sleep(MegpuExec *x, MegpuWave *w, uint32_t flags)
  * A binary ALU instruction over the lanes. @OP is a constant in each
  * expansion, so the ISA's switch folds away and each loop is straight
  * code; inactive lanes keep their value (a select, no branch per lane).
+ * No local array for the immediate: QEMU builds with
+ * -ftrivial-auto-var-init=zero, which would clear it on every call.
  */
 #define WAVE_BINOP(OP, FN) \
     case OP: \
         for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) { \
-            uint64_t v = FN(OP, a[l], b[l]); \
+            uint64_t v = FN(OP, a[l], b ? b[l] : d->b); \
             r[l] = (exec >> l) & 1 ? v : r[l]; \
         } \
         break
 
 static void megpu_wave_binop(MegpuWave *w, const MegpuInsn *d)
 {
-    const uint64_t *a = w->r[d->s0], *b;
-    uint64_t *r = w->r[d->dst], imm[MEGPU_WAVE_LANES];
+    const uint64_t *a = w->r[d->s0];
+    const uint64_t *b = d->s1 == MEGPU_ISA_IMM ? NULL : w->r[d->s1];
+    uint64_t *r = w->r[d->dst];
     uint32_t exec = w->exec;
 
-    if (d->s1 == MEGPU_ISA_IMM) {
-        for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
-            imm[l] = d->b;
-        }
-        b = imm;
-    } else {
-        b = w->r[d->s1];
-    }
     switch (d->op) {
     WAVE_BINOP(MEGPU_OP_ADD, megpu_isa_alu);
     WAVE_BINOP(MEGPU_OP_SUB, megpu_isa_alu);
@@ -771,7 +770,6 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
 {
     uint32_t op = d->op, dst = d->dst, s0 = d->s0, s1 = d->s1;
     uint32_t imm = d->imm;
-    struct megpu_isa_wave pos;
     bool any;
 
     if (unlikely(d->fault)) {
@@ -794,12 +792,15 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
                 (uint64_t)imm << 32 | (uint32_t)w->r[dst][l];
         }
         break;
-    case MEGPU_OP_S2R:
-        pos = megpu_wave_pos(W, w);
+    case MEGPU_OP_S2R: {
+        /* in the case: only S2R pays for clearing it (auto-var-init) */
+        struct megpu_isa_wave pos = megpu_wave_pos(W, w);
+
         FOR_EACH_LANE(w, l) {
             w->r[dst][l] = megpu_isa_sreg(&pos, imm, l);
         }
         break;
+    }
     case MEGPU_OP_LDARG:
     case MEGPU_OP_LDARG32: {
         uint64_t v = op == MEGPU_OP_LDARG ? ldq_le_p(W->user + imm) :
@@ -905,14 +906,14 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
  * built-in kernel does. Every lane's alignment is checked first. A fault
  * names the wave whose lane holds the faulting address (*@who).
  */
-static int megpu_gang_ldst(MegpuExec *x, MegpuWave **g, unsigned n,
-                           const MegpuInsn *d, MegpuWave **who)
+static int megpu_gang_ldst(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
+                           unsigned n, const MegpuInsn *d, MegpuWave **who)
 {
     unsigned size = (d->op == MEGPU_OP_LD64 || d->op == MEGPU_OP_ST64) ? 8 : 4;
     bool write = d->op == MEGPU_OP_ST32 || d->op == MEGPU_OP_ST64;
-    uint64_t addr[MEGPU_WAVE_SLOTS * MEGPU_WAVE_LANES];
-    uint16_t at[MEGPU_WAVE_SLOTS * MEGPU_WAVE_LANES];   /* wave, lane */
-    uint8_t buf[MEGPU_WAVE_SLOTS * MEGPU_WAVE_LANES * 8];
+    uint64_t *addr = W->gang_addr;
+    uint16_t *at = W->gang_at;
+    uint8_t *buf = W->gang_buf;
     unsigned m = 0;
 
     for (unsigned i = 0; i < n; i++) {
@@ -1012,7 +1013,7 @@ static int megpu_gang_slice(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
         *insns += n;
         if (n > 1 && !d->fault && d->op >= MEGPU_OP_LD32 &&
             d->op <= MEGPU_OP_ST64) {
-            r = megpu_gang_ldst(x, g, n, d, who);
+            r = megpu_gang_ldst(x, W, g, n, d, who);
             if (r != MEGPU_RUN_NEXT) {
                 return r;
             }
