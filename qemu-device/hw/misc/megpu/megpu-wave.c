@@ -167,10 +167,6 @@ struct MegpuWaves {
     uint32_t len;
     MegpuInsn *code;            /* decoded at load, host endian */
     uint32_t nregs;             /* registers any instruction names */
-    /* a gang's load or store (megpu_gang_ldst), not on the stack */
-    uint64_t gang_addr[MEGPU_WAVE_SLOTS * MEGPU_WAVE_LANES];
-    uint16_t gang_at[MEGPU_WAVE_SLOTS * MEGPU_WAVE_LANES]; /* wave, lane */
-    uint8_t gang_buf[MEGPU_WAVE_SLOTS * MEGPU_WAVE_LANES * 8];
     uint8_t user[MEGPU_PARGS_USER_SIZE];
     uint32_t grid_x, grid_y, group_x, group_y;
     uint64_t groups_x, groups;
@@ -179,7 +175,16 @@ struct MegpuWaves {
     uint32_t next_wave;         /* and wave within it */
     uint64_t launched;
     unsigned turn;              /* round-robin position */
+    /*
+     * Not cleared when a dispatch starts (a task queue's tasks start one
+     * each): a wave is cleared at its launch, the scratch is written
+     * before it is read.
+     */
     MegpuWave wave[MEGPU_WAVE_SLOTS];
+    /* a gang's load or store (megpu_gang_ldst), not on the stack */
+    uint64_t gang_addr[MEGPU_WAVE_SLOTS * MEGPU_WAVE_LANES];
+    uint16_t gang_at[MEGPU_WAVE_SLOTS * MEGPU_WAVE_LANES]; /* wave, lane */
+    uint8_t gang_buf[MEGPU_WAVE_SLOTS * MEGPU_WAVE_LANES * 8];
 };
 
 #define FOR_EACH_LANE(w, l) \
@@ -1277,7 +1282,12 @@ bool megpu_wave_dispatch(MegpuExec *x, uint64_t args, uint32_t grid_x,
     if (!group || group > MEGPU_MAX_GROUP_SIZE) {
         return megpu_fault(x, MEGPU_FAULT_BAD_ARG, x->pkt_addr, false);
     }
-    W = g_new0(MegpuWaves, 1);
+    /* ~80 KiB, of which only the head needs clearing */
+    W = g_malloc(sizeof(*W));
+    memset(W, 0, offsetof(MegpuWaves, wave));
+    for (unsigned slot = 0; slot < MEGPU_WAVE_SLOTS; slot++) {
+        W->wave[slot].state = MEGPU_WAVE_FREE;
+    }
     if (!megpu_wave_load(x, W, args)) {
         g_free(W->code);
         return false;
