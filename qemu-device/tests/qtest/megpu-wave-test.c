@@ -517,6 +517,37 @@ static void test_memory(void)
     megpu_stop_engines(&m);
 }
 
+#define VA_PROG             0x10000000ull
+#define VA_PARGS            0x10100000ull
+#define VA_IB               0x50000000ull
+
+/*
+ * @insn with @user (GPU addresses) run as one DISPATCH of @grid items in
+ * groups of @group from an IB of context 1 on engine 0, through the MMU:
+ * program, arguments and IB mapped at VA_PROG, VA_PARGS, VA_IB (the
+ * caller maps the data). Returns the IB packet's ring offset.
+ */
+static uint32_t emit_program_ctx(Megpu *m, const uint64_t *insn,
+                                 unsigned len, const uint64_t *user,
+                                 unsigned nuser, uint32_t grid,
+                                 uint32_t group)
+{
+    Stream ib;
+    uint32_t at;
+
+    put_program(m, PROG_PA, PARGS_PA, insn, len, user, nuser);
+    qtest_writeq(m->qts, PARGS_PA + MEGPU_PARGS_PROGRAM, VA_PROG);
+    mmu_map(m, VA_PROG, PROG_PA, 0x1000, false);
+    mmu_map(m, VA_PARGS, PARGS_PA, 0x1000, false);
+    mmu_map(m, VA_IB, IB_PA, 0x1000, false);
+    ib = ib_stream(m, IB_PA);
+    emit_dispatch(&ib, MEGPU_KERNEL_PROGRAM, VA_PARGS, grid, 1, group, 1);
+    emit_setctx(&m->ring[0], PT_PA, 1);
+    at = m->ring[0].pos;
+    emit_ib(&m->ring[0], VA_IB, ib.pos / 4);
+    return at;
+}
+
 /*
  * MMU_INVALIDATE in the middle of a DISPATCH: the engine keeps the pages
  * of a packet mapped (its TLB), but a page unmapped and invalidated while
@@ -535,27 +566,16 @@ static void test_invalidate_mid_dispatch(void)
         I(ST32, 0, 2, 4, 0),
         I(JMP, 0, 0, 0, 3),
     };
-    const uint64_t va_prog = 0x10000000, va_pargs = 0x10100000;
     const uint64_t va_gone = 0x30000000, va_out = 0x20000000;
     const uint64_t user[2] = { va_gone, va_out };
     uint32_t at, n1, n2;
     Megpu m;
-    Stream ib;
 
     megpu_start_engines_opts(&m, 1, "write-mode=strict,wave-budget=0");
     qtest_memset(m.qts, OUT_PA, 0, 0x1000);
-    put_program(&m, PROG_PA, PARGS_PA, loop, ARRAY_SIZE(loop), user, 2);
-    qtest_writeq(m.qts, PARGS_PA + MEGPU_PARGS_PROGRAM, va_prog);
-    mmu_map(&m, va_prog, PROG_PA, 0x1000, false);
-    mmu_map(&m, va_pargs, PARGS_PA, 0x1000, false);
     mmu_map(&m, va_out, OUT_PA, 0x1000, true);
     mmu_map(&m, va_gone, D_PA, 0x1000, false);
-    mmu_map(&m, 0x50000000, IB_PA, 0x1000, false);
-    ib = ib_stream(&m, IB_PA);
-    emit_dispatch(&ib, MEGPU_KERNEL_PROGRAM, va_pargs, 1, 1, 1, 1);
-    emit_setctx(&m.ring[0], PT_PA, 1);
-    at = m.ring[0].pos;
-    emit_ib(&m.ring[0], 0x50000000, ib.pos / 4);
+    at = emit_program_ctx(&m, loop, ARRAY_SIZE(loop), user, 2, 1, 1);
     kick(&m, 0);
     /* it loops: the counter moves */
     for (unsigned us = 0; qtest_readl(m.qts, OUT_PA) < 1000; us += 1000) {
@@ -615,14 +635,12 @@ static void test_gang(void)
         I(LD32, 3, 2, 0, 0),                    /* 4 */
         I(END, 0, 0, 0, 0),
     };
-    const uint64_t va_prog = 0x10000000, va_pargs = 0x10100000;
     const uint64_t va_in = 0x20000000;
     /* waves 0-5 in the mapped page, wave 6 starts the hole */
     const uint64_t user[1] = { va_in + 0x1000 - 6 * 16 * 4 };
     const uint64_t out_user[1] = { OUT_PA };
     uint32_t id, at;
     Megpu m;
-    Stream ib;
 
     megpu_start_engines(&m, 1);
     for (unsigned i = 0; i < 1000; i++) {
@@ -635,17 +653,8 @@ static void test_gang(void)
                          i * 7 + 100 + !((i >> 4) & 1));
     }
 
-    put_program(&m, PROG_PA, PARGS_PA, load, ARRAY_SIZE(load), user, 1);
-    qtest_writeq(m.qts, PARGS_PA + MEGPU_PARGS_PROGRAM, va_prog);
-    mmu_map(&m, va_prog, PROG_PA, 0x1000, false);
-    mmu_map(&m, va_pargs, PARGS_PA, 0x1000, false);
     mmu_map(&m, va_in, OUT_PA, 0x1000, false);  /* va_in + 0x1000: none */
-    mmu_map(&m, 0x50000000, IB_PA, 0x1000, false);
-    ib = ib_stream(&m, IB_PA);
-    emit_dispatch(&ib, MEGPU_KERNEL_PROGRAM, va_pargs, 256, 1, 256, 1);
-    emit_setctx(&m.ring[0], PT_PA, 1);
-    at = m.ring[0].pos;
-    emit_ib(&m.ring[0], 0x50000000, ib.pos / 4);
+    at = emit_program_ctx(&m, load, ARRAY_SIZE(load), user, 1, 256, 256);
     kick(&m, 0);
     expect_fault(&m, 0, MEGPU_FAULT_MMU, va_in + 0x1000, at,
                  MEGPU_FAULT_INFO_IN_IB | MEGPU_FAULT_INFO_WAVE);

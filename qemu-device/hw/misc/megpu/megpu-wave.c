@@ -39,8 +39,8 @@
  *   order): a work-group's row in one access, as the built-in kernels
  *   read it, instead of one per 16 lanes (issue 25: VADD over 1M
  *   elements 2.5x faster). Waves that branch apart leave the gang; a
- *   fault still names the wave whose lane faulted. Atomics are host atomics on the
- *   mapped guest RAM, not posted, like the CHECKSUM add.
+ *   fault still names the wave whose lane faulted. Atomics are host
+ *   atomics on the mapped guest RAM, not posted, like the CHECKSUM add.
  * - Any error faults the job (the DISPATCH packet) with
  *   FAULT_INFO.WAVE, the wave id and PC in WAVE_FAULT_ID/PC; QEMU never
  *   asserts on a guest value. A per-wave instruction budget (property
@@ -715,55 +715,113 @@ static int megpu_wave_sleep(MegpuExec *x, MegpuWave *w, uint32_t flags)
 }
 
 /*
- * A binary ALU instruction over the lanes. @OP is a constant in each
- * expansion, so the ISA's switch folds away and each loop is straight
+ * A binary ALU instruction over the lanes. Inlined with a constant @op at
+ * each call, so the ISA's switch folds away and each loop is straight
  * code; inactive lanes keep their value (a select, no branch per lane).
  * No local array for the immediate: QEMU builds with
  * -ftrivial-auto-var-init=zero, which would clear it on every call.
  */
-#define WAVE_BINOP(OP, FN) \
-    case OP: \
-        for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) { \
-            uint64_t v = FN(OP, a[l], b ? b[l] : d->b); \
-            r[l] = (exec >> l) & 1 ? v : r[l]; \
-        } \
-        break
-
-static void megpu_wave_binop(MegpuWave *w, const MegpuInsn *d)
+static inline QEMU_ALWAYS_INLINE void
+megpu_binop_lanes(uint32_t op, MegpuWave *w, const MegpuInsn *d)
 {
     const uint64_t *a = w->r[d->s0];
     const uint64_t *b = d->s1 == MEGPU_ISA_IMM ? NULL : w->r[d->s1];
     uint64_t *r = w->r[d->dst];
     uint32_t exec = w->exec;
 
+    for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+        uint64_t bv = b ? b[l] : d->b;
+        uint64_t v = megpu_isa_is_falu(op) ? megpu_isa_falu(op, a[l], bv) :
+                                             megpu_isa_alu(op, a[l], bv);
+
+        r[l] = (exec >> l) & 1 ? v : r[l];
+    }
+}
+
+static void megpu_wave_binop(MegpuWave *w, const MegpuInsn *d)
+{
     switch (d->op) {
-    WAVE_BINOP(MEGPU_OP_ADD, megpu_isa_alu);
-    WAVE_BINOP(MEGPU_OP_SUB, megpu_isa_alu);
-    WAVE_BINOP(MEGPU_OP_MUL, megpu_isa_alu);
-    WAVE_BINOP(MEGPU_OP_AND, megpu_isa_alu);
-    WAVE_BINOP(MEGPU_OP_OR, megpu_isa_alu);
-    WAVE_BINOP(MEGPU_OP_XOR, megpu_isa_alu);
-    WAVE_BINOP(MEGPU_OP_SHL, megpu_isa_alu);
-    WAVE_BINOP(MEGPU_OP_SHR, megpu_isa_alu);
-    WAVE_BINOP(MEGPU_OP_SAR, megpu_isa_alu);
-    WAVE_BINOP(MEGPU_OP_MIN, megpu_isa_alu);
-    WAVE_BINOP(MEGPU_OP_MAX, megpu_isa_alu);
-    WAVE_BINOP(MEGPU_OP_MINU, megpu_isa_alu);
-    WAVE_BINOP(MEGPU_OP_MAXU, megpu_isa_alu);
-    WAVE_BINOP(MEGPU_OP_CMPEQ, megpu_isa_alu);
-    WAVE_BINOP(MEGPU_OP_CMPNE, megpu_isa_alu);
-    WAVE_BINOP(MEGPU_OP_CMPLT, megpu_isa_alu);
-    WAVE_BINOP(MEGPU_OP_CMPLE, megpu_isa_alu);
-    WAVE_BINOP(MEGPU_OP_CMPLTU, megpu_isa_alu);
-    WAVE_BINOP(MEGPU_OP_CMPLEU, megpu_isa_alu);
-    WAVE_BINOP(MEGPU_OP_FADD, megpu_isa_falu);
-    WAVE_BINOP(MEGPU_OP_FSUB, megpu_isa_falu);
-    WAVE_BINOP(MEGPU_OP_FMUL, megpu_isa_falu);
-    WAVE_BINOP(MEGPU_OP_FMIN, megpu_isa_falu);
-    WAVE_BINOP(MEGPU_OP_FMAX, megpu_isa_falu);
-    WAVE_BINOP(MEGPU_OP_FCMPEQ, megpu_isa_falu);
-    WAVE_BINOP(MEGPU_OP_FCMPLT, megpu_isa_falu);
-    WAVE_BINOP(MEGPU_OP_FCMPLE, megpu_isa_falu);
+    case MEGPU_OP_ADD:
+        megpu_binop_lanes(MEGPU_OP_ADD, w, d);
+        break;
+    case MEGPU_OP_SUB:
+        megpu_binop_lanes(MEGPU_OP_SUB, w, d);
+        break;
+    case MEGPU_OP_MUL:
+        megpu_binop_lanes(MEGPU_OP_MUL, w, d);
+        break;
+    case MEGPU_OP_AND:
+        megpu_binop_lanes(MEGPU_OP_AND, w, d);
+        break;
+    case MEGPU_OP_OR:
+        megpu_binop_lanes(MEGPU_OP_OR, w, d);
+        break;
+    case MEGPU_OP_XOR:
+        megpu_binop_lanes(MEGPU_OP_XOR, w, d);
+        break;
+    case MEGPU_OP_SHL:
+        megpu_binop_lanes(MEGPU_OP_SHL, w, d);
+        break;
+    case MEGPU_OP_SHR:
+        megpu_binop_lanes(MEGPU_OP_SHR, w, d);
+        break;
+    case MEGPU_OP_SAR:
+        megpu_binop_lanes(MEGPU_OP_SAR, w, d);
+        break;
+    case MEGPU_OP_MIN:
+        megpu_binop_lanes(MEGPU_OP_MIN, w, d);
+        break;
+    case MEGPU_OP_MAX:
+        megpu_binop_lanes(MEGPU_OP_MAX, w, d);
+        break;
+    case MEGPU_OP_MINU:
+        megpu_binop_lanes(MEGPU_OP_MINU, w, d);
+        break;
+    case MEGPU_OP_MAXU:
+        megpu_binop_lanes(MEGPU_OP_MAXU, w, d);
+        break;
+    case MEGPU_OP_CMPEQ:
+        megpu_binop_lanes(MEGPU_OP_CMPEQ, w, d);
+        break;
+    case MEGPU_OP_CMPNE:
+        megpu_binop_lanes(MEGPU_OP_CMPNE, w, d);
+        break;
+    case MEGPU_OP_CMPLT:
+        megpu_binop_lanes(MEGPU_OP_CMPLT, w, d);
+        break;
+    case MEGPU_OP_CMPLE:
+        megpu_binop_lanes(MEGPU_OP_CMPLE, w, d);
+        break;
+    case MEGPU_OP_CMPLTU:
+        megpu_binop_lanes(MEGPU_OP_CMPLTU, w, d);
+        break;
+    case MEGPU_OP_CMPLEU:
+        megpu_binop_lanes(MEGPU_OP_CMPLEU, w, d);
+        break;
+    case MEGPU_OP_FADD:
+        megpu_binop_lanes(MEGPU_OP_FADD, w, d);
+        break;
+    case MEGPU_OP_FSUB:
+        megpu_binop_lanes(MEGPU_OP_FSUB, w, d);
+        break;
+    case MEGPU_OP_FMUL:
+        megpu_binop_lanes(MEGPU_OP_FMUL, w, d);
+        break;
+    case MEGPU_OP_FMIN:
+        megpu_binop_lanes(MEGPU_OP_FMIN, w, d);
+        break;
+    case MEGPU_OP_FMAX:
+        megpu_binop_lanes(MEGPU_OP_FMAX, w, d);
+        break;
+    case MEGPU_OP_FCMPEQ:
+        megpu_binop_lanes(MEGPU_OP_FCMPEQ, w, d);
+        break;
+    case MEGPU_OP_FCMPLT:
+        megpu_binop_lanes(MEGPU_OP_FCMPLT, w, d);
+        break;
+    case MEGPU_OP_FCMPLE:
+        megpu_binop_lanes(MEGPU_OP_FCMPLE, w, d);
+        break;
     default:
         g_assert_not_reached();     /* decoded: an ALU op */
     }

@@ -44,6 +44,31 @@ static int run_prog(struct mt *t, unsigned int engine, struct megpu_cs *cs,
 	return mt_run(t, engine, cs, bos, mt_prog_bos(p, bos, extra, n));
 }
 
+/*
+ * The program's output @prog and the built-in kernel's @kern both hold
+ * the CPU's @ref in their first @count words, and the program wrote
+ * nothing past them; false at the first difference (logged).
+ */
+static bool same_as_cpu(struct __test_metadata *_metadata,
+			const uint32_t *ref, struct megpu_bo *prog,
+			struct megpu_bo *kern, uint32_t count, uint32_t n,
+			uint32_t group)
+{
+	uint32_t i;
+
+	for (i = 0; i < count; i++) {
+		EXPECT_EQ(ref[i], mt_u32(prog)[i])
+			TH_LOG("n %u group %u: program [%u]", n, group, i);
+		EXPECT_EQ(ref[i], mt_u32(kern)[i])
+			TH_LOG("n %u group %u: kernel [%u]", n, group, i);
+		if (mt_u32(prog)[i] != ref[i] || mt_u32(kern)[i] != ref[i])
+			return false;
+	}
+	EXPECT_EQ(0xeeeeeeee, mt_u32(prog)[count])
+		TH_LOG("n %u: the program wrote past its array", n);
+	return mt_u32(prog)[count] == 0xeeeeeeee;
+}
+
 TEST_F(wave, vadd_program_matches_builtin_and_cpu)
 {
 	struct megpu_bo *a, *b, *c_prog, *c_kern, *kargs;
@@ -90,16 +115,8 @@ TEST_F(wave, vadd_program_matches_builtin_and_cpu)
 		memset(ref[2], 0, n * 4);
 		ASSERT_EQ(0, megpu_kernel_ref(MEGPU_KERNEL_VADD, ref, n,
 					      k.param));
-		for (i = 0; i < n; i++) {
-			ASSERT_EQ(ref[2][i], mt_u32(c_prog)[i])
-				TH_LOG("n %u group %u: program c[%u]", n,
-				       group, i);
-			ASSERT_EQ(ref[2][i], mt_u32(c_kern)[i])
-				TH_LOG("n %u group %u: kernel c[%u]", n,
-				       group, i);
-		}
-		ASSERT_EQ(0xeeeeeeee, mt_u32(c_prog)[n])
-			TH_LOG("n %u: the program wrote past n", n);
+		ASSERT_TRUE(same_as_cpu(_metadata, ref[2], c_prog, c_kern, n,
+					n, group));
 	}
 	for (i = 0; i < 3; i++)
 		free(ref[i]);
@@ -213,16 +230,9 @@ TEST_F(wave, saxpy_program_matches_builtin_and_cpu)
 
 		ASSERT_EQ(0, megpu_kernel_ref(MEGPU_KERNEL_SAXPY, ref, n,
 					      k.param));
-		for (i = 0; i < MAX_N; i++) {
-			ASSERT_EQ(ref[1][i], mt_u32(y_prog)[i])
-				TH_LOG("n %u group %u: program y[%u]", n,
-				       group, i);
-			ASSERT_EQ(ref[1][i], mt_u32(y_kern)[i])
-				TH_LOG("n %u group %u: kernel y[%u]", n,
-				       group, i);
-		}
-		ASSERT_EQ(0xeeeeeeee, mt_u32(y_prog)[MAX_N])
-			TH_LOG("n %u: the program wrote past the array", n);
+		/* all of y: nothing past n changed either */
+		ASSERT_TRUE(same_as_cpu(_metadata, ref[1], y_prog, y_kern,
+					MAX_N, n, group));
 	}
 	free(ref[1]);
 	megpu_bo_free(kargs);
