@@ -12,17 +12,22 @@
  * A client attaches up to MEGPU_DEQ_MAX_QUEUES queues and a set of
  * engines (DRM_IOCTL_MEGPU_TASKQ_ATTACH). The driver maps the queues into
  * the kernel, enables the engines in MEGPU_REG_TASKQ_REQ_WORK and, on
- * MISC_IRQ_WORK, for each asking engine without a job of this module in
- * flight: takes the lock (compare-and-swap 0 -> MEGPU_TQ_OWNER_DRIVER),
- * re-checks, takes a contiguous batch of tasks a GPU may run from the
- * first queue that has one (the others are stolen from), releases, and
- * submits one job in the client's address space whose IB runs one
- * TASK_RUN packet over copies of the descriptors it took. TASK_RUN is the device's own
- * batch runner (the one DEQUEUE uses), so both consumers notify every
- * task exactly once, malformed and faulted ones with their status, and a
- * kernel's fault or an unwritable record never leaves a task behind it
- * unnotified. Choices:
+ * MISC_IRQ_WORK, for each asking engine with fewer than MEGPU_KDQ_DEPTH
+ * jobs of this module in flight: takes the lock (compare-and-swap 0 ->
+ * MEGPU_TQ_OWNER_DRIVER), re-checks, takes a contiguous batch of tasks a
+ * GPU may run from the first queue that has one (the others are stolen
+ * from), releases, and submits one job in the client's address space
+ * whose IB runs one TASK_RUN packet over copies of the descriptors it
+ * took. TASK_RUN is the device's own batch runner (the one DEQUEUE
+ * uses), so both consumers notify every task exactly once, malformed and
+ * faulted ones with their status, and a kernel's fault or an unwritable
+ * record never leaves a task behind it unnotified. Choices:
  *
+ * - Two jobs per engine in flight (MEGPU_KDQ_DEPTH): while tasks come,
+ *   the next batch is taken and queued as soon as a job ends, so the
+ *   engine is not idle for a request interrupt, the work and a job's
+ *   submission between batches; the request only restarts an engine
+ *   that ran dry (issue 25: the discrete variant against DEQUEUE).
  * - The driver never spins on a lock a CPU thread holds: after a few
  *   tries it looks again a millisecond later (counted as lock retries).
  * - An event-gated task stays in its queue (HEAD unchanged) until its
@@ -109,10 +114,11 @@ static void megpu_kdq_finish(struct megpu_kdq *kdq, int error)
 	wake_up_all(&tq->wq);
 }
 
-/* The attachment's IBs: MEGPU_KDQ_IB_BYTES per engine of the device. */
+/* The attachment's IBs: MEGPU_KDQ_IB_BYTES per job slot of each engine. */
 static size_t megpu_kdq_ib_size(struct megpu_device *mdev)
 {
-	return PAGE_ALIGN((size_t)mdev->num_engines * MEGPU_KDQ_IB_BYTES);
+	return PAGE_ALIGN((size_t)mdev->num_engines * MEGPU_KDQ_DEPTH *
+			  MEGPU_KDQ_IB_BYTES);
 }
 
 /* No work and no fence callback can run any more. */
@@ -120,7 +126,7 @@ static void megpu_kdq_free(struct megpu_kdq *kdq)
 {
 	unsigned int i;
 
-	for (i = 0; i < MEGPU_MAX_ENGINES; i++)
+	for (i = 0; i < ARRAY_SIZE(kdq->jobs); i++)
 		dma_fence_put(kdq->jobs[i].fence);
 	for (i = 0; i < MEGPU_KDQ_EVENT_MAPS; i++)
 		megpu_kdq_event_unmap(&kdq->events[i]);
@@ -156,12 +162,13 @@ static void megpu_kdq_job_done(struct dma_fence *fence, struct dma_fence_cb *cb)
 		mod_delayed_work(system_wq, &kdq->work, 0);
 }
 
-/* Submit the batch in @engine's IB area (kdq->lock held). */
-static int megpu_kdq_submit(struct megpu_kdq *kdq, u32 engine, u32 dwords)
+/* Submit the batch in job slot @slot's IB area (kdq->lock held). */
+static int megpu_kdq_submit(struct megpu_kdq *kdq, u32 engine, u32 slot,
+			    u32 dwords)
 {
 	struct megpu_mapping *maps[1 + MEGPU_DEQ_MAX_QUEUES];
 	u32 flags[1 + MEGPU_DEQ_MAX_QUEUES];
-	struct megpu_kdq_job *job = &kdq->jobs[engine];
+	struct megpu_kdq_job *job = &kdq->jobs[slot];
 	struct dma_fence *fence;
 	unsigned int i;
 	int ret;
@@ -173,7 +180,7 @@ static int megpu_kdq_submit(struct megpu_kdq *kdq, u32 engine, u32 dwords)
 		flags[1 + i] = DRM_MEGPU_BO_READ | DRM_MEGPU_BO_WRITE;
 	}
 	ret = megpu_submit_kernel_job(kdq->mfile, kdq->file, engine,
-				      megpu_kdq_ib_va(kdq, engine), dwords,
+				      megpu_kdq_ib_va(kdq, slot), dwords,
 				      maps, flags, 1 + kdq->count, &fence);
 	if (ret)
 		return ret;
@@ -188,20 +195,34 @@ static int megpu_kdq_submit(struct megpu_kdq *kdq, u32 engine, u32 dwords)
 /* Retire finished jobs (kdq->lock held). */
 static void megpu_kdq_retire(struct megpu_kdq *kdq)
 {
-	unsigned long busy = kdq->busy;
-	unsigned int e;
+	unsigned int i;
 
-	for_each_set_bit(e, &busy, MEGPU_MAX_ENGINES) {
-		struct megpu_kdq_job *job = &kdq->jobs[e];
+	kdq->busy = 0;
+	for (i = 0; i < ARRAY_SIZE(kdq->jobs); i++) {
+		struct megpu_kdq_job *job = &kdq->jobs[i];
 
-		if (!dma_fence_is_signaled(job->fence))
+		if (!job->fence)
 			continue;
+		if (!dma_fence_is_signaled(job->fence)) {
+			kdq->busy |= BIT(i / MEGPU_KDQ_DEPTH);
+			continue;
+		}
 		if (job->fence->error)
 			kdq->failed_jobs++;
 		dma_fence_put(job->fence);
 		job->fence = NULL;
-		kdq->busy &= ~BIT(e);
 	}
+}
+
+/* A free job slot of @engine, or -1 (kdq->lock held). */
+static int megpu_kdq_free_slot(struct megpu_kdq *kdq, u32 engine)
+{
+	unsigned int s;
+
+	for (s = 0; s < MEGPU_KDQ_DEPTH; s++)
+		if (!kdq->jobs[engine * MEGPU_KDQ_DEPTH + s].fence)
+			return engine * MEGPU_KDQ_DEPTH + s;
+	return -1;
 }
 
 /* Every queue closed and fully notified, no job in flight? */
@@ -290,38 +311,50 @@ static void megpu_kdq_work(struct work_struct *work)
 		megpu_kdq_stop(kdq);
 		goto out;
 	}
-	want = atomic_read(&kdq->requests) & ~kdq->busy;
+	/* asking engines, and those fed last time, while a slot is free */
+	want = (atomic_read(&kdq->requests) | kdq->flowing) & kdq->engines;
 	for_each_set_bit(e, &want, MEGPU_MAX_ENGINES) {
-		u32 *ib = (u32 *)((u8 *)kdq->ib_map.vaddr +
-				  (size_t)e * MEGPU_KDQ_IB_BYTES);
-		bool gated = false;
-		u32 dwords = 0;
+		int slot;
 
-		/* own queue first, then steal from the others in order */
-		for (i = 0; i < kdq->count; i++) {
-			ret = megpu_kdq_take(kdq, &kdq->queues[i], e, ib,
-					     megpu_kdq_ib_va(kdq, e), &dwords);
-			if (ret == -EBUSY) {
-				gated = true;
-				ret = 0;
-				continue;
+		while ((slot = megpu_kdq_free_slot(kdq, e)) >= 0) {
+			u32 *ib = (u32 *)((u8 *)kdq->ib_map.vaddr +
+					  (size_t)slot * MEGPU_KDQ_IB_BYTES);
+			bool gated = false;
+			u32 dwords = 0;
+
+			/* own queue first, then steal from the others */
+			for (i = 0; i < kdq->count; i++) {
+				ret = megpu_kdq_take(kdq, &kdq->queues[i], e,
+						     ib,
+						     megpu_kdq_ib_va(kdq, slot),
+						     &dwords);
+				if (ret == -EBUSY) {
+					gated = true;
+					ret = 0;
+					continue;
+				}
+				if (ret)
+					break;
 			}
+			/* a taken lock, or a task waiting for its event */
+			if (ret == -EAGAIN || (!ret && gated)) {
+				retry = true;
+				break;
+			}
+			if (ret < 0)
+				break;
+			atomic_andnot(BIT(e), &kdq->requests);
+			if (!ret) {
+				kdq->flowing &= ~BIT(e);
+				break;
+			}
+			ret = megpu_kdq_submit(kdq, e, slot, dwords);
 			if (ret)
 				break;
+			kdq->flowing |= BIT(e);
 		}
-		/* a taken lock, or a task waiting for its event: look again */
-		if (ret == -EAGAIN || (!ret && gated)) {
-			retry = true;
-			continue;
-		}
-		if (ret < 0)
+		if (ret < 0 && ret != -EAGAIN)
 			break;
-		atomic_andnot(BIT(e), &kdq->requests);
-		if (ret > 0) {
-			ret = megpu_kdq_submit(kdq, e, dwords);
-			if (ret)
-				break;
-		}
 	}
 	if (ret < 0 && ret != -EAGAIN) {
 		kdq->error = ret;
@@ -477,7 +510,7 @@ static void megpu_kdq_halt(struct megpu_kdq *kdq, int error)
 
 	mutex_lock(&kdq->lock);
 	WRITE_ONCE(kdq->closing, true);
-	for (i = 0; i < MEGPU_MAX_ENGINES; i++)
+	for (i = 0; i < ARRAY_SIZE(kdq->jobs); i++)
 		if (kdq->jobs[i].fence)
 			dma_fence_remove_callback(kdq->jobs[i].fence,
 						  &kdq->jobs[i].cb);

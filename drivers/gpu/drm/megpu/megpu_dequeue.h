@@ -24,6 +24,12 @@
 #define MEGPU_KDQ_IB_BYTES	ALIGN(MEGPU_KDQ_DESC_OFF + MEGPU_TQ_MAX_BATCH * \
 				      MEGPU_TQ_DESC_SIZE, PAGE_SIZE)
 static_assert(MEGPU_KDQ_IB_DWORDS * 4 <= MEGPU_KDQ_DESC_OFF);
+/*
+ * Jobs of an attachment in flight per engine: the next batch is taken and
+ * queued while one runs, so the engine does not go idle, ask for work and
+ * wait for the interrupt, the work and the job's submission in between.
+ */
+#define MEGPU_KDQ_DEPTH		2
 #define MEGPU_KDQ_LOCK_TRIES	64
 #define MEGPU_KDQ_MAX_PERIODS	64
 /* BOs holding event words kept mapped for the kernel */
@@ -64,8 +70,10 @@ struct megpu_kdq_event_map {
  * @requests: engines that asked for work and got none yet (atomic: set
  *	from the interrupt thread, which must not wait for the work)
  * @busy: engines with a job of this module in flight
- * @jobs: those jobs
- * @ib: kernel BO holding the jobs' IBs, MEGPU_KDQ_IB_BYTES per engine
+ * @flowing: engines whose last batch found tasks: fed again as soon as
+ *	one of their jobs ends, without waiting for a request
+ * @jobs: those jobs, MEGPU_KDQ_DEPTH per engine (engine * depth + slot)
+ * @ib: kernel BO holding the jobs' IBs, MEGPU_KDQ_IB_BYTES per job slot
  * @ib_mapping: its mapping in the client's address space
  * @ib_map: its kernel mapping
  * @finished: it completed (megpu_kdq_finish()): TASKQ_WAIT returns
@@ -97,7 +105,8 @@ struct megpu_kdq {
 	u32 engines;
 	atomic_t requests;
 	u32 busy;
-	struct megpu_kdq_job jobs[MEGPU_MAX_ENGINES];
+	u32 flowing;
+	struct megpu_kdq_job jobs[MEGPU_MAX_ENGINES * MEGPU_KDQ_DEPTH];
 	struct drm_gem_object *ib;
 	struct megpu_mapping *ib_mapping;
 	struct iosys_map ib_map;
@@ -137,7 +146,7 @@ static inline void kdq_add(struct megpu_kdq_queue *q, u32 off, u32 n)
 }
 
 void megpu_kdq_event_unmap(struct megpu_kdq_event_map *ev);
-u64 megpu_kdq_ib_va(struct megpu_kdq *kdq, u32 engine);
+u64 megpu_kdq_ib_va(struct megpu_kdq *kdq, u32 slot);
 int megpu_kdq_take(struct megpu_kdq *kdq, struct megpu_kdq_queue *q,
 		   u32 engine, u32 *ib, u64 ib_va, u32 *ib_dwords);
 

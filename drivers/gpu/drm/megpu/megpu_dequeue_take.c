@@ -118,11 +118,11 @@ static bool megpu_kdq_queue_sane(struct megpu_kdq_queue *q, u32 *head,
 	       *tail - *head <= q->slots;
 }
 
-/* The GPU address of @engine's IB area. */
-u64 megpu_kdq_ib_va(struct megpu_kdq *kdq, u32 engine)
+/* The GPU address of job slot @slot's IB area (engine * depth + slot). */
+u64 megpu_kdq_ib_va(struct megpu_kdq *kdq, u32 slot)
 {
 	return megpu_mapping_va(kdq->ib_mapping) +
-	       (u64)engine * MEGPU_KDQ_IB_BYTES;
+	       (u64)slot * MEGPU_KDQ_IB_BYTES;
 }
 
 static u32 *kdq_emit(u32 *p, u32 op, u32 count)

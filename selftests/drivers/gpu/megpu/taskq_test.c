@@ -1464,6 +1464,47 @@ TEST_F(taskq, discrete_hints)
  * the queue holds, so 40 tasks with a GPU batch of 16 go as 16, 12, 6,
  * 3, 1, 1, 1 (the same rule as DEQUEUE and the CPU dequeuers).
  */
+static uint32_t aff_gpu(uint32_t i)
+{
+	return MEGPU_TQ_AFF_REQUIRE_GPU;
+}
+
+/*
+ * The driver's dequeuer keeps two jobs per engine in flight: while the
+ * queue has tasks, the next batch is queued as soon as a job ends, so
+ * the engine does not always run dry and ask for work between batches.
+ * One engine, 128 batches of GPU-only tasks (short ones: the refill
+ * takes longer than a batch runs, so it still asks every other batch or
+ * so under TCG): fewer request-work interrupts than 3/4 of the batches
+ * (one per batch when each batch waited for the engine to ask).
+ */
+TEST_F_TIMEOUT(taskq, discrete_engine_fed_between_batches, 120)
+{
+	uint32_t n = 2048, done = 0;
+	uint64_t req0, reqs, batches;
+	struct tq q;
+
+	TQ_NEED_QUEUES();
+	ASSERT_EQ(0, tq_setup(&self->t, &q, n, 0));
+	q.nengines = 1;
+	ASSERT_EQ(0, tq_fill(&q, 2, 0, n, aff_gpu));
+	tq_close_all(&q);
+	req0 = tq_requests(&self->t);
+	ASSERT_EQ(0, tq_attach(&q));
+	ASSERT_EQ(0, megpu_taskq_wait(&self->t.gpu, 60000000000ll));
+	reqs = tq_requests(&self->t) - req0;
+	batches = megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_GPU_BATCHES);
+	for (uint32_t i = 0; i < n; i++)
+		done += tq_note(&q, i)[MEGPU_TQ_NOTE_DONE / 4] == 1;
+	TH_LOG("%u tasks in %llu batches, %llu work requests", done,
+	       (unsigned long long)batches, (unsigned long long)reqs);
+	EXPECT_EQ(n, done);
+	EXPECT_LE(n / 16, batches);
+	EXPECT_LT(reqs * 4, batches * 3);
+	EXPECT_EQ(0, megpu_taskq_detach(&self->t.gpu));
+	tq_free(&q);
+}
+
 TEST_F(taskq, discrete_guided)
 {
 	static const uint32_t want[] = { 16, 12, 6, 3, 1, 1, 1 };
