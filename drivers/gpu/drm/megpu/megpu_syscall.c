@@ -61,15 +61,15 @@
 #include "megpu_hw_wave.h"
 
 /*
- * A page of slots: the mailbox is pinned and charged by the page anyway,
- * and with fewer slots than callers each call waits for a slot to come
- * round (issue 25: 64 callers took 0.54x the phased way's time with 8
- * slots, 4x with 64).
+ * With fewer slots than callers each call waits for a slot to come round
+ * (issue 25: 64 callers took 0.54x the phased way's time with 8 slots,
+ * 4x with 64). More than a work-group of 64 costs the interrupt: it
+ * scans every slot of each mailbox with a job in a ring, IRQs off.
  */
-static unsigned int megpu_mailbox_slots = PAGE_SIZE / MEGPU_MBOX_SLOT_SIZE;
+static unsigned int megpu_mailbox_slots = 64;
 module_param_named(mailbox_slots, megpu_mailbox_slots, uint, 0644);
 MODULE_PARM_DESC(mailbox_slots,
-		 "slots of the mailbox of each file opened from now on (default a page of them)");
+		 "slots of the mailbox of each file opened from now on (default 64)");
 
 /* The most restarts one scan collects before it writes them. */
 #define MEGPU_RESTART_BATCH	64
