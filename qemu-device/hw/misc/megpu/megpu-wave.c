@@ -1070,12 +1070,12 @@ static int megpu_gang_slice(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
                 return megpu_wave_fault(x, W, g[i], MEGPU_FAULT_BUDGET);
             }
         }
-        for (unsigned i = 0; i < n; i++) {
-            g[i]->insns++;
-        }
-        *insns += n;
         if (n > 1 && !d->fault && d->op >= MEGPU_OP_LD32 &&
             d->op <= MEGPU_OP_ST64) {
+            for (unsigned i = 0; i < n; i++) {
+                g[i]->insns++;
+            }
+            *insns += n;
             r = megpu_gang_ldst(x, W, g, n, d, who);
             if (r != MEGPU_RUN_NEXT) {
                 return r;
@@ -1083,6 +1083,9 @@ static int megpu_gang_slice(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
             continue;
         }
         for (unsigned i = 0; i < n; i++) {
+            /* counted as it runs: the waves after a PARK run it later */
+            g[i]->insns++;
+            (*insns)++;
             x->wave_id = g[i]->id;
             r = megpu_wave_step(x, W, g[i], d);
             if (r == MEGPU_RUN_END) {
