@@ -738,7 +738,8 @@ megpu_binop_lanes(uint32_t op, MegpuWave *w, const MegpuInsn *d)
     }
 }
 
-static void megpu_wave_binop(MegpuWave *w, const MegpuInsn *d)
+/* False for an opcode that is no binary ALU op (none gets here). */
+static bool megpu_wave_binop(MegpuWave *w, const MegpuInsn *d)
 {
     switch (d->op) {
     case MEGPU_OP_ADD:
@@ -823,8 +824,9 @@ static void megpu_wave_binop(MegpuWave *w, const MegpuInsn *d)
         megpu_binop_lanes(MEGPU_OP_FCMPLE, w, d);
         break;
     default:
-        g_assert_not_reached();     /* decoded: an ALU op */
+        return false;
     }
+    return true;
 }
 
 /* Execute one decoded instruction. */
@@ -878,7 +880,9 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
     case MEGPU_OP_CMPEQ ... MEGPU_OP_CMPLEU:
     case MEGPU_OP_FADD ... MEGPU_OP_FMAX:
     case MEGPU_OP_FCMPEQ ... MEGPU_OP_FCMPLE:
-        megpu_wave_binop(w, d);
+        if (!megpu_wave_binop(w, d)) {
+            return megpu_wave_fault(x, W, w, MEGPU_FAULT_BAD_OPCODE);
+        }
         break;
     case MEGPU_OP_I2F:
     case MEGPU_OP_F2I:
@@ -956,7 +960,8 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
         trace_megpu_wave_interrupt(x->e->idx, w->id);
         break;
     default:
-        g_assert_not_reached();     /* megpu_isa_check(): BAD_OPCODE */
+        /* megpu_isa_check() faulted it already: no assert on guest data */
+        return megpu_wave_fault(x, W, w, MEGPU_FAULT_BAD_OPCODE);
     }
     w->pc++;
     return MEGPU_RUN_NEXT;
@@ -999,9 +1004,11 @@ static int megpu_gang_ldst(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
         /* the run j .. j + k - 1 */
         do {
             MegpuWave *w = g[at[j + k] / MEGPU_WAVE_LANES];
-            uint64_t v = w->r[d->s1][at[j + k] % MEGPU_WAVE_LANES];
 
             if (write) {
+                /* src1 is a store's operand only */
+                uint64_t v = w->r[d->s1][at[j + k] % MEGPU_WAVE_LANES];
+
                 if (size == 8) {
                     stq_le_p(buf + k * 8, v);
                 } else {
@@ -1268,9 +1275,17 @@ static bool megpu_waves_run(MegpuExec *x, MegpuWaves *W)
     }
 }
 
-/* Decode @insn once, for every wave of the dispatch (MegpuInsn). */
+/*
+ * Decode @insn once, for every wave of the dispatch (MegpuInsn). The
+ * register fields an instruction uses are < MEGPU_WAVE_REGS once it
+ * passed megpu_isa_check(); those it does not use may hold anything and
+ * become r0 here, so that no code path can index past the register file
+ * with one (src1 stays MEGPU_ISA_IMM for the ALU's immediate).
+ */
 static void megpu_wave_decode(uint64_t insn, MegpuInsn *d)
 {
+    uint8_t *reg[3] = { &d->dst, &d->s0, &d->s1 };
+
     d->op = MEGPU_INSN_OP(insn);
     d->dst = MEGPU_INSN_DST(insn);
     d->s0 = MEGPU_INSN_SRC0(insn);
@@ -1279,6 +1294,14 @@ static void megpu_wave_decode(uint64_t insn, MegpuInsn *d)
     d->b = megpu_isa_imm_operand(d->op, d->imm);
     d->raw = insn;
     d->fault = megpu_isa_check(insn);
+    for (unsigned i = 0; i < 3; i++) {
+        bool imm = reg[i] == &d->s1 && *reg[i] == MEGPU_ISA_IMM &&
+                   (megpu_isa_is_alu(d->op) || megpu_isa_is_falu(d->op));
+
+        if (*reg[i] >= MEGPU_WAVE_REGS && !imm) {
+            *reg[i] = 0;
+        }
+    }
 }
 
 /*
@@ -1315,11 +1338,10 @@ static bool megpu_wave_load(MegpuExec *x, MegpuWaves *W, uint64_t args)
 
         megpu_wave_decode(le64_to_cpu(raw[i]), d);
         if (!d->fault) {
-            /* fields an op does not use are < 256: at worst all 32 */
-            W->nregs = MAX(W->nregs, MIN(MEGPU_WAVE_REGS,
-                                         1u + MAX(MAX(d->dst, d->s0),
-                                                  d->s1 == MEGPU_ISA_IMM ?
-                                                  0 : d->s1)));
+            /* the fields are registers now, but src1's immediate */
+            W->nregs = MAX(W->nregs, 1u + MAX(MAX(d->dst, d->s0),
+                                              d->s1 == MEGPU_ISA_IMM ?
+                                              0 : d->s1));
             if (d->op == MEGPU_OP_SYSCALL) {
                 W->nregs = MAX(W->nregs,
                                MEGPU_INSN_SYSCALL_SRC2(d->raw) + 1);
