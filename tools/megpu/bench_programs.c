@@ -116,6 +116,8 @@ static int pb_job(struct pb *b, const struct pb_kernel *k, unsigned int ki,
 	}
 	ret = ret ?: megpu_job_upload(b->gpu, job, &cs);
 	megpu_cs_fini(&cs);
+	if (ret)
+		megpu_job_fini(job);
 	return ret;
 }
 
