@@ -443,7 +443,8 @@ struct drm_megpu_submit {
  * struct drm_megpu_flush - flush the GPU's writes to memory
  *
  * Starts a host flush and waits for the device's acknowledgment: every
- * write any engine issued before the call is then in memory.
+ * write any engine issued before the call is then in memory. A call
+ * made during a function level reset waits for the reset to end first.
  *
  * Errors: -EINVAL for non-zero @flags or @pad, -EOPNOTSUPP when the device
  * has no posted writes (no MEGPU_CAP_FLUSH), -ETIMEDOUT when the device

@@ -629,6 +629,10 @@ int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 	if (ret)
 		goto out_kdq;
 
+	/* not inside a function level reset, whose halt would miss it */
+	ret = down_read_interruptible(&mdev->reset_sem) ? -ERESTARTSYS : 0;
+	if (ret)
+		goto out_kdq;
 	mutex_lock(&mdev->kdq_mutex);
 	/* megpu_dequeue_unplug() ran: nothing would stop this one */
 	ret = drm_dev_is_unplugged(drm) ? -ENODEV : 0;
@@ -639,6 +643,7 @@ int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 	if (ret) {
 		spin_unlock(&mdev->kdq_lock);
 		mutex_unlock(&mdev->kdq_mutex);
+		up_read(&mdev->reset_sem);
 		goto out_kdq;
 	}
 	/* the file's attachment from now on: TASKQ_WAIT waits for it */
@@ -657,6 +662,7 @@ int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 	megpu_kdq_update_req_work(mdev);
 	spin_unlock(&mdev->kdq_lock);
 	mutex_unlock(&mdev->kdq_mutex);
+	up_read(&mdev->reset_sem);
 	return 0;
 
 out_kdq:

@@ -7,6 +7,7 @@
  * PCI probe and remove, the drm_driver and its ioctl table.
  */
 
+#include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/module.h>
 #include <linux/pci.h>
@@ -369,6 +370,7 @@ static int megpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		return ret;
 	mutex_init(&mdev->submit_lock);
+	init_rwsem(&mdev->reset_sem);
 	mutex_init(&mdev->mmu_lock);
 	mutex_init(&mdev->floor_lock);
 	xa_init_flags(&mdev->ctxs, XA_FLAGS_ALLOC1);
@@ -457,11 +459,16 @@ static void megpu_remove(struct pci_dev *pdev)
  * rings, the agent id and the flush count are set up again and the jobs
  * queued behind run. BOs, address spaces and files are the driver's and
  * survive; the PCI core saves and restores the config space and MSI-X.
+ * A job timeout, TASKQ_ATTACH or FLUSH that comes meanwhile waits for
+ * reset_done (reset_sem): none restarts a scheduler or programs an
+ * engine inside the reset's window.
  */
 static void megpu_reset_prepare(struct pci_dev *pdev)
 {
 	struct megpu_device *mdev = pci_get_drvdata(pdev);
 
+	/* released by megpu_reset_done(), which the PCI core always calls */
+	down_write(&mdev->reset_sem);
 	drm_warn(&mdev->drm, "function level reset: jobs on the GPU fail with -EIO\n");
 	megpu_flush_before_reset(mdev);
 	megpu_dequeue_halt_all(mdev, -EIO);
@@ -475,10 +482,15 @@ static void megpu_reset_done(struct pci_dev *pdev)
 {
 	struct megpu_device *mdev = pci_get_drvdata(pdev);
 
+	/* test knob: an ioctl meets the reset device not set up again */
+	if (IS_ENABLED(CONFIG_DRM_MEGPU_TESTING) &&
+	    unlikely(mdev->reset_hold_ms))
+		msleep(min(mdev->reset_hold_ms, MEGPU_FAULT_HOLD_MAX_MS));
 	megpu_flush_reset_done(mdev);
 	megpu_mgpu_reset_done(mdev);
 	megpu_sched_reset_done(mdev);
 	drm_info(&mdev->drm, "function level reset done\n");
+	up_write(&mdev->reset_sem);
 }
 
 static const struct pci_error_handlers megpu_err_handlers = {

@@ -233,6 +233,9 @@ struct megpu_engine {
  * @sem_limit: objects of the pool to use, 0: all (debugfs, tests)
  * @fault_hold_ms: the fault handler waits this long, under ring_lock,
  *	before it blames a job (debugfs, tests: a timeout meets it)
+ * @reset_hold_ms: after a function level reset, the driver waits this
+ *	long before it sets the device up again (debugfs, tests: an ioctl
+ *	meets the reset)
  * @flush_lock: protects the host-flush state
  * @flush_wq: waiters for a flush acknowledgment
  * @flush_jobs: jobs done by their engine, waiting for their host flush
@@ -295,6 +298,12 @@ struct megpu_device {
 	dma_addr_t seqno_page_dma;
 
 	struct mutex submit_lock;	/* job arm + push order */
+	/*
+	 * Held for writing from reset_prepare to reset_done (a function
+	 * level reset); for reading by job timeouts, TASKQ_ATTACH and
+	 * FLUSH, which touch the engines: they wait for the reset to end.
+	 */
+	struct rw_semaphore reset_sem;
 	struct xarray ctxs;
 	u32 ctx_next;
 	struct mutex mmu_lock;		/* TLB invalidations */
@@ -307,6 +316,7 @@ struct megpu_device {
 	u64 sem_pool_waits;
 	u32 sem_limit;
 	u32 fault_hold_ms;
+	u32 reset_hold_ms;
 
 	spinlock_t flush_lock;		/* flush_jobs, flush_started */
 	wait_queue_head_t flush_wq;

@@ -224,8 +224,7 @@ void megpu_flush_unplug(struct megpu_device *mdev)
 
 /*
  * After a function level reset the device counts flushes from 0 again:
- * so does the driver. A flush started during the reset is never
- * acknowledged and times out.
+ * so does the driver. FLUSH ioctls wait for the reset's end (reset_sem).
  */
 void megpu_flush_reset_done(struct megpu_device *mdev)
 {
@@ -242,12 +241,18 @@ int megpu_ioctl_flush(struct drm_device *drm, void *data,
 {
 	struct megpu_device *mdev = to_megpu(drm);
 	struct drm_megpu_flush *args = data;
+	int ret;
 
 	if (args->flags || args->pad)
 		return -EINVAL;
 	if (!(mdev->caps & MEGPU_CAP_FLUSH))
 		return -EOPNOTSUPP;
-	return megpu_flush_wait(mdev, &args->seqno, true);
+	/* a function level reset would forget the flush: wait for its end */
+	if (down_read_interruptible(&mdev->reset_sem))
+		return -ERESTARTSYS;
+	ret = megpu_flush_wait(mdev, &args->seqno, true);
+	up_read(&mdev->reset_sem);
+	return ret;
 }
 
 static int megpu_flush_show(struct seq_file *m, void *data)

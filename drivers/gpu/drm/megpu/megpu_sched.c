@@ -231,7 +231,7 @@ static void megpu_cancel_banned(struct megpu_engine *eng)
 	spin_unlock_irqrestore(&eng->job_lock, flags);
 }
 
-static enum drm_gpu_sched_stat megpu_timedout_job(struct drm_sched_job *bad)
+static enum drm_gpu_sched_stat megpu_timeout_handle(struct drm_sched_job *bad)
 {
 	struct megpu_job *job = to_megpu_job(bad);
 	struct megpu_engine *eng = job->engine;
@@ -331,6 +331,22 @@ restart:
 	drm_dev_exit(idx);
 	drm_sched_start(&eng->sched);
 	return DRM_GPU_SCHED_STAT_NOMINAL;
+}
+
+/*
+ * Not inside a function level reset's window, where the reset fails the
+ * jobs and restarts the schedulers itself: a timeout that fires then
+ * waits for reset_done, and finds its job completed (-EIO).
+ */
+static enum drm_gpu_sched_stat megpu_timedout_job(struct drm_sched_job *bad)
+{
+	struct megpu_device *mdev = to_megpu_job(bad)->engine->mdev;
+	enum drm_gpu_sched_stat stat;
+
+	down_read(&mdev->reset_sem);
+	stat = megpu_timeout_handle(bad);
+	up_read(&mdev->reset_sem);
+	return stat;
 }
 
 /*
@@ -516,16 +532,20 @@ void megpu_sched_fail_all(struct megpu_device *mdev, int error)
 }
 
 /*
- * A function level reset is coming: the schedulers stop feeding the
- * rings and every job on the hardware fails with -EIO (the reset drops
- * the rings). Jobs not yet in a ring wait in their entities.
+ * A function level reset is coming (the engines were reset already): the
+ * schedulers stop feeding the rings, the calls of the waves that are gone
+ * are taken back, and every job on the hardware fails with -EIO (the
+ * reset drops the rings): when its fence says so, its calls cannot be
+ * answered any more. Jobs not yet in a ring wait in their entities.
  */
 void megpu_sched_reset_prepare(struct megpu_device *mdev)
 {
 	unsigned int i;
 
-	for (i = 0; i < mdev->num_engines; i++)
+	for (i = 0; i < mdev->num_engines; i++) {
 		drm_sched_stop(&mdev->engines[i].sched, NULL);
+		megpu_syscall_engine_reset(&mdev->engines[i]);
+	}
 	megpu_sched_fail_all(mdev, -EIO);
 }
 
@@ -543,7 +563,6 @@ void megpu_sched_reset_done(struct megpu_device *mdev)
 				eng->name);
 		eng->reset_count++;
 		mutex_unlock(&eng->ring_lock);
-		megpu_syscall_engine_reset(eng);
 		/* the failed jobs' fences carry -EIO to their scheduler jobs */
 		megpu_sched_reattach(eng);
 		drm_sched_start(&eng->sched);

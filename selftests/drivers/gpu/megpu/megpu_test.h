@@ -948,6 +948,28 @@ static inline int mt_pci_address(struct megpu *gpu, char *buf, size_t len)
 }
 
 /*
+ * A function level reset of the client's device (echo 1 > .../reset):
+ * 0, or -errno (-ENOENT or -EACCES: the device cannot be reset so).
+ */
+static inline int mt_flr(struct megpu *gpu)
+{
+	char addr[64], path[128];
+	int fd, ret;
+
+	ret = mt_pci_address(gpu, addr, sizeof(addr));
+	if (ret)
+		return ret;
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/reset", addr);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, "1", 1) != 1)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
  * Run "megpu @args" with both output streams in @buf (@len bytes, NUL
  * terminated, also logged); its exit status, -1 if it did not exit.
  */

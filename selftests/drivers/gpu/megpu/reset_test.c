@@ -19,25 +19,6 @@
 #include "libmegpu.h"
 #include "megpu_test.h"
 
-/* echo 1 > .../reset for the client's device: 0 or -errno */
-static int flr(struct megpu *gpu)
-{
-	char addr[64], path[128];
-	int fd, ret = 0;
-
-	ret = mt_pci_address(gpu, addr, sizeof(addr));
-	if (ret)
-		return ret;
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/reset", addr);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, "1", 1) != 1)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 /* A job on @engine writing @value at @off of @bo; its fence status. */
 static int write_job(struct mt *t, unsigned int engine, struct megpu_bo *bo,
 		     uint32_t off, uint32_t value)
@@ -77,7 +58,7 @@ TEST_F(flr, idle)
 
 	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
 	ASSERT_EQ(0, write_job(&self->t, 0, bo, 0, 1));
-	ASSERT_EQ(0, flr(&self->t.gpu));
+	ASSERT_EQ(0, mt_flr(&self->t.gpu));
 	for (unsigned int e = 0; e < self->t.engines; e++) {
 		EXPECT_EQ(0, write_job(&self->t, e, bo, 4 * e, 10 + e));
 		EXPECT_EQ(10 + e, mt_u32(bo)[e]);
@@ -108,7 +89,7 @@ TEST_F(flr, job_in_flight_fails_with_eio)
 	usleep(100 * 1000);
 	ASSERT_TRUE(mt_pending(&self->t.gpu, held.sync, 0));
 
-	ASSERT_EQ(0, flr(&self->t.gpu));
+	ASSERT_EQ(0, mt_flr(&self->t.gpu));
 	EXPECT_EQ(-EIO, mt_job_finish(&held, mt_job_ns(&self->t)));
 	EXPECT_EQ(0, mt_u32(gate)[16]);		/* it never got past the gate */
 	for (unsigned int i = 0; i < 1024; i++)
@@ -118,6 +99,43 @@ TEST_F(flr, job_in_flight_fails_with_eio)
 	EXPECT_EQ(7, mt_u32(bo)[0]);
 	megpu_bo_free(bo);
 	megpu_bo_free(gate);
+}
+
+/*
+ * A FLUSH that comes while a reset is under way (the device reset, the
+ * driver held by debugfs reset_hold_ms before it sets it up again) waits
+ * for the reset to end, and its sequence number is the device's: the
+ * next flush's is greater. Before, it ran against a device whose count
+ * the reset had set back and returned the driver's stale count (then
+ * the next flush went back to 1).
+ */
+TEST_F(flr, flush_during_reset_waits_for_it)
+{
+	uint64_t during = 0, after = 0;
+	int status, ret;
+	pid_t pid;
+
+	ret = megpu_flush(&self->t.gpu, NULL);
+	if (ret == -EOPNOTSUPP)
+		SKIP(return, "no flushes on this device");
+	ASSERT_EQ(0, ret);
+	if (megpu_debugfs_write(&self->t.gpu, "reset_hold_ms", "1500"))
+		SKIP(return, "no debugfs reset_hold_ms (not a test build)");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(mt_flr(&self->t.gpu) ? 1 : 0);
+	usleep(300 * 1000);
+	ret = megpu_flush(&self->t.gpu, &during);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, megpu_debugfs_write(&self->t.gpu, "reset_hold_ms", "0"));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	EXPECT_EQ(0, ret);
+	/* and the device flushes as before, counting on */
+	EXPECT_EQ(0, megpu_flush(&self->t.gpu, &after));
+	EXPECT_LT(during, after) TH_LOG("flush %llu, then %llu",
+					(unsigned long long)during,
+					(unsigned long long)after);
 }
 
 /* Jobs on every engine, a reset, again and again: each time they run. */
@@ -130,7 +148,7 @@ TEST_F(flr, repeated)
 		for (unsigned int e = 0; e < self->t.engines; e++)
 			ASSERT_EQ(0, write_job(&self->t, e, bo, 4 * e,
 					       round * 100 + e));
-		ASSERT_EQ(0, flr(&self->t.gpu));
+		ASSERT_EQ(0, mt_flr(&self->t.gpu));
 	}
 	for (unsigned int e = 0; e < self->t.engines; e++) {
 		EXPECT_EQ(0, write_job(&self->t, e, bo, 4 * e, 1000 + e));

@@ -1220,6 +1220,48 @@ TEST_F(syscall, client_exit_with_parked_waves)
 	megpu_bo_free(shared);
 }
 
+/*
+ * A function level reset with a wave parked on a call: its job fails
+ * with -EIO, the call is gone (an answer to it is refused, nothing is
+ * written), and the mailbox serves the next call after the reset.
+ */
+TEST_F(syscall, parked_wave_through_reset)
+{
+	struct megpu *gpu = &self->t.gpu;
+	struct drm_megpu_syscall c;
+	struct megpu_bo *out;
+	struct mt_prog p;
+	struct mt_job j;
+	int ret;
+
+	ASSERT_EQ(0, op_prog(gpu, USER_OP, &p));
+	ASSERT_EQ(0, mt_bo(gpu, 4096, 0, &out));
+	ASSERT_EQ(0, start_calls(&self->t, &j, self->engine, &p, 0, out, 0,
+				 1));
+	ASSERT_EQ(0, take_call(&self->t, gpu, &c));
+	ret = mt_flr(gpu);
+	if (ret == -ENOENT || ret == -EACCES) {
+		ASSERT_EQ(0, megpu_syscall_return(gpu, c.slot, c.caller, 0));
+		ASSERT_EQ(0, mt_job_finish(&j, mt_job_ns(&self->t)));
+		megpu_bo_free(out);
+		mt_prog_free(&p);
+		SKIP(return, "no function level reset (not a PCIe FLR device?)");
+	}
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(-EIO, mt_job_finish(&j, mt_job_ns(&self->t)));
+	ASSERT_EQ(-ENOENT, megpu_syscall_return(gpu, c.slot, c.caller, 5));
+	ASSERT_EQ(0, ((uint64_t *)out->map)[0]);
+
+	ASSERT_EQ(0, start_calls(&self->t, &j, self->engine, &p, 0, out, 0,
+				 1));
+	ASSERT_EQ(0, take_call(&self->t, gpu, &c));
+	ASSERT_EQ(0, megpu_syscall_return(gpu, c.slot, c.caller, 6));
+	ASSERT_EQ(0, mt_job_finish(&j, mt_job_ns(&self->t)));
+	ASSERT_EQ(6, ((uint64_t *)out->map)[0]);
+	megpu_bo_free(out);
+	mt_prog_free(&p);
+}
+
 /* Client B never sees A's calls and cannot answer them. */
 TEST_F(syscall, clients_are_isolated)
 {

@@ -1040,6 +1040,57 @@ TEST_F_TIMEOUT(taskq, discrete_gated_task_outlives_attachment, 120)
 }
 
 /*
+ * A function level reset while the driver's dequeuer is attached (its
+ * one task waits for an event): the attachment completes with -EIO at
+ * once, not at its watchdog; the task stays queued, and once the event
+ * has come a new attachment after the reset runs it on the engines.
+ */
+TEST_F_TIMEOUT(taskq, discrete_attachment_through_reset, 120)
+{
+	struct megpu_task t;
+	struct tq q;
+	uint64_t *ev;
+	uint32_t *nt;
+	int ret;
+
+	TQ_NEED_QUEUES();
+	ASSERT_EQ(0, tq_setup(&self->t, &q, 1, 0));
+	ev = (uint64_t *)((uint8_t *)q.kargs->map + 2048);
+	*ev = 0;
+	t = tq_task(&q, 0, MEGPU_TQ_AFF_REQUIRE_GPU);
+	t.event_addr = q.kargs->va + 2048;
+	t.event_value = 1;
+	ASSERT_EQ(1, megpu_taskq_push(&q.q[2], &q.agents[0], &t, 1));
+	tq_close_all(&q);
+	ASSERT_EQ(0, tq_attach(&q));
+	usleep(100 * 1000);
+	ret = mt_flr(&self->t.gpu);
+	if (ret == -ENOENT || ret == -EACCES) {
+		tq_free(&q);
+		SKIP(return, "no function level reset (not a PCIe FLR device?)");
+	}
+	ASSERT_EQ(0, ret);
+	/* at once: well within the watchdog's job timeout */
+	ASSERT_EQ(-EIO, megpu_taskq_wait(&self->t.gpu,
+					 self->t.timeout_ms * 1000000ll / 2));
+	ASSERT_EQ(0, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_HEAD));
+	ASSERT_EQ(0, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_LOCK));
+	ASSERT_EQ(0, tq_note(&q, 0)[MEGPU_TQ_NOTE_DONE / 4]);
+	ASSERT_EQ(0, megpu_taskq_detach(&self->t.gpu));
+
+	__atomic_store_n(ev, 1, __ATOMIC_SEQ_CST);
+	ASSERT_EQ(0, tq_attach(&q));
+	ASSERT_EQ(0, megpu_taskq_wait(&self->t.gpu, 30000000000ll));
+	nt = tq_note(&q, 0);
+	ASSERT_EQ(1, nt[MEGPU_TQ_NOTE_DONE / 4]);
+	ASSERT_TRUE(MEGPU_TQ_OWNER_IS_DRIVER(nt[MEGPU_TQ_NOTE_BY / 4]));
+	ASSERT_EQ(0, nt[MEGPU_TQ_NOTE_STATUS / 4]);
+	ASSERT_EQ(1, mt_u32(q.elems)[0]);
+	ASSERT_EQ(0, megpu_taskq_detach(&self->t.gpu));
+	tq_free(&q);
+}
+
+/*
  * An event word in none of the client's BOs fails the attachment with
  * -EFAULT and leaves the task queued.
  */
