@@ -777,6 +777,28 @@ static int tq_attach(struct tq *q)
 				  tq_engine_mask(q));
 }
 
+/*
+ * One task of affinity @aff in queue 2, gated by the event word *@ev
+ * (0 now, the task may run at 1; in memory CPU dequeuers map too, past
+ * the one argument block), the queues closed, the driver attached.
+ */
+static int tq_attach_gated(struct tq *q, uint32_t aff, uint64_t **ev)
+{
+	struct megpu_task t;
+
+	if (q->kargs->size < 4096)
+		return -ENOSPC;
+	*ev = (uint64_t *)((uint8_t *)q->kargs->map + 2048);
+	**ev = 0;
+	t = tq_task(q, 0, aff);
+	t.event_addr = q->kargs->va + 2048;
+	t.event_value = 1;
+	if (megpu_taskq_push(&q->q[2], &q->agents[0], &t, 1) != 1)
+		return -EIO;
+	tq_close_all(q);
+	return tq_attach(q);
+}
+
 static uint64_t tq_requests(struct mt *t)
 {
 	char *txt = mt_debugfs(t, "taskq_dequeue");
@@ -1002,23 +1024,13 @@ TEST_F(taskq, discrete_event_and_malformed)
  */
 TEST_F_TIMEOUT(taskq, discrete_gated_task_outlives_attachment, 120)
 {
-	struct megpu_task t;
 	struct tq q;
 	uint64_t *ev;
 	uint32_t *nt;
 
 	TQ_NEED_QUEUES();
 	ASSERT_EQ(0, tq_setup(&self->t, &q, 1, 0));
-	/* in memory CPU dequeuers map too: past the one argument block */
-	ASSERT_LE(4096, q.kargs->size);
-	ev = (uint64_t *)((uint8_t *)q.kargs->map + 2048);
-	*ev = 0;
-	t = tq_task(&q, 0, MEGPU_TQ_AFF_ANY);
-	t.event_addr = q.kargs->va + 2048;
-	t.event_value = 1;
-	ASSERT_EQ(1, megpu_taskq_push(&q.q[2], &q.agents[0], &t, 1));
-	tq_close_all(&q);
-	ASSERT_EQ(0, tq_attach(&q));
+	ASSERT_EQ(0, tq_attach_gated(&q, MEGPU_TQ_AFF_ANY, &ev));
 	ASSERT_EQ(-ETIMEDOUT,
 		  megpu_taskq_wait(&self->t.gpu,
 				   (4 * self->t.timeout_ms + 10000) * 1000000ll));
@@ -1047,7 +1059,6 @@ TEST_F_TIMEOUT(taskq, discrete_gated_task_outlives_attachment, 120)
  */
 TEST_F_TIMEOUT(taskq, discrete_attachment_through_reset, 120)
 {
-	struct megpu_task t;
 	struct tq q;
 	uint64_t *ev;
 	uint32_t *nt;
@@ -1055,14 +1066,7 @@ TEST_F_TIMEOUT(taskq, discrete_attachment_through_reset, 120)
 
 	TQ_NEED_QUEUES();
 	ASSERT_EQ(0, tq_setup(&self->t, &q, 1, 0));
-	ev = (uint64_t *)((uint8_t *)q.kargs->map + 2048);
-	*ev = 0;
-	t = tq_task(&q, 0, MEGPU_TQ_AFF_REQUIRE_GPU);
-	t.event_addr = q.kargs->va + 2048;
-	t.event_value = 1;
-	ASSERT_EQ(1, megpu_taskq_push(&q.q[2], &q.agents[0], &t, 1));
-	tq_close_all(&q);
-	ASSERT_EQ(0, tq_attach(&q));
+	ASSERT_EQ(0, tq_attach_gated(&q, MEGPU_TQ_AFF_REQUIRE_GPU, &ev));
 	usleep(100 * 1000);
 	ret = mt_flr(&self->t.gpu);
 	if (ret == -ENOENT || ret == -EACCES) {
