@@ -7,7 +7,10 @@
  * other engines into GPU semaphore waits; run_job puts the job's frame in
  * the ring (megpu_fence.c has its hardware fence, megpu_retire.c retires
  * it). A timeout resets the engine, fails the job that hung and puts the
- * innocent jobs back into the emptied ring.
+ * innocent jobs back into the emptied ring. A function level reset of the
+ * whole device (megpu_drv.c) stops every scheduler and fails the jobs on
+ * the hardware with -EIO; timeouts wait for it to end (reset_sem), so that
+ * none restarts a scheduler inside its window.
  */
 
 #include <linux/delay.h>
