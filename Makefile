@@ -53,7 +53,7 @@ INITRAMFS := $(B)/initramfs.cpio.gz
 
 .PHONY: all deps qemu module tools selftests initramfs demo check shell bench trace \
 	check-host check-qtest check-guest check-fresh check-debug check-asan \
-	check-tsan fuzz-device coverage docs module-shipped install check-install intree \
+	check-tsan fuzz-device coverage prebuild docs module-shipped install check-install intree \
 	checkpatch \
 	checkpatch-qemu clean
 
@@ -308,6 +308,11 @@ check: qemu initramfs $(DEPS_STAMP)
 # The debug-kernel lane: a kernel from Debian's linux-source-6.12 with
 # KASAN, lockdep, debug objects, kmemleak and fault injection (built once,
 # cached), megpu.ko built against it, every selftest run on it.
+# The builds of the lanes after make check (debug kernel, QEMU with ASan,
+# TSan, libFuzzer) at idle priority: .ci/run starts it in the background.
+prebuild: $(DEPS_STAMP)
+	tools/vm/prebuild.sh
+
 check-debug: qemu tools selftests $(DEPS_STAMP)
 	@echo "== guest kselftests on the debug kernel"
 	tools/vm/check-debug.sh

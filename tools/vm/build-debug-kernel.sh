@@ -49,6 +49,10 @@ entry=$(sed '/^config DRM_MEGPU_/,$d' "$kconfig")
 hash=$( (cat "$frag"; printf '%s\n' "$entry"; echo "recipe=$recipe") |
 	sha256sum | cut -c1-12)
 dir="$MEGPU_CACHE/debug-kernel-$version-$hash"
+# one build at a time (`make prebuild` may be running this in the
+# background): wait for it, then find the kernel built
+exec 9>"$dir.lock"
+flock 9
 
 if [ -f "$dir/.built" ]; then
 	log "cached: $dir ($(cat "$dir/release"))"

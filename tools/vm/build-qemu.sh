@@ -29,6 +29,12 @@ fuzz)
 *) echo "qemu: unknown QEMU_SAN=$QEMU_SAN" >&2; exit 1 ;;
 esac
 [ -f "$src/.unpacked" ] || { echo "qemu: run 'make deps' first" >&2; exit 1; }
+# One build of a directory at a time: `make prebuild` may be building
+# this one in the background (the caller then waits for it, and finds it
+# done).
+mkdir -p "$MEGPU_CACHE"
+exec 9>"$build.lock"
+flock 9
 
 # The glue patch: re-apply it when it changed since the last build.
 glue="$top/qemu-device/glue.patch"
