@@ -36,6 +36,13 @@ mkdir -p "$MEGPU_CACHE"
 exec 9>"$build.lock"
 flock 9
 
+# The source tree is shared by every build directory: one overlay at a
+# time (a build in the background may be overlaying too). Once one has
+# brought the files up to date, the others find nothing to copy, so no
+# file changes under a compiler of another build.
+exec 8>"$src.lock"
+flock 8
+
 # The glue patch: re-apply it when it changed since the last build.
 glue="$top/qemu-device/glue.patch"
 if ! cmp -s "$glue" "$src/.megpu-glue.patch"; then
@@ -66,6 +73,8 @@ done
 for h in "$top"/include/*.h; do
 	overlay "$h" "$src/include/hw/misc/$(basename "$h")"
 done
+flock -u 8
+exec 8>&-
 
 conf=(--python=/usr/bin/python3
 	--target-list=x86_64-softmmu --disable-docs --disable-rust
