@@ -220,6 +220,8 @@ struct megpu_engine {
  * @seqno_page: completed-seqno slots of all engines
  * @seqno_page_dma: its bus address
  * @submit_lock: keeps job arm and push in one order per device
+ * @reset_sem: held for writing through a function level reset, for
+ *	reading by what must not run inside it (timeouts, TASKQ_ATTACH, FLUSH)
  * @ctxs: GPU context ids, handed out cyclically so that debugfs and
  *	fdinfo do not show a closed file's id for a new one at once
  * @ctx_next: where the cyclic allocation of @ctxs goes on
@@ -298,12 +300,7 @@ struct megpu_device {
 	dma_addr_t seqno_page_dma;
 
 	struct mutex submit_lock;	/* job arm + push order */
-	/*
-	 * Held for writing from reset_prepare to reset_done (a function
-	 * level reset); for reading by job timeouts, TASKQ_ATTACH and
-	 * FLUSH, which touch the engines: they wait for the reset to end.
-	 */
-	struct rw_semaphore reset_sem;
+	struct rw_semaphore reset_sem;	/* FLR window vs timeouts, ioctls */
 	struct xarray ctxs;
 	u32 ctx_next;
 	struct mutex mmu_lock;		/* TLB invalidations */
