@@ -305,14 +305,14 @@ check: qemu initramfs $(DEPS_STAMP)
 	done | cat - $(B)/results/* 2>/dev/null | awk '{ p += $$1; f += $$2 } \
 		END { printf "check: %d passed, %d failed\n", p, f; exit f > 0 }'
 
-# The debug-kernel lane: a kernel from Debian's linux-source-6.12 with
-# KASAN, lockdep, debug objects, kmemleak and fault injection (built once,
-# cached), megpu.ko built against it, every selftest run on it.
 # The builds of the lanes after make check (debug kernel, QEMU with ASan,
 # TSan, libFuzzer) at idle priority: .ci/run starts it in the background.
 prebuild: $(DEPS_STAMP)
 	tools/vm/prebuild.sh
 
+# The debug-kernel lane: a kernel from Debian's linux-source-6.12 with
+# KASAN, lockdep, debug objects, kmemleak and fault injection (built once,
+# cached), megpu.ko built against it, every selftest run on it.
 check-debug: qemu tools selftests $(DEPS_STAMP)
 	@echo "== guest kselftests on the debug kernel"
 	tools/vm/check-debug.sh

@@ -744,7 +744,8 @@ struct drm_megpu_taskq_queue {
  *
  * The attachment completes once every queue is CLOSED and every one of
  * its tasks is notified (HDR_DONE == tail, whoever ran it), with status
- * -EIO if a job of the dequeuer failed, -EPROTO if a queue became
+ * -EIO if a job of the dequeuer failed or the device had a function level
+ * reset (an attach made during one waits for its end), -EPROTO if a queue became
  * malformed, -EFAULT if an event-gated task's event word is in none of
  * the file's BOs (the attachment then stops), -ECANCELED on a detach before
  * that, -ENODEV when the device is unplugged, -ETIMEDOUT (and the
