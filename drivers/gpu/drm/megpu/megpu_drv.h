@@ -238,6 +238,9 @@ struct megpu_engine {
  * @reset_hold_ms: after a function level reset, the driver waits this
  *	long before it sets the device up again (debugfs, tests: an ioctl
  *	meets the reset)
+ * @fail_hold_ms: when the driver fails every job on the hardware (an
+ *	unplug, a function level reset), it waits this long after each one
+ *	(debugfs, tests: the scheduler frees the job meanwhile)
  * @flush_lock: protects the host-flush state
  * @flush_wq: waiters for a flush acknowledgment
  * @flush_jobs: jobs done by their engine, waiting for their host flush
@@ -314,6 +317,7 @@ struct megpu_device {
 	u32 sem_limit;
 	u32 fault_hold_ms;
 	u32 reset_hold_ms;
+	u32 fail_hold_ms;
 
 	spinlock_t flush_lock;		/* flush_jobs, flush_started */
 	wait_queue_head_t flush_wq;

@@ -11,8 +11,10 @@
  * (under ring_lock) before it blames a job, so that a job timeout meets a
  * fault being handled every time; reset_hold_ms, which holds the driver
  * back after a function level reset, before it sets the device up again,
- * so that an ioctl meets the reset; then those of the flush (megpu_flush.c)
- * and multi-GPU (megpu_mgpu.c) code.
+ * so that an ioctl meets the reset; fail_hold_ms, which holds the driver
+ * after each job it fails on an unplug or a reset, so that the job is
+ * freed meanwhile; then those of the flush (megpu_flush.c) and multi-GPU
+ * (megpu_mgpu.c) code.
  */
 
 #include <linux/debugfs.h>
@@ -73,6 +75,8 @@ void megpu_debugfs_minor_init(struct drm_minor *minor)
 			   &to_megpu(minor->dev)->fault_hold_ms);
 	debugfs_create_u32("reset_hold_ms", 0644, minor->debugfs_root,
 			   &to_megpu(minor->dev)->reset_hold_ms);
+	debugfs_create_u32("fail_hold_ms", 0644, minor->debugfs_root,
+			   &to_megpu(minor->dev)->fail_hold_ms);
 	megpu_flush_debugfs_minor_init(minor);
 	megpu_floor_debugfs_init(minor);
 	megpu_mgpu_debugfs_minor_init(minor);

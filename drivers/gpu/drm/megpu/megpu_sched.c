@@ -316,9 +316,9 @@ static enum drm_gpu_sched_stat megpu_timeout_handle(struct drm_sched_job *bad)
 		megpu_cancel_banned(eng);
 		megpu_cancel_consumers(eng->mdev);
 		megpu_job_account(eng, guilty, local_clock());
-		megpu_job_signal(guilty);
-		/* its SIGNAL and TIMESTAMP will never run */
+		/* its SIGNAL and TIMESTAMP will never run; before its fence */
 		megpu_sem_force_signal(guilty);
+		megpu_job_signal(guilty);
 	}
 
 	/* the reset emptied the ring: put the innocent jobs back */
@@ -527,9 +527,17 @@ void megpu_sched_fail_all(struct megpu_device *mdev, int error)
 		list_del_init(&job->active_node);
 		if (!job->error)
 			job->error = error;
-		megpu_job_signal(job);
-		/* its SIGNAL will never run: frames waiting on it go on */
+		/*
+		 * Its SIGNAL will never run: frames waiting on it go on.
+		 * Before the fence: once that is signalled, the scheduler may
+		 * free the job (KASAN caught a read after it in an unplug).
+		 */
 		megpu_sem_force_signal(job);
+		megpu_job_signal(job);
+		/* test knob: the freeing finds this loop between two jobs */
+		if (IS_ENABLED(CONFIG_DRM_MEGPU_TESTING) &&
+		    unlikely(mdev->fail_hold_ms))
+			msleep(min(mdev->fail_hold_ms, MEGPU_FAULT_HOLD_MAX_MS));
 	}
 	dma_fence_end_signalling(cookie);
 }

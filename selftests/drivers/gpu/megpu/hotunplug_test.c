@@ -124,6 +124,53 @@ TEST_F(unplug, with_open_file_and_job)
 	rebind_and_probe(_metadata, self->addr);
 }
 
+/*
+ * The unplug fails each job on the hardware and then leaves it alone:
+ * with debugfs fail_hold_ms the driver waits after each one, so the
+ * scheduler frees the job meanwhile. The driver used to write the job's
+ * semaphore after its fence, a use after free that the debug kernel's
+ * KASAN reports (make check-debug fails on it; caught once by chance in
+ * with_open_file_and_job). Two jobs: the second is failed after the
+ * first is freed.
+ */
+TEST_F(unplug, failed_jobs_freed_while_unplug_goes_on)
+{
+	struct megpu_bo *gate;
+	struct mt_job j[2];
+	struct megpu_cs cs;
+	int sync_file[2];
+	struct mt t;
+
+	ASSERT_EQ(0, mt_open(&t));
+	if (megpu_debugfs_write(&t.gpu, "fail_hold_ms", "300")) {
+		mt_close(&t);
+		SKIP(return, "no debugfs fail_hold_ms (not a test build)");
+	}
+	held_job(_metadata, &t, &gate, &j[0]);
+	megpu_cs_init(&cs);
+	megpu_cs_write32(&cs, gate->va + 128, 2);
+	ASSERT_EQ(0, mt_submit(&t.gpu, &j[1], 0, &cs, &gate, 1, 0));
+	megpu_cs_fini(&cs);
+	usleep(100 * 1000);
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(0, megpu_syncobj_export(&t.gpu, j[i].sync, 0,
+						  &sync_file[i]));
+
+	ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/unbind", self->addr));
+
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ(0, sync_file_wait(sync_file[i], 5000));
+		EXPECT_EQ(-ENODEV, megpu_sync_file_status(sync_file[i]));
+		close(sync_file[i]);
+		mt_job_free(&j[i]);
+	}
+	mt_u32(gate)[0] = 1;
+	megpu_bo_free(gate);
+	mt_close(&t);
+
+	rebind_and_probe(_metadata, self->addr);
+}
+
 /* A thread issuing FLUSH ioctls until the device is gone. */
 struct flusher {
 	struct mt *t;
