@@ -202,7 +202,10 @@ static inline uint64_t megpu_isa_sreg(const struct megpu_isa_wave *w,
 
 /*
  * The lanes of the wave at local id @first of work-group (@gx, @gy) that
- * are work-items of the grid: a wave with none is never launched.
+ * are work-items of the grid: a wave with none is never launched. A
+ * one-row work-group (the usual 1D grid) takes a prefix of the lanes,
+ * found without the two divisions per lane of the general case (issue
+ * 25: they were a tenth of a wave program's launch).
  */
 static inline uint32_t megpu_isa_wave_lanes(uint32_t grid_x, uint32_t grid_y,
 					    uint32_t group_x, uint32_t group_y,
@@ -211,6 +214,19 @@ static inline uint32_t megpu_isa_wave_lanes(uint32_t grid_x, uint32_t grid_y,
 {
 	uint64_t size = (uint64_t)group_x * group_y;
 	uint32_t mask = 0;
+
+	if (group_y == 1) {
+		/* lane l: x = gx * group_x + first + l, y = gy */
+		uint64_t x0 = gx * group_x + first, n;
+
+		if (gy >= grid_y || first >= group_x || x0 >= grid_x)
+			return 0;
+		n = group_x - first < grid_x - x0 ? group_x - first :
+						    grid_x - x0;
+		return n >= MEGPU_WAVE_LANES ?
+			(uint32_t)((1ull << MEGPU_WAVE_LANES) - 1) :
+			(uint32_t)((1ull << n) - 1);
+	}
 
 	for (unsigned int l = 0; l < MEGPU_WAVE_LANES; l++) {
 		uint64_t local = first + l;

@@ -307,6 +307,57 @@ static void test_isa_check(void)
 	CHECK_EQ(run(untaken, 3, NULL, 0, 1, 1, 1, 1), 0);
 }
 
+/*
+ * megpu_isa_wave_lanes() for one-row work-groups (its shortcut) against
+ * the definition: lane l holds local id first + l of the group, which
+ * must be in the group and its position in the grid.
+ */
+static uint32_t lanes_by_definition(uint32_t grid_x, uint32_t grid_y,
+				    uint32_t group_x, uint32_t group_y,
+				    uint64_t gx, uint64_t gy, uint64_t first)
+{
+	uint32_t mask = 0;
+
+	for (unsigned int l = 0; l < MEGPU_WAVE_LANES; l++) {
+		uint64_t local = first + l;
+		uint64_t x = gx * group_x + local % group_x;
+		uint64_t y = gy * group_y + local / group_x;
+
+		if (local < (uint64_t)group_x * group_y && x < grid_x &&
+		    y < grid_y)
+			mask |= 1u << l;
+	}
+	return mask;
+}
+
+static void test_wave_lanes(void)
+{
+	static const uint32_t big[] = { 0xffffffffu, 0xfffffff0u, 1u << 31 };
+	unsigned int bad = 0, cases = 0;
+
+	/* grids up to 70 x 3, groups up to 40 x 2, five groups, 3 waves */
+	for (unsigned int i = 0; i < 70 * 3 * 40 * 2 * 5 * 3; i++) {
+		uint32_t grid_x = 1 + i % 70, grid_y = 1 + i / 70 % 3;
+		uint32_t group_x = 1 + i / 210 % 40, group_y = 1 + i / 8400 % 2;
+		uint64_t g = i / 16800 % 5, f = 16 * (i / 84000);
+
+		cases++;
+		bad += megpu_isa_wave_lanes(grid_x, grid_y, group_x, group_y,
+					    g, g % 3, f) !=
+		       lanes_by_definition(grid_x, grid_y, group_x, group_y,
+					   g, g % 3, f);
+	}
+	/* the largest grids: no overflow in the shortcut */
+	for (unsigned int i = 0; i < 3; i++)
+		for (uint64_t g = big[i] / 64 - 2; g < big[i] / 64 + 2; g++) {
+			cases++;
+			bad += megpu_isa_wave_lanes(big[i], 1, 64, 1, g, 0, 48) !=
+			       lanes_by_definition(big[i], 1, 64, 1, g, 0, 48);
+		}
+	printf("# %u of %u cases differ\n", bad, cases);
+	CHECK_EQ(bad, 0);
+}
+
 int main(void)
 {
 	arena = malloc(ARENA);
@@ -319,6 +370,7 @@ int main(void)
 	TEST_RUN(test_args_block);
 	TEST_RUN(test_faults);
 	TEST_RUN(test_isa_check);
+	TEST_RUN(test_wave_lanes);
 	free(arena);
 	return tap_done();
 }

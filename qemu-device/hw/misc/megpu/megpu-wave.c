@@ -38,8 +38,10 @@
  *   load or store merges consecutive lanes across its waves (in launch
  *   order): a work-group's row in one access, as the built-in kernels
  *   read it, instead of one per 16 lanes (issue 25: VADD over 1M
- *   elements 2.5x faster). Waves that branch apart leave the gang; a
- *   fault still names the wave whose lane faulted. Atomics are host
+ *   elements 2.5x faster). An instruction that only computes registers
+ *   is dispatched once for the whole gang, then runs over the lanes of
+ *   each wave (megpu_gang_plain()). Waves that branch apart leave the
+ *   gang; a fault still names the wave whose lane faulted. Atomics are host
  *   atomics on the mapped guest RAM, not posted, like the CHECKSUM add.
  * - Any error faults the job (the DISPATCH packet) with
  *   FAULT_INFO.WAVE, the wave id and PC in WAVE_FAULT_ID/PC; QEMU never
@@ -738,95 +740,227 @@ megpu_binop_lanes(uint32_t op, MegpuWave *w, const MegpuInsn *d)
     }
 }
 
-/* False for an opcode that is no binary ALU op (none gets here). */
-static bool megpu_wave_binop(MegpuWave *w, const MegpuInsn *d)
+/*
+ * A binary ALU op for the waves @g[0 .. @n): one dispatch on the opcode,
+ * then the lanes of every wave (issue 25: a gang of 16 waves paid 16
+ * switches per instruction). False for an opcode that is no binary ALU
+ * op (none gets here).
+ */
+static bool megpu_wave_binop(MegpuWave **g, unsigned n, const MegpuInsn *d)
 {
     switch (d->op) {
     case MEGPU_OP_ADD:
-        megpu_binop_lanes(MEGPU_OP_ADD, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_ADD, g[i], d);
+        }
         break;
     case MEGPU_OP_SUB:
-        megpu_binop_lanes(MEGPU_OP_SUB, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_SUB, g[i], d);
+        }
         break;
     case MEGPU_OP_MUL:
-        megpu_binop_lanes(MEGPU_OP_MUL, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_MUL, g[i], d);
+        }
         break;
     case MEGPU_OP_AND:
-        megpu_binop_lanes(MEGPU_OP_AND, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_AND, g[i], d);
+        }
         break;
     case MEGPU_OP_OR:
-        megpu_binop_lanes(MEGPU_OP_OR, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_OR, g[i], d);
+        }
         break;
     case MEGPU_OP_XOR:
-        megpu_binop_lanes(MEGPU_OP_XOR, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_XOR, g[i], d);
+        }
         break;
     case MEGPU_OP_SHL:
-        megpu_binop_lanes(MEGPU_OP_SHL, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_SHL, g[i], d);
+        }
         break;
     case MEGPU_OP_SHR:
-        megpu_binop_lanes(MEGPU_OP_SHR, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_SHR, g[i], d);
+        }
         break;
     case MEGPU_OP_SAR:
-        megpu_binop_lanes(MEGPU_OP_SAR, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_SAR, g[i], d);
+        }
         break;
     case MEGPU_OP_MIN:
-        megpu_binop_lanes(MEGPU_OP_MIN, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_MIN, g[i], d);
+        }
         break;
     case MEGPU_OP_MAX:
-        megpu_binop_lanes(MEGPU_OP_MAX, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_MAX, g[i], d);
+        }
         break;
     case MEGPU_OP_MINU:
-        megpu_binop_lanes(MEGPU_OP_MINU, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_MINU, g[i], d);
+        }
         break;
     case MEGPU_OP_MAXU:
-        megpu_binop_lanes(MEGPU_OP_MAXU, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_MAXU, g[i], d);
+        }
         break;
     case MEGPU_OP_CMPEQ:
-        megpu_binop_lanes(MEGPU_OP_CMPEQ, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_CMPEQ, g[i], d);
+        }
         break;
     case MEGPU_OP_CMPNE:
-        megpu_binop_lanes(MEGPU_OP_CMPNE, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_CMPNE, g[i], d);
+        }
         break;
     case MEGPU_OP_CMPLT:
-        megpu_binop_lanes(MEGPU_OP_CMPLT, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_CMPLT, g[i], d);
+        }
         break;
     case MEGPU_OP_CMPLE:
-        megpu_binop_lanes(MEGPU_OP_CMPLE, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_CMPLE, g[i], d);
+        }
         break;
     case MEGPU_OP_CMPLTU:
-        megpu_binop_lanes(MEGPU_OP_CMPLTU, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_CMPLTU, g[i], d);
+        }
         break;
     case MEGPU_OP_CMPLEU:
-        megpu_binop_lanes(MEGPU_OP_CMPLEU, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_CMPLEU, g[i], d);
+        }
         break;
     case MEGPU_OP_FADD:
-        megpu_binop_lanes(MEGPU_OP_FADD, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_FADD, g[i], d);
+        }
         break;
     case MEGPU_OP_FSUB:
-        megpu_binop_lanes(MEGPU_OP_FSUB, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_FSUB, g[i], d);
+        }
         break;
     case MEGPU_OP_FMUL:
-        megpu_binop_lanes(MEGPU_OP_FMUL, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_FMUL, g[i], d);
+        }
         break;
     case MEGPU_OP_FMIN:
-        megpu_binop_lanes(MEGPU_OP_FMIN, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_FMIN, g[i], d);
+        }
         break;
     case MEGPU_OP_FMAX:
-        megpu_binop_lanes(MEGPU_OP_FMAX, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_FMAX, g[i], d);
+        }
         break;
     case MEGPU_OP_FCMPEQ:
-        megpu_binop_lanes(MEGPU_OP_FCMPEQ, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_FCMPEQ, g[i], d);
+        }
         break;
     case MEGPU_OP_FCMPLT:
-        megpu_binop_lanes(MEGPU_OP_FCMPLT, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_FCMPLT, g[i], d);
+        }
         break;
     case MEGPU_OP_FCMPLE:
-        megpu_binop_lanes(MEGPU_OP_FCMPLE, w, d);
+        for (unsigned i = 0; i < n; i++) {
+            megpu_binop_lanes(MEGPU_OP_FCMPLE, g[i], d);
+        }
         break;
     default:
         return false;
     }
     return true;
+}
+
+/*
+ * The instructions that only compute registers and go on (no memory, no
+ * control flow, no fault once decoded), for the waves @g[0 .. @n) with
+ * one dispatch: a gang runs them as one step. The caller advances the
+ * PCs. False for any other instruction.
+ */
+static bool megpu_gang_plain(MegpuWaves *W, MegpuWave **g, unsigned n,
+                             const MegpuInsn *d)
+{
+    uint32_t op = d->op, dst = d->dst, s0 = d->s0, imm = d->imm;
+
+    switch (op) {
+    case MEGPU_OP_NOP:
+        return true;
+    case MEGPU_OP_MOV:
+        for (unsigned i = 0; i < n; i++) {
+            FOR_EACH_LANE(g[i], l) {
+                g[i]->r[dst][l] = g[i]->r[s0][l];
+            }
+        }
+        return true;
+    case MEGPU_OP_LI:
+    case MEGPU_OP_LIH:
+        for (unsigned i = 0; i < n; i++) {
+            FOR_EACH_LANE(g[i], l) {
+                g[i]->r[dst][l] = op == MEGPU_OP_LI ? megpu_isa_sext(imm) :
+                    (uint64_t)imm << 32 | (uint32_t)g[i]->r[dst][l];
+            }
+        }
+        return true;
+    case MEGPU_OP_S2R:
+        for (unsigned i = 0; i < n; i++) {
+            /* only S2R pays for clearing it (auto-var-init) */
+            struct megpu_isa_wave pos = megpu_wave_pos(W, g[i]);
+
+            FOR_EACH_LANE(g[i], l) {
+                g[i]->r[dst][l] = megpu_isa_sreg(&pos, imm, l);
+            }
+        }
+        return true;
+    case MEGPU_OP_LDARG:
+    case MEGPU_OP_LDARG32: {
+        uint64_t v = op == MEGPU_OP_LDARG ? ldq_le_p(W->user + imm) :
+                                            ldl_le_p(W->user + imm);
+
+        for (unsigned i = 0; i < n; i++) {
+            FOR_EACH_LANE(g[i], l) {
+                g[i]->r[dst][l] = v;
+            }
+        }
+        return true;
+    }
+    case MEGPU_OP_ADD ... MEGPU_OP_MAXU:
+    case MEGPU_OP_CMPEQ ... MEGPU_OP_CMPLEU:
+    case MEGPU_OP_FADD ... MEGPU_OP_FMAX:
+    case MEGPU_OP_FCMPEQ ... MEGPU_OP_FCMPLE:
+        /* false for a hole in the ranges: the step faults it */
+        return megpu_wave_binop(g, n, d);
+    case MEGPU_OP_I2F:
+    case MEGPU_OP_F2I:
+        for (unsigned i = 0; i < n; i++) {
+            FOR_EACH_LANE(g[i], l) {
+                g[i]->r[dst][l] = op == MEGPU_OP_I2F ?
+                    megpu_isa_i2f(g[i]->r[s0][l]) :
+                    megpu_isa_f2i(g[i]->r[s0][l]);
+            }
+        }
+        return true;
+    default:
+        return false;
+    }
 }
 
 /* Execute one decoded instruction. */
@@ -840,57 +974,13 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
     if (unlikely(d->fault)) {
         return megpu_wave_fault(x, W, w, d->fault);
     }
+    if (megpu_gang_plain(W, &w, 1, d)) {
+        w->pc++;
+        return MEGPU_RUN_NEXT;
+    }
     switch (op) {
-    case MEGPU_OP_NOP:
-        break;
     case MEGPU_OP_END:
         return MEGPU_RUN_END;
-    case MEGPU_OP_MOV:
-        FOR_EACH_LANE(w, l) {
-            w->r[dst][l] = w->r[s0][l];
-        }
-        break;
-    case MEGPU_OP_LI:
-    case MEGPU_OP_LIH:
-        FOR_EACH_LANE(w, l) {
-            w->r[dst][l] = op == MEGPU_OP_LI ? megpu_isa_sext(imm) :
-                (uint64_t)imm << 32 | (uint32_t)w->r[dst][l];
-        }
-        break;
-    case MEGPU_OP_S2R: {
-        /* in the case: only S2R pays for clearing it (auto-var-init) */
-        struct megpu_isa_wave pos = megpu_wave_pos(W, w);
-
-        FOR_EACH_LANE(w, l) {
-            w->r[dst][l] = megpu_isa_sreg(&pos, imm, l);
-        }
-        break;
-    }
-    case MEGPU_OP_LDARG:
-    case MEGPU_OP_LDARG32: {
-        uint64_t v = op == MEGPU_OP_LDARG ? ldq_le_p(W->user + imm) :
-                                            ldl_le_p(W->user + imm);
-
-        FOR_EACH_LANE(w, l) {
-            w->r[dst][l] = v;
-        }
-        break;
-    }
-    case MEGPU_OP_ADD ... MEGPU_OP_MAXU:
-    case MEGPU_OP_CMPEQ ... MEGPU_OP_CMPLEU:
-    case MEGPU_OP_FADD ... MEGPU_OP_FMAX:
-    case MEGPU_OP_FCMPEQ ... MEGPU_OP_FCMPLE:
-        if (!megpu_wave_binop(w, d)) {
-            return megpu_wave_fault(x, W, w, MEGPU_FAULT_BAD_OPCODE);
-        }
-        break;
-    case MEGPU_OP_I2F:
-    case MEGPU_OP_F2I:
-        FOR_EACH_LANE(w, l) {
-            w->r[dst][l] = op == MEGPU_OP_I2F ?
-                megpu_isa_i2f(w->r[s0][l]) : megpu_isa_f2i(w->r[s0][l]);
-        }
-        break;
     case MEGPU_OP_IF:
         if (w->depth >= MEGPU_WAVE_MASK_DEPTH) {
             return megpu_wave_fault(x, W, w, MEGPU_FAULT_MASK_STACK);
@@ -968,6 +1058,78 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
 }
 
 /*
+ * The usual case of megpu_gang_ldst(): every lane of every wave active
+ * and the addresses one run across the gang, in launch order (a
+ * work-group's row). One access, and the registers copied straight to
+ * and from the buffer, without the per-lane bookkeeping of the general
+ * case (issue 25: that bookkeeping was a third of a VADD program's
+ * time). The same access, faults and result as the general case.
+ * Returns -1 when the gang's lanes are not such a run.
+ */
+static int megpu_gang_ldst_row(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
+                               unsigned n, const MegpuInsn *d,
+                               MegpuWave **who)
+{
+    unsigned size = (d->op == MEGPU_OP_LD64 || d->op == MEGPU_OP_ST64) ? 8 : 4;
+    bool write = d->op == MEGPU_OP_ST32 || d->op == MEGPU_OP_ST64;
+    const uint32_t full = (1u << MEGPU_WAVE_LANES) - 1;
+    uint64_t a0 = g[0]->r[d->s0][0];
+    uint64_t base = a0 + megpu_isa_sext(d->imm);
+    uint8_t *buf = W->gang_buf;
+    unsigned lanes = n * MEGPU_WAVE_LANES;
+
+    if (base & (size - 1)) {
+        return -1;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        const uint64_t *a = g[i]->r[d->s0];
+        uint64_t off = (uint64_t)i * MEGPU_WAVE_LANES * size;
+        bool apart = g[i]->exec != full;
+
+        for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+            apart |= a[l] - a0 != off + l * size;
+        }
+        if (apart) {
+            return -1;
+        }
+    }
+    for (unsigned i = 0; write && i < n; i++) {
+        const uint64_t *v = g[i]->r[d->s1];
+        uint8_t *p = buf + i * MEGPU_WAVE_LANES * size;
+
+        for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+            if (size == 8) {
+                stq_le_p(p + l * 8, v[l]);
+            } else {
+                stl_le_p(p + l * 4, v[l]);
+            }
+        }
+    }
+    if (!megpu_mem_rw(x, base, buf, lanes * size, write)) {
+        uint64_t q = MIN((x->fault_addr - base) / size, lanes - 1);
+
+        *who = g[q / MEGPU_WAVE_LANES];
+        x->wave_id = (*who)->id;
+        return MEGPU_RUN_FAULT;
+    }
+    for (unsigned i = 0; !write && i < n; i++) {
+        uint64_t *r = g[i]->r[d->dst];
+        const uint8_t *p = buf + i * MEGPU_WAVE_LANES * size;
+
+        for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+            r[l] = size == 8 ? ldq_le_p(p + l * 8) : ldl_le_p(p + l * 4);
+        }
+    }
+    if (write) {
+        megpu_wake_waiters(x->e->s);
+    }
+    for (unsigned i = 0; i < n; i++) {
+        g[i]->pc++;
+    }
+    return MEGPU_RUN_NEXT;
+}
+
+/*
  * A load or store of every wave of a gang (same instruction), in launch
  * order: runs of consecutive addresses across the waves become one
  * access, so a work-group's row is read or written at once, as a
@@ -983,7 +1145,11 @@ static int megpu_gang_ldst(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
     uint16_t *at = W->gang_at;
     uint8_t *buf = W->gang_buf;
     unsigned m = 0;
+    int r = megpu_gang_ldst_row(x, W, g, n, d, who);
 
+    if (r >= 0) {
+        return r;
+    }
     for (unsigned i = 0; i < n; i++) {
         FOR_EACH_LANE(g[i], l) {
             uint64_t a = g[i]->r[d->s0][l] + megpu_isa_sext(d->imm);
@@ -1076,6 +1242,14 @@ static int megpu_gang_slice(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
                 x->wave_id = g[i]->id;
                 return megpu_wave_fault(x, W, g[i], MEGPU_FAULT_BUDGET);
             }
+        }
+        if (n > 1 && !d->fault && megpu_gang_plain(W, g, n, d)) {
+            for (unsigned i = 0; i < n; i++) {
+                g[i]->insns++;
+                g[i]->pc++;
+            }
+            *insns += n;
+            continue;
         }
         if (n > 1 && !d->fault && d->op >= MEGPU_OP_LD32 &&
             d->op <= MEGPU_OP_ST64) {
