@@ -517,6 +517,41 @@ static void test_memory(void)
     megpu_stop_engines(&m);
 }
 
+/*
+ * ATOMADD32 of a wave's lanes to one word, the operand register also the
+ * destination: the device adds them as one sum, and still each lane gets
+ * what the lanes before it left (lane l adds l + 1). Lanes 13-15 are off
+ * the grid and add nothing.
+ */
+static void test_atomadd_lanes(void)
+{
+    const uint64_t p[] = {
+        I(S2R, 1, 0, 0, MEGPU_SR_LANE_ID),
+        I(LDARG, 2, 0, 0, 0),                   /* out */
+        I(LDARG, 3, 0, 0, 8),                   /* counter */
+        I(SHL, 4, 1, IMM, 3),
+        I(ADD, 2, 2, 4, 0),
+        I(ADD, 5, 1, IMM, 1),
+        I(ATOMADD32, 5, 3, 5, 0),
+        I(ST64, 0, 2, 5, 0),
+        I(END, 0, 0, 0, 0),
+    };
+    const uint64_t user[2] = { OUT_PA, D_PA };
+    Megpu m;
+
+    megpu_start_engines(&m, 1);
+    qtest_memset(m.qts, OUT_PA, 0xff, 0x100);
+    qtest_writel(m.qts, D_PA, 1000);
+    run_program(&m, 0, p, ARRAY_SIZE(p), user, 2, 13, 1, 16, 1);
+    for (unsigned l = 0; l < 13; l++) {
+        g_assert_cmpuint(qtest_readq(m.qts, OUT_PA + l * 8), ==,
+                         1000 + l * (l + 1) / 2);
+    }
+    g_assert_cmphex(qtest_readq(m.qts, OUT_PA + 13 * 8), ==, UINT64_MAX);
+    g_assert_cmpuint(qtest_readl(m.qts, D_PA), ==, 1000 + 13 * 14 / 2);
+    megpu_stop_engines(&m);
+}
+
 #define VA_PROG             0x10000000ull
 #define VA_PARGS            0x10100000ull
 #define VA_IB               0x50000000ull
@@ -1820,6 +1855,7 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/wave/divergence", test_divergence);
     qtest_add_func("/megpu/wave/vadd-checksum", test_vadd_checksum);
     qtest_add_func("/megpu/wave/memory", test_memory);
+    qtest_add_func("/megpu/wave/atomadd-lanes", test_atomadd_lanes);
     qtest_add_func("/megpu/wave/gang", test_gang);
     qtest_add_func("/megpu/wave/invalidate-mid-dispatch",
                    test_invalidate_mid_dispatch);

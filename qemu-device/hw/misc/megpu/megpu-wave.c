@@ -383,22 +383,48 @@ static bool megpu_wave_atomic32(MegpuExec *x, uint32_t op, uint64_t addr,
     return true;
 }
 
+/*
+ * The atomics of a wave, lane by lane in order. Consecutive lanes that
+ * add to the same word (a reduction, as CHECKSUM does) become one add
+ * of their sum, and each lane gets the value its own add would have
+ * seen with the lanes before it done just before (issue 25: one host
+ * atomic per wave instead of sixteen). Not in the negative control
+ * (x-wave-nonatomic), whose lanes must be able to lose updates.
+ */
 static int megpu_wave_atomic(MegpuExec *x, MegpuWave *w, uint32_t op,
                              uint32_t dst, uint32_t base, uint32_t src,
                              uint32_t imm)
 {
-    FOR_EACH_LANE(w, l) {
-        uint64_t addr = w->r[base][l] + megpu_isa_sext(imm);
-        uint32_t io = w->r[dst][l];
+    bool fold = op == MEGPU_OP_ATOMADD32 && !x->e->s->wave_nonatomic;
 
+    for (unsigned l = 0; l < MEGPU_WAVE_LANES; ) {
+        uint64_t addr = w->r[base][l] + megpu_isa_sext(imm);
+        uint32_t io = w->r[dst][l], sum;
+        unsigned k = l + 1;
+
+        if (!(w->exec & (1u << l))) {
+            l++;
+            continue;
+        }
         if (addr & 3) {
             megpu_fault(x, MEGPU_FAULT_MISALIGNED, addr, true);
             return MEGPU_RUN_FAULT;
         }
-        if (!megpu_wave_atomic32(x, op, addr, w->r[src][l], &io)) {
+        sum = w->r[src][l];
+        while (fold && k < MEGPU_WAVE_LANES && (w->exec & (1u << k)) &&
+               w->r[base][k] + megpu_isa_sext(imm) == addr) {
+            sum += w->r[src][k++];
+        }
+        if (!megpu_wave_atomic32(x, op, addr, sum, &io)) {
             return MEGPU_RUN_FAULT;
         }
-        w->r[dst][l] = io;
+        for (; l < k; l++) {
+            /* the lane's operand before its destination (src == dst) */
+            uint32_t v = w->r[src][l];
+
+            w->r[dst][l] = io;
+            io += v;
+        }
     }
     megpu_wake_waiters(x->e->s);
     return MEGPU_RUN_NEXT;
