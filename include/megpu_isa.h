@@ -201,6 +201,32 @@ static inline uint64_t megpu_isa_sreg(const struct megpu_isa_wave *w,
 }
 
 /*
+ * S2R: special register @sr (< MEGPU_SR_COUNT) into @r[l] for the lanes
+ * of @w->exec (the others keep theirs). A wave whose lanes lie in one row
+ * of its work-group (the usual case) computes lane 0 and steps along the
+ * row: the ids that count x go up by one per lane, the rest stay. No
+ * division per lane (issue 25: they were most of a program's S2R).
+ */
+static inline void megpu_isa_sreg_lanes(const struct megpu_isa_wave *w,
+					uint32_t sr, uint64_t *r)
+{
+	bool row = w->first % w->group_x + MEGPU_WAVE_LANES <= w->group_x;
+	bool step = sr == MEGPU_SR_GLOBAL_ID || sr == MEGPU_SR_GLOBAL_ID_X ||
+		    sr == MEGPU_SR_LOCAL_ID || sr == MEGPU_SR_LOCAL_ID_X ||
+		    sr == MEGPU_SR_LANE_ID;
+	uint64_t v0 = megpu_isa_sreg(w, sr, 0);
+
+	for (unsigned int l = 0; l < MEGPU_WAVE_LANES; l++) {
+		uint64_t v;
+
+		if (!((w->exec >> l) & 1))
+			continue;
+		v = !row ? megpu_isa_sreg(w, sr, l) : step ? v0 + l : v0;
+		r[l] = v;
+	}
+}
+
+/*
  * The lanes of the wave at local id @first of work-group (@gx, @gy) that
  * are work-items of the grid: a wave with none is never launched. A
  * one-row work-group (the usual 1D grid) takes a prefix of the lanes,

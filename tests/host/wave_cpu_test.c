@@ -358,6 +358,40 @@ static void test_wave_lanes(void)
 	CHECK_EQ(bad, 0);
 }
 
+/*
+ * megpu_isa_sreg_lanes() (its shortcut along a row) against
+ * megpu_isa_sreg() lane by lane, in waves that do and do not cross a
+ * row of their work-group, with lanes off.
+ */
+static void test_sreg_lanes(void)
+{
+	unsigned int bad = 0, cases = 0;
+
+	for (unsigned int i = 0; i < 40 * 3 * 4 * MEGPU_SR_COUNT; i++) {
+		struct megpu_isa_wave w = {
+			.grid_x = 1000, .grid_y = 7,
+			.group_x = 1 + i % 40, .group_y = 1 + i / 40 % 3,
+			.group_id_x = 3, .group_id_y = 2,
+			.first = 16 * (i / 120 % 4), .wave_id = 77,
+			.args = 0x1234, .exec = 0xfff7,
+		};
+		uint32_t sr = i / 480;
+		uint64_t r[MEGPU_WAVE_LANES];
+
+		memset(r, 0xee, sizeof(r));
+		megpu_isa_sreg_lanes(&w, sr, r);
+		for (unsigned int l = 0; l < MEGPU_WAVE_LANES; l++) {
+			uint64_t want = (w.exec >> l) & 1 ?
+				megpu_isa_sreg(&w, sr, l) : 0xeeeeeeeeeeeeeeeeull;
+
+			cases++;
+			bad += r[l] != want;
+		}
+	}
+	printf("# %u of %u lanes differ\n", bad, cases);
+	CHECK_EQ(bad, 0);
+}
+
 int main(void)
 {
 	arena = malloc(ARENA);
@@ -371,6 +405,7 @@ int main(void)
 	TEST_RUN(test_faults);
 	TEST_RUN(test_isa_check);
 	TEST_RUN(test_wave_lanes);
+	TEST_RUN(test_sreg_lanes);
 	free(arena);
 	return tap_done();
 }

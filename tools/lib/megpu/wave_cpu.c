@@ -169,8 +169,7 @@ static int cpu_wave_run(const struct cpu_waves *W, struct cpu_wave *w)
 				.wave_id = w->id, .args = W->args,
 				.exec = w->exec,
 			};
-			FOR_EACH_LANE(w, l)
-				w->r[dst][l] = megpu_isa_sreg(&pos, imm, l);
+			megpu_isa_sreg_lanes(&pos, imm, w->r[dst]);
 			break;
 		case MEGPU_OP_LDARG:
 		case MEGPU_OP_LDARG32: {

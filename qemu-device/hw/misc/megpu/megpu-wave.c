@@ -951,9 +951,7 @@ static bool megpu_gang_plain(MegpuWaves *W, MegpuWave **g, unsigned n,
             /* only S2R pays for clearing it (auto-var-init) */
             struct megpu_isa_wave pos = megpu_wave_pos(W, g[i]);
 
-            FOR_EACH_LANE(g[i], l) {
-                g[i]->r[dst][l] = megpu_isa_sreg(&pos, imm, l);
-            }
+            megpu_isa_sreg_lanes(&pos, imm, g[i]->r[dst]);
         }
         return true;
     case MEGPU_OP_LDARG:
@@ -962,8 +960,12 @@ static bool megpu_gang_plain(MegpuWaves *W, MegpuWave **g, unsigned n,
                                             ldl_le_p(W->user + imm);
 
         for (unsigned i = 0; i < n; i++) {
-            FOR_EACH_LANE(g[i], l) {
-                g[i]->r[dst][l] = v;
+            uint64_t *r = g[i]->r[dst];
+            uint32_t exec = g[i]->exec;
+
+            /* a select, not a branch per lane */
+            for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+                r[l] = (exec >> l) & 1 ? v : r[l];
             }
         }
         return true;
