@@ -41,8 +41,12 @@
  *   elements 2.5x faster). An instruction that only computes registers
  *   is dispatched once for the whole gang, then runs over the lanes of
  *   each wave (megpu_gang_plain()). Waves that branch apart leave the
- *   gang; a fault still names the wave whose lane faulted. Atomics are host
- *   atomics on the mapped guest RAM, not posted, like the CHECKSUM add.
+ *   gang; a fault still names the wave whose lane faulted. A gang's
+ *   full row of consecutive addresses is one access without per-lane
+ *   bookkeeping (megpu_gang_ldst_row()). Atomics are host atomics on the
+ *   mapped guest RAM, not posted, like the CHECKSUM add; a wave's
+ *   consecutive lanes adding to one word are one add of their sum, each
+ *   lane getting the value it would have seen in lane order.
  * - Any error faults the job (the DISPATCH packet) with
  *   FAULT_INFO.WAVE, the wave id and PC in WAVE_FAULT_ID/PC; QEMU never
  *   asserts on a guest value. A per-wave instruction budget (property
