@@ -761,6 +761,29 @@ megpu_binop_lanes(uint32_t op, MegpuWave *w, const MegpuInsn *d)
     uint64_t *r = w->r[d->dst];
     uint32_t exec = w->exec;
 
+    /*
+     * Every lane on (the usual case): no select, and loops the compiler
+     * may vectorise; registers are whole rows, so r aliases a or b
+     * lane for lane only (ivdep).
+     */
+    if (exec == (1u << MEGPU_WAVE_LANES) - 1) {
+        uint64_t bv = d->b;
+
+        if (b) {
+#pragma GCC ivdep
+            for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+                r[l] = megpu_isa_is_falu(op) ? megpu_isa_falu(op, a[l], b[l]) :
+                                               megpu_isa_alu(op, a[l], b[l]);
+            }
+        } else {
+#pragma GCC ivdep
+            for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+                r[l] = megpu_isa_is_falu(op) ? megpu_isa_falu(op, a[l], bv) :
+                                               megpu_isa_alu(op, a[l], bv);
+            }
+        }
+        return;
+    }
     for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
         uint64_t bv = b ? b[l] : d->b;
         uint64_t v = megpu_isa_is_falu(op) ? megpu_isa_falu(op, a[l], bv) :
