@@ -746,6 +746,10 @@ static int megpu_wave_sleep(MegpuExec *x, MegpuWave *w, uint32_t flags)
     return MEGPU_RUN_PARK;
 }
 
+/* clang (the TSan and fuzzing builds) has no ivdep: it just ignores it */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunknown-pragmas"
+
 /*
  * A binary ALU instruction over the lanes. Inlined with a constant @op at
  * each call, so the ISA's switch folds away and each loop is straight
@@ -792,6 +796,8 @@ megpu_binop_lanes(uint32_t op, MegpuWave *w, const MegpuInsn *d)
         r[l] = (exec >> l) & 1 ? v : r[l];
     }
 }
+
+#pragma GCC diagnostic pop
 
 /*
  * A binary ALU op for the waves @g[0 .. @n): one dispatch on the opcode,
