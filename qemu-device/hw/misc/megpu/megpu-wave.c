@@ -799,6 +799,15 @@ megpu_binop_lanes(uint32_t op, MegpuWave *w, const MegpuInsn *d)
 
 #pragma GCC diagnostic pop
 
+/* megpu_binop_lanes() for each wave of a gang, @op still a constant */
+static inline QEMU_ALWAYS_INLINE void
+megpu_binop_gang(uint32_t op, MegpuWave **g, unsigned n, const MegpuInsn *d)
+{
+    for (unsigned i = 0; i < n; i++) {
+        megpu_binop_lanes(op, g[i], d);
+    }
+}
+
 /*
  * A binary ALU op for the waves @g[0 .. @n): one dispatch on the opcode,
  * then the lanes of every wave (issue 25: a gang of 16 waves paid 16
@@ -809,139 +818,85 @@ static bool megpu_wave_binop(MegpuWave **g, unsigned n, const MegpuInsn *d)
 {
     switch (d->op) {
     case MEGPU_OP_ADD:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_ADD, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_ADD, g, n, d);
         break;
     case MEGPU_OP_SUB:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_SUB, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_SUB, g, n, d);
         break;
     case MEGPU_OP_MUL:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_MUL, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_MUL, g, n, d);
         break;
     case MEGPU_OP_AND:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_AND, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_AND, g, n, d);
         break;
     case MEGPU_OP_OR:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_OR, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_OR, g, n, d);
         break;
     case MEGPU_OP_XOR:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_XOR, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_XOR, g, n, d);
         break;
     case MEGPU_OP_SHL:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_SHL, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_SHL, g, n, d);
         break;
     case MEGPU_OP_SHR:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_SHR, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_SHR, g, n, d);
         break;
     case MEGPU_OP_SAR:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_SAR, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_SAR, g, n, d);
         break;
     case MEGPU_OP_MIN:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_MIN, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_MIN, g, n, d);
         break;
     case MEGPU_OP_MAX:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_MAX, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_MAX, g, n, d);
         break;
     case MEGPU_OP_MINU:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_MINU, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_MINU, g, n, d);
         break;
     case MEGPU_OP_MAXU:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_MAXU, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_MAXU, g, n, d);
         break;
     case MEGPU_OP_CMPEQ:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_CMPEQ, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_CMPEQ, g, n, d);
         break;
     case MEGPU_OP_CMPNE:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_CMPNE, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_CMPNE, g, n, d);
         break;
     case MEGPU_OP_CMPLT:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_CMPLT, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_CMPLT, g, n, d);
         break;
     case MEGPU_OP_CMPLE:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_CMPLE, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_CMPLE, g, n, d);
         break;
     case MEGPU_OP_CMPLTU:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_CMPLTU, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_CMPLTU, g, n, d);
         break;
     case MEGPU_OP_CMPLEU:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_CMPLEU, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_CMPLEU, g, n, d);
         break;
     case MEGPU_OP_FADD:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_FADD, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_FADD, g, n, d);
         break;
     case MEGPU_OP_FSUB:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_FSUB, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_FSUB, g, n, d);
         break;
     case MEGPU_OP_FMUL:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_FMUL, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_FMUL, g, n, d);
         break;
     case MEGPU_OP_FMIN:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_FMIN, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_FMIN, g, n, d);
         break;
     case MEGPU_OP_FMAX:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_FMAX, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_FMAX, g, n, d);
         break;
     case MEGPU_OP_FCMPEQ:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_FCMPEQ, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_FCMPEQ, g, n, d);
         break;
     case MEGPU_OP_FCMPLT:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_FCMPLT, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_FCMPLT, g, n, d);
         break;
     case MEGPU_OP_FCMPLE:
-        for (unsigned i = 0; i < n; i++) {
-            megpu_binop_lanes(MEGPU_OP_FCMPLE, g[i], d);
-        }
+        megpu_binop_gang(MEGPU_OP_FCMPLE, g, n, d);
         break;
     default:
         return false;
