@@ -45,11 +45,13 @@ setup_apt() {
 }
 
 # clang and its sanitizer/libFuzzer runtimes: make check-tsan, fuzz-device;
+# gdb: the stacks of a QEMU that died on a signal (run.sh);
 # Sphinx: make docs; sparse, git and checkpatch's spdxcheck (ply, git): make intree
 HOST_PKGS="build-essential bc bison flex ninja-build pkgconf libglib2.0-dev
 	libpixman-1-dev libfdt-dev zlib1g-dev python3-venv dwarves xz-utils
 	busybox-static libdrm-dev cpio kmod dpkg-dev libelf-dev libssl-dev
-	clang libclang-rt-14-dev python3-sphinx sparse git python3-ply python3-git"
+	clang libclang-rt-14-dev python3-sphinx sparse git python3-ply python3-git
+	gdb"
 
 install_pkgs() {
 	local missing=

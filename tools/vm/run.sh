@@ -16,10 +16,11 @@
 # BENCH_JSON (bench: where the figures go, default build/bench.json),
 # TRACE_JSON (trace: where the timeline goes, default build/trace.json),
 # KERNEL (the kernel image, default Debian's $KVER; the debug lane's),
-# ACCEL (tcg, the default, or kvm).
+# ACCEL (tcg, the default, or kvm), KEEP_CORE (keep the core QEMU left in
+# build/cores-NAME when it died on a signal; its stacks go to the log).
 set -uo pipefail
 
-mode=$1 initrd=$2
+mode=$1 initrd=$(realpath "$2")
 : "${QEMU_BUILD:?}" "${KROOT:?}" "${KVER:?}"
 : "${ENGINES:=4}" "${GPUS:=1}" "${GUEST_TIMEOUT:=900}" "${QEMU_EXTRA:=}"
 : "${DEVICE_PROPS:=}" "${TESTS:=}" "${TEST_ARGS:=}" "${NAME:=$mode}"
@@ -61,7 +62,7 @@ kvm) accel=(-accel kvm -cpu host) ;;
 *) echo "run.sh: ACCEL must be tcg or kvm, not '$ACCEL'" >&2; exit 2 ;;
 esac
 qemu=("$QEMU_BUILD/qemu-system-x86_64"
-	-machine q35 -bios qboot.rom "${accel[@]}" -smp 2 -m 1G
+	-machine q35,dump-guest-core=off -bios qboot.rom "${accel[@]}" -smp 2 -m 1G
 	-nodefaults -no-reboot -display none -nic none
 	-kernel "$KERNEL" -initrd "$initrd"
 	-append "$cmdline" "${devices[@]}" $QEMU_EXTRA)
@@ -71,6 +72,13 @@ if [ "$mode" = shell ]; then
 fi
 
 mkdir -p "$(dirname "$log")"
+# QEMU runs in a directory of its own, so that if it dies on a signal
+# (an assertion's abort) its core is found and its threads' stacks go
+# to the log: a rare abort is then diagnosable from one occurrence.
+# dump-guest-core=off keeps the guest's RAM out of the core.
+cores="$top/build/cores-$NAME"
+rm -rf "$cores"
+mkdir -p "$cores"
 start=$EPOCHREALTIME
 boot=
 intrace=
@@ -100,7 +108,8 @@ while IFS= read -r line; do
 			;;
 		esac
 	fi
-done < <(: >"$log"; timeout --foreground -k 10 "$GUEST_TIMEOUT" \
+done < <(: >"$log"; cd "$cores" && ulimit -c unlimited 2>/dev/null
+	timeout --foreground -k 10 "$GUEST_TIMEOUT" \
 	"${qemu[@]}" -serial stdio </dev/null 2>&1; echo "qemu-exit=$?")
 
 elapsed=$(echo "$EPOCHREALTIME - $start" | bc)
@@ -112,6 +121,18 @@ qexit=$(sed -n 's/^qemu-exit=//p' "$log" | tail -n 1)
 # the guest powers off: anything else is QEMU dying (an abort, a
 # sanitizer's report in `make check-asan`)
 [ "$qexit" != 124 ] && [ "$qexit" != 0 ] && report "QEMU exited with $qexit"
+core=$(ls "$cores"/core* 2>/dev/null | head -n 1)
+if [ -n "$core" ] && command -v gdb >/dev/null; then
+	echo "== QEMU's threads at its death ($core)" >>"$log"
+	gdb -batch -nx -ex "thread apply all bt 40" "${qemu[0]}" "$core" \
+		</dev/null >>"$log" 2>&1
+	echo "guest: QEMU's stacks at its death are in $log"
+elif [ -n "$core" ]; then
+	echo "guest: QEMU left a core in $core (install gdb for its stacks)"
+fi
+if [ -z "$core" ] || [ -z "${KEEP_CORE:-}" ]; then
+	rm -rf "$cores"
+fi
 if grep -aE '^(==[0-9]+==ERROR: [A-Za-z]+Sanitizer|SUMMARY: [A-Za-z]+Sanitizer)|: runtime error: ' "$log" |
 	head -n 5 >"$log.san"; [ -s "$log.san" ]; then
 	report "QEMU's sanitizers reported:"
