@@ -236,31 +236,40 @@ static bool megpu_wq_overlap(const MegpuWrite *w, hwaddr pa, uint64_t len)
 }
 
 /*
- * Which bytes may hold an engine's pending writes: one bit of
- * MEGPU_WQ_FILTER_BITS per 256-byte granule of guest memory, by a
- * multiplicative hash; enough bits that a batch's worth of pending
- * pages (thousands of granules) leaves most of them clear. An
- * engine's reads and the direct writes that order against the queues
- * look at these bits first and take wq_lock only when a granule they
- * touch may have a pending write (a task queue's kernels read and
- * notify memory next to, not under, their batch's earlier writes,
- * thousands of times a second).
+ * Which bytes may hold an engine's pending writes: a counting filter,
+ * one counter of MEGPU_WQ_FILTER_BITS per 256-byte granule of guest
+ * memory, by a multiplicative hash; an entry counts its granules up when
+ * it is queued and down when it lands, so the filter describes the
+ * writes pending now, however long a stream of writes never lets the
+ * queues empty (a filter of bits cleared only on empty queues filled up
+ * within a batch of tasks, and then every read took wq_lock and walked
+ * the queues). An engine's reads and the direct writes that order
+ * against the queues look at the counters first and take wq_lock only
+ * when a granule they touch may have a pending write. An engine has at
+ * most MEGPU_WRITE_QUEUE_DEPTH + MEGPU_MC_QUEUE_DEPTH entries of at most
+ * a page each pending, which a 16-bit counter holds.
  */
 #define MEGPU_WQ_GRAIN_SHIFT    8
 
 static unsigned megpu_wq_grain_bit(hwaddr g)
 {
     QEMU_BUILD_BUG_ON(MEGPU_WQ_FILTER_BITS != 1u << 14);
+    QEMU_BUILD_BUG_ON((MEGPU_WRITE_QUEUE_DEPTH + MEGPU_MC_QUEUE_DEPTH) *
+                      (MEGPU_PAGE_SIZE / (1 << MEGPU_WQ_GRAIN_SHIFT) + 1) >
+                      UINT16_MAX);
     return (g * 0x9e3779b97f4a7c15ull) >> (64 - 14);
 }
 
-static void megpu_wq_mark_locked(MegpuEngine *e, hwaddr pa, uint32_t len)
+/* Count [pa, pa + len) in or out of @e's filter (wq_lock held). */
+static void megpu_wq_mark_locked(MegpuEngine *e, hwaddr pa, uint32_t len,
+                                 int delta)
 {
     for (hwaddr g = pa >> MEGPU_WQ_GRAIN_SHIFT;
          g <= (pa + len - 1) >> MEGPU_WQ_GRAIN_SHIFT; g++) {
         unsigned b = megpu_wq_grain_bit(g);
 
-        qatomic_or(&e->wq_pages[b / 64], 1ull << (b % 64));
+        /* release: a landed entry's data is in RAM before it counts out */
+        qatomic_store_release(&e->wq_grains[b], e->wq_grains[b] + delta);
     }
 }
 
@@ -269,9 +278,7 @@ static bool megpu_wq_may_pend(MegpuEngine *e, hwaddr pa, uint32_t len)
 {
     for (hwaddr g = pa >> MEGPU_WQ_GRAIN_SHIFT;
          g <= (pa + len - 1) >> MEGPU_WQ_GRAIN_SHIFT; g++) {
-        unsigned b = megpu_wq_grain_bit(g);
-
-        if (qatomic_read(&e->wq_pages[b / 64]) & (1ull << (b % 64))) {
+        if (qatomic_load_acquire(&e->wq_grains[megpu_wq_grain_bit(g)])) {
             return true;
         }
     }
@@ -292,11 +299,7 @@ static void megpu_wq_unlink_locked(MegpuState *s, MegpuWrite *w)
     }
     qatomic_set(&e->wq_pending, e->wq_pending - 1);
     qatomic_set(&s->wq_total, s->wq_total - 1);
-    if (!e->wq_pending) {
-        for (unsigned i = 0; i < ARRAY_SIZE(e->wq_pages); i++) {
-            qatomic_set(&e->wq_pages[i], 0);
-        }
-    }
+    megpu_wq_mark_locked(e, w->pa, w->len, -1);
 }
 
 /* Write one entry to RAM and forget it. */
@@ -748,7 +751,7 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
     w->pa = pa;
     w->len = len;
     w->in_mc = false;
-    megpu_wq_mark_locked(e, pa, len);
+    megpu_wq_mark_locked(e, pa, len, 1);
     QTAILQ_INSERT_TAIL(&e->wq, w, link);
     qatomic_set(&e->wq_len, e->wq_len + 1);
     qatomic_set(&e->wq_pending, e->wq_pending + 1);

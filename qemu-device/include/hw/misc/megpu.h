@@ -33,7 +33,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(MegpuState, MEGPU)
  * their engines, so queued data stays bounded.
  */
 #define MEGPU_MC_QUEUE_DEPTH        256
-/* bits of an engine's pending-write filter (megpu-writeq.c) */
+/* counters of an engine's pending-write filter (megpu-writeq.c) */
 #define MEGPU_WQ_FILTER_BITS        16384
 
 /* One posted write: at most a page of data for one guest-physical range */
@@ -143,11 +143,12 @@ typedef struct MegpuEngine {
     uint32_t wq_pending;
     uint32_t stalled_writes;
     /*
-     * 256-byte granules that may hold a pending write of this engine,
-     * as bits of a hash (megpu-writeq.c); set under wq_lock before the
-     * entry is queued, cleared when the last one lands, read without it.
+     * 256-byte granules that may hold a pending write of this engine:
+     * pending entries per bucket of a hash (megpu-writeq.c); counted
+     * under wq_lock before an entry is queued and after it lands, read
+     * without it.
      */
-    uint64_t wq_pages[MEGPU_WQ_FILTER_BITS / 64];
+    uint16_t wq_grains[MEGPU_WQ_FILTER_BITS];
     uint64_t wq_rng;            /* this engine's delay generator */
     int64_t wq_steps;           /* memory-clock ticks from its own work */
     bool wq_running;            /* in a ring packet (atomic, a hint) */
