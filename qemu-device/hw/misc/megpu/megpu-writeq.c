@@ -87,12 +87,14 @@
 
 struct MegpuWrite {
     QTAILQ_ENTRY(MegpuWrite) link;      /* e->wq, or s->mc_queue */
+    QSLIST_ENTRY(MegpuWrite) done;      /* s->wq_landed */
     QTAILQ_ENTRY(MegpuWrite) elink;     /* e->wq_mc, in stage 2 */
     MegpuEngine *e;
     uint64_t seq;               /* issue order, device-wide */
     int64_t due;                /* tick of e's clock it leaves its stage */
     uint32_t delay2;            /* ticks in stage 2, drawn when issued */
     hwaddr pa;
+    void *host;                 /* @pa mapped when issued; NULL: not RAM */
     uint32_t len;
     bool in_mc;                 /* stage 2 */
     uint8_t data[];
@@ -127,6 +129,30 @@ static void megpu_wq_lock_hot(MegpuState *s)
         cpu_relax();
     }
     qemu_mutex_lock(&s->wq_lock);
+}
+
+/*
+ * Landed and dropped entries wait on s->wq_landed for whoever unlocks
+ * wq_lock next, who unmaps and frees them: unmapping (the dirty log,
+ * the memory region's reference) and freeing need no lock, and every
+ * engine's posts wait for wq_lock (the copy into RAM, the landing
+ * itself, stays under it, in order).
+ */
+static void megpu_wq_unlock(MegpuState *s)
+{
+    MegpuWrite *w = QSLIST_FIRST(&s->wq_landed);
+
+    QSLIST_INIT(&s->wq_landed);
+    qemu_mutex_unlock(&s->wq_lock);
+    while (w) {
+        MegpuWrite *next = QSLIST_NEXT(w, done);
+
+        if (w->host) {
+            megpu_ram_unmap(s, w->host, w->len, true);
+        }
+        g_free(w);
+        w = next;
+    }
 }
 
 /* xorshift64*: cheap, and the same seed gives the same delays */
@@ -302,23 +328,26 @@ static void megpu_wq_unlink_locked(MegpuState *s, MegpuWrite *w)
     megpu_wq_mark_locked(e, w->pa, w->len, -1);
 }
 
+/* Unlink @w; megpu_wq_unlock() unmaps and frees it. */
+static void megpu_wq_forget_locked(MegpuState *s, MegpuWrite *w)
+{
+    megpu_wq_unlink_locked(s, w);
+    QSLIST_INSERT_HEAD(&s->wq_landed, w, done);
+}
+
 /* Write one entry to RAM and forget it. */
 static void megpu_wq_land_one_locked(MegpuState *s, MegpuWrite *w)
 {
-    void *host = megpu_ram_map(s, w->pa, w->len, true);
-
     trace_megpu_wq_land(w->e->idx, w->seq, w->pa, w->len, w->in_mc);
-    if (host) {
-        memcpy(host, w->data, w->len);
-        megpu_ram_unmap(s, host, w->len, true);
+    if (w->host) {
+        memcpy(w->host, w->data, w->len);
     } else {
-        /* RAM went away since the write was issued: nothing to write */
+        /* not RAM when it was issued: nothing to write */
         qemu_log_mask(LOG_GUEST_ERROR,
                       "megpu: posted write to 0x%" HWADDR_PRIx
-                      " dropped, no longer RAM\n", w->pa);
+                      " dropped, not RAM\n", w->pa);
     }
-    megpu_wq_unlink_locked(s, w);
-    g_free(w);
+    megpu_wq_forget_locked(s, w);
 }
 
 /*
@@ -583,7 +612,7 @@ void megpu_wq_tick(MegpuEngine *e)
     megpu_wq_lock_hot(s);
     e->wq_steps++;
     changed = megpu_wq_catch_up_locked(s, e);
-    qemu_mutex_unlock(&s->wq_lock);
+    megpu_wq_unlock(s);
     if (changed) {
         /* a landed write may be the value a WAIT watches */
         megpu_wake_waiters(s);
@@ -605,7 +634,7 @@ void megpu_wq_engine_drained(MegpuEngine *e)
     qemu_mutex_lock(&s->wq_lock);
     /* catching up arms the timer for the next entry due */
     changed = !megpu_wq_time_held(s) && megpu_wq_catch_up_locked(s, e);
-    qemu_mutex_unlock(&s->wq_lock);
+    megpu_wq_unlock(s);
     if (changed) {
         megpu_wake_waiters(s);
     }
@@ -628,7 +657,7 @@ static void megpu_mc_timer_cb(void *opaque)
         }
     }
     megpu_flush_check_locked(s);
-    qemu_mutex_unlock(&s->wq_lock);
+    megpu_wq_unlock(s);
     if (changed) {
         megpu_wake_waiters(s);
     }
@@ -660,7 +689,7 @@ static void *megpu_mc_thread(void *opaque)
                 megpu_wq_make_room_locked(s);
             }
         }
-        qemu_mutex_unlock(&s->wq_lock);
+        megpu_wq_unlock(s);
         if (oldest) {
             /* a landed write may be the value a WAIT watches */
             megpu_wake_waiters(s);
@@ -670,7 +699,7 @@ static void *megpu_mc_thread(void *opaque)
         }
         qemu_mutex_lock(&s->wq_lock);
     }
-    qemu_mutex_unlock(&s->wq_lock);
+    megpu_wq_unlock(s);
     rcu_unregister_thread();
     return NULL;
 }
@@ -714,7 +743,7 @@ bool megpu_wq_reserve(MegpuExec *x)
             qemu_cond_timedwait(&s->wq_cond, &s->wq_lock, 1);
         }
     }
-    qemu_mutex_unlock(&s->wq_lock);
+    megpu_wq_unlock(s);
     megpu_wake_waiters(s);
     return ok;
 }
@@ -733,12 +762,16 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
     bool changed = false;
     int64_t due;
 
-    /* the copy before the lock: engines post concurrently */
+    /*
+     * The copy and the mapping the landing writes through before the
+     * lock: engines post concurrently.
+     */
     memcpy(w->data, data, len);
+    w->host = megpu_ram_map(s, pa, len, true);
     megpu_wq_lock_hot(s);
     if (s->write_mode != MEGPU_WRITE_MODE_RELAXED) {
-        qemu_mutex_unlock(&s->wq_lock);
-        g_free(w);
+        QSLIST_INSERT_HEAD(&s->wq_landed, w, done);
+        megpu_wq_unlock(s);
         megpu_wq_order(s, pa, len);
         memcpy(host, data, len);
         return;
@@ -767,7 +800,7 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
      */
     changed = !megpu_wq_time_held(s) && megpu_wq_catch_up_locked(s, e);
     megpu_wq_arm_locked(s, e, due);
-    qemu_mutex_unlock(&s->wq_lock);
+    megpu_wq_unlock(s);
     if (changed) {
         megpu_wake_waiters(s);
     }
@@ -798,7 +831,7 @@ void megpu_wq_order(MegpuState *s, hwaddr pa, uint32_t len)
         megpu_wq_land_locked(s, w);
     }
     qemu_cond_broadcast(&s->wq_cond);
-    qemu_mutex_unlock(&s->wq_lock);
+    megpu_wq_unlock(s);
 }
 
 /*
@@ -838,7 +871,7 @@ void megpu_wq_forward(MegpuEngine *e, hwaddr pa, void *buf, uint32_t len)
         hi = MIN(w->pa + w->len, pa + len);
         memcpy((uint8_t *)buf + (lo - pa), w->data + (lo - w->pa), hi - lo);
     }
-    qemu_mutex_unlock(&s->wq_lock);
+    megpu_wq_unlock(s);
 }
 
 /*
@@ -864,7 +897,7 @@ bool megpu_wq_engine_flush(MegpuExec *x)
             qemu_cond_timedwait(&s->wq_cond, &s->wq_lock, 1);
         }
     }
-    qemu_mutex_unlock(&s->wq_lock);
+    megpu_wq_unlock(s);
     megpu_wake_waiters(s);
     return ok;
 }
@@ -882,20 +915,18 @@ void megpu_wq_engine_drop(MegpuEngine *e)
     qemu_mutex_lock(&s->wq_lock);
     megpu_wq_reseed(s, e);
     QTAILQ_FOREACH_SAFE(w, &e->wq, link, tmp) {
-        megpu_wq_unlink_locked(s, w);
-        g_free(w);
+        megpu_wq_forget_locked(s, w);
         dropped++;
     }
     QTAILQ_FOREACH_SAFE(w, &e->wq_mc, elink, tmp) {
-        megpu_wq_unlink_locked(s, w);
-        g_free(w);
+        megpu_wq_forget_locked(s, w);
         dropped++;
     }
     trace_megpu_wq_drop(e->idx, dropped);
     /* a flush waiting for them is done now */
     megpu_flush_check_locked(s);
     qemu_cond_broadcast(&s->wq_cond);
-    qemu_mutex_unlock(&s->wq_lock);
+    megpu_wq_unlock(s);
 }
 
 /* Land everything now, in issue order (a switch to strict mode). */
@@ -929,7 +960,7 @@ static void megpu_wq_set_mode(MegpuState *s, uint32_t mode)
         megpu_wq_drain_locked(s);
     }
     qatomic_set(&s->write_mode, mode);
-    qemu_mutex_unlock(&s->wq_lock);
+    megpu_wq_unlock(s);
     megpu_wake_waiters(s);
 }
 
@@ -959,7 +990,7 @@ static void megpu_flush_start(MegpuState *s)
         /* the MC thread fast-forwards the engines for it */
         event_notifier_set(&s->mc_notify);
     }
-    qemu_mutex_unlock(&s->wq_lock);
+    megpu_wq_unlock(s);
 }
 
 /* TEST_HOLD written: hold, or let the waits go on */
@@ -984,7 +1015,7 @@ static void megpu_wq_set_test_hold(MegpuState *s, uint32_t val)
         timer_mod_anticipate_ns(s->mc_timer,
                                 qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + 1);
     }
-    qemu_mutex_unlock(&s->wq_lock);
+    megpu_wq_unlock(s);
     megpu_wake_waiters(s);
 }
 
@@ -1024,7 +1055,7 @@ bool megpu_wq_reg_read(MegpuState *s, hwaddr addr, uint64_t *val)
         *val = s->mc_len;
         break;
     }
-    qemu_mutex_unlock(&s->wq_lock);
+    megpu_wq_unlock(s);
     return true;
 }
 
@@ -1040,12 +1071,12 @@ bool megpu_wq_reg_write(MegpuState *s, hwaddr addr, uint32_t val)
     case MEGPU_REG_FLUSH_STATUS:
         qemu_mutex_lock(&s->wq_lock);
         s->flush_status &= ~(val & MEGPU_FLUSH_STATUS_DONE);
-        qemu_mutex_unlock(&s->wq_lock);
+        megpu_wq_unlock(s);
         return true;
     case MEGPU_REG_MISC_IRQ_STATUS:
         qemu_mutex_lock(&s->wq_lock);
         s->misc_irq_status &= ~val;
-        qemu_mutex_unlock(&s->wq_lock);
+        megpu_wq_unlock(s);
         return true;
     case MEGPU_REG_TEST_HOLD:
         megpu_wq_set_test_hold(s, val);
@@ -1063,7 +1094,7 @@ void megpu_misc_irq(MegpuState *s, uint32_t bits)
 {
     qemu_mutex_lock(&s->wq_lock);
     s->misc_irq_status |= bits;
-    qemu_mutex_unlock(&s->wq_lock);
+    megpu_wq_unlock(s);
     megpu_raise_irq(s, MEGPU_VEC_MISC);
 }
 
@@ -1077,8 +1108,7 @@ void megpu_wq_reset(MegpuState *s)
 
     qemu_mutex_lock(&s->wq_lock);
     while ((w = megpu_wq_oldest_locked(s))) {
-        megpu_wq_unlink_locked(s, w);
-        g_free(w);
+        megpu_wq_forget_locked(s, w);
     }
     g_array_set_size(s->flushes, 0);
     s->flush_started = 0;
@@ -1095,7 +1125,7 @@ void megpu_wq_reset(MegpuState *s)
     qatomic_set(&s->write_mode, s->write_mode_reset);
     qatomic_set(&s->test_hold, MEGPU_TEST_HOLD_NONE);
     qemu_cond_broadcast(&s->wq_cond);
-    qemu_mutex_unlock(&s->wq_lock);
+    megpu_wq_unlock(s);
 }
 
 bool megpu_wq_init(MegpuState *s, Error **errp)
@@ -1121,6 +1151,7 @@ bool megpu_wq_init(MegpuState *s, Error **errp)
     qemu_mutex_init(&s->wq_lock);
     qemu_cond_init(&s->wq_cond);
     QTAILQ_INIT(&s->mc_queue);
+    QSLIST_INIT(&s->wq_landed);
     s->flushes = g_array_new(false, false, sizeof(MegpuFlush));
     s->write_mode = s->write_mode_reset;
     s->mc_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, megpu_mc_timer_cb, s);
@@ -1145,7 +1176,7 @@ void megpu_wq_fini(MegpuState *s)
     qemu_mutex_lock(&s->wq_lock);
     s->mc_stop = true;
     event_notifier_set(&s->mc_notify);
-    qemu_mutex_unlock(&s->wq_lock);
+    megpu_wq_unlock(s);
     qemu_thread_join(&s->mc_thread);
     s->mc_started = false;
     megpu_wq_reset(s);

@@ -229,6 +229,7 @@ struct MegpuState {
     uint32_t wq_total;          /* entries in both stages */
     QTAILQ_HEAD(, MegpuWrite) mc_queue;     /* sorted by issue number */
     uint32_t mc_len;
+    QSLIST_HEAD(, MegpuWrite) wq_landed;    /* to unmap and free */
     GArray *flushes;            /* MegpuFlush, in start order */
     uint32_t flush_started;
     uint32_t flush_seq;
