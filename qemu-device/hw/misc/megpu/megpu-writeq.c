@@ -96,9 +96,12 @@ struct MegpuWrite {
     hwaddr pa;
     void *host;                 /* @pa mapped when issued; NULL: not RAM */
     uint32_t len;
+    uint32_t heap_idx;          /* in its stage's heap; NO_HEAP: taken out */
     bool in_mc;                 /* stage 2 */
     uint8_t data[];
 };
+
+#define MEGPU_WQ_NO_HEAP    UINT32_MAX
 
 /* Host flushes waiting: done when every write below @target has landed. */
 typedef struct MegpuFlush {
@@ -299,16 +302,104 @@ static void megpu_wq_mark_locked(MegpuEngine *e, hwaddr pa, uint32_t len,
     }
 }
 
-/* May @e have a pending write to [pa, pa + len)? */
-static bool megpu_wq_may_pend(MegpuEngine *e, hwaddr pa, uint32_t len)
+/*
+ * May @e have a pending write to [pa, pa + len) other than @self (an
+ * entry of @e's for exactly that range, or NULL)? @self counts once in
+ * each bucket of its granules, so only a second count there may be
+ * another write (or @self's own granules sharing a bucket: then look).
+ */
+static bool megpu_wq_may_pend_other(MegpuEngine *e, hwaddr pa, uint32_t len,
+                                    const MegpuWrite *self)
 {
+    unsigned own = self && self->e == e ? 1 : 0;
+
     for (hwaddr g = pa >> MEGPU_WQ_GRAIN_SHIFT;
          g <= (pa + len - 1) >> MEGPU_WQ_GRAIN_SHIFT; g++) {
-        if (qatomic_load_acquire(&e->wq_grains[megpu_wq_grain_bit(g)])) {
+        if (qatomic_load_acquire(&e->wq_grains[megpu_wq_grain_bit(g)]) >
+            own) {
             return true;
         }
     }
     return false;
+}
+
+/* May @e have a pending write to [pa, pa + len)? */
+static bool megpu_wq_may_pend(MegpuEngine *e, hwaddr pa, uint32_t len)
+{
+    return megpu_wq_may_pend_other(e, pa, len, NULL);
+}
+
+/*
+ * Each stage of an engine is also a min-heap by (due tick, issue number),
+ * so that the next tick with work, asked for on every post and packet,
+ * costs nothing, and a tick takes out only the entries due (the lists
+ * stay in issue order for the reads' patching and the landing order).
+ */
+static bool megpu_wq_before(const MegpuWrite *a, const MegpuWrite *b)
+{
+    return a->due < b->due || (a->due == b->due && a->seq < b->seq);
+}
+
+static void megpu_wq_heap_set(MegpuWqHeap *h, uint32_t i, MegpuWrite *w)
+{
+    h->w[i] = w;
+    w->heap_idx = i;
+}
+
+static void megpu_wq_heap_fix(MegpuWqHeap *h, uint32_t i)
+{
+    MegpuWrite *w = h->w[i];
+
+    while (i && megpu_wq_before(w, h->w[(i - 1) / 2])) {
+        megpu_wq_heap_set(h, i, h->w[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+
+        if (c >= h->n) {
+            break;
+        }
+        if (c + 1 < h->n && megpu_wq_before(h->w[c + 1], h->w[c])) {
+            c++;
+        }
+        if (!megpu_wq_before(h->w[c], w)) {
+            break;
+        }
+        megpu_wq_heap_set(h, i, h->w[c]);
+        i = c;
+    }
+    megpu_wq_heap_set(h, i, w);
+}
+
+static void megpu_wq_heap_push(MegpuWqHeap *h, MegpuWrite *w)
+{
+    if (h->n == h->cap) {
+        h->cap = MAX(h->cap * 2, 64);
+        h->w = g_renew(MegpuWrite *, h->w, h->cap);
+    }
+    h->w[h->n] = w;
+    megpu_wq_heap_fix(h, h->n++);
+}
+
+static void megpu_wq_heap_remove(MegpuWqHeap *h, MegpuWrite *w)
+{
+    uint32_t i = w->heap_idx;
+
+    if (i == MEGPU_WQ_NO_HEAP) {
+        return;
+    }
+    assert(i < h->n && h->w[i] == w);
+    w->heap_idx = MEGPU_WQ_NO_HEAP;
+    if (i != --h->n) {
+        h->w[i] = h->w[h->n];
+        megpu_wq_heap_fix(h, i);
+    }
+}
+
+static MegpuWrite *megpu_wq_heap_min(const MegpuWqHeap *h)
+{
+    return h->n ? h->w[0] : NULL;
 }
 
 static void megpu_wq_unlink_locked(MegpuState *s, MegpuWrite *w)
@@ -318,9 +409,11 @@ static void megpu_wq_unlink_locked(MegpuState *s, MegpuWrite *w)
     if (w->in_mc) {
         QTAILQ_REMOVE(&s->mc_queue, w, link);
         QTAILQ_REMOVE(&e->wq_mc, w, elink);
+        megpu_wq_heap_remove(&e->wq_mc_due, w);
         s->mc_len--;
     } else {
         QTAILQ_REMOVE(&e->wq, w, link);
+        megpu_wq_heap_remove(&e->wq_due, w);
         qatomic_set(&e->wq_len, e->wq_len - 1);
     }
     qatomic_set(&e->wq_pending, e->wq_pending - 1);
@@ -372,17 +465,20 @@ static void megpu_wq_land_one_locked(MegpuState *s, MegpuWrite *w)
 /*
  * The oldest pending entry older than @seq that overlaps [pa, pa + len).
  * Every engine's two stages are sorted by issue number, so each scan
- * stops early; an engine whose filter clears the range has none.
+ * stops early; an engine whose filter clears the range has none. @self:
+ * the pending entry for the range being landed (NULL for a direct write),
+ * which its engine's filter does not count against it.
  */
 static MegpuWrite *megpu_wq_older_overlap(MegpuState *s, hwaddr pa,
-                                          uint64_t len, uint64_t seq)
+                                          uint64_t len, uint64_t seq,
+                                          const MegpuWrite *self)
 {
     MegpuWrite *best = NULL;
 
     for (unsigned n = 0; n < s->num_engines; n++) {
         MegpuEngine *e = &s->engines[n];
 
-        if (!e->wq_pending || !megpu_wq_may_pend(e, pa, len)) {
+        if (!e->wq_pending || !megpu_wq_may_pend_other(e, pa, len, self)) {
             continue;
         }
         MEGPU_WQ_FIND_OLDER(&e->wq, link, pa, len, seq, &best);
@@ -397,7 +493,8 @@ static void megpu_wq_land_locked(MegpuState *s, MegpuWrite *w)
     for (;;) {
         MegpuWrite *cur = w, *p;
 
-        while ((p = megpu_wq_older_overlap(s, cur->pa, cur->len, cur->seq))) {
+        while ((p = megpu_wq_older_overlap(s, cur->pa, cur->len, cur->seq,
+                                           cur))) {
             cur = p;
         }
         megpu_wq_land_one_locked(s, cur);
@@ -487,18 +584,38 @@ static void megpu_mc_insert_locked(MegpuState *s, MegpuWrite *w)
  */
 static int64_t megpu_wq_next_due_locked(MegpuState *s, MegpuEngine *e)
 {
-    int64_t next = INT64_MAX;
-    MegpuWrite *w;
+    MegpuWrite *w1 = megpu_wq_heap_min(&e->wq_due);
+    MegpuWrite *w2 = megpu_wq_heap_min(&e->wq_mc_due);
+    int64_t next = w2 ? w2->due : INT64_MAX;
 
-    if (s->mc_len < MEGPU_MC_QUEUE_DEPTH) {
-        QTAILQ_FOREACH(w, &e->wq, link) {
-            next = MIN(next, w->due);
-        }
-    }
-    QTAILQ_FOREACH(w, &e->wq_mc, elink) {
-        next = MIN(next, w->due);
+    if (w1 && s->mc_len < MEGPU_MC_QUEUE_DEPTH) {
+        next = MIN(next, w1->due);
     }
     return next;
+}
+
+static gint megpu_wq_by_seq(gconstpointer a, gconstpointer b)
+{
+    const MegpuWrite *wa = *(MegpuWrite *const *)a;
+    const MegpuWrite *wb = *(MegpuWrite *const *)b;
+
+    return wa->seq < wb->seq ? -1 : wa->seq > wb->seq;
+}
+
+/* Take @h's entries due by @t out of it, into s->wq_ticked by issue number */
+static void megpu_wq_take_due_locked(MegpuState *s, MegpuWqHeap *h,
+                                     int64_t t)
+{
+    MegpuWrite *w;
+
+    g_ptr_array_set_size(s->wq_ticked, 0);
+    while ((w = megpu_wq_heap_min(h)) && w->due <= t) {
+        megpu_wq_heap_remove(h, w);
+        g_ptr_array_add(s->wq_ticked, w);
+    }
+    if (s->wq_ticked->len > 1) {
+        g_ptr_array_sort(s->wq_ticked, megpu_wq_by_seq);
+    }
 }
 
 /*
@@ -507,27 +624,31 @@ static int64_t megpu_wq_next_due_locked(MegpuState *s, MegpuEngine *e)
  */
 static void megpu_wq_tick_locked(MegpuState *s, MegpuEngine *e, int64_t t)
 {
-    MegpuWrite *w, *tmp;
+    MegpuWrite *w;
+    guint i;
 
-    /* pushing out older writes only removes entries before @w */
-    QTAILQ_FOREACH_SAFE(w, &e->wq_mc, elink, tmp) {
-        if (w->due <= t) {
-            megpu_wq_land_locked(s, w);
-        }
+    /*
+     * Landing one pushes out only older writes to the same bytes: none
+     * of the later ones taken here, and the earlier ones have landed.
+     */
+    megpu_wq_take_due_locked(s, &e->wq_mc_due, t);
+    for (i = 0; i < s->wq_ticked->len; i++) {
+        megpu_wq_land_locked(s, g_ptr_array_index(s->wq_ticked, i));
     }
-    QTAILQ_FOREACH_SAFE(w, &e->wq, link, tmp) {
-        if (w->due > t) {
-            continue;
-        }
+    megpu_wq_take_due_locked(s, &e->wq_due, t);
+    for (i = 0; i < s->wq_ticked->len; i++) {
+        w = g_ptr_array_index(s->wq_ticked, i);
         if (s->mc_len >= MEGPU_MC_QUEUE_DEPTH) {
             /* waits for room: a stage-2 entry lands before long */
-            break;
+            megpu_wq_heap_push(&e->wq_due, w);
+            continue;
         }
         QTAILQ_REMOVE(&e->wq, w, link);
         qatomic_set(&e->wq_len, e->wq_len - 1);
         w->in_mc = true;
         w->due = MAX(w->due, t) + w->delay2;
         megpu_mc_insert_locked(s, w);
+        megpu_wq_heap_push(&e->wq_mc_due, w);
         s->mc_len++;
         trace_megpu_wq_move(e->idx, w->seq, s->mc_len);
     }
@@ -786,6 +907,7 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
     w->in_mc = false;
     megpu_wq_mark_locked(e, pa, len, 1);
     QTAILQ_INSERT_TAIL(&e->wq, w, link);
+    megpu_wq_heap_push(&e->wq_due, w);
     qatomic_set(&e->wq_len, e->wq_len + 1);
     qatomic_set(&e->wq_pending, e->wq_pending + 1);
     qatomic_set(&s->wq_total, s->wq_total + 1);
@@ -827,7 +949,7 @@ void megpu_wq_order(MegpuState *s, hwaddr pa, uint32_t len)
         return;
     }
     megpu_wq_lock_hot(s);
-    while ((w = megpu_wq_older_overlap(s, pa, len, UINT64_MAX))) {
+    while ((w = megpu_wq_older_overlap(s, pa, len, UINT64_MAX, NULL))) {
         megpu_wq_land_locked(s, w);
     }
     qemu_cond_broadcast(&s->wq_cond);
@@ -1152,6 +1274,7 @@ bool megpu_wq_init(MegpuState *s, Error **errp)
     qemu_cond_init(&s->wq_cond);
     QTAILQ_INIT(&s->mc_queue);
     QSLIST_INIT(&s->wq_landed);
+    s->wq_ticked = g_ptr_array_new();
     s->flushes = g_array_new(false, false, sizeof(MegpuFlush));
     s->write_mode = s->write_mode_reset;
     s->mc_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, megpu_mc_timer_cb, s);
@@ -1183,6 +1306,11 @@ void megpu_wq_fini(MegpuState *s)
     timer_free(s->mc_timer);
     s->mc_timer = NULL;
     g_array_free(s->flushes, true);
+    g_ptr_array_free(s->wq_ticked, true);
+    for (unsigned n = 0; n < MEGPU_MAX_ENGINES; n++) {
+        g_free(s->engines[n].wq_due.w);
+        g_free(s->engines[n].wq_mc_due.w);
+    }
     qemu_cond_destroy(&s->wq_cond);
     qemu_mutex_destroy(&s->wq_lock);
     event_notifier_cleanup(&s->mc_notify);

@@ -39,6 +39,12 @@ OBJECT_DECLARE_SIMPLE_TYPE(MegpuState, MEGPU)
 /* One posted write: at most a page of data for one guest-physical range */
 typedef struct MegpuWrite MegpuWrite;
 
+/* Posted writes by (due tick, issue number): a min-heap (megpu-writeq.c) */
+typedef struct MegpuWqHeap {
+    MegpuWrite **w;
+    uint32_t n, cap;
+} MegpuWqHeap;
+
 /* The waves of a running program DISPATCH (megpu-wave.c) */
 typedef struct MegpuWaves MegpuWaves;
 
@@ -139,6 +145,9 @@ typedef struct MegpuEngine {
     QTAILQ_HEAD(, MegpuWrite) wq;
     /* this engine's stage-2 entries, also in issue order */
     QTAILQ_HEAD(, MegpuWrite) wq_mc;
+    /* both stages' entries again, by due tick: the next one is at hand */
+    MegpuWqHeap wq_due;
+    MegpuWqHeap wq_mc_due;
     uint32_t wq_len;
     uint32_t wq_pending;
     uint32_t stalled_writes;
@@ -230,6 +239,7 @@ struct MegpuState {
     QTAILQ_HEAD(, MegpuWrite) mc_queue;     /* sorted by issue number */
     uint32_t mc_len;
     QSLIST_HEAD(, MegpuWrite) wq_landed;    /* to unmap and free */
+    GPtrArray *wq_ticked;       /* one tick's due entries (scratch) */
     GArray *flushes;            /* MegpuFlush, in start order */
     uint32_t flush_started;
     uint32_t flush_seq;
