@@ -29,7 +29,7 @@ static_assert(MEGPU_KDQ_IB_DWORDS * 4 <= MEGPU_KDQ_DESC_OFF);
  * queued while one runs, so the engine does not go idle, ask for work and
  * wait for the interrupt, the work and the job's submission in between.
  */
-#define MEGPU_KDQ_DEPTH		2
+#define MEGPU_KDQ_DEPTH		4
 #define MEGPU_KDQ_LOCK_TRIES	64
 #define MEGPU_KDQ_MAX_PERIODS	64
 /* BOs holding event words kept mapped for the kernel */

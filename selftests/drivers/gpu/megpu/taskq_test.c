@@ -1525,15 +1525,19 @@ static uint32_t aff_gpu(uint32_t i)
 }
 
 /*
- * The driver's dequeuer keeps two jobs per engine in flight: the next
- * batch is taken and queued while one runs, not after the engine ran dry
- * and asked again. The engine is held (debugfs delay_us, 300 ms before
- * each packet: its first job takes seconds): the second batch must be
- * taken while no task has run yet. Then every task runs once.
+ * The driver's dequeuer keeps KDQ_DEPTH jobs per engine in flight: the
+ * next batches are taken and queued while one runs, not after the engine
+ * ran dry and asked again. The engine is held (debugfs delay_us, 300 ms
+ * before each packet: its first job takes seconds): KDQ_DEPTH batches,
+ * and no more, must be taken while no task has run yet. Then every task
+ * runs once.
  */
+#define KDQ_DEPTH	4	/* the driver's MEGPU_KDQ_DEPTH */
+
 TEST_F_TIMEOUT(taskq, discrete_next_batch_queued_while_one_runs, 120)
 {
-	uint32_t n = 64, done = 0, e;
+	/* twice the batches (of 16) the driver may take ahead */
+	uint32_t n = 2 * KDQ_DEPTH * 16, done = 0, e;
 	uint64_t req0;
 	struct tq q;
 
@@ -1547,14 +1551,18 @@ TEST_F_TIMEOUT(taskq, discrete_next_batch_queued_while_one_runs, 120)
 	ASSERT_EQ(0, mt_delay_us(&self->t, e, 300000));
 	ASSERT_EQ(0, tq_attach(&q));
 	for (unsigned int ms = 0;
-	     megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_GPU_BATCHES) < 2; ms++) {
+	     megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_GPU_BATCHES) < KDQ_DEPTH;
+	     ms++) {
 		if (ms == 1500)
 			break;
 		usleep(1000);
 	}
+	/* a batch too many would show by now: the work runs in a moment */
+	usleep(100000);
 	for (uint32_t i = 0; i < n; i++)
 		done += tq_note(&q, i)[MEGPU_TQ_NOTE_DONE / 4] != 0;
-	EXPECT_EQ(2, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_GPU_BATCHES));
+	EXPECT_EQ(KDQ_DEPTH,
+		  megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_GPU_BATCHES));
 	EXPECT_EQ(0, done) TH_LOG("the first job ran before the second batch");
 	ASSERT_EQ(0, mt_delay_us(&self->t, e, 0));
 	ASSERT_EQ(0, megpu_taskq_wait(&self->t.gpu, 60000000000ll));
