@@ -601,13 +601,14 @@ struct pt_row {
 };
 
 #define PT_ROUNDS	5
-#define PT_VARIANTS	6	/* the modes, by the driver, as programs */
+#define PT_VARIANTS	7	/* the modes, by the driver, as programs */
 #define PT_DRIVER	4
 #define PT_PROGRAMS	5
+#define PT_GPU_ONE	6	/* GPU only on the first engine alone */
 
 static const char *const pt_variant_names[PT_VARIANTS] = {
 	"stealing", "CPU only", "GPU only", "static split",
-	"stealing, driver", "stealing, programs",
+	"stealing, driver", "stealing, programs", "GPU only, 1 engine",
 };
 
 /*
@@ -636,7 +637,9 @@ static double pt_shared_ideal(const struct pt *p, uint32_t cpu_tasks,
 static int pt_measure(struct pt *p, unsigned int v, unsigned int threads,
 		      struct pt_row *r)
 {
-	enum pt_mode m = v >= PT_DRIVER ? PT_STEAL : (enum pt_mode)v;
+	enum pt_mode m = v == PT_GPU_ONE ? PT_GPU_ONLY :
+			 v >= PT_DRIVER ? PT_STEAL : (enum pt_mode)v;
+	unsigned int engines = p->nengines;
 	uint64_t cpu_tasks = 0, busy = 0;
 	int ret;
 
@@ -645,8 +648,11 @@ static int pt_measure(struct pt *p, unsigned int v, unsigned int threads,
 	p->discrete = v == PT_DRIVER;
 	/* the same work as a wave program on both sides */
 	p->program = v == PT_PROGRAMS;
+	if (v == PT_GPU_ONE)
+		p->nengines = 1;
 	ret = pt_run(p, m, threads, false, PT_BENCH_GPU_BATCH,
 		     PT_BENCH_CPU_BATCH);
+	p->nengines = engines;
 	p->discrete = false;
 	p->program = false;
 	if (ret)
@@ -694,9 +700,11 @@ static int pt_b1(struct pt *p, unsigned int threads, unsigned int engines,
 		 const char *key)
 {
 	static const unsigned int order[PT_VARIANTS] = {
-		PT_CPU_ONLY, PT_GPU_ONLY, PT_STATIC, PT_STEAL, PT_DRIVER,
-		PT_PROGRAMS,
+		PT_CPU_ONLY, PT_GPU_ONLY, PT_GPU_ONE, PT_STATIC, PT_STEAL,
+		PT_DRIVER, PT_PROGRAMS,
 	};
+	/* GPU only on one engine: beside GPU only on several, if several */
+	const unsigned int variants = PT_VARIANTS - (engines == 1);
 	unsigned int all = p->nengines;
 	struct pt_row rows[PT_VARIANTS][PT_ROUNDS];
 	double ms[PT_VARIANTS], ideal, shared;
@@ -715,8 +723,9 @@ static int pt_b1(struct pt *p, unsigned int threads, unsigned int engines,
 		     PT_BENCH_CPU_BATCH);
 	for (unsigned int k = 0; k < PT_ROUNDS && !ret; k++)
 		for (unsigned int o = 0; o < PT_VARIANTS && !ret; o++)
-			ret = pt_measure(p, order[o], threads,
-					 &rows[order[o]][k]);
+			if (variants == PT_VARIANTS || order[o] != PT_GPU_ONE)
+				ret = pt_measure(p, order[o], threads,
+						 &rows[order[o]][k]);
 	p->nengines = all;
 	if (ret)
 		return ret;
@@ -724,8 +733,11 @@ static int pt_b1(struct pt *p, unsigned int threads, unsigned int engines,
 	       "makespan", "CPU share", "GPU share", "CPU idle", "GPU idle",
 	       "CPU end", "GPU end");
 	for (unsigned int o = 0; o < PT_VARIANTS; o++) {
-		const struct pt_row *r = pt_median(rows[order[o]], false);
+		const struct pt_row *r;
 
+		if (variants < PT_VARIANTS && order[o] == PT_GPU_ONE)
+			continue;
+		r = pt_median(rows[order[o]], false);
 		ms[order[o]] = r->t;
 		printf("  %-18s %7.1f ms %8.1f%% %8.1f%% %9.1f ms %9.1f ms "
 		       "%6.1f ms %6.1f ms\n", pt_variant_names[order[o]], r->t,
@@ -763,6 +775,14 @@ static int pt_b1(struct pt *p, unsigned int threads, unsigned int engines,
 	}
 	snprintf(name, sizeof(name), "partition.%s.steal_ms", key);
 	bench_fig1(name, "ms", ms[PT_STEAL]);
+	if (variants == PT_VARIANTS) {
+		/* the engines' scaling, rounds interleaved with the rest */
+		printf("  GPU only on %u engines %.2fx faster than on one\n",
+		       engines, ms[PT_GPU_ONE] / ms[PT_GPU_ONLY]);
+		snprintf(name, sizeof(name), "partition.%s.gpu_engines_gain",
+			 key);
+		bench_fig1(name, "x", ms[PT_GPU_ONE] / ms[PT_GPU_ONLY]);
+	}
 	return 0;
 }
 
