@@ -23,8 +23,9 @@
  *   pending entries, oldest first. Other engines and the CPU see RAM.
  *
  * Entries hold guest-physical addresses translated when the write was
- * issued, and their data. Landing maps RAM the same checked way as other
- * engine DMA (megpu_ram_map), so it never reaches MMIO.
+ * issued, their data, and that RAM mapped then, the same checked way as
+ * other engine DMA (megpu_ram_map), so landing never reaches MMIO and is
+ * a copy; the mapping is released after the landing, outside wq_lock.
  *
  * Deterministic timing. The delays are not host time: each engine has
  * its own generator (xorshift64*, seeded from write-seed and the engine
