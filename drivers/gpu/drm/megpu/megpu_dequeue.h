@@ -19,11 +19,21 @@
  * IB area per engine: the TASK_RUN packet, then the copies of the
  * batch's descriptors TASK_RUN reads.
  */
-#define MEGPU_KDQ_IB_DWORDS	(1 + MEGPU_PKT_TASK_RUN_COUNT)
+#define MEGPU_KDQ_RUN_DWORDS	(1 + MEGPU_PKT_TASK_RUN_COUNT)
 #define MEGPU_KDQ_DESC_OFF	256
+/* the packet area: a TASK_RUN per batch of the job */
+#define MEGPU_KDQ_IB_DWORDS	(MEGPU_KDQ_DESC_OFF / 4)
+/*
+ * Batches one job may carry: while an engine's queue hands out whole
+ * batches (far from its end: a GUIDED queue's batches shrink there), the
+ * work fills a job with up to this many, one TASK_RUN each, so that one
+ * job's way through the work, drm_sched and the ring serves several.
+ */
+#define MEGPU_KDQ_JOB_BATCHES	4
 #define MEGPU_KDQ_IB_BYTES	ALIGN(MEGPU_KDQ_DESC_OFF + MEGPU_TQ_MAX_BATCH * \
 				      MEGPU_TQ_DESC_SIZE, PAGE_SIZE)
-static_assert(MEGPU_KDQ_IB_DWORDS * 4 <= MEGPU_KDQ_DESC_OFF);
+static_assert(MEGPU_KDQ_JOB_BATCHES * MEGPU_KDQ_RUN_DWORDS <=
+	      MEGPU_KDQ_IB_DWORDS);
 /*
  * Jobs of an attachment in flight per engine: the next batch is taken and
  * queued while one runs, so the engine does not go idle, ask for work and
@@ -148,6 +158,7 @@ static inline void kdq_add(struct megpu_kdq_queue *q, u32 off, u32 n)
 void megpu_kdq_event_unmap(struct megpu_kdq_event_map *ev);
 u64 megpu_kdq_ib_va(struct megpu_kdq *kdq, u32 slot);
 int megpu_kdq_take(struct megpu_kdq *kdq, struct megpu_kdq_queue *q,
-		   u32 engine, u32 *ib, u64 ib_va, u32 *ib_dwords);
+		   u32 engine, u32 *ib, u64 ib_va, u32 *ib_dwords,
+		   u32 *ib_descs, bool *full);
 
 #endif /* MEGPU_DEQUEUE_H */

@@ -139,29 +139,38 @@ static u32 *kdq_emit64(u32 *p, u64 v)
 }
 
 /*
- * Take a batch from @q for @engine into the IB at @ib (kdq->lock held).
- * Returns the tasks taken, 0 for none eligible, -EBUSY when the head task
- * waits for its event (the lock word untouched for both when the look
- * without it saw so), -EAGAIN when the lock stayed taken, -EPROTO for a
- * malformed queue, -EFAULT for an event word not in the client's memory.
+ * Take a batch from @q for @engine and append it to the IB at @ib, whose
+ * packets fill *@ib_dwords and descriptor copies *@ib_descs so far
+ * (kdq->lock held). Returns the tasks taken, 0 for none eligible (or no
+ * room left in the IB), -EBUSY when the head task waits for its event
+ * (the lock word untouched for both when the look without it saw so),
+ * -EAGAIN when the lock stayed taken, -EPROTO for a malformed queue,
+ * -EFAULT for an event word not in the client's memory. *@full tells
+ * whether the batch was the queue's whole GPU batch size.
  */
 int megpu_kdq_take(struct megpu_kdq *kdq, struct megpu_kdq_queue *q,
-		   u32 engine, u32 *ib, u64 ib_va, u32 *ib_dwords)
+		   u32 engine, u32 *ib, u64 ib_va, u32 *ib_dwords,
+		   u32 *ib_descs, bool *full)
 {
 	struct megpu_kdq_task *tasks;
-	u32 head, tail, flags, max, n = 0, i, batch;
+	u32 head, tail, flags, max, size, n = 0, i, batch;
 	u32 owner = MEGPU_TQ_OWNER_DRIVER(engine);
 	bool locked = false;
-	u32 *p = ib;
+	u32 *p = ib + *ib_dwords;
 	int tries, ret, idx, reached, step, err = 0;
 
+	*full = false;
 	if (!megpu_kdq_queue_sane(q, &head, &tail))
 		return -EPROTO;
 	if (head == tail)
 		return 0;
+	if (*ib_dwords + MEGPU_KDQ_RUN_DWORDS > MEGPU_KDQ_IB_DWORDS ||
+	    *ib_descs >= MEGPU_TQ_MAX_BATCH)
+		return 0;
 	flags = kdq_ld(q, MEGPU_TQ_HDR_FLAGS);
-	max = kdq_ld(q, MEGPU_TQ_HDR_BATCH_GPU) ?: MEGPU_TQ_DEF_BATCH_GPU;
-	max = min_t(u32, max, MEGPU_TQ_MAX_BATCH);
+	size = kdq_ld(q, MEGPU_TQ_HDR_BATCH_GPU) ?: MEGPU_TQ_DEF_BATCH_GPU;
+	size = min_t(u32, size, MEGPU_TQ_MAX_BATCH);
+	max = min_t(u32, size, MEGPU_TQ_MAX_BATCH - *ib_descs);
 
 	tasks = kmalloc_array(max, sizeof(*tasks), GFP_KERNEL);
 	if (!tasks)
@@ -261,14 +270,18 @@ unlock:
 	 */
 	p = kdq_emit(p, MEGPU_PKT_TASK_RUN, MEGPU_PKT_TASK_RUN_COUNT);
 	p = kdq_emit64(p, q->va);
-	p = kdq_emit64(p, ib_va + MEGPU_KDQ_DESC_OFF);
+	p = kdq_emit64(p, ib_va + MEGPU_KDQ_DESC_OFF +
+			  (u64)*ib_descs * MEGPU_TQ_DESC_SIZE);
 	*p++ = n;
 	*p++ = owner;
 	*p++ = batch;
 	for (i = 0; i < n; i++)
-		memcpy((u8 *)ib + MEGPU_KDQ_DESC_OFF + i * MEGPU_TQ_DESC_SIZE,
+		memcpy((u8 *)ib + MEGPU_KDQ_DESC_OFF +
+		       (size_t)(*ib_descs + i) * MEGPU_TQ_DESC_SIZE,
 		       tasks[i].raw, MEGPU_TQ_DESC_SIZE);
 	*ib_dwords = p - ib;
+	*ib_descs += n;
+	*full = n == size;
 out:
 	kfree(tasks);
 	return ret;

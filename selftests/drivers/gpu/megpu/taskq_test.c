@@ -1525,19 +1525,22 @@ static uint32_t aff_gpu(uint32_t i)
 }
 
 /*
- * The driver's dequeuer keeps KDQ_DEPTH jobs per engine in flight: the
- * next batches are taken and queued while one runs, not after the engine
- * ran dry and asked again. The engine is held (debugfs delay_us, 300 ms
- * before each packet: its first job takes seconds): KDQ_DEPTH batches,
- * and no more, must be taken while no task has run yet. Then every task
- * runs once.
+ * The driver's dequeuer keeps KDQ_DEPTH jobs per engine in flight, each
+ * with up to KDQ_JOB_BATCHES whole batches: the next batches are taken
+ * and queued while one runs, not after the engine ran dry and asked
+ * again. The engine is held (debugfs delay_us, 300 ms before each
+ * packet: its first job takes seconds): KDQ_DEPTH * KDQ_JOB_BATCHES
+ * batches, and no more, must be taken while no task has run yet. Then
+ * every task runs once.
  */
 #define KDQ_DEPTH	4	/* the driver's MEGPU_KDQ_DEPTH */
+#define KDQ_JOB_BATCHES	4	/* the driver's MEGPU_KDQ_JOB_BATCHES */
+#define KDQ_AHEAD	(KDQ_DEPTH * KDQ_JOB_BATCHES)
 
 TEST_F_TIMEOUT(taskq, discrete_next_batch_queued_while_one_runs, 120)
 {
 	/* twice the batches (of 16) the driver may take ahead */
-	uint32_t n = 2 * KDQ_DEPTH * 16, done = 0, e;
+	uint32_t n = 2 * KDQ_AHEAD * 16, done = 0, e;
 	uint64_t req0;
 	struct tq q;
 
@@ -1551,7 +1554,7 @@ TEST_F_TIMEOUT(taskq, discrete_next_batch_queued_while_one_runs, 120)
 	ASSERT_EQ(0, mt_delay_us(&self->t, e, 300000));
 	ASSERT_EQ(0, tq_attach(&q));
 	for (unsigned int ms = 0;
-	     megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_GPU_BATCHES) < KDQ_DEPTH;
+	     megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_GPU_BATCHES) < KDQ_AHEAD;
 	     ms++) {
 		if (ms == 1500)
 			break;
@@ -1561,7 +1564,7 @@ TEST_F_TIMEOUT(taskq, discrete_next_batch_queued_while_one_runs, 120)
 	usleep(100000);
 	for (uint32_t i = 0; i < n; i++)
 		done += tq_note(&q, i)[MEGPU_TQ_NOTE_DONE / 4] != 0;
-	EXPECT_EQ(KDQ_DEPTH,
+	EXPECT_EQ(KDQ_AHEAD,
 		  megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_GPU_BATCHES));
 	EXPECT_EQ(0, done) TH_LOG("the first job ran before the second batch");
 	ASSERT_EQ(0, mt_delay_us(&self->t, e, 0));
