@@ -18,7 +18,8 @@
  * GPU may run from the first queue that has one (the others are stolen
  * from), releases, and submits one job in the client's address space
  * whose IB runs one TASK_RUN packet over copies of the descriptors it
- * took. TASK_RUN is the device's own batch runner (the one DEQUEUE
+ * took (several, one per batch, while whole batches come: see below).
+ * TASK_RUN is the device's own batch runner (the one DEQUEUE
  * uses), so both consumers notify every task exactly once, malformed and
  * faulted ones with their status, and a kernel's fault or an unwritable
  * record never leaves a task behind it unnotified. Choices:

@@ -16,8 +16,9 @@
 #include "megpu_hw_taskq.h"
 
 /*
- * IB area per engine: the TASK_RUN packet, then the copies of the
- * batch's descriptors TASK_RUN reads.
+ * IB area per job slot: the TASK_RUN packets (one per batch of the job)
+ * in the first MEGPU_KDQ_DESC_OFF bytes, then the copies of the batches'
+ * descriptors they read, at most MEGPU_TQ_MAX_BATCH in all.
  */
 #define MEGPU_KDQ_RUN_DWORDS	(1 + MEGPU_PKT_TASK_RUN_COUNT)
 #define MEGPU_KDQ_DESC_OFF	256

@@ -11,8 +11,9 @@
  * a millisecond later), look again under the lock, take the longest
  * eligible run from the head (malformed, event-gated and CPU-hinted
  * tasks alone), store HEAD, release (notifying the sleepers of an EVENT
- * queue), and write the batch's IB: one TASK_RUN over copies of the
- * descriptors, which the device runs and notifies as DEQUEUE would. A
+ * queue), and append the batch to the job's IB: one TASK_RUN over copies
+ * of the descriptors, which the device runs and notifies as DEQUEUE
+ * would (a job may carry several batches, MEGPU_KDQ_JOB_BATCHES). A
  * descriptor is copied once: the client may change it under us.
  */
 

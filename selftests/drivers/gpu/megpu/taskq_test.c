@@ -1119,6 +1119,45 @@ TEST_F(taskq, discrete_event_outside_memory)
 }
 
 /*
+ * A job of the driver's dequeuer carries several whole batches: when the
+ * take after a whole batch fails the attachment (here its head task's
+ * event word is in no BO), the batch already taken (HEAD moved past it)
+ * still runs, so no task is lost without a notification.
+ */
+TEST_F_TIMEOUT(taskq, discrete_taken_batch_runs_despite_later_fault, 60)
+{
+	uint32_t n = 17, done = 0;
+	struct megpu_task t[17];
+	struct tq q;
+
+	TQ_NEED_QUEUES();
+	ASSERT_EQ(0, tq_setup(&self->t, &q, n, 0));
+	q.nengines = 1;
+	for (uint32_t i = 0; i < n; i++)
+		t[i] = tq_task(&q, i, MEGPU_TQ_AFF_REQUIRE_GPU);
+	/* after one whole batch (16) */
+	t[16].event_addr = 0xfff000000ull;
+	t[16].event_value = 1;
+	ASSERT_EQ((int)n, megpu_taskq_push(&q.q[2], &q.agents[0], t, n));
+	tq_close_all(&q);
+	ASSERT_EQ(0, tq_attach(&q));
+	ASSERT_EQ(-EFAULT, megpu_taskq_wait(&self->t.gpu, 10000000000ll));
+	ASSERT_EQ(16, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_HEAD));
+	ASSERT_EQ(0, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_LOCK));
+	/* the attachment failed; the job with the taken batch still runs */
+	for (unsigned int ms = 0; ms < 5000 && done < 16; ms++) {
+		done = 0;
+		for (uint32_t i = 0; i < 16; i++)
+			done += tq_note(&q, i)[MEGPU_TQ_NOTE_DONE / 4] == 1;
+		usleep(1000);
+	}
+	EXPECT_EQ(16, done);
+	EXPECT_EQ(0, tq_note(&q, 16)[MEGPU_TQ_NOTE_DONE / 4]);
+	ASSERT_EQ(0, megpu_taskq_detach(&self->t.gpu));
+	tq_free(&q);
+}
+
+/*
  * The driver's batches notify every task exactly once, as DEQUEUE does
  * (issue 21): a malformed task whose record is not even aligned (never
  * written) and a task whose kernel faults (its arguments are not mapped)
