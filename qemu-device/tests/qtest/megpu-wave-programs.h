@@ -35,6 +35,27 @@ static const uint64_t vadd_prog[] = {
     I(END, 0, 0, 0, 0),
 };
 
+/* user: x, y, n (as u32 at 16), the bits of the float a (u32 at 24) */
+static const uint64_t saxpy_prog[] = {
+    I(S2R, 1, 0, 0, MEGPU_SR_GLOBAL_ID),
+    I(LDARG32, 2, 0, 0, 16),
+    I(CMPLTU, 3, 1, 2, 0),
+    I(IF, 0, 3, 0, 0),
+    I(SHL, 4, 1, IMM, 2),
+    I(LDARG, 5, 0, 0, 0),
+    I(ADD, 5, 5, 4, 0),
+    I(LD32, 6, 5, 0, 0),
+    I(LDARG32, 7, 0, 0, 24),
+    I(FMUL, 6, 6, 7, 0),
+    I(LDARG, 5, 0, 0, 8),
+    I(ADD, 5, 5, 4, 0),
+    I(LD32, 7, 5, 0, 0),
+    I(FADD, 6, 6, 7, 0),
+    I(ST32, 0, 5, 6, 0),
+    I(ENDIF, 0, 0, 0, 0),
+    I(END, 0, 0, 0, 0),
+};
+
 /* user: a, sum address, n (as u32 at 16) */
 static const uint64_t checksum_prog[] = {
     I(S2R, 1, 0, 0, MEGPU_SR_GLOBAL_ID),

@@ -711,12 +711,12 @@ static void test_gang(void)
  * @addr (0: the instruction at @pc), then check that the engine goes on
  * with the next job.
  */
-static void fault_case(Megpu *m, const uint64_t *p, unsigned len,
-                       uint32_t code, uint64_t addr, uint32_t pc,
-                       uint32_t info)
+static uint32_t fault_case_grid(Megpu *m, const uint64_t *p, unsigned len,
+                                uint32_t code, uint64_t addr, uint32_t pc,
+                                uint32_t info, uint32_t items)
 {
     const uint64_t user[2] = { OUT_PA, OUT_PA + 2 };
-    uint32_t at = emit_program(m, 0, p, len, user, 2, 16, 1, 16, 1);
+    uint32_t at = emit_program(m, 0, p, len, user, 2, items, 1, items, 1);
     uint64_t ts = OUT_PA + 0x800;
     uint32_t id;
 
@@ -731,6 +731,15 @@ static void fault_case(Megpu *m, const uint64_t *p, unsigned len,
     eng_idle(m, 0);
     g_assert_cmphex(qtest_readq(m->qts, ts), ==, 0x600d0000 + code);
     g_assert_cmpuint(erd(m, 0, MEGPU_ENG_WAVES_LIVE), ==, 0);
+    return id;
+}
+
+/* One wave of 16 work-items. */
+static void fault_case(Megpu *m, const uint64_t *p, unsigned len,
+                       uint32_t code, uint64_t addr, uint32_t pc,
+                       uint32_t info)
+{
+    fault_case_grid(m, p, len, code, addr, pc, info, 16);
 }
 
 static void test_faults(void)
@@ -774,6 +783,14 @@ static void test_faults(void)
     }
     fault_case(&m, deep, ARRAY_SIZE(deep), MEGPU_FAULT_MASK_STACK, 0,
                MEGPU_WAVE_MASK_DEPTH, 0);
+    /*
+     * The same in a gang of four waves, which runs IF for all at once:
+     * the overflow still faults the first wave (slot 0 of the fresh
+     * dispatch), as wave by wave.
+     */
+    g_assert_cmpuint(MEGPU_WAVE_ID_SLOT(fault_case_grid(&m, deep,
+                     ARRAY_SIZE(deep), MEGPU_FAULT_MASK_STACK, 0,
+                     MEGPU_WAVE_MASK_DEPTH, 0, 64)), ==, 0);
     /* the PC leaves the program: falling off its end, a bad target */
     FAULT(MEGPU_FAULT_PC_RANGE, 0, 1, 0, I(NOP, 0, 0, 0, 0));
     FAULT(MEGPU_FAULT_PC_RANGE, 0, 0, 0, I(JMP, 0, 0, 0, 2), end);
@@ -1845,6 +1862,103 @@ static void test_fuzz(void)
     megpu_stop_engines(&m);
 }
 
+/* ---- performance (only with -m perf): programs against built-ins ---- */
+
+/* Engine @e's busy time so far (ns); BUSY_NS_HI is latched by _LO. */
+static uint64_t eng_busy_ns(Megpu *m, unsigned e)
+{
+    return erd64(m, e, MEGPU_ENG_BUSY_NS_LO);
+}
+
+/* Kick and wait for idle, polling closely; the engine's busy time. */
+static uint64_t perf_run(Megpu *m, unsigned e)
+{
+    uint64_t t0 = eng_busy_ns(m, e);
+
+    kick(m, e);
+    while (!(erd(m, e, MEGPU_ENG_STATUS) &
+             (MEGPU_ENG_STATUS_IDLE | MEGPU_ENG_STATUS_FAULTED))) {
+        g_usleep(20);
+    }
+    g_assert_cmphex(erd(m, e, MEGPU_ENG_STATUS) & MEGPU_ENG_STATUS_FAULTED,
+                    ==, 0);
+    return eng_busy_ns(m, e) - t0;
+}
+
+static int perf_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+#define PERF_REPS 7
+
+/*
+ * Each kernel as a program and as the built-in kernel on the same
+ * arrays, device time (the engine's BUSY_NS) without a guest: the
+ * interpreter's cost alone, for tuning it. Prints medians; asserts
+ * nothing about time (a benchmark, not a test).
+ */
+static void test_perf_programs(void)
+{
+    static const struct {
+        const char *name;
+        uint32_t kernel;
+        const uint64_t *prog;
+        unsigned len;
+    } k[] = {
+        { "vadd", MEGPU_KERNEL_VADD, vadd_prog, ARRAY_SIZE(vadd_prog) },
+        { "saxpy", MEGPU_KERNEL_SAXPY, saxpy_prog, ARRAY_SIZE(saxpy_prog) },
+        { "checksum", MEGPU_KERNEL_CHECKSUM, checksum_prog,
+          ARRAY_SIZE(checksum_prog) },
+    };
+    static const uint32_t sizes[] = { 4096, 65536, 262144 };
+    const char *mode = getenv("MEGPU_PERF_OPTS");
+    const uint32_t max = sizes[ARRAY_SIZE(sizes) - 1];
+    g_autofree uint32_t *a = g_new(uint32_t, max);
+    Megpu m;
+
+    megpu_start_engines_opts(&m, 2, mode ? mode : "");
+    for (uint32_t i = 0; i < max; i++) {
+        a[i] = cpu_to_le32(FLT((float)(i % 1000) * 0.25f));
+    }
+    qtest_memwrite(m.qts, A_PA, a, (size_t)max * 4);
+    qtest_memwrite(m.qts, B_PA, a, (size_t)max * 4);
+    for (unsigned s = 0; s < ARRAY_SIZE(sizes); s++) {
+        for (unsigned i = 0; i < ARRAY_SIZE(k); i++) {
+            uint32_t n = sizes[s], fa = FLT(1.5f);
+            uint64_t bi[PERF_REPS], pr[PERF_REPS];
+            uint64_t user[4] = { A_PA, B_PA, C_PA, n };
+            const uint64_t ptr[4] = { A_PA, B_PA, C_PA, 0 };
+            const uint32_t param[3] = { fa };
+
+            if (k[i].kernel != MEGPU_KERNEL_VADD) {
+                user[1] = k[i].kernel == MEGPU_KERNEL_SAXPY ? B_PA : D_PA;
+                user[2] = n;
+                user[3] = fa;
+            }
+            write_kargs(&m, PARGS_PA + 0x8000, ptr, n, param);
+            for (unsigned r = 0; r < PERF_REPS; r++) {
+                emit_dispatch(&m.ring[1], k[i].kernel, PARGS_PA + 0x8000,
+                              n, 1, 64, 1);
+                bi[r] = perf_run(&m, 1);
+                emit_program(&m, 1, k[i].prog, k[i].len, user, 4,
+                             n, 1, 64, 1);
+                pr[r] = perf_run(&m, 1);
+            }
+            qsort(bi, PERF_REPS, sizeof(bi[0]), perf_cmp);
+            qsort(pr, PERF_REPS, sizeof(pr[0]), perf_cmp);
+            g_printerr("# %-9s %7u  built-in %7.0f us  program %7.0f us  "
+                       "%5.2fx  %5.1f ns/element\n", k[i].name, n,
+                       bi[PERF_REPS / 2] / 1e3, pr[PERF_REPS / 2] / 1e3,
+                       (double)pr[PERF_REPS / 2] / bi[PERF_REPS / 2],
+                       (double)pr[PERF_REPS / 2] / n);
+        }
+    }
+    megpu_stop_engines(&m);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1875,5 +1989,8 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/wave/syscall-priority", test_syscall_priority);
     qtest_add_func("/megpu/wave/syscall-bad-slot", test_syscall_bad_slot);
     qtest_add_func("/megpu/wave/fuzz", test_fuzz);
+    if (g_test_perf()) {
+        qtest_add_func("/megpu/wave/perf/programs", test_perf_programs);
+    }
     return g_test_run();
 }

@@ -105,6 +105,8 @@
 #include "trace.h"
 #include "hw/misc/megpu_hw_wave.h"
 
+/* the execution mask with every lane on */
+#define MEGPU_WAVE_ALL_LANES    ((1u << MEGPU_WAVE_LANES) - 1)
 /* instructions a wave runs before the next resident wave gets a turn */
 #define MEGPU_WAVE_SLICE        256
 /* when every wave is parked: how often to look for a reset anyway (ms) */
@@ -770,7 +772,7 @@ megpu_binop_lanes(uint32_t op, MegpuWave *w, const MegpuInsn *d)
      * may vectorise; registers are whole rows, so r aliases a or b
      * lane for lane only (ivdep).
      */
-    if (exec == (1u << MEGPU_WAVE_LANES) - 1) {
+    if (exec == MEGPU_WAVE_ALL_LANES) {
         uint64_t bv = d->b;
 
         if (b) {
@@ -951,6 +953,13 @@ static bool megpu_gang_plain(MegpuWaves *W, MegpuWave **g, unsigned n,
             uint64_t *r = g[i]->r[dst];
             uint32_t exec = g[i]->exec;
 
+            if (exec == MEGPU_WAVE_ALL_LANES) {
+                /* the usual case: a plain fill */
+                for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+                    r[l] = v;
+                }
+                continue;
+            }
             /* a select, not a branch per lane */
             for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
                 r[l] = (exec >> l) & 1 ? v : r[l];
@@ -979,6 +988,51 @@ static bool megpu_gang_plain(MegpuWaves *W, MegpuWave **g, unsigned n,
     }
 }
 
+/*
+ * IF, ELSE and ENDIF for the waves @g[0 .. @n) as one step (none moves
+ * a PC but by one, so a gang stays whole). False, with nothing changed,
+ * if one of them would over- or underflow its mask stack: the caller's
+ * step wave by wave faults the right wave.
+ */
+static bool megpu_gang_mask(MegpuWave **g, unsigned n, const MegpuInsn *d)
+{
+    if (d->op == MEGPU_OP_IF) {
+        for (unsigned i = 0; i < n; i++) {
+            if (g[i]->depth >= MEGPU_WAVE_MASK_DEPTH) {
+                return false;
+            }
+        }
+        for (unsigned i = 0; i < n; i++) {
+            MegpuWave *w = g[i];
+            const uint64_t *c = w->r[d->s0];
+            uint32_t taken = 0;
+
+            for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+                taken |= (uint32_t)(c[l] != 0) << l;
+            }
+            w->mask_stack[w->depth++] = w->exec;
+            w->exec &= taken;
+        }
+        return true;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        if (!g[i]->depth) {
+            return false;
+        }
+    }
+    for (unsigned i = 0; i < n; i++) {
+        MegpuWave *w = g[i];
+
+        if (d->op == MEGPU_OP_ELSE) {
+            /* the lanes that were active at the IF but not taken */
+            w->exec = w->mask_stack[w->depth - 1] & ~w->exec;
+        } else {
+            w->exec = w->mask_stack[--w->depth];
+        }
+    }
+    return true;
+}
+
 /* Execute one decoded instruction. */
 static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
                            const MegpuInsn *d)
@@ -998,26 +1052,10 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
     case MEGPU_OP_END:
         return MEGPU_RUN_END;
     case MEGPU_OP_IF:
-        if (w->depth >= MEGPU_WAVE_MASK_DEPTH) {
-            return megpu_wave_fault(x, W, w, MEGPU_FAULT_MASK_STACK);
-        }
-        w->mask_stack[w->depth++] = w->exec;
-        FOR_EACH_LANE(w, l) {
-            if (!w->r[s0][l]) {
-                w->exec &= ~(1u << l);
-            }
-        }
-        break;
     case MEGPU_OP_ELSE:
     case MEGPU_OP_ENDIF:
-        if (!w->depth) {
+        if (!megpu_gang_mask(&w, 1, d)) {
             return megpu_wave_fault(x, W, w, MEGPU_FAULT_MASK_STACK);
-        }
-        if (op == MEGPU_OP_ELSE) {
-            /* the lanes that were active at the IF but not taken */
-            w->exec = w->mask_stack[w->depth - 1] & ~w->exec;
-        } else {
-            w->exec = w->mask_stack[--w->depth];
         }
         break;
     case MEGPU_OP_JMP:
@@ -1074,6 +1112,39 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
 }
 
 /*
+ * A wave's 16 lanes to and from a gang's buffer, @size bytes each, little
+ * endian; a memcpy where the host is little endian, which is what the
+ * compiler turns into a few vector moves (32-bit lanes: a widening).
+ */
+static inline void megpu_lanes_pack(uint8_t *p, const uint64_t *v,
+                                    unsigned size)
+{
+    if (size == 8) {
+        for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+            stq_le_p(p + l * 8, v[l]);
+        }
+        return;
+    }
+    for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+        stl_le_p(p + l * 4, v[l]);
+    }
+}
+
+static inline void megpu_lanes_unpack(uint64_t *r, const uint8_t *p,
+                                      unsigned size)
+{
+    if (size == 8) {
+        for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+            r[l] = ldq_le_p(p + l * 8);
+        }
+        return;
+    }
+    for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+        r[l] = ldl_le_p(p + l * 4);
+    }
+}
+
+/*
  * The usual case of megpu_gang_ldst(): every lane of every wave active
  * and the addresses one run across the gang, in launch order (a
  * work-group's row). One access, and the registers copied straight to
@@ -1088,7 +1159,6 @@ static int megpu_gang_ldst_row(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
 {
     unsigned size = (d->op == MEGPU_OP_LD64 || d->op == MEGPU_OP_ST64) ? 8 : 4;
     bool write = d->op == MEGPU_OP_ST32 || d->op == MEGPU_OP_ST64;
-    const uint32_t full = (1u << MEGPU_WAVE_LANES) - 1;
     uint64_t a0 = g[0]->r[d->s0][0];
     uint64_t base = a0 + megpu_isa_sext(d->imm);
     uint8_t *buf = W->gang_buf;
@@ -1100,26 +1170,22 @@ static int megpu_gang_ldst_row(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
     for (unsigned i = 0; i < n; i++) {
         const uint64_t *a = g[i]->r[d->s0];
         uint64_t off = (uint64_t)i * MEGPU_WAVE_LANES * size;
-        bool apart = g[i]->exec != full;
+        uint64_t apart = 0;
 
+        if (g[i]->exec != MEGPU_WAVE_ALL_LANES) {
+            return -1;
+        }
+        /* differences or'ed, not a compare per lane: vectorises */
         for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
-            apart |= a[l] - a0 != off + l * size;
+            apart |= (a[l] - a0) ^ (off + l * size);
         }
         if (apart) {
             return -1;
         }
     }
     for (unsigned i = 0; write && i < n; i++) {
-        const uint64_t *v = g[i]->r[d->s1];
-        uint8_t *p = buf + i * MEGPU_WAVE_LANES * size;
-
-        for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
-            if (size == 8) {
-                stq_le_p(p + l * 8, v[l]);
-            } else {
-                stl_le_p(p + l * 4, v[l]);
-            }
-        }
+        megpu_lanes_pack(buf + i * MEGPU_WAVE_LANES * size, g[i]->r[d->s1],
+                         size);
     }
     if (!megpu_mem_rw(x, base, buf, lanes * size, write)) {
         uint64_t q = MIN((x->fault_addr - base) / size, lanes - 1);
@@ -1129,12 +1195,8 @@ static int megpu_gang_ldst_row(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
         return MEGPU_RUN_FAULT;
     }
     for (unsigned i = 0; !write && i < n; i++) {
-        uint64_t *r = g[i]->r[d->dst];
-        const uint8_t *p = buf + i * MEGPU_WAVE_LANES * size;
-
-        for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
-            r[l] = size == 8 ? ldq_le_p(p + l * 8) : ldl_le_p(p + l * 4);
-        }
+        megpu_lanes_unpack(g[i]->r[d->dst],
+                           buf + i * MEGPU_WAVE_LANES * size, size);
     }
     if (write) {
         megpu_wake_waiters(x->e->s);
@@ -1259,7 +1321,10 @@ static int megpu_gang_slice(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
                 return megpu_wave_fault(x, W, g[i], MEGPU_FAULT_BUDGET);
             }
         }
-        if (n > 1 && !d->fault && megpu_gang_plain(W, g, n, d)) {
+        if (n > 1 && !d->fault &&
+            (megpu_gang_plain(W, g, n, d) ||
+             ((d->op == MEGPU_OP_IF || d->op == MEGPU_OP_ELSE ||
+               d->op == MEGPU_OP_ENDIF) && megpu_gang_mask(g, n, d)))) {
             for (unsigned i = 0; i < n; i++) {
                 g[i]->insns++;
                 g[i]->pc++;
