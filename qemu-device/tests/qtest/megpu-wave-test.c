@@ -433,6 +433,55 @@ static void test_vadd_checksum(void)
 
 /* ---- memory: 64-bit, atomics, the MMU ---- */
 
+/*
+ * LD32 and LDARG32 zero-extend (megpu_hw_wave.h), whichever way the
+ * load runs: one wave alone, a gang's row (consecutive addresses) and a
+ * gang's scattered lanes. Words with bit 31 set, stored back as 64 bits.
+ */
+static void test_ld32_zext(void)
+{
+    const uint64_t p[] = {
+        I(S2R, 1, 0, 0, MEGPU_SR_GLOBAL_ID),
+        I(SHL, 2, 1, IMM, 2),
+        I(LDARG, 3, 0, 0, 0),                   /* a */
+        I(ADD, 4, 3, 2, 0),
+        I(LD32, 5, 4, 0, 0),                    /* a[i]: a row */
+        I(XOR, 6, 1, IMM, 5),
+        I(SHL, 6, 6, IMM, 2),
+        I(ADD, 6, 3, 6, 0),
+        I(LD32, 7, 6, 0, 0),                    /* a[i ^ 5]: scattered */
+        I(LDARG32, 8, 0, 0, 16),                /* 0x80000007 */
+        I(SHL, 9, 1, IMM, 3),
+        I(LDARG, 10, 0, 0, 8),                  /* out */
+        I(ADD, 10, 10, 9, 0),
+        I(ST64, 0, 10, 5, 0),
+        I(ST64, 0, 10, 7, 0x1000),
+        I(ST64, 0, 10, 8, 0x2000),
+        I(END, 0, 0, 0, 0),
+    };
+    const uint64_t user[3] = { A_PA, OUT_PA, 0x80000007 };
+    Megpu m;
+
+    megpu_start_engines(&m, 1);
+    for (unsigned i = 0; i < 64; i++) {
+        qtest_writel(m.qts, A_PA + i * 4, 0x80000000u | i * 0x01010101u);
+    }
+    /* one wave of 16, then a gang of 4 waves */
+    for (unsigned items = 16; items <= 64; items *= 4) {
+        qtest_memset(m.qts, OUT_PA, 0xcc, 0x3000);
+        run_program(&m, 0, p, ARRAY_SIZE(p), user, 3, items, 1, items, 1);
+        for (unsigned i = 0; i < items; i++) {
+            g_assert_cmphex(qtest_readq(m.qts, OUT_PA + i * 8), ==,
+                            0x80000000u | i * 0x01010101u);
+            g_assert_cmphex(qtest_readq(m.qts, OUT_PA + 0x1000 + i * 8), ==,
+                            0x80000000u | (i ^ 5) * 0x01010101u);
+            g_assert_cmphex(qtest_readq(m.qts, OUT_PA + 0x2000 + i * 8), ==,
+                            0x80000007u);
+        }
+    }
+    megpu_stop_engines(&m);
+}
+
 static void test_memory(void)
 {
     const uint64_t p[] = {
@@ -1878,7 +1927,7 @@ static uint64_t perf_run(Megpu *m, unsigned e)
     kick(m, e);
     while (!(erd(m, e, MEGPU_ENG_STATUS) &
              (MEGPU_ENG_STATUS_IDLE | MEGPU_ENG_STATUS_FAULTED))) {
-        g_usleep(20);
+        g_usleep(500);      /* the device times itself */
     }
     g_assert_cmphex(erd(m, e, MEGPU_ENG_STATUS) & MEGPU_ENG_STATUS_FAULTED,
                     ==, 0);
@@ -1969,6 +2018,7 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/wave/divergence", test_divergence);
     qtest_add_func("/megpu/wave/vadd-checksum", test_vadd_checksum);
     qtest_add_func("/megpu/wave/memory", test_memory);
+    qtest_add_func("/megpu/wave/ld32-zext", test_ld32_zext);
     qtest_add_func("/megpu/wave/atomadd-lanes", test_atomadd_lanes);
     qtest_add_func("/megpu/wave/gang", test_gang);
     qtest_add_func("/megpu/wave/invalidate-mid-dispatch",

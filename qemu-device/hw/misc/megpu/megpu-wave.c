@@ -317,8 +317,9 @@ static int megpu_wave_ldst(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
             return MEGPU_RUN_FAULT;
         }
         for (unsigned i = 0; !write && i < n; i++) {
+            /* LD32 zero-extends: ldl_le_p() is an int */
             w->r[dst][l + i] = size == 8 ? ldq_le_p(buf + i * 8) :
-                                           ldl_le_p(buf + i * 4);
+                               (uint32_t)ldl_le_p(buf + i * 4);
         }
         l += n;
     }
@@ -947,7 +948,7 @@ static bool megpu_gang_plain(MegpuWaves *W, MegpuWave **g, unsigned n,
     case MEGPU_OP_LDARG:
     case MEGPU_OP_LDARG32: {
         uint64_t v = op == MEGPU_OP_LDARG ? ldq_le_p(W->user + imm) :
-                                            ldl_le_p(W->user + imm);
+                     (uint32_t)ldl_le_p(W->user + imm);
 
         for (unsigned i = 0; i < n; i++) {
             uint64_t *r = g[i]->r[dst];
@@ -1140,7 +1141,7 @@ static inline void megpu_lanes_unpack(uint64_t *r, const uint8_t *p,
         return;
     }
     for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
-        r[l] = ldl_le_p(p + l * 4);
+        r[l] = (uint32_t)ldl_le_p(p + l * 4);
     }
 }
 
@@ -1272,7 +1273,8 @@ static int megpu_gang_ldst(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
             MegpuWave *w = g[at[j + i] / MEGPU_WAVE_LANES];
 
             w->r[d->dst][at[j + i] % MEGPU_WAVE_LANES] =
-                size == 8 ? ldq_le_p(buf + i * 8) : ldl_le_p(buf + i * 4);
+                size == 8 ? ldq_le_p(buf + i * 8) :
+                (uint32_t)ldl_le_p(buf + i * 4);
         }
         j += k;
     }
