@@ -1202,9 +1202,6 @@ static int megpu_gang_ldst_row(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
     if (write) {
         megpu_wake_waiters(x->e->s);
     }
-    for (unsigned i = 0; i < n; i++) {
-        g[i]->pc++;
-    }
     return MEGPU_RUN_NEXT;
 }
 
@@ -1281,10 +1278,21 @@ static int megpu_gang_ldst(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
     if (write) {
         megpu_wake_waiters(x->e->s);
     }
-    for (unsigned i = 0; i < n; i++) {
-        g[i]->pc++;
-    }
     return MEGPU_RUN_NEXT;
+}
+
+/* The gang's common PC and @ahead more instructions into its waves. */
+static inline void megpu_gang_sync(MegpuWave **g, unsigned n, uint32_t pc,
+                                   uint64_t *ahead)
+{
+    if (!*ahead) {
+        return;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        g[i]->pc = pc;
+        g[i]->insns += *ahead;
+    }
+    *ahead = 0;
 }
 
 /*
@@ -1302,22 +1310,38 @@ static int megpu_gang_slice(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
                             MegpuWave **who, uint64_t *insns)
 {
     uint64_t budget = x->e->s->wave_budget;
+    uint32_t pc = g[0]->pc;
+    /*
+     * Instructions the whole gang ran that its waves' PC and count do
+     * not show yet: written back (megpu_gang_sync()) before anything
+     * looks at a wave alone, so that a step of the gang costs no pass
+     * over its waves. The budget is looked at per instruction only in
+     * a slice that can reach it.
+     */
+    uint64_t ahead = 0;
+    bool watch = false;
+    int r;
 
+    for (unsigned i = 0; budget && i < n; i++) {
+        watch |= g[i]->insns + MEGPU_WAVE_SLICE > budget;
+    }
     for (unsigned k = 0; k < MEGPU_WAVE_SLICE && n; k++) {
-        uint32_t pc = g[0]->pc, lead = UINT32_MAX;
+        uint32_t lead = UINT32_MAX;
         const MegpuInsn *d;
         unsigned kept = 0;
-        int r;
 
         x->wave_pc = pc;
         x->wave_id = g[0]->id;
         *who = g[0];
+        if (pc >= W->len || watch) {
+            megpu_gang_sync(g, n, pc, &ahead);
+        }
         if (pc >= W->len) {
             return megpu_wave_fault(x, W, g[0], MEGPU_FAULT_PC_RANGE);
         }
         d = &W->code[pc];
-        for (unsigned i = 0; i < n; i++) {
-            if (budget && g[i]->insns >= budget) {
+        for (unsigned i = 0; watch && i < n; i++) {
+            if (g[i]->insns >= budget) {
                 *who = g[i];
                 x->wave_id = g[i]->id;
                 return megpu_wave_fault(x, W, g[i], MEGPU_FAULT_BUDGET);
@@ -1327,25 +1351,25 @@ static int megpu_gang_slice(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
             (megpu_gang_plain(W, g, n, d) ||
              ((d->op == MEGPU_OP_IF || d->op == MEGPU_OP_ELSE ||
                d->op == MEGPU_OP_ENDIF) && megpu_gang_mask(g, n, d)))) {
-            for (unsigned i = 0; i < n; i++) {
-                g[i]->insns++;
-                g[i]->pc++;
-            }
+            ahead++;
+            pc++;
             *insns += n;
             continue;
         }
         if (n > 1 && !d->fault && d->op >= MEGPU_OP_LD32 &&
             d->op <= MEGPU_OP_ST64) {
-            for (unsigned i = 0; i < n; i++) {
-                g[i]->insns++;
-            }
+            /* counted even if it faults, as a step counts it */
+            ahead++;
             *insns += n;
             r = megpu_gang_ldst(x, W, g, n, d, who);
             if (r != MEGPU_RUN_NEXT) {
+                megpu_gang_sync(g, n, pc, &ahead);
                 return r;
             }
+            pc++;
             continue;
         }
+        megpu_gang_sync(g, n, pc, &ahead);
         for (unsigned i = 0; i < n; i++) {
             /* counted as it runs: the waves after a PARK run it later */
             g[i]->insns++;
@@ -1369,7 +1393,9 @@ static int megpu_gang_slice(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
             }
         }
         n = kept;
+        pc = lead;
     }
+    megpu_gang_sync(g, n, pc, &ahead);
     return n ? MEGPU_RUN_YIELD : MEGPU_RUN_END;
 }
 
