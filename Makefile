@@ -52,6 +52,7 @@ MODULE := drivers/gpu/drm/megpu/megpu.ko
 INITRAMFS := $(B)/initramfs.cpio.gz
 
 .PHONY: all deps qemu module tools selftests initramfs demo check shell bench trace \
+	bench-device \
 	check-host check-qtest check-guest check-fresh check-debug check-asan \
 	check-tsan fuzz-device coverage prebuild docs module-shipped install check-install intree \
 	checkpatch \
@@ -187,6 +188,15 @@ shell: qemu initramfs
 BENCH_GPUS ?= 2
 bench: qemu initramfs
 	GPUS=$(BENCH_GPUS) tools/vm/run.sh bench $(INITRAMFS)
+
+# The wave interpreter against the built-in kernels on the device alone
+# (no guest: the engine's own busy time), for tuning the interpreter;
+# PERF_OPTS: device properties, e.g. write-mode=strict.
+bench-device: qemu
+	cd $(QEMU_BUILD) && MEGPU_PERF_OPTS="$(PERF_OPTS)" \
+		QTEST_QEMU_BINARY=./qemu-system-x86_64 \
+		./tests/qtest/megpu-wave-test -m perf \
+		-p /x86_64/megpu/wave/perf/programs 2>&1 | grep -E '^# [a-z]+ +[0-9]'
 
 # A timeline (issue 12): `megpu trace` in the guest with TRACE_ARGS (its
 # arguments, comma-separated), written to build/trace.json for Perfetto.

@@ -40,13 +40,16 @@
  *   read it, instead of one per 16 lanes (issue 25: VADD over 1M
  *   elements 2.5x faster). An instruction that only computes registers
  *   is dispatched once for the whole gang, then runs over the lanes of
- *   each wave (megpu_gang_plain()). Waves that branch apart leave the
- *   gang; a fault still names the wave whose lane faulted. A gang's
- *   full row of consecutive addresses is one access without per-lane
- *   bookkeeping (megpu_gang_ldst_row()). Atomics are host atomics on the
- *   mapped guest RAM, not posted, like the CHECKSUM add; a wave's
- *   consecutive lanes adding to one word are one add of their sum, each
- *   lane getting the value it would have seen in lane order.
+ *   each wave (megpu_gang_plain()); so do IF, ELSE and ENDIF
+ *   (megpu_gang_mask()), which never part the gang. The gang keeps its
+ *   PC and instruction count while it runs together and writes them to
+ *   its waves before one is looked at alone. Waves that branch apart
+ *   leave the gang; a fault still names the wave whose lane faulted. A
+ *   gang's full row of consecutive addresses is one access without
+ *   per-lane bookkeeping (megpu_gang_ldst_row()). Atomics are host
+ *   atomics on the mapped guest RAM, not posted, like the CHECKSUM add;
+ *   a wave's consecutive lanes adding to one word are one add of their
+ *   sum, each lane getting the value it would have seen in lane order.
  * - Any error faults the job (the DISPATCH packet) with
  *   FAULT_INFO.WAVE, the wave id and PC in WAVE_FAULT_ID/PC; QEMU never
  *   asserts on a guest value. A per-wave instruction budget (property
@@ -1297,10 +1300,12 @@ static inline void megpu_gang_sync(MegpuWave **g, unsigned n, uint32_t pc,
 
 /*
  * Run the gang @g[0 .. @n) (READY waves at one PC, in launch order) for
- * up to a slice, one instruction at a time for all of them: loads and
- * stores as one access per run of addresses (megpu_gang_ldst()), the
- * rest wave by wave. A wave whose PC parts from the first's leaves the
- * gang (it runs on a later turn); one that ENDs goes to @ended. Returns
+ * up to a slice, one instruction at a time for all of them: register-only
+ * instructions and IF, ELSE, ENDIF in one step (megpu_gang_plain(),
+ * megpu_gang_mask()), loads and stores as one access per run of
+ * addresses (megpu_gang_ldst()), the rest wave by wave. A wave whose PC
+ * parts from the first's leaves the gang (it runs on a later turn); one
+ * that ENDs goes to @ended. Returns
  * YIELD (slice used up), END (every wave ended), or what stopped wave
  * *@who (PARK, SPIN, FAULT); the waves after it in the gang have not run
  * that instruction yet and stay READY before it.
