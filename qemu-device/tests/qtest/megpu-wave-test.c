@@ -945,6 +945,31 @@ static void test_budget_and_reset(void)
     eng_idle(&m, 0);
     megpu_stop_engines(&m);
 
+    /*
+     * Straight-line code run by a gang of four, which counts its
+     * instructions in the slice and looks at the budget only in a slice
+     * that can reach it: the budget still stops the first wave exactly
+     * at instruction 300, in the second slice.
+     */
+    {
+        g_autofree uint64_t *line = g_new(uint64_t, 601);
+
+        for (unsigned i = 0; i < 600; i++) {
+            line[i] = I(ADD, 1, 1, IMM, 1);
+        }
+        line[600] = I(END, 0, 0, 0, 0);
+        megpu_start_engines_opts(&m, 1, "write-mode=strict,wave-budget=300");
+        emit_program(&m, 0, line, 601, NULL, 0, 64, 1, 64, 1);
+        kick(&m, 0);
+        expect_fault(&m, 0, MEGPU_FAULT_BUDGET, PROG_PA + 8 * 300, 0,
+                     MEGPU_FAULT_INFO_WAVE);
+        g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_WAVE_FAULT_PC), ==, 300);
+        g_assert_cmpuint(MEGPU_WAVE_ID_SLOT(erd(&m, 0,
+                         MEGPU_ENG_WAVE_FAULT_ID)), ==, 0);
+        eng_idle(&m, 0);
+        megpu_stop_engines(&m);
+    }
+
     /* budget 0: no limit; only a reset ends it */
     megpu_start_engines_opts(&m, 2, "write-mode=strict,wave-budget=0");
     emit_program(&m, 0, spin, 2, NULL, 0, 1000, 1, 100, 1);
