@@ -504,4 +504,30 @@ static inline void host_flush(Megpu *m)
     wr(m, MEGPU_REG_MISC_IRQ_STATUS, MEGPU_MISC_IRQ_FLUSH_DONE);
 }
 
+/* HOLD: only virtual time moves writes (x-hold-writes); tests step it. */
+#define HOLD                RELAXED ",x-hold-writes=on"
+#define TICK_NS             (10 * 1000)     /* a tick of the memory clock */
+
+/*
+ * With x-hold-writes: step virtual time until FLUSH_SEQ reaches @seq
+ * (host flushes do not move held writes; time does).
+ */
+static inline void clock_until_flushed(Megpu *m, uint32_t seq)
+{
+    for (unsigned i = 0; rd(m, MEGPU_REG_FLUSH_SEQ) != seq; i++) {
+        g_assert_cmpuint(i, <, 10000);
+        qtest_clock_step(m->qts, 10 * TICK_NS);
+    }
+}
+
+static inline void hold_flush(Megpu *m)
+{
+    uint32_t seq = rd(m, MEGPU_REG_FLUSH_SEQ);
+
+    wr(m, MEGPU_REG_FLUSH, 1);
+    clock_until_flushed(m, seq + 1);
+    wr(m, MEGPU_REG_FLUSH_STATUS, MEGPU_FLUSH_STATUS_DONE);
+    wr(m, MEGPU_REG_MISC_IRQ_STATUS, MEGPU_MISC_IRQ_FLUSH_DONE);
+}
+
 #endif

@@ -1207,6 +1207,104 @@ static void test_two_engines_relaxed(void)
     megpu_stop_engines(&m);
 }
 
+/*
+ * Relaxed writes, held (only the test's clock steps land them): a gang
+ * of 16 waves stores a 1 KiB row at a time, and the four rows of a page
+ * join one entry of the engine's queue instead of four (issue 25), still
+ * unwritten in RAM. A second dispatch on the engine reads them back
+ * through its own queue (all of the joined entry, not its first row) and
+ * copies them to the next page; after a flush both pages hold them.
+ */
+static void test_posted_rows(void)
+{
+    const uint64_t store[] = {
+        I(S2R, 1, 0, 0, MEGPU_SR_GLOBAL_ID),
+        I(LDARG, 2, 0, 0, 0),
+        I(SHL, 3, 1, IMM, 2),
+        I(ADD, 2, 2, 3, 0),
+        I(ST32, 0, 2, 1, 0),
+        I(END, 0, 0, 0, 0),
+    };
+    const uint64_t copy[] = {
+        I(S2R, 1, 0, 0, MEGPU_SR_GLOBAL_ID),
+        I(LDARG, 2, 0, 0, 0),
+        I(LDARG, 4, 0, 0, 8),
+        I(SHL, 3, 1, IMM, 2),
+        I(ADD, 2, 2, 3, 0),
+        I(ADD, 4, 4, 3, 0),
+        I(LD32, 5, 2, 0, 0),
+        I(ST32, 0, 4, 5, 0),
+        I(END, 0, 0, 0, 0),
+    };
+    const uint64_t u[2] = { OUT_PA, OUT_PA + 0x1000 };
+    Megpu m;
+
+    megpu_start_engines_opts(&m, 1, HOLD);
+    qtest_memset(m.qts, OUT_PA, 0, 0x2000);
+    run_program(&m, 0, store, ARRAY_SIZE(store), u, 1, 1024, 1, 256, 1);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_QUEUE), ==, 1);
+    g_assert_cmpuint(qtest_readl(m.qts, OUT_PA + 4 * 1023), ==, 0);
+    run_program(&m, 0, copy, ARRAY_SIZE(copy), u, 2, 1024, 1, 256, 1);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_QUEUE), ==, 2);
+    hold_flush(&m);
+    for (unsigned i = 0; i < 1024; i++) {
+        g_assert_cmpuint(qtest_readl(m.qts, OUT_PA + 4 * i), ==, i);
+        g_assert_cmpuint(qtest_readl(m.qts, OUT_PA + 0x1000 + 4 * i), ==, i);
+    }
+    megpu_stop_engines(&m);
+}
+
+/*
+ * A wave store never joins an entry when another write to the same
+ * bytes is pending: it would take the entry's older issue number and
+ * land under that write. Engine 0's wave stores [0, 64) and parks;
+ * engine 1 writes [64, 128) (WRITE_DATA); the wave, restarted, stores
+ * [64, 128),
+ * which must land last (a second entry, not the first one grown).
+ */
+static void test_posted_rows_order(void)
+{
+    const uint64_t p[] = {
+        I(S2R, 1, 0, 0, MEGPU_SR_LANE_ID),
+        I(LDARG, 2, 0, 0, 0),
+        I(SHL, 3, 1, IMM, 2),
+        I(ADD, 2, 2, 3, 0),
+        I(ADD, 4, 1, IMM, 0x100),
+        I(ST32, 0, 2, 4, 0),
+        I(SLEEP, 0, 0, 0, 0),
+        I(ADD, 4, 1, IMM, 0x200),
+        I(ST32, 0, 2, 4, 64),
+        I(END, 0, 0, 0, 0),
+    };
+    const uint64_t u[1] = { OUT_PA };
+    uint32_t other[16], queued;
+    Megpu m;
+
+    for (unsigned l = 0; l < 16; l++) {
+        other[l] = 0xaaaa0000 + l;
+    }
+    megpu_start_engines_opts(&m, 2, HOLD);
+    allow_raw(&m);
+    qtest_memset(m.qts, OUT_PA, 0, 0x1000);
+    emit_program(&m, 0, p, ARRAY_SIZE(p), u, 1, 16, 1, 16, 1);
+    kick(&m, 0);
+    eng_poll(&m, 0, MEGPU_ENG_STATUS_WAVE_PARKED);
+    emit_write(&m.ring[1], OUT_PA + 64, other, 16);
+    kick(&m, 1);
+    eng_idle(&m, 1);
+    wr(&m, MEGPU_REG_WAVE_RESTART, erd(&m, 0, MEGPU_ENG_PARKED_WAVE));
+    eng_idle(&m, 0);
+    queued = erd(&m, 0, MEGPU_ENG_QUEUE);
+    hold_flush(&m);
+    for (unsigned l = 0; l < 16; l++) {
+        g_assert_cmphex(qtest_readl(m.qts, OUT_PA + 4 * l), ==, 0x100 + l);
+        g_assert_cmphex(qtest_readl(m.qts, OUT_PA + 64 + 4 * l), ==,
+                        0x200 + l);
+    }
+    g_assert_cmpuint(queued, ==, 2);
+    megpu_stop_engines(&m);
+}
+
 /* ---- atomics between engines, and their negative control ---- */
 
 /*
@@ -2065,6 +2163,8 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/wave/budget-and-reset", test_budget_and_reset);
     qtest_add_func("/megpu/wave/raw-needs-control", test_raw_needs_control);
     qtest_add_func("/megpu/wave/sleep-restart", test_sleep_restart);
+    qtest_add_func("/megpu/wave/posted-rows", test_posted_rows);
+    qtest_add_func("/megpu/wave/posted-rows-order", test_posted_rows_order);
     qtest_add_func("/megpu/wave/two-engines-relaxed",
                    test_two_engines_relaxed);
     qtest_add_func("/megpu/wave/atomic-race", test_atomic_race);

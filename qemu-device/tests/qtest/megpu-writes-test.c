@@ -20,8 +20,6 @@
  * seed and the packets, and the counts below are the same on any host.
  * HOLD: only virtual time moves writes; the test steps it.
  */
-#define HOLD                RELAXED ",x-hold-writes=on"
-#define TICK_NS             (10 * 1000)
 #define TRIES               20
 #define FILL_PAGES          16
 #define FILL_BYTES          (FILL_PAGES * 0x1000u)
@@ -31,28 +29,6 @@ static void emit_idle_signal(Stream *st)
     hdr(st, MEGPU_PKT_IDLE_SIGNAL, MEGPU_PKT_IDLE_SIGNAL_COUNT, 0);
 }
 
-
-/*
- * With x-hold-writes: step virtual time until FLUSH_SEQ reaches @seq
- * (host flushes do not move held writes; time does).
- */
-static void clock_until_flushed(Megpu *m, uint32_t seq)
-{
-    for (unsigned i = 0; rd(m, MEGPU_REG_FLUSH_SEQ) != seq; i++) {
-        g_assert_cmpuint(i, <, 10000);
-        qtest_clock_step(m->qts, 10 * TICK_NS);
-    }
-}
-
-static void hold_flush(Megpu *m)
-{
-    uint32_t seq = rd(m, MEGPU_REG_FLUSH_SEQ);
-
-    wr(m, MEGPU_REG_FLUSH, 1);
-    clock_until_flushed(m, seq + 1);
-    wr(m, MEGPU_REG_FLUSH_STATUS, MEGPU_FLUSH_STATUS_DONE);
-    wr(m, MEGPU_REG_MISC_IRQ_STATUS, MEGPU_MISC_IRQ_FLUSH_DONE);
-}
 
 /* Pages of [pa, pa + FILL_BYTES) whose first and last dword hold @val. */
 static uint32_t fresh_pages(Megpu *m, uint64_t pa, uint32_t val)

@@ -93,6 +93,7 @@ bool megpu_exec_idle_signal(MegpuExec *x);
 
 /* megpu-mmu.c */
 void *megpu_ram_map(MegpuState *s, hwaddr pa, hwaddr len, bool is_write);
+MemoryRegion *megpu_ram_ref(void *host);
 void megpu_ram_unmap(MegpuState *s, void *host, hwaddr len, bool is_write);
 bool megpu_mem_rw(MegpuExec *x, uint64_t addr, void *buf, uint64_t len,
                   bool is_write);

@@ -76,6 +76,23 @@ void *megpu_ram_map(MegpuState *s, hwaddr pa, hwaddr len, bool is_write)
     return host;
 }
 
+/*
+ * Another hold on RAM the caller has mapped at @host (megpu_ram_map or
+ * the TLB): what address_space_map gives for direct RAM, a reference to
+ * its memory region, without translating again. Released the same way,
+ * by megpu_ram_unmap. Returns the region, NULL if @host is not RAM.
+ */
+MemoryRegion *megpu_ram_ref(void *host)
+{
+    ram_addr_t offset;
+    MemoryRegion *mr = memory_region_from_host(host, &offset);
+
+    if (mr) {
+        memory_region_ref(mr);
+    }
+    return mr;
+}
+
 void megpu_ram_unmap(MegpuState *s, void *host, hwaddr len, bool is_write)
 {
     address_space_unmap(pci_get_address_space(PCI_DEVICE(s)), host, len,

@@ -22,10 +22,17 @@
  * - An engine sees its own queued writes: its reads are patched with its
  *   pending entries, oldest first. Other engines and the CPU see RAM.
  *
+ * A wave store that starts where the engine's youngest stage-1 entry of
+ * wave stores ends, in the same page, joins that entry when no pending
+ * write of any engine overlaps its bytes (megpu_wq_append_locked): a
+ * gang's rows are one entry per page, not one per 1 KiB row. Other
+ * writes keep an entry each.
+ *
  * Entries hold guest-physical addresses translated when the write was
- * issued, their data, and that RAM mapped then, the same checked way as
- * other engine DMA (megpu_ram_map), so landing never reaches MMIO and is
- * a copy; the mapping is released after the landing, outside wq_lock.
+ * issued, their data, and a hold on the RAM the issuing access mapped
+ * (checked as all engine DMA is, megpu_ram_map; the entry takes its own
+ * reference, megpu_ram_ref), so landing never reaches MMIO and is a
+ * copy; the hold is released after the landing, outside wq_lock.
  *
  * Deterministic timing. The delays are not host time: each engine has
  * its own generator (xorshift64*, seeded from write-seed and the engine
@@ -96,7 +103,9 @@ struct MegpuWrite {
     uint32_t delay2;            /* ticks in stage 2, drawn when issued */
     hwaddr pa;
     void *host;                 /* @pa mapped when issued; NULL: not RAM */
+    MemoryRegion *mr;           /* the RAM @host is in, held */
     uint32_t len;
+    uint32_t cap;               /* bytes @data has room for */
     uint32_t heap_idx;          /* in its stage's heap; NO_HEAP: taken out */
     bool in_mc;                 /* stage 2 */
     uint8_t data[];
@@ -403,6 +412,15 @@ static MegpuWrite *megpu_wq_heap_min(const MegpuWqHeap *h)
     return h->n ? h->w[0] : NULL;
 }
 
+/* @w leaves stage 1 (or is no longer the youngest): nothing joins it. */
+static void megpu_wq_close_locked(MegpuEngine *e, MegpuWrite *w)
+{
+    if (e->wq_open == w) {
+        e->wq_open = NULL;
+        qatomic_set(&e->wq_open_end, 0);
+    }
+}
+
 static void megpu_wq_unlink_locked(MegpuState *s, MegpuWrite *w)
 {
     MegpuEngine *e = w->e;
@@ -416,6 +434,7 @@ static void megpu_wq_unlink_locked(MegpuState *s, MegpuWrite *w)
         QTAILQ_REMOVE(&e->wq, w, link);
         megpu_wq_heap_remove(&e->wq_due, w);
         qatomic_set(&e->wq_len, e->wq_len - 1);
+        megpu_wq_close_locked(e, w);
     }
     qatomic_set(&e->wq_pending, e->wq_pending - 1);
     qatomic_set(&s->wq_total, s->wq_total - 1);
@@ -646,6 +665,7 @@ static void megpu_wq_tick_locked(MegpuState *s, MegpuEngine *e, int64_t t)
         }
         QTAILQ_REMOVE(&e->wq, w, link);
         qatomic_set(&e->wq_len, e->wq_len - 1);
+        megpu_wq_close_locked(e, w);
         w->in_mc = true;
         w->due = MAX(w->due, t) + w->delay2;
         megpu_mc_insert_locked(s, w);
@@ -871,6 +891,86 @@ bool megpu_wq_reserve(MegpuExec *x)
 }
 
 /*
+ * Count the granules @w covers once it has grown by @len bytes that it
+ * did not cover yet (megpu_wq_unlink_locked counts all of them out).
+ */
+static void megpu_wq_mark_grown_locked(MegpuEngine *e, MegpuWrite *w,
+                                       uint32_t len)
+{
+    hwaddr next = (((w->pa + w->len - 1) >> MEGPU_WQ_GRAIN_SHIFT) + 1) <<
+                  MEGPU_WQ_GRAIN_SHIFT;
+    hwaddr end = w->pa + w->len + len;
+
+    if (next < end) {
+        megpu_wq_mark_locked(e, next, end - next, 1);
+    }
+}
+
+/*
+ * A wave store that starts where the engine's youngest stage-1 entry of
+ * wave stores ends joins that entry (issue 25: a gang's row is 1 KiB,
+ * and an entry of its own cost as much as the store). The bytes take the
+ * entry's issue number and delays, which keeps the write model's rules
+ * only because no pending write of any engine overlaps them: none can
+ * then land in the wrong order against them. Within the page and the
+ * RAM the entry holds. Wave stores only, so the other writes' entries
+ * (and the writes qtest's reference trace) are as they were.
+ */
+static bool megpu_wq_append_locked(MegpuExec *x, hwaddr pa, void *host,
+                                   const void *data, uint32_t len)
+{
+    MegpuEngine *e = x->e;
+    MegpuState *s = e->s;
+    MegpuWrite *w = e->wq_open;
+    ram_addr_t offset;
+
+    if (!w || !w->host || w->pa + w->len != pa || len > w->cap - w->len ||
+        (uint8_t *)w->host + w->len != host) {
+        return false;
+    }
+    for (unsigned n = 0; n < s->num_engines; n++) {
+        if (s->engines[n].wq_pending &&
+            megpu_wq_may_pend(&s->engines[n], pa, len)) {
+            return false;
+        }
+    }
+    if (memory_region_from_host(host, &offset) != w->mr) {
+        return false;
+    }
+    memcpy(w->data + w->len, data, len);
+    megpu_wq_mark_grown_locked(e, w, len);
+    w->len += len;
+    qatomic_set(&e->wq_open_end, pa + len);
+    trace_megpu_wq_append(e->idx, w->seq, pa, len, w->len);
+    return true;
+}
+
+/*
+ * A write was issued (wq_lock held, released here): a tick of the
+ * engine's clock, and the entries catch up with it.
+ */
+static void megpu_wq_issued(MegpuState *s, MegpuEngine *e, int64_t due)
+{
+    bool changed;
+
+    if (!s->hold_writes) {
+        e->wq_steps++;
+    }
+    /*
+     * The catch-up may land the entry just posted and free it: virtual
+     * time moves on its own (ASan found this in a guest boot).
+     */
+    changed = !megpu_wq_time_held(s) && megpu_wq_catch_up_locked(s, e);
+    if (due != INT64_MAX) {
+        megpu_wq_arm_locked(s, e, due);
+    }
+    megpu_wq_unlock(s);
+    if (changed) {
+        megpu_wake_waiters(s);
+    }
+}
+
+/*
  * Issue a data write of @len bytes (within one page) at guest-physical
  * @pa, mapped at @host. Relaxed: queue it. Strict (possibly switched to
  * since the caller looked): write it now.
@@ -880,16 +980,30 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
 {
     MegpuEngine *e = x->e;
     MegpuState *s = e->s;
-    MegpuWrite *w = g_malloc(sizeof(*w) + len);
-    bool changed = false;
+    uint32_t cap = x->in_wave ? MEGPU_PAGE_SIZE - pa % MEGPU_PAGE_SIZE : len;
+    MegpuWrite *w;
     int64_t due;
 
+    /* the engine thread alone opens entries: the hint is its own */
+    if (x->in_wave && qatomic_read(&e->wq_open_end) == pa) {
+        megpu_wq_lock_hot(s);
+        if (s->write_mode == MEGPU_WRITE_MODE_RELAXED &&
+            megpu_wq_append_locked(x, pa, host, data, len)) {
+            megpu_wq_issued(s, e, INT64_MAX);
+            return;
+        }
+        megpu_wq_unlock(s);
+    }
     /*
-     * The copy and the mapping the landing writes through before the
-     * lock: engines post concurrently.
+     * The copy and the hold on the RAM the landing writes through before
+     * the lock: engines post concurrently. The caller's mapping is RAM
+     * for [pa, pa + len); the entry keeps it past the caller's unmap.
      */
+    w = g_malloc(sizeof(*w) + MAX(cap, len));
+    w->len = len;               /* also what a strict write unmaps */
     memcpy(w->data, data, len);
-    w->host = megpu_ram_map(s, pa, len, true);
+    w->mr = megpu_ram_ref(host);
+    w->host = w->mr ? host : NULL;
     megpu_wq_lock_hot(s);
     if (s->write_mode != MEGPU_WRITE_MODE_RELAXED) {
         QSLIST_INSERT_HEAD(&s->wq_landed, w, done);
@@ -904,7 +1018,7 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
     w->due = due;
     w->delay2 = megpu_wq_delay(e);
     w->pa = pa;
-    w->len = len;
+    w->cap = MAX(cap, len);
     w->in_mc = false;
     megpu_wq_mark_locked(e, pa, len, 1);
     QTAILQ_INSERT_TAIL(&e->wq, w, link);
@@ -912,21 +1026,11 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
     qatomic_set(&e->wq_len, e->wq_len + 1);
     qatomic_set(&e->wq_pending, e->wq_pending + 1);
     qatomic_set(&s->wq_total, s->wq_total + 1);
+    /* the youngest entry: a wave's next store may join it */
+    e->wq_open = x->in_wave ? w : NULL;
+    qatomic_set(&e->wq_open_end, x->in_wave ? pa + len : 0);
     trace_megpu_wq_post(e->idx, w->seq, pa, len, e->wq_len);
-    /* each write is a tick of the engine's clock */
-    if (!s->hold_writes) {
-        e->wq_steps++;
-    }
-    /*
-     * The catch-up may land @w and free it: virtual time moves on its
-     * own (ASan found this in a guest boot).
-     */
-    changed = !megpu_wq_time_held(s) && megpu_wq_catch_up_locked(s, e);
-    megpu_wq_arm_locked(s, e, due);
-    megpu_wq_unlock(s);
-    if (changed) {
-        megpu_wake_waiters(s);
-    }
+    megpu_wq_issued(s, e, due);
 }
 
 /*

@@ -158,6 +158,13 @@ typedef struct MegpuEngine {
      * without it.
      */
     uint16_t wq_grains[MEGPU_WQ_FILTER_BITS];
+    /*
+     * The youngest stage-1 entry of wave stores, which the next wave
+     * store right after its end may join (megpu_wq_append), and that end
+     * (0: none; written under wq_lock, read without it as a hint).
+     */
+    MegpuWrite *wq_open;
+    hwaddr wq_open_end;
     uint64_t wq_rng;            /* this engine's delay generator */
     int64_t wq_steps;           /* memory-clock ticks from its own work */
     bool wq_running;            /* in a ring packet (atomic, a hint) */
