@@ -601,6 +601,61 @@ static void test_atomadd_lanes(void)
     megpu_stop_engines(&m);
 }
 
+/*
+ * ATOMADD32 across a gang: work-item i adds i + 1 to word i >> @shift of
+ * a counter array (the operand register again the destination) and
+ * stores the old value it got. Whatever the device folds (one add for a
+ * whole gang on one word, per wave, per lane), item i gets the word's
+ * start plus what the items before it on that word added, in launch
+ * order.
+ */
+static void atomadd_gang_case(Megpu *m, uint32_t grid, uint32_t shift)
+{
+    const uint64_t p[] = {
+        I(S2R, 1, 0, 0, MEGPU_SR_GLOBAL_ID),
+        I(LDARG, 2, 0, 0, 0),                   /* out */
+        I(LDARG, 3, 0, 0, 8),                   /* counters */
+        I(SHL, 4, 1, IMM, 3),
+        I(ADD, 2, 2, 4, 0),
+        I(SHR, 6, 1, IMM, shift),
+        I(SHL, 6, 6, IMM, 2),
+        I(ADD, 3, 3, 6, 0),
+        I(ADD, 5, 1, IMM, 1),
+        I(ATOMADD32, 5, 3, 5, 0),
+        I(ST64, 0, 2, 5, 0),
+        I(END, 0, 0, 0, 0),
+    };
+    const uint64_t user[2] = { OUT_PA, D_PA };
+    uint32_t start[2] = { 1000, 50000 }, seen[2];
+
+    qtest_memset(m->qts, OUT_PA, 0xff, 0x1000);
+    qtest_writel(m->qts, D_PA, start[0]);
+    qtest_writel(m->qts, D_PA + 4, start[1]);
+    run_program(m, 0, p, ARRAY_SIZE(p), user, 2, grid, 1, 256, 1);
+    memcpy(seen, start, sizeof(seen));
+    for (uint32_t i = 0; i < grid; i++) {
+        uint32_t w = i >> shift;
+
+        g_assert_cmpuint(qtest_readq(m->qts, OUT_PA + i * 8), ==, seen[w]);
+        seen[w] += i + 1;
+    }
+    g_assert_cmphex(qtest_readq(m->qts, OUT_PA + grid * 8), ==, UINT64_MAX);
+    g_assert_cmpuint(qtest_readl(m->qts, D_PA), ==, seen[0]);
+    g_assert_cmpuint(qtest_readl(m->qts, D_PA + 4), ==, seen[1]);
+}
+
+/* A full gang on one word, a partial wave, a gang on two words. */
+static void test_atomadd_gang(void)
+{
+    Megpu m;
+
+    megpu_start_engines(&m, 1);
+    atomadd_gang_case(&m, 256, 31);
+    atomadd_gang_case(&m, 250, 31);
+    atomadd_gang_case(&m, 256, 7);
+    megpu_stop_engines(&m);
+}
+
 #define VA_PROG             0x10000000ull
 #define VA_PARGS            0x10100000ull
 #define VA_IB               0x50000000ull
@@ -840,6 +895,16 @@ static void test_faults(void)
     g_assert_cmpuint(MEGPU_WAVE_ID_SLOT(fault_case_grid(&m, deep,
                      ARRAY_SIZE(deep), MEGPU_FAULT_MASK_STACK, 0,
                      MEGPU_WAVE_MASK_DEPTH, 0, 64)), ==, 0);
+    /* a gang's reduction to a word that is not RAM: one fault, slot 0 */
+    {
+        const uint64_t p[] = {
+            I(LI, 1, 0, 0, 0x40000000), I(ATOMADD32, 2, 1, 1, 0), end,
+        };
+
+        g_assert_cmpuint(MEGPU_WAVE_ID_SLOT(fault_case_grid(&m, p,
+                         ARRAY_SIZE(p), MEGPU_FAULT_BUS, NO_RAM_PA, 1,
+                         MEGPU_FAULT_INFO_WRITE, 64)), ==, 0);
+    }
     /* the PC leaves the program: falling off its end, a bad target */
     FAULT(MEGPU_FAULT_PC_RANGE, 0, 1, 0, I(NOP, 0, 0, 0, 0));
     FAULT(MEGPU_FAULT_PC_RANGE, 0, 0, 0, I(JMP, 0, 0, 0, 2), end);
@@ -2163,6 +2228,7 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/wave/budget-and-reset", test_budget_and_reset);
     qtest_add_func("/megpu/wave/raw-needs-control", test_raw_needs_control);
     qtest_add_func("/megpu/wave/sleep-restart", test_sleep_restart);
+    qtest_add_func("/megpu/wave/atomadd-gang", test_atomadd_gang);
     qtest_add_func("/megpu/wave/posted-rows", test_posted_rows);
     qtest_add_func("/megpu/wave/posted-rows-order", test_posted_rows_order);
     qtest_add_func("/megpu/wave/two-engines-relaxed",

@@ -1284,6 +1284,57 @@ static int megpu_gang_ldst(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
     return MEGPU_RUN_NEXT;
 }
 
+/*
+ * ATOMADD32 of a gang whose every lane adds to one word (a reduction,
+ * CHECKSUM's): one host atomic of the sum instead of one per wave, each
+ * lane getting what the lanes before it in launch order left, as if the
+ * waves had added in turn with nothing in between. The waves' own fold
+ * (megpu_wave_atomic()) does the same within a wave. Returns -1 when the
+ * gang is not such a reduction (or in the negative control).
+ */
+static int megpu_gang_atomadd(MegpuExec *x, MegpuWave **g, unsigned n,
+                              const MegpuInsn *d, MegpuWave **who)
+{
+    uint64_t addr = g[0]->r[d->s0][0] + megpu_isa_sext(d->imm);
+    uint32_t sum = 0, io = 0;
+
+    if (x->e->s->wave_nonatomic || (addr & 3)) {
+        return -1;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        const uint64_t *a = g[i]->r[d->s0];
+        const uint64_t *v = g[i]->r[d->s1];
+        uint64_t apart = 0;
+
+        if (g[i]->exec != MEGPU_WAVE_ALL_LANES) {
+            return -1;
+        }
+        for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+            apart |= (a[l] + megpu_isa_sext(d->imm)) ^ addr;
+            sum += v[l];
+        }
+        if (apart) {
+            return -1;
+        }
+    }
+    if (!megpu_wave_atomic32(x, d->op, addr, sum, &io)) {
+        *who = g[0];
+        x->wave_id = g[0]->id;
+        return MEGPU_RUN_FAULT;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+            /* the lane's operand before its destination (src == dst) */
+            uint32_t v = g[i]->r[d->s1][l];
+
+            g[i]->r[d->dst][l] = io;
+            io += v;
+        }
+    }
+    megpu_wake_waiters(x->e->s);
+    return MEGPU_RUN_NEXT;
+}
+
 /* The gang's common PC and @ahead more instructions into its waves. */
 static inline void megpu_gang_sync(MegpuWave **g, unsigned n, uint32_t pc,
                                    uint64_t *ahead)
@@ -1361,12 +1412,17 @@ static int megpu_gang_slice(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
             *insns += n;
             continue;
         }
+        r = -1;
         if (n > 1 && !d->fault && d->op >= MEGPU_OP_LD32 &&
             d->op <= MEGPU_OP_ST64) {
+            r = megpu_gang_ldst(x, W, g, n, d, who);
+        } else if (n > 1 && !d->fault && d->op == MEGPU_OP_ATOMADD32) {
+            r = megpu_gang_atomadd(x, g, n, d, who);
+        }
+        if (r >= 0) {
             /* counted even if it faults, as a step counts it */
             ahead++;
             *insns += n;
-            r = megpu_gang_ldst(x, W, g, n, d, who);
             if (r != MEGPU_RUN_NEXT) {
                 megpu_gang_sync(g, n, pc, &ahead);
                 return r;
