@@ -49,7 +49,10 @@
  *   per-lane bookkeeping (megpu_gang_ldst_row()). Atomics are host
  *   atomics on the mapped guest RAM, not posted, like the CHECKSUM add;
  *   a wave's consecutive lanes adding to one word are one add of their
- *   sum, each lane getting the value it would have seen in lane order.
+ *   sum, each lane getting the value it would have seen in lane order,
+ *   and so is a whole gang whose every lane adds to one word
+ *   (megpu_gang_atomadd(), in launch order). A gang's rows of stores
+ *   join one posted write per page in relaxed mode (megpu-writeq.c).
  * - Any error faults the job (the DISPATCH packet) with
  *   FAULT_INFO.WAVE, the wave id and PC in WAVE_FAULT_ID/PC; QEMU never
  *   asserts on a guest value. A per-wave instruction budget (property
