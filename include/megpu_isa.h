@@ -159,7 +159,10 @@ static inline uint64_t megpu_isa_sreg(const struct megpu_isa_wave *w,
 				      uint32_t sr, unsigned int l)
 {
 	uint64_t local = w->first + l;
-	uint64_t lx = local % w->group_x, ly = local / w->group_x;
+	/* in the group's first row (every 1-D group): no division */
+	bool first_row = local < w->group_x;
+	uint64_t lx = first_row ? local : local % w->group_x;
+	uint64_t ly = first_row ? 0 : local / w->group_x;
 	uint64_t gx = w->group_id_x * w->group_x + lx;
 	uint64_t gy = w->group_id_y * w->group_y + ly;
 
@@ -210,7 +213,9 @@ static inline uint64_t megpu_isa_sreg(const struct megpu_isa_wave *w,
 static inline void megpu_isa_sreg_lanes(const struct megpu_isa_wave *w,
 					uint32_t sr, uint64_t *r)
 {
-	bool row = w->first % w->group_x + MEGPU_WAVE_LANES <= w->group_x;
+	uint64_t lx0 = w->first < w->group_x ? w->first :
+		       w->first % w->group_x;
+	bool row = lx0 + MEGPU_WAVE_LANES <= w->group_x;
 	bool step = sr == MEGPU_SR_GLOBAL_ID || sr == MEGPU_SR_GLOBAL_ID_X ||
 		    sr == MEGPU_SR_LOCAL_ID || sr == MEGPU_SR_LOCAL_ID_X ||
 		    sr == MEGPU_SR_LANE_ID;

@@ -233,8 +233,11 @@ static void megpu_waves_launch_locked(MegpuEngine *e, MegpuWaves *W)
         }
         /* waves with no work-item in the grid are never launched */
         while (!mask && W->next_group < W->groups) {
-            uint64_t gx = W->next_group % W->groups_x;
-            uint64_t gy = W->next_group / W->groups_x;
+            /* a 1-D grid of groups (the usual case): no division */
+            bool one_row = W->next_group < W->groups_x;
+            uint64_t gx = one_row ? W->next_group :
+                          W->next_group % W->groups_x;
+            uint64_t gy = one_row ? 0 : W->next_group / W->groups_x;
             uint32_t first = W->next_wave * MEGPU_WAVE_LANES;
 
             mask = megpu_isa_wave_lanes(W->grid_x, W->grid_y, W->group_x,
