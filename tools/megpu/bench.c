@@ -367,11 +367,13 @@ static int gate_set(struct megpu *gpu, unsigned int engine, unsigned int us)
 /*
  * @hops jobs alternating between engines @a and @b, each writing BO @x
  * after the previous one (implicitly, through @x), all submitted at once:
- * the time per hop once the last one is done.
+ * the time per hop once the last one is done, and how much of it the
+ * submitting loop took (*@submit_ns: the chain cannot go faster).
  */
 static int sem_chain(struct megpu *gpu, unsigned int a, unsigned int b,
 		     unsigned int hops, struct megpu_bo *ibs,
-		     struct megpu_bo *x, uint32_t sync, double *ns_per_hop)
+		     struct megpu_bo *x, uint32_t sync, double *ns_per_hop,
+		     double *submit_ns)
 {
 	const uint32_t flags = DRM_MEGPU_BO_READ | DRM_MEGPU_BO_WRITE;
 	int64_t t0 = megpu_now_ns();
@@ -381,6 +383,7 @@ static int sem_chain(struct megpu *gpu, unsigned int a, unsigned int b,
 	for (h = 0; !ret && h < hops; h++)
 		ret = sem_submit(gpu, h % 2 ? b : a, ibs, h, &x, &flags, 1,
 				 x->va, h, h == hops - 1 ? sync : 0);
+	*submit_ns = (double)(megpu_now_ns() - t0) / hops;
 	ret = ret ?: sem_wait(gpu, sync);
 	*ns_per_hop = (double)(megpu_now_ns() - t0) / hops;
 	return ret;
@@ -510,6 +513,7 @@ static int sem_fanin(struct megpu *gpu, unsigned int engines,
 /* What one mode measured, one entry per run. */
 struct sem_result {
 	double hop_ns[SEM_RUNS_MAX], gated_hop_ns[SEM_RUNS_MAX];
+	double submit_ns[SEM_RUNS_MAX];	/* the chain's submitting loop */
 	double fanin_ns[SEM_RUNS_MAX], fanin_per_s[SEM_RUNS_MAX];
 	double gated_fanin_ns[SEM_RUNS_MAX];
 };
@@ -526,7 +530,7 @@ static int bench_sem_mode(struct megpu *gpu, unsigned int engines,
 			  struct sem_result *res)
 {
 	unsigned int ghops = hops < GATED_HOPS_MAX ? hops : GATED_HOPS_MAX;
-	double warm;
+	double warm, warm_submit;
 	struct megpu_bo *ibs = NULL, *x = NULL, *y = NULL;
 	struct megpu_bo *p[MEGPU_MAX_ENGINES] = { NULL };
 	unsigned int slots = hops > rounds * engines ? hops : rounds * engines;
@@ -542,9 +546,10 @@ static int bench_sem_mode(struct megpu *gpu, unsigned int engines,
 	for (e = 0; !ret && e < engines; e++)
 		ret = megpu_bo_new(gpu, 4096, 0, &p[e]);
 	/* a first short run: page tables, caches and schedulers warm */
-	ret = ret ?: sem_chain(gpu, a, b, 8, ibs, x, sync, &warm);
+	ret = ret ?: sem_chain(gpu, a, b, 8, ibs, x, sync, &warm,
+			       &warm_submit);
 	ret = ret ?: sem_chain(gpu, a, b, hops, ibs, x, sync,
-			       &res->hop_ns[run]);
+			       &res->hop_ns[run], &res->submit_ns[run]);
 	ret = ret ?: sem_chain_gated(gpu, a, b, ghops, ibs, x, sync,
 				     &res->gated_hop_ns[run]);
 	ret = ret ?: sem_fanin(gpu, engines, rounds, ibs, p, y, sync,
@@ -579,15 +584,16 @@ static int bench_sem(struct megpu *gpu, bool quick)
 	unsigned int hops = quick ? 100 : 400, rounds = quick ? 30 : 100;
 	unsigned int runs = quick ? 3 : 5, run;
 	static struct sem_result res[2];
-	double m[2][5];
+	double m[2][6];
 	unsigned int engines, a, b, k;
 	uint64_t types;
 	int was, ret = 0, mode;
 	char na[16], nb[16], what[80];
-	static const char *const key[5] = {
+	static const char *const key[6] = {
 		"sem.chain.%s.us_per_hop", "sem.chain_gated.%s.us_per_hop",
 		"sem.fanin.%s.us_per_round", "sem.fanin_gated.%s.us_per_round",
 		"sem.fanin_pipelined.%s.rounds_per_s",
+		"sem.chain.%s.submit_us_per_hop",
 	};
 	bool both;
 
@@ -631,13 +637,13 @@ static int bench_sem(struct megpu *gpu, bool quick)
 
 	for (mode = 0; mode < (both ? 2 : 1); mode++) {
 		const char *mn = mode ? "cpu" : "gpu";
-		double *v[5] = {
+		double *v[6] = {
 			res[mode].hop_ns, res[mode].gated_hop_ns,
 			res[mode].fanin_ns, res[mode].gated_fanin_ns,
-			res[mode].fanin_per_s,
+			res[mode].fanin_per_s, res[mode].submit_ns,
 		};
 
-		for (k = 0; k < 5; k++) {
+		for (k = 0; k < 6; k++) {
 			double us[SEM_RUNS_MAX];
 
 			for (run = 0; run < runs; run++)
@@ -678,6 +684,9 @@ static int bench_sem(struct megpu *gpu, bool quick)
 	snprintf(what, sizeof(what), "chain %s<->%s, %u hops: us/hop", na,
 		 nb, hops);
 	sem_row(what, m[0][0], m[1][0], false, both);
+	if (both)
+		printf("  %-40s %12.1f %12.1f %10s\n",
+		       "  of which submitting: us/hop", m[0][5], m[1][5], "-");
 	snprintf(what, sizeof(what), "  gated, %u hops: us/hop",
 		 hops < GATED_HOPS_MAX ? hops : GATED_HOPS_MAX);
 	sem_row(what, m[0][1], m[1][1], false, both);
@@ -691,10 +700,12 @@ static int bench_sem(struct megpu *gpu, bool quick)
 		 rounds);
 	sem_row(what, m[0][4], m[1][4], true, both);
 	printf("  (chain: submitted as fast as possible, the submission "
-	       "included; gated:\n  every job queued behind a delay_us gate, "
-	       "timed from opening it to the last\n  fence; fan-in us/round: "
-	       "one round at a time; GPU gain: how many times\n  faster GPU "
-	       "semaphores are)\n");
+	       "included; where\n  submitting takes most of the hop both "
+	       "ways wait for the submitting\n  thread, and the gain is "
+	       "about 1; gated: every job queued behind a\n  delay_us gate, "
+	       "timed from opening it to the last fence, the hop\n  without "
+	       "the submission; fan-in us/round: one round at a time; GPU "
+	       "gain:\n  how many times faster GPU semaphores are)\n");
 	return 0;
 }
 
