@@ -1278,7 +1278,8 @@ static void test_two_engines_relaxed(void)
  * join one entry of the engine's queue instead of four (issue 25), still
  * unwritten in RAM. A second dispatch on the engine reads them back
  * through its own queue (all of the joined entry, not its first row) and
- * copies them to the next page; after a flush both pages hold them.
+ * copies them to the next page; after a flush both pages hold them. A
+ * single wave's 64-byte rows join too, though they share granules.
  */
 static void test_posted_rows(void)
 {
@@ -1301,6 +1302,20 @@ static void test_posted_rows(void)
         I(ST32, 0, 4, 5, 0),
         I(END, 0, 0, 0, 0),
     };
+    const uint64_t rows[] = {
+        I(S2R, 1, 0, 0, MEGPU_SR_LANE_ID),
+        I(LDARG, 2, 0, 0, 0),
+        I(SHL, 3, 1, IMM, 2),
+        I(ADD, 2, 2, 3, 0),
+        I(ST32, 0, 2, 1, 0),
+        I(ADD, 1, 1, IMM, 0x100),
+        I(ST32, 0, 2, 1, 64),
+        I(ADD, 1, 1, IMM, 0x100),
+        I(ST32, 0, 2, 1, 128),
+        I(ADD, 1, 1, IMM, 0x100),
+        I(ST32, 0, 2, 1, 192),
+        I(END, 0, 0, 0, 0),
+    };
     const uint64_t u[2] = { OUT_PA, OUT_PA + 0x1000 };
     Megpu m;
 
@@ -1315,6 +1330,14 @@ static void test_posted_rows(void)
     for (unsigned i = 0; i < 1024; i++) {
         g_assert_cmpuint(qtest_readl(m.qts, OUT_PA + 4 * i), ==, i);
         g_assert_cmpuint(qtest_readl(m.qts, OUT_PA + 0x1000 + 4 * i), ==, i);
+    }
+    /* one wave's four 64-byte rows, inside 256-byte granules: one entry */
+    run_program(&m, 0, rows, ARRAY_SIZE(rows), u + 1, 1, 16, 1, 16, 1);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_QUEUE), ==, 1);
+    hold_flush(&m);
+    for (unsigned i = 0; i < 64; i++) {
+        g_assert_cmpuint(qtest_readl(m.qts, OUT_PA + 0x1000 + 4 * i), ==,
+                         i % 16 + i / 16 * 0x100);
     }
     megpu_stop_engines(&m);
 }

@@ -907,6 +907,29 @@ static void megpu_wq_mark_grown_locked(MegpuEngine *e, MegpuWrite *w,
 }
 
 /*
+ * May @e have a pending write to [pa, pa + len), which starts where @w
+ * ends, other than @w? @w counts once in the bucket of its last granule,
+ * which the range shares when @w ends inside a granule (a wave's 64-byte
+ * rows); any other count may be another write.
+ */
+static bool megpu_wq_may_pend_after(MegpuEngine *e, hwaddr pa, uint32_t len,
+                                    const MegpuWrite *w)
+{
+    hwaddr last = (w->pa + w->len - 1) >> MEGPU_WQ_GRAIN_SHIFT;
+
+    for (hwaddr g = pa >> MEGPU_WQ_GRAIN_SHIFT;
+         g <= (pa + len - 1) >> MEGPU_WQ_GRAIN_SHIFT; g++) {
+        unsigned own = w->e == e && g == last ? 1 : 0;
+
+        if (qatomic_load_acquire(&e->wq_grains[megpu_wq_grain_bit(g)]) >
+            own) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
  * A wave store that starts where the engine's youngest stage-1 entry of
  * wave stores ends joins that entry (issue 25: a gang's row is 1 KiB,
  * and an entry of its own cost as much as the store). The bytes take the
@@ -930,7 +953,7 @@ static bool megpu_wq_append_locked(MegpuExec *x, hwaddr pa, void *host,
     }
     for (unsigned n = 0; n < s->num_engines; n++) {
         if (s->engines[n].wq_pending &&
-            megpu_wq_may_pend(&s->engines[n], pa, len)) {
+            megpu_wq_may_pend_after(&s->engines[n], pa, len, w)) {
             return false;
         }
     }
