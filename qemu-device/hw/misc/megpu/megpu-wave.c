@@ -1140,7 +1140,8 @@ static inline void megpu_lanes_pack(uint8_t *p, const uint64_t *v,
     }
 }
 
-static inline void megpu_lanes_unpack(uint64_t *r, const uint8_t *p,
+static inline void megpu_lanes_unpack(uint64_t *restrict r,
+                                      const uint8_t *restrict p,
                                       unsigned size)
 {
     if (size == 8) {
