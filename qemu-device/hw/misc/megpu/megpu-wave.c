@@ -53,6 +53,8 @@
  *   and so is a whole gang whose every lane adds to one word
  *   (megpu_gang_atomadd(), in launch order). A gang's rows of stores
  *   join one posted write per page in relaxed mode (megpu-writeq.c).
+ *   The gang's slice, with its lane loops, is compiled for AVX2 as well
+ *   and runs so where the host has it.
  * - Any error faults the job (the DISPATCH packet) with
  *   FAULT_INFO.WAVE, the wave id and PC in WAVE_FAULT_ID/PC; QEMU never
  *   asserts on a guest value. A per-wave instruction budget (property
@@ -109,6 +111,9 @@
 #include "megpu-internal.h"
 #include "hw/misc/megpu_isa.h"
 #include "trace.h"
+#ifdef HOST_X86_64
+#include "host/cpuinfo.h"
+#endif
 #include "hw/misc/megpu_hw_wave.h"
 
 /* the execution mask with every lane on */
@@ -826,7 +831,8 @@ megpu_binop_gang(uint32_t op, MegpuWave **g, unsigned n, const MegpuInsn *d)
  * switches per instruction). False for an opcode that is no binary ALU
  * op (none gets here).
  */
-static bool megpu_wave_binop(MegpuWave **g, unsigned n, const MegpuInsn *d)
+static inline QEMU_ALWAYS_INLINE bool
+megpu_wave_binop(MegpuWave **g, unsigned n, const MegpuInsn *d)
 {
     switch (d->op) {
     case MEGPU_OP_ADD:
@@ -922,8 +928,8 @@ static bool megpu_wave_binop(MegpuWave **g, unsigned n, const MegpuInsn *d)
  * one dispatch: a gang runs them as one step. The caller advances the
  * PCs. False for any other instruction.
  */
-static bool megpu_gang_plain(MegpuWaves *W, MegpuWave **g, unsigned n,
-                             const MegpuInsn *d)
+static inline QEMU_ALWAYS_INLINE bool
+megpu_gang_plain(MegpuWaves *W, MegpuWave **g, unsigned n, const MegpuInsn *d)
 {
     uint32_t op = d->op, dst = d->dst, s0 = d->s0, imm = d->imm;
 
@@ -1004,7 +1010,8 @@ static bool megpu_gang_plain(MegpuWaves *W, MegpuWave **g, unsigned n,
  * if one of them would over- or underflow its mask stack: the caller's
  * step wave by wave faults the right wave.
  */
-static bool megpu_gang_mask(MegpuWave **g, unsigned n, const MegpuInsn *d)
+static inline QEMU_ALWAYS_INLINE bool
+megpu_gang_mask(MegpuWave **g, unsigned n, const MegpuInsn *d)
 {
     if (d->op == MEGPU_OP_IF) {
         for (unsigned i = 0; i < n; i++) {
@@ -1164,9 +1171,9 @@ static inline void megpu_lanes_unpack(uint64_t *restrict r,
  * time). The same access, faults and result as the general case.
  * Returns -1 when the gang's lanes are not such a run.
  */
-static int megpu_gang_ldst_row(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
-                               unsigned n, const MegpuInsn *d,
-                               MegpuWave **who)
+static inline QEMU_ALWAYS_INLINE int
+megpu_gang_ldst_row(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
+                    const MegpuInsn *d, MegpuWave **who)
 {
     unsigned size = (d->op == MEGPU_OP_LD64 || d->op == MEGPU_OP_ST64) ? 8 : 4;
     bool write = d->op == MEGPU_OP_ST32 || d->op == MEGPU_OP_ST64;
@@ -1222,8 +1229,9 @@ static int megpu_gang_ldst_row(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
  * built-in kernel does. Every lane's alignment is checked first. A fault
  * names the wave whose lane holds the faulting address (*@who).
  */
-static int megpu_gang_ldst(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
-                           unsigned n, const MegpuInsn *d, MegpuWave **who)
+static inline QEMU_ALWAYS_INLINE int
+megpu_gang_ldst(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
+                const MegpuInsn *d, MegpuWave **who)
 {
     unsigned size = (d->op == MEGPU_OP_LD64 || d->op == MEGPU_OP_ST64) ? 8 : 4;
     bool write = d->op == MEGPU_OP_ST32 || d->op == MEGPU_OP_ST64;
@@ -1299,8 +1307,9 @@ static int megpu_gang_ldst(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
  * (megpu_wave_atomic()) does the same within a wave. Returns -1 when the
  * gang is not such a reduction (or in the negative control).
  */
-static int megpu_gang_atomadd(MegpuExec *x, MegpuWave **g, unsigned n,
-                              const MegpuInsn *d, MegpuWave **who)
+static inline QEMU_ALWAYS_INLINE int
+megpu_gang_atomadd(MegpuExec *x, MegpuWave **g, unsigned n,
+                   const MegpuInsn *d, MegpuWave **who)
 {
     uint64_t addr = g[0]->r[d->s0][0] + megpu_isa_sext(d->imm);
     uint32_t sum = 0, io = 0;
@@ -1366,11 +1375,13 @@ static inline void megpu_gang_sync(MegpuWave **g, unsigned n, uint32_t pc,
  * that ENDs goes to @ended. Returns
  * YIELD (slice used up), END (every wave ended), or what stopped wave
  * *@who (PARK, SPIN, FAULT); the waves after it in the gang have not run
- * that instruction yet and stay READY before it.
+ * that instruction yet and stay READY before it. Inlined into the
+ * variants below.
  */
-static int megpu_gang_slice(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
-                            unsigned n, MegpuWave **ended, unsigned *nended,
-                            MegpuWave **who, uint64_t *insns)
+static inline QEMU_ALWAYS_INLINE int
+megpu_gang_slice_lanes(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
+                       MegpuWave **ended, unsigned *nended, MegpuWave **who,
+                       uint64_t *insns)
 {
     uint64_t budget = x->e->s->wave_budget;
     uint32_t pc = g[0]->pc;
@@ -1465,6 +1476,43 @@ static int megpu_gang_slice(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
     }
     megpu_gang_sync(g, n, pc, &ahead);
     return n ? MEGPU_RUN_YIELD : MEGPU_RUN_END;
+}
+
+/*
+ * The gang's slice compiled twice, with every lane loop in it: for the
+ * baseline x86-64 that QEMU builds for (SSE2: two 64-bit lanes per
+ * instruction, no 64-bit compare) and for AVX2 (four, with compares and
+ * masks), chosen by what the host has (host/cpuinfo.h). Issue 25: a
+ * program's time per element 15.5 -> 12.1 ns (VADD, 64k elements).
+ */
+static int megpu_gang_slice_base(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
+                                 unsigned n, MegpuWave **ended,
+                                 unsigned *nended, MegpuWave **who,
+                                 uint64_t *insns)
+{
+    return megpu_gang_slice_lanes(x, W, g, n, ended, nended, who, insns);
+}
+
+#ifdef HOST_X86_64
+static int __attribute__((target("avx2")))
+megpu_gang_slice_avx2(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
+                      MegpuWave **ended, unsigned *nended, MegpuWave **who,
+                      uint64_t *insns)
+{
+    return megpu_gang_slice_lanes(x, W, g, n, ended, nended, who, insns);
+}
+#endif
+
+static int megpu_gang_slice(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
+                            unsigned n, MegpuWave **ended, unsigned *nended,
+                            MegpuWave **who, uint64_t *insns)
+{
+#ifdef HOST_X86_64
+    if (cpuinfo & CPUINFO_AVX2) {
+        return megpu_gang_slice_avx2(x, W, g, n, ended, nended, who, insns);
+    }
+#endif
+    return megpu_gang_slice_base(x, W, g, n, ended, nended, who, insns);
 }
 
 /*
