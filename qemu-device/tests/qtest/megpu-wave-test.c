@@ -308,6 +308,56 @@ static void test_alu_vectors(void)
 }
 
 /*
+ * The same vectors on every lane of a gang (40 work-items: two whole
+ * waves and one of 8 lanes, which takes the lane loops' select path),
+ * each lane storing to its own rows, with the lane loops the host's CPU
+ * gets (AVX2 here) and with the baseline build's (x-wave-simd=off):
+ * the single wave of test_alu_vectors() runs neither, it steps alone.
+ */
+static void test_alu_vectors_gang(void)
+{
+    const char *opts[] = { "write-mode=strict",
+                           "write-mode=strict,x-wave-simd=off" };
+    const unsigned items = 40, rows = ALU_VECTORS_N;
+    uint64_t p[5 + 6 * ARRAY_SIZE(alu_vectors)];
+    const uint64_t user[1] = { OUT_PA };
+    g_autofree uint64_t *out = g_new(uint64_t, (items + 8) * rows);
+    unsigned n;
+
+    /* r2 = out + global id * rows * 8, then the shared program */
+    p[0] = I(S2R, 1, 0, 0, MEGPU_SR_GLOBAL_ID);
+    p[1] = I(MUL, 1, 1, IMM, 8 * rows);
+    p[2] = I(LDARG, 2, 0, 0, 0);
+    n = 3 + alu_vectors_program(p + 3);
+    g_assert_cmphex(p[3], ==, I(LDARG, 2, 0, 0, 0));
+    p[3] = I(ADD, 2, 2, 1, 0);
+    for (unsigned o = 0; o < ARRAY_SIZE(opts); o++) {
+        Megpu m;
+
+        megpu_start_engines_opts(&m, 1, opts[o]);
+        qtest_memset(m.qts, OUT_PA, 0xee, (items + 8) * rows * 8);
+        run_program(&m, 0, p, n, user, 1, items, 1, items, 1);
+        g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_FAULT_CODE), ==, 0);
+        qtest_memread(m.qts, OUT_PA, out, (items + 8) * rows * 8);
+        for (unsigned i = 0; i < (items + 8) * rows; i++) {
+            uint64_t want = 0xeeeeeeeeeeeeeeeeull;    /* past the grid */
+
+            if (i / rows < items) {
+                want = alu_vectors[i % rows].expect;
+            }
+
+            if (le64_to_cpu(out[i]) != want) {
+                g_test_message("%s: lane %u vector %u: 0x%" PRIx64
+                               ", expected 0x%" PRIx64, opts[o], i / rows,
+                               i % rows, le64_to_cpu(out[i]), want);
+            }
+            g_assert_cmphex(le64_to_cpu(out[i]), ==, want);
+        }
+        megpu_stop_engines(&m);
+    }
+}
+
+/*
  * Divergence: odd lanes take the IF, even ones the ELSE, a nested IF
  * splits again, and a loop runs lane + 1 times per lane, so lanes leave
  * it at different iterations; the mask is whole again after ENDIF.
@@ -392,11 +442,11 @@ static void vadd_case(Megpu *m, unsigned e, uint32_t n, uint32_t gx,
                     qtest_readl(m->qts, A_PA) + qtest_readl(m->qts, B_PA));
 }
 
-static void test_vadd_checksum(void)
+static void vadd_checksum(const char *opts)
 {
     Megpu m;
 
-    megpu_start_engines(&m, 2);
+    megpu_start_engines_opts(&m, 2, opts);
     for (unsigned i = 0; i < 5000; i++) {
         qtest_writel(m.qts, A_PA + i * 4, i * 2654435761u);
         qtest_writel(m.qts, B_PA + i * 4, 0xffffffff - 3 * i);
@@ -429,6 +479,17 @@ static void test_vadd_checksum(void)
         g_assert_cmphex(qtest_readl(m.qts, D_PA), !=, 7);
     }
     megpu_stop_engines(&m);
+}
+
+static void test_vadd_checksum(void)
+{
+    vadd_checksum("write-mode=strict");
+}
+
+/* the same with the lane loops of the baseline x86-64 build */
+static void test_vadd_checksum_baseline(void)
+{
+    vadd_checksum("write-mode=strict,x-wave-simd=off");
 }
 
 /* ---- memory: 64-bit, atomics, the MMU ---- */
@@ -2237,10 +2298,13 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/megpu/wave/classes", test_classes);
     qtest_add_func("/megpu/wave/alu-vectors", test_alu_vectors);
+    qtest_add_func("/megpu/wave/alu-vectors-gang", test_alu_vectors_gang);
     qtest_add_func("/megpu/wave/syscall-stray-slots",
                    test_syscall_stray_slots);
     qtest_add_func("/megpu/wave/divergence", test_divergence);
     qtest_add_func("/megpu/wave/vadd-checksum", test_vadd_checksum);
+    qtest_add_func("/megpu/wave/vadd-checksum-baseline",
+                   test_vadd_checksum_baseline);
     qtest_add_func("/megpu/wave/memory", test_memory);
     qtest_add_func("/megpu/wave/ld32-zext", test_ld32_zext);
     qtest_add_func("/megpu/wave/atomadd-lanes", test_atomadd_lanes);

@@ -1482,7 +1482,8 @@ megpu_gang_slice_lanes(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
  * The gang's slice compiled twice, with every lane loop in it: for the
  * baseline x86-64 that QEMU builds for (SSE2: two 64-bit lanes per
  * instruction, no 64-bit compare) and for AVX2 (four, with compares and
- * masks), chosen by what the host has (host/cpuinfo.h). Issue 25: a
+ * masks), chosen by what the host has (host/cpuinfo.h; property
+ * x-wave-simd=off takes the baseline, for the tests). Issue 25: a
  * program's time per element 15.5 -> 12.1 ns (VADD, 64k elements).
  */
 static int megpu_gang_slice_base(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
@@ -1508,7 +1509,7 @@ static int megpu_gang_slice(MegpuExec *x, MegpuWaves *W, MegpuWave **g,
                             MegpuWave **who, uint64_t *insns)
 {
 #ifdef HOST_X86_64
-    if (cpuinfo & CPUINFO_AVX2) {
+    if (x->e->s->wave_simd && (cpuinfo & CPUINFO_AVX2)) {
         return megpu_gang_slice_avx2(x, W, g, n, ended, nended, who, insns);
     }
 #endif

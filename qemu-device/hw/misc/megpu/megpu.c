@@ -404,6 +404,11 @@ static const Property megpu_properties[] = {
     DEFINE_PROP_UINT32("x-wait-spin-us", MegpuState, wait_spin_us, 0),
     /* test only: wave atomics become read-yield-write (a negative control) */
     DEFINE_PROP_BOOL("x-wave-nonatomic", MegpuState, wave_nonatomic, false),
+    /*
+     * test only: off runs waves with the lane loops built for the baseline
+     * x86-64 even where the host has AVX2, so that tests run both
+     */
+    DEFINE_PROP_BOOL("x-wave-simd", MegpuState, wave_simd, true),
     /* test only: the task-queue lock becomes read-pause-write */
     DEFINE_PROP_BOOL("x-taskq-nonatomic", MegpuState, taskq_nonatomic, false),
     DEFINE_PROP_BOOL("x-taskq-no-notify", MegpuState, taskq_no_notify, false),

@@ -197,6 +197,7 @@ struct MegpuState {
     uint32_t wave_spin_us;      /* poll this long for a SYSCALL's restart */
     uint32_t wait_spin_us;      /* a stalled WAIT spins this long first */
     bool wave_nonatomic;        /* x-wave-nonatomic: test the atomics test */
+    bool wave_simd;             /* x-wave-simd: AVX2 lane loops if there */
     bool taskq_nonatomic;       /* x-taskq-nonatomic: queue lock test */
     bool taskq_no_notify;       /* x-taskq-no-notify: EVENT mode test */
 
