@@ -220,7 +220,14 @@ static inline void megpu_isa_sreg_lanes(const struct megpu_isa_wave *w,
 		    sr == MEGPU_SR_LOCAL_ID || sr == MEGPU_SR_LOCAL_ID_X ||
 		    sr == MEGPU_SR_LANE_ID;
 	uint64_t v0 = megpu_isa_sreg(w, sr, 0);
+	uint64_t inc = step;
 
+	if (row && w->exec == (1u << MEGPU_WAVE_LANES) - 1) {
+		/* every lane on (the usual case): a loop that vectorises */
+		for (unsigned int l = 0; l < MEGPU_WAVE_LANES; l++)
+			r[l] = v0 + inc * l;
+		return;
+	}
 	for (unsigned int l = 0; l < MEGPU_WAVE_LANES; l++) {
 		uint64_t v;
 
