@@ -413,6 +413,80 @@ static void test_divergence(void)
     megpu_stop_engines(&m);
 }
 
+/*
+ * Registers are zero at a wave's start (megpu-hw.rst), whatever the
+ * dispatch before left in the engine's slots: one program fills every
+ * register of every lane of all 16 slots with a secret, the next (40
+ * work-items: two waves and one of 8 lanes) writes a few registers, one
+ * of them only in odd lanes under an IF, and stores all 32. Nothing of
+ * the first may show, in strict and relaxed mode.
+ */
+static void test_registers_start_zero(void)
+{
+    const char *opts[] = { "write-mode=strict", RELAXED };
+    uint64_t fill[2 * MEGPU_WAVE_REGS + 1], dump[9 + MEGPU_WAVE_REGS + 1];
+    const unsigned items = 40, row = MEGPU_WAVE_REGS * 8;
+    const uint64_t user[1] = { OUT_PA };
+    g_autofree uint64_t *out = g_new(uint64_t, items * MEGPU_WAVE_REGS);
+    unsigned n = 0;
+
+    for (unsigned r = 0; r < MEGPU_WAVE_REGS; r++) {
+        fill[2 * r] = I(LI, r, 0, 0, 0x5ec00000 + r);
+        fill[2 * r + 1] = I(LIH, r, 0, 0, 0xdeadbeef);
+    }
+    fill[2 * MEGPU_WAVE_REGS] = I(END, 0, 0, 0, 0);
+
+    dump[n++] = I(S2R, 1, 0, 0, MEGPU_SR_GLOBAL_ID);
+    dump[n++] = I(SHL, 1, 1, IMM, 8);               /* a row of 32 u64 */
+    dump[n++] = I(LDARG, 2, 0, 0, 0);
+    dump[n++] = I(ADD, 2, 2, 1, 0);
+    dump[n++] = I(S2R, 3, 0, 0, MEGPU_SR_LANE_ID);
+    dump[n++] = I(AND, 3, 3, IMM, 1);
+    dump[n++] = I(IF, 0, 3, 0, 0);
+    dump[n++] = I(LI, 4, 0, 0, 7);                  /* odd lanes only */
+    dump[n++] = I(ENDIF, 0, 0, 0, 0);
+    for (unsigned r = 0; r < MEGPU_WAVE_REGS; r++) {
+        dump[n++] = I(ST64, 0, 2, r, 8 * r);
+    }
+    dump[n++] = I(END, 0, 0, 0, 0);
+    g_assert_cmpuint(n, ==, ARRAY_SIZE(dump));
+
+    for (unsigned o = 0; o < ARRAY_SIZE(opts); o++) {
+        Megpu m;
+
+        megpu_start_engines_opts(&m, 1, opts[o]);
+        run_program(&m, 0, fill, ARRAY_SIZE(fill), user, 1, 256, 1, 256, 1);
+        qtest_memset(m.qts, OUT_PA, 0xee, items * row);
+        run_program(&m, 0, dump, n, user, 1, items, 1, items, 1);
+        g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_FAULT_CODE), ==, 0);
+        host_flush(&m);                 /* relaxed: the posted rows land */
+        qtest_memread(m.qts, OUT_PA, out, items * row);
+        for (unsigned i = 0; i < items; i++) {
+            for (unsigned r = 0; r < MEGPU_WAVE_REGS; r++) {
+                uint64_t want = 0;
+
+                switch (r) {
+                case 1:
+                    want = (uint64_t)i << 8;
+                    break;
+                case 2:
+                    want = OUT_PA + ((uint64_t)i << 8);
+                    break;
+                case 3:
+                    want = i & 1;
+                    break;
+                case 4:
+                    want = i & 1 ? 7 : 0;
+                    break;
+                }
+                g_assert_cmphex(le64_to_cpu(out[i * MEGPU_WAVE_REGS + r]), ==,
+                                want);
+            }
+        }
+        megpu_stop_engines(&m);
+    }
+}
+
 /* ---- VADD and CHECKSUM against the built-in kernels ---- */
 
 static void vadd_case(Megpu *m, unsigned e, uint32_t n, uint32_t gx,
@@ -2302,6 +2376,8 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/wave/syscall-stray-slots",
                    test_syscall_stray_slots);
     qtest_add_func("/megpu/wave/divergence", test_divergence);
+    qtest_add_func("/megpu/wave/registers-start-zero",
+                   test_registers_start_zero);
     qtest_add_func("/megpu/wave/vadd-checksum", test_vadd_checksum);
     qtest_add_func("/megpu/wave/vadd-checksum-baseline",
                    test_vadd_checksum_baseline);
