@@ -415,36 +415,102 @@ static void test_divergence(void)
 
 /*
  * Registers are zero at a wave's start (megpu-hw.rst), whatever the
- * dispatch before left in the engine's slots: one program fills every
- * register of every lane of all 16 slots with a secret, the next (40
- * work-items: two waves and one of 8 lanes) writes a few registers, one
- * of them only in odd lanes under an IF, and stores all 32. Nothing of
- * the first may show, in strict and relaxed mode.
+ * dispatch before left in the engine's slots. Each probe below has a
+ * register that must read zero in some lanes although the program
+ * writes it somewhere: under an IF for other lanes, before an ELSE,
+ * after a jump over the write, or in its high half only (LIH). A device
+ * that cleared only the registers a program reads before writing them
+ * would have to get each of these right (tried: the performance doc).
  */
-static void test_registers_start_zero(void)
+
+/*
+ * A probe's first six instructions, then @tail: r1 = global id << @shift,
+ * r2 = the output + r1, r3 = odd lane. Returns the length.
+ */
+static unsigned probe_program(uint64_t *p, unsigned shift,
+                              const uint64_t *tail, unsigned ntail)
 {
-    const char *opts[] = { "write-mode=strict", RELAXED };
-    uint64_t fill[2 * MEGPU_WAVE_REGS + 1], dump[9 + MEGPU_WAVE_REGS + 1];
-    const unsigned items = 40, row = MEGPU_WAVE_REGS * 8;
+    const uint64_t head[] = {
+        I(S2R, 1, 0, 0, MEGPU_SR_GLOBAL_ID),
+        I(SHL, 1, 1, IMM, shift),
+        I(LDARG, 2, 0, 0, 0),
+        I(ADD, 2, 2, 1, 0),
+        I(S2R, 3, 0, 0, MEGPU_SR_LANE_ID),
+        I(AND, 3, 3, IMM, 1),
+    };
+
+    memcpy(p, head, sizeof(head));
+    memcpy(p + ARRAY_SIZE(head), tail, ntail * sizeof(*tail));
+    return ARRAY_SIZE(head) + ntail;
+}
+
+/* Fill every register of every lane of all 16 slots with a secret. */
+static void fill_registers(Megpu *m)
+{
+    uint64_t fill[2 * MEGPU_WAVE_REGS + 1];
     const uint64_t user[1] = { OUT_PA };
-    g_autofree uint64_t *out = g_new(uint64_t, items * MEGPU_WAVE_REGS);
-    unsigned n = 0;
 
     for (unsigned r = 0; r < MEGPU_WAVE_REGS; r++) {
         fill[2 * r] = I(LI, r, 0, 0, 0x5ec00000 + r);
         fill[2 * r + 1] = I(LIH, r, 0, 0, 0xdeadbeef);
     }
     fill[2 * MEGPU_WAVE_REGS] = I(END, 0, 0, 0, 0);
+    run_program(m, 0, fill, ARRAY_SIZE(fill), user, 1, 256, 1, 256, 1);
+}
 
-    dump[n++] = I(S2R, 1, 0, 0, MEGPU_SR_GLOBAL_ID);
-    dump[n++] = I(SHL, 1, 1, IMM, 8);               /* a row of 32 u64 */
-    dump[n++] = I(LDARG, 2, 0, 0, 0);
-    dump[n++] = I(ADD, 2, 2, 1, 0);
-    dump[n++] = I(S2R, 3, 0, 0, MEGPU_SR_LANE_ID);
-    dump[n++] = I(AND, 3, 3, IMM, 1);
-    dump[n++] = I(IF, 0, 3, 0, 0);
-    dump[n++] = I(LI, 4, 0, 0, 7);                  /* odd lanes only */
-    dump[n++] = I(ENDIF, 0, 0, 0, 0);
+/* What register @r of work-item @i holds at the dump (r1-r4, r10 set). */
+static uint64_t dump_want(unsigned i, unsigned r)
+{
+    switch (r) {
+    case 1:
+        return (uint64_t)i << 8;
+    case 2:
+        return OUT_PA + ((uint64_t)i << 8);
+    case 3:
+        return i & 1;
+    case 4:
+        return i & 1 ? 7 : 0;
+    case 10:
+        return 0x1234ull << 32;
+    }
+    return 0;
+}
+
+static void test_registers_start_zero(void)
+{
+    const char *opts[] = { "write-mode=strict", RELAXED };
+    /* every register, stored in a row of 32 per work-item */
+    const uint64_t dump_tail[] = {
+        I(IF, 0, 3, 0, 0),
+        I(LI, 4, 0, 0, 7),                          /* odd lanes only */
+        I(ENDIF, 0, 0, 0, 0),
+        I(LIH, 10, 0, 0, 0x1234),                   /* low half: 0 */
+    };
+    /* one register each, a u64 per work-item */
+    const uint64_t after_else[] = {
+        I(IF, 0, 3, 0, 0),
+        I(LI, 8, 0, 0, 9),
+        I(ELSE, 0, 0, 0, 0),
+        I(MOV, 9, 8, 0, 0),                         /* even lanes: r8 = 0 */
+        I(ENDIF, 0, 0, 0, 0),
+        I(ST64, 0, 2, 9, 0),
+        I(END, 0, 0, 0, 0),
+    };
+    const uint64_t jumped_over[] = {
+        I(JMP, 0, 0, 0, 8),                         /* 6 (after the head) */
+        I(LI, 5, 0, 0, 1),                          /* never runs */
+        I(ST64, 0, 2, 5, 0),
+        I(END, 0, 0, 0, 0),
+    };
+    const uint64_t *probes[] = { after_else, jumped_over };
+    const unsigned probe_len[] = { ARRAY_SIZE(after_else),
+                                   ARRAY_SIZE(jumped_over) };
+    const unsigned items = 40, row = MEGPU_WAVE_REGS * 8;
+    const uint64_t user[1] = { OUT_PA };
+    g_autofree uint64_t *out = g_new(uint64_t, items * MEGPU_WAVE_REGS);
+    uint64_t dump[6 + 4 + MEGPU_WAVE_REGS + 1], probe[16];
+    unsigned n = probe_program(dump, 8, dump_tail, ARRAY_SIZE(dump_tail));
+
     for (unsigned r = 0; r < MEGPU_WAVE_REGS; r++) {
         dump[n++] = I(ST64, 0, 2, r, 8 * r);
     }
@@ -454,33 +520,31 @@ static void test_registers_start_zero(void)
     for (unsigned o = 0; o < ARRAY_SIZE(opts); o++) {
         Megpu m;
 
+        /* 40 work-items: two waves and one of 8 lanes */
         megpu_start_engines_opts(&m, 1, opts[o]);
-        run_program(&m, 0, fill, ARRAY_SIZE(fill), user, 1, 256, 1, 256, 1);
+        fill_registers(&m);
         qtest_memset(m.qts, OUT_PA, 0xee, items * row);
         run_program(&m, 0, dump, n, user, 1, items, 1, items, 1);
         g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_FAULT_CODE), ==, 0);
         host_flush(&m);                 /* relaxed: the posted rows land */
         qtest_memread(m.qts, OUT_PA, out, items * row);
-        for (unsigned i = 0; i < items; i++) {
-            for (unsigned r = 0; r < MEGPU_WAVE_REGS; r++) {
-                uint64_t want = 0;
-
-                switch (r) {
-                case 1:
-                    want = (uint64_t)i << 8;
-                    break;
-                case 2:
-                    want = OUT_PA + ((uint64_t)i << 8);
-                    break;
-                case 3:
-                    want = i & 1;
-                    break;
-                case 4:
-                    want = i & 1 ? 7 : 0;
-                    break;
-                }
-                g_assert_cmphex(le64_to_cpu(out[i * MEGPU_WAVE_REGS + r]), ==,
-                                want);
+        for (unsigned i = 0; i < items * MEGPU_WAVE_REGS; i++) {
+            g_assert_cmphex(le64_to_cpu(out[i]), ==,
+                            dump_want(i / MEGPU_WAVE_REGS,
+                                      i % MEGPU_WAVE_REGS));
+        }
+        for (unsigned p = 0; p < ARRAY_SIZE(probes); p++) {
+            fill_registers(&m);
+            qtest_memset(m.qts, OUT_PA, 0xee, items * 8);
+            g_assert_cmpuint(probe_len[p] + 6, <=, ARRAY_SIZE(probe));
+            run_program(&m, 0, probe,
+                        probe_program(probe, 3, probes[p], probe_len[p]),
+                        user, 1, items, 1, items, 1);
+            g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_FAULT_CODE), ==, 0);
+            host_flush(&m);
+            qtest_memread(m.qts, OUT_PA, out, items * 8);
+            for (unsigned i = 0; i < items; i++) {
+                g_assert_cmphex(le64_to_cpu(out[i]), ==, 0);
             }
         }
         megpu_stop_engines(&m);
