@@ -1546,8 +1546,8 @@ static void test_posted_rows(void)
  * bytes is pending: it would take the entry's older issue number and
  * land under that write. Engine 0's wave stores [0, 64) and parks;
  * engine 1 writes [64, 128) (WRITE_DATA); the wave, restarted, stores
- * [64, 128),
- * which must land last (a second entry, not the first one grown).
+ * [64, 128), which must land last (a second entry, not the first one
+ * grown).
  */
 static void test_posted_rows_order(void)
 {
