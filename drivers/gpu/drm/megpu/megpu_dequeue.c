@@ -40,6 +40,10 @@
  *   queue's end the batches shrink and a job takes one, so the engine
  *   does not sit on work the CPU threads could steal. Batches a job took
  *   run even when a later take of the same job fails the attachment.
+ * - From a GUIDED queue the driver takes ahead only while the queue holds
+ *   more than the engine's jobs in flight do (megpu_kdq_hold_back()):
+ *   the takes keep their sizes, but the last ones wait for the engine
+ *   to catch up, and until then the CPU threads may take them.
  * - The driver never spins on a lock a CPU thread holds: after a few
  *   tries it looks again a millisecond later (counted as lock retries).
  * - An event-gated task stays in its queue (HEAD unchanged) until its
@@ -174,9 +178,9 @@ static void megpu_kdq_job_done(struct dma_fence *fence, struct dma_fence_cb *cb)
 		mod_delayed_work(system_wq, &kdq->work, 0);
 }
 
-/* Submit the batch in job slot @slot's IB area (kdq->lock held). */
+/* Submit the @tasks in job slot @slot's IB area (kdq->lock held). */
 static int megpu_kdq_submit(struct megpu_kdq *kdq, u32 engine, u32 slot,
-			    u32 dwords)
+			    u32 dwords, u32 tasks)
 {
 	struct megpu_mapping *maps[1 + MEGPU_DEQ_MAX_QUEUES];
 	u32 flags[1 + MEGPU_DEQ_MAX_QUEUES];
@@ -198,6 +202,7 @@ static int megpu_kdq_submit(struct megpu_kdq *kdq, u32 engine, u32 slot,
 		return ret;
 	job->kdq = kdq;
 	job->fence = fence;
+	job->tasks = tasks;
 	kdq->busy |= BIT(engine);
 	if (dma_fence_add_callback(fence, &job->cb, megpu_kdq_job_done))
 		megpu_kdq_job_done(fence, &job->cb);
@@ -235,6 +240,18 @@ static int megpu_kdq_free_slot(struct megpu_kdq *kdq, u32 engine)
 		if (!kdq->jobs[engine * MEGPU_KDQ_DEPTH + s].fence)
 			return engine * MEGPU_KDQ_DEPTH + s;
 	return -1;
+}
+
+/* The tasks of @engine's jobs in flight (kdq->lock held). */
+static u32 megpu_kdq_ahead(struct megpu_kdq *kdq, u32 engine)
+{
+	unsigned int s;
+	u32 n = 0;
+
+	for (s = 0; s < MEGPU_KDQ_DEPTH; s++)
+		if (kdq->jobs[engine * MEGPU_KDQ_DEPTH + s].fence)
+			n += kdq->jobs[engine * MEGPU_KDQ_DEPTH + s].tasks;
+	return n;
 }
 
 /* Every queue closed and fully notified, no job in flight? */
@@ -332,13 +349,20 @@ static void megpu_kdq_work(struct work_struct *work)
 			u32 *ib = (u32 *)((u8 *)kdq->ib_map.vaddr +
 					  (size_t)slot * MEGPU_KDQ_IB_BYTES);
 			u32 dwords = 0, descs = 0, b;
-			bool gated = false, full = true;
+			u32 ahead = megpu_kdq_ahead(kdq, e);
+			bool gated = false, held = false, full = true;
 			int err = 0;
 
 			/* whole batches fill a job up (MEGPU_KDQ_JOB_BATCHES) */
 			for (b = 0; b < MEGPU_KDQ_JOB_BATCHES && full; b++) {
 				/* own queue first, then steal from the others */
 				for (i = 0; i < kdq->count; i++) {
+					if (megpu_kdq_hold_back(&kdq->queues[i],
+								ahead + descs)) {
+						held = true;
+						ret = 0;
+						continue;
+					}
 					ret = megpu_kdq_take(kdq,
 							     &kdq->queues[i],
 							     e, ib,
@@ -374,10 +398,13 @@ static void megpu_kdq_work(struct work_struct *work)
 				break;
 			atomic_andnot(BIT(e), &kdq->requests);
 			if (!ret) {
-				kdq->flowing &= ~BIT(e);
+				/* held back: again when one of its jobs ends */
+				if (!held)
+					kdq->flowing &= ~BIT(e);
 				break;
 			}
-			ret = megpu_kdq_submit(kdq, e, slot, dwords) ?: err;
+			ret = megpu_kdq_submit(kdq, e, slot, dwords, descs);
+			ret = ret ?: err;
 			if (ret)
 				break;
 			kdq->flowing |= BIT(e);

@@ -59,6 +59,7 @@ struct megpu_kdq_job {
 	struct dma_fence_cb cb;
 	struct megpu_kdq *kdq;
 	struct dma_fence *fence;
+	u32 tasks;			/* the tasks its batches hold */
 };
 
 struct megpu_kdq_event_map {
@@ -161,5 +162,6 @@ u64 megpu_kdq_ib_va(struct megpu_kdq *kdq, u32 slot);
 int megpu_kdq_take(struct megpu_kdq *kdq, struct megpu_kdq_queue *q,
 		   u32 engine, u32 *ib, u64 ib_va, u32 *ib_dwords,
 		   u32 *ib_descs, bool *full);
+bool megpu_kdq_hold_back(struct megpu_kdq_queue *q, u32 ahead);
 
 #endif /* MEGPU_DEQUEUE_H */

@@ -119,6 +119,27 @@ static bool megpu_kdq_queue_sane(struct megpu_kdq_queue *q, u32 *head,
 	       *tail - *head <= q->slots;
 }
 
+/*
+ * Should an engine that already holds @ahead tasks of the attachment,
+ * taken and not yet run, leave a GUIDED queue @q alone for now? Yes once
+ * the queue holds no more than that: a GUIDED take is at most half of
+ * what is left so that near the end nobody sits on work while the others
+ * idle, and the jobs the driver queues ahead (MEGPU_KDQ_DEPTH of up to
+ * MEGPU_KDQ_JOB_BATCHES batches) would sit on it (issue 25: B1's engine
+ * ran 5 ms of 69 after the CPU thread had run dry). The sizes of the
+ * takes do not change, only how far ahead they go. A look without the
+ * lock: a hint, the take checks the queue again.
+ */
+bool megpu_kdq_hold_back(struct megpu_kdq_queue *q, u32 ahead)
+{
+	u32 head, tail;
+
+	if (!ahead || !(kdq_ld(q, MEGPU_TQ_HDR_FLAGS) & MEGPU_TQ_F_GUIDED) ||
+	    !megpu_kdq_queue_sane(q, &head, &tail))
+		return false;
+	return tail - head <= ahead;
+}
+
 /* The GPU address of job slot @slot's IB area (engine * depth + slot). */
 u64 megpu_kdq_ib_va(struct megpu_kdq *kdq, u32 slot)
 {

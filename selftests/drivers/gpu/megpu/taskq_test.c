@@ -1553,11 +1553,6 @@ TEST_F(taskq, discrete_hints)
 	tq_free(&q);
 }
 
-/*
- * GUIDED through the driver's dequeuer: each batch at most half of what
- * the queue holds, so 40 tasks with a GPU batch of 16 go as 16, 12, 6,
- * 3, 1, 1, 1 (the same rule as DEQUEUE and the CPU dequeuers).
- */
 static uint32_t aff_gpu(uint32_t i)
 {
 	return MEGPU_TQ_AFF_REQUIRE_GPU;
@@ -1619,6 +1614,56 @@ TEST_F_TIMEOUT(taskq, discrete_next_batch_queued_while_one_runs, 120)
 	tq_free(&q);
 }
 
+/*
+ * In a GUIDED queue the driver takes ahead only while the queue holds
+ * more than the engine already has taken and not run: near the end the
+ * rest stays for the other consumers. 128 tasks, batches of 16, the
+ * engine held: four batches (64 tasks, half) are taken, not the up to
+ * KDQ_AHEAD (all 128, but for the last few) of a plain queue. Then
+ * every task runs once.
+ */
+TEST_F_TIMEOUT(taskq, discrete_guided_holds_back_near_the_end, 120)
+{
+	uint32_t n = 8 * 16, done = 0, e, head;
+	struct tq q;
+
+	TQ_NEED_QUEUES();
+	ASSERT_EQ(0, tq_setup(&self->t, &q, n, MEGPU_TQ_F_GUIDED));
+	q.nengines = 1;
+	e = q.engines[0];
+	ASSERT_EQ(0, tq_fill(&q, 2, 0, n, aff_gpu));
+	tq_close_all(&q);
+	ASSERT_EQ(0, mt_delay_us(&self->t, e, 300000));
+	ASSERT_EQ(0, tq_attach(&q));
+	for (unsigned int ms = 0;
+	     megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_GPU_BATCHES) < 4; ms++) {
+		if (ms == 1500)
+			break;
+		usleep(1000);
+	}
+	/* a batch too many would show by now: the work runs in a moment */
+	usleep(100000);
+	head = megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_HEAD);
+	for (uint32_t i = 0; i < n; i++)
+		done += tq_note(&q, i)[MEGPU_TQ_NOTE_DONE / 4] != 0;
+	EXPECT_EQ(0, done) TH_LOG("a task ran while the engine was held");
+	EXPECT_EQ(n / 2, head) TH_LOG("taken ahead: %u of %u", head, n);
+	EXPECT_EQ(4, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_GPU_BATCHES));
+	ASSERT_EQ(0, mt_delay_us(&self->t, e, 0));
+	ASSERT_EQ(0, megpu_taskq_wait(&self->t.gpu, 60000000000ll));
+	done = 0;
+	for (uint32_t i = 0; i < n; i++)
+		done += tq_note(&q, i)[MEGPU_TQ_NOTE_DONE / 4] == 1;
+	EXPECT_EQ(n, done);
+	EXPECT_EQ(0, megpu_taskq_detach(&self->t.gpu));
+	tq_free(&q);
+}
+
+/*
+ * GUIDED through the driver's dequeuer: each batch at most half of what
+ * the queue holds, so 40 tasks with a GPU batch of 16 go as 16, 12, 6,
+ * 3, 1, 1, 1 (the same rule as DEQUEUE and the CPU dequeuers).
+ */
 TEST_F(taskq, discrete_guided)
 {
 	static const uint32_t want[] = { 16, 12, 6, 3, 1, 1, 1 };
