@@ -12,15 +12,18 @@
 
 #include "megpu.h"
 
-#define MAX_FIGS 96
-
+/*
+ * As many as the tables make: a fixed 96 silently dropped every figure
+ * after the wave programs' table (the syscall, partition and multi-GPU
+ * ones) from a full run's build/bench.json.
+ */
 static struct fig {
 	char name[64];
 	char unit[16];
 	double median, min, max;
 	unsigned int runs;
-} figs[MAX_FIGS];
-static unsigned int nfigs;
+} *figs;
+static unsigned int nfigs, figs_cap;
 
 static int cmpd(const void *a, const void *b)
 {
@@ -47,8 +50,20 @@ double bench_fig(const char *name, const char *unit, const double *v,
 	if (n > 64)
 		n = 64;
 	memcpy(s, v, n * sizeof(*v));
-	if (!n || nfigs == MAX_FIGS)
-		return n ? bench_median(s, n) : 0;
+	if (!n)
+		return 0;
+	if (nfigs == figs_cap) {
+		unsigned int cap = figs_cap ? 2 * figs_cap : 64;
+		struct fig *more = realloc(figs, cap * sizeof(*figs));
+
+		if (!more) {
+			fprintf(stderr, "megpu bench: no memory for figure %s\n",
+				name);
+			return bench_median(s, n);
+		}
+		figs = more;
+		figs_cap = cap;
+	}
 	f = &figs[nfigs++];
 	snprintf(f->name, sizeof(f->name), "%s", name);
 	snprintf(f->unit, sizeof(f->unit), "%s", unit);
