@@ -658,6 +658,7 @@ static int bench_sem(struct megpu *gpu, bool quick)
 			"sem.chain.gain", "sem.chain_gated.gain",
 			"sem.fanin.gain", "sem.fanin_gated.gain",
 		};
+		double pg[SEM_RUNS_MAX];
 
 		for (k = 0; k < 4; k++) {
 			double g[SEM_RUNS_MAX];
@@ -672,6 +673,10 @@ static int bench_sem(struct megpu *gpu, bool quick)
 				g[run] = cv[run] / gv[run];
 			bench_fig(rk[k], "x", g, runs);
 		}
+		/* pipelined: rounds per second, so GPU over CPU */
+		for (run = 0; run < runs; run++)
+			pg[run] = res[0].fanin_per_s[run] / res[1].fanin_per_s[run];
+		bench_fig("sem.fanin_pipelined.gain", "x", pg, runs);
 	}
 
 	megpu_engine_name(types, a, na, sizeof(na));

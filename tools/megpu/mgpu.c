@@ -303,6 +303,19 @@ static int bench_cpu_lock(struct megpu *gpu, unsigned int k,
 	return ret;
 }
 
+/* One row of the table in build/bench.json. */
+static void mgpu_figs(unsigned int agents, double arb, double msem, double cpu)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "mgpu.%u_agents.arbiter_per_s", agents);
+	bench_fig1(name, "1/s", arb);
+	snprintf(name, sizeof(name), "mgpu.%u_agents.msem_per_s", agents);
+	bench_fig1(name, "1/s", msem);
+	snprintf(name, sizeof(name), "mgpu.%u_agents.cpu_futex_per_s", agents);
+	bench_fig1(name, "1/s", cpu);
+}
+
 /*
  * The seed's point in numbers: a lock handed among 2, 4 and 8 GPUs by the
  * arbiter and by the summed semaphore, with no CPU in the loop, beside a
@@ -335,9 +348,11 @@ int bench_mgpu(bool quick)
 		ret = bench_gpu_lock(gpu, k, bo, true, 2 * h / k, &arb);
 		ret = ret ?: bench_gpu_lock(gpu, k, bo, false, 2 * h / k, &msem);
 		ret = ret ?: bench_cpu_lock(gpu, k, bo, 2 * h / k, &cpu);
-		if (!ret)
-			printf("  %-6u %14.0f %14.0f %14.0f %10.2f %10.2f\n", k,
-			       arb, msem, cpu, arb / cpu, msem / cpu);
+		if (ret)
+			break;
+		printf("  %-6u %14.0f %14.0f %14.0f %10.2f %10.2f\n", k,
+		       arb, msem, cpu, arb / cpu, msem / cpu);
+		mgpu_figs(k, arb, msem, cpu);
 	}
 
 	for (unsigned int d = n; d-- > 0;) {

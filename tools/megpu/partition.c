@@ -760,6 +760,9 @@ static int pt_b1(struct pt *p, unsigned int threads, unsigned int engines,
 	bench_fig1(name, "x", ms[PT_STEAL] / ideal);
 	snprintf(name, sizeof(name), "partition.%s.driver_over_ideal", key);
 	bench_fig1(name, "x", ms[PT_DRIVER] / ideal);
+	/* issue 25's row: the driver's dequeuer against DEQUEUE */
+	snprintf(name, sizeof(name), "partition.%s.driver_over_steal", key);
+	bench_fig1(name, "x", ms[PT_DRIVER] / ms[PT_STEAL]);
 	/* 0: a side ended before the other had started (a tiny run) */
 	if (shared > 0) {
 		printf("  ideal on shared cores (work / the rates both sides "
