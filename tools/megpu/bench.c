@@ -478,26 +478,62 @@ static int sem_fanin_gated(struct megpu *gpu, unsigned int engines,
 	return ret;
 }
 
-/* Median latency of one round at a time, and pipelined rounds/s. */
-static int sem_fanin(struct megpu *gpu, unsigned int engines,
-		     unsigned int rounds, struct megpu_bo *ibs,
-		     struct megpu_bo **p, struct megpu_bo *y, uint32_t sync,
-		     double *lat_ns, double *per_s)
+#define FANIN_ROUNDS_MAX 400
+
+/*
+ * Median latency of one round at a time. With @cpu_ns, the rounds with
+ * GPU semaphores (*@lat_ns) and with CPU waits (*@cpu_ns) take turns,
+ * round by round, which of the two goes first alternating: a round is
+ * under a millisecond, and this host's speed moves more than the two
+ * ways differ from one run to the next (gains 0.66-1.25 in four runs of
+ * an hour). Leaves GPU semaphores on.
+ */
+static int sem_fanin_rounds(struct megpu *gpu, unsigned int engines,
+			    unsigned int rounds, struct megpu_bo *ibs,
+			    struct megpu_bo **p, struct megpu_bo *y,
+			    uint32_t sync, double *lat_ns, double *cpu_ns)
 {
-	int64_t lat[400], t0;
-	unsigned int r, n = rounds < 400 ? rounds : 400;
+	static int64_t lat[2][FANIN_ROUNDS_MAX];
+	unsigned int r, k, ways = cpu_ns ? 2 : 1;
+	unsigned int n = rounds < FANIN_ROUNDS_MAX ? rounds : FANIN_ROUNDS_MAX;
+	int64_t t0;
 	int ret = 0;
 
 	for (r = 0; !ret && r < n; r++) {
-		t0 = megpu_now_ns();
-		ret = sem_fanin_round(gpu, engines, 0, ibs, 0, p, y, r, sync);
-		ret = ret ?: sem_wait(gpu, sync);
-		lat[r] = megpu_now_ns() - t0;
+		for (k = 0; !ret && k < ways; k++) {
+			/* way 0: GPU semaphores; the first way alternates */
+			unsigned int way = (r + k) % ways;
+
+			if (cpu_ns)
+				ret = sem_param_set(way == 0);
+			t0 = megpu_now_ns();
+			ret = ret ?: sem_fanin_round(gpu, engines, 0, ibs, 0, p,
+						     y, r, sync);
+			ret = ret ?: sem_wait(gpu, sync);
+			lat[way][r] = megpu_now_ns() - t0;
+		}
 	}
+	if (cpu_ns)
+		ret = sem_param_set(true) ?: ret;
 	if (ret)
 		return ret;
-	qsort(lat, n, sizeof(lat[0]), cmp64);
-	*lat_ns = lat[n / 2];
+	for (k = 0; k < ways; k++)
+		qsort(lat[k], n, sizeof(lat[k][0]), cmp64);
+	*lat_ns = lat[0][n / 2];
+	if (cpu_ns)
+		*cpu_ns = lat[1][n / 2];
+	return 0;
+}
+
+/* Pipelined rounds per second. */
+static int sem_fanin_pipelined(struct megpu *gpu, unsigned int engines,
+			       unsigned int rounds, struct megpu_bo *ibs,
+			       struct megpu_bo **p, struct megpu_bo *y,
+			       uint32_t sync, double *per_s)
+{
+	unsigned int r;
+	int64_t t0;
+	int ret = 0;
 
 	t0 = megpu_now_ns();
 	for (r = 0; !ret && r < rounds; r++)
@@ -524,10 +560,17 @@ struct sem_result {
  */
 #define GATED_HOPS_MAX 200
 
+/*
+ * One run of one way. @cpu_res: the GPU semaphores' run also times the
+ * one-round fan-in of CPU waits (into @cpu_res), in turns with its own;
+ * NULL for the CPU waits' run (which then does not time it) and where the
+ * way cannot be switched (@both false: @fanin_rounds true).
+ */
 static int bench_sem_mode(struct megpu *gpu, unsigned int engines,
 			  unsigned int a, unsigned int b, unsigned int hops,
 			  unsigned int rounds, unsigned int run,
-			  struct sem_result *res)
+			  struct sem_result *res, struct sem_result *cpu_res,
+			  bool fanin_rounds)
 {
 	unsigned int ghops = hops < GATED_HOPS_MAX ? hops : GATED_HOPS_MAX;
 	double warm, warm_submit;
@@ -552,8 +595,13 @@ static int bench_sem_mode(struct megpu *gpu, unsigned int engines,
 			       &res->hop_ns[run], &res->submit_ns[run]);
 	ret = ret ?: sem_chain_gated(gpu, a, b, ghops, ibs, x, sync,
 				     &res->gated_hop_ns[run]);
-	ret = ret ?: sem_fanin(gpu, engines, rounds, ibs, p, y, sync,
-			       &res->fanin_ns[run], &res->fanin_per_s[run]);
+	if (fanin_rounds && !ret)
+		ret = sem_fanin_rounds(gpu, engines, rounds, ibs, p, y, sync,
+				       &res->fanin_ns[run],
+				       cpu_res ? &cpu_res->fanin_ns[run] :
+						 NULL);
+	ret = ret ?: sem_fanin_pipelined(gpu, engines, rounds, ibs, p, y, sync,
+					 &res->fanin_per_s[run]);
 	ret = ret ?: sem_fanin_gated(gpu, engines, rounds, ibs, p, y, sync,
 				     &res->gated_fanin_ns[run]);
 	for (e = 0; e < engines; e++)
@@ -624,8 +672,11 @@ static int bench_sem(struct megpu *gpu, bool quick)
 				if (ret)
 					break;
 			}
+			/* the one-round fan-in: both ways in the first */
 			ret = bench_sem_mode(gpu, engines, a, b, hops, rounds,
-					     run, &res[mode]);
+					     run, &res[mode],
+					     both && !mode ? &res[1] : NULL,
+					     !mode);
 			if (ret)
 				break;
 		}
@@ -709,12 +760,12 @@ static int bench_sem(struct megpu *gpu, bool quick)
 	       "ways wait for the submitting\n  thread, and the gain is "
 	       "about 1; gated: every job queued behind a\n  delay_us gate, "
 	       "timed from opening it to the last fence, the hop\n  without "
-	       "the submission; fan-in us/round: one round at a time, whose\n"
-	       "  four SUBMITs take about as long as the producers run, so "
-	       "the\n  consumer's WAITs seldom stall and both ways do the "
-	       "same (gain\n  about 1); pipelined: rounds submitted back to "
-	       "back; GPU gain: how\n  many times faster GPU semaphores "
-	       "are)\n");
+	       "the submission; fan-in us/round: one round at a time, the "
+	       "two ways\n  in turns round by round; its four SUBMITs take "
+	       "about as long as\n  the producers run, so the consumer's "
+	       "WAITs seldom stall and both\n  ways do the same (gain about "
+	       "1); pipelined: rounds submitted back\n  to back; GPU gain: "
+	       "how many times faster GPU semaphores are)\n");
 	return 0;
 }
 
