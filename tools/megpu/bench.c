@@ -588,17 +588,17 @@ struct sem_result {
 #define GATED_HOPS_MAX 200
 
 /*
- * One run of one way. @cpu_res: the GPU semaphores' run also times the
- * one-round and pipelined fan-in of CPU waits (into @cpu_res), in turns
- * with its own;
- * NULL for the CPU waits' run (which then does not time it) and where the
- * way cannot be switched (@both false: @fanin_rounds true).
+ * One run of one way. With @fanin, the ungated fan-in rows (one round at
+ * a time and pipelined) too; with @cpu_res as well, those of CPU waits
+ * (into @cpu_res), in turns with its own. bench_sem() asks the GPU
+ * semaphores' run for both and the CPU waits' run for neither; where the
+ * way cannot be switched, for the fan-in alone.
  */
 static int bench_sem_mode(struct megpu *gpu, unsigned int engines,
 			  unsigned int a, unsigned int b, unsigned int hops,
 			  unsigned int rounds, unsigned int run,
 			  struct sem_result *res, struct sem_result *cpu_res,
-			  bool fanin_rounds)
+			  bool fanin)
 {
 	unsigned int ghops = hops < GATED_HOPS_MAX ? hops : GATED_HOPS_MAX;
 	double warm, warm_submit;
@@ -623,12 +623,12 @@ static int bench_sem_mode(struct megpu *gpu, unsigned int engines,
 			       &res->hop_ns[run], &res->submit_ns[run]);
 	ret = ret ?: sem_chain_gated(gpu, a, b, ghops, ibs, x, sync,
 				     &res->gated_hop_ns[run]);
-	if (fanin_rounds && !ret)
+	if (fanin && !ret)
 		ret = sem_fanin_rounds(gpu, engines, rounds, ibs, p, y, sync,
 				       &res->fanin_ns[run],
 				       cpu_res ? &cpu_res->fanin_ns[run] :
 						 NULL);
-	if (fanin_rounds && !ret)
+	if (fanin && !ret)
 		ret = sem_fanin_pipelined(gpu, engines, rounds, ibs, p, y, sync,
 					  &res->fanin_per_s[run],
 					  cpu_res ? &cpu_res->fanin_per_s[run] :
@@ -703,7 +703,7 @@ static int bench_sem(struct megpu *gpu, bool quick)
 				if (ret)
 					break;
 			}
-			/* the one-round fan-in: both ways in the first */
+			/* the ungated fan-in: both ways, in the GPU run */
 			ret = bench_sem_mode(gpu, engines, a, b, hops, rounds,
 					     run, &res[mode],
 					     both && !mode ? &res[1] : NULL,

@@ -345,7 +345,6 @@ static void test_alu_vectors_gang(void)
             if (i / rows < items) {
                 want = alu_vectors[i % rows].expect;
             }
-
             if (le64_to_cpu(out[i]) != want) {
                 g_test_message("%s: lane %u vector %u: 0x%" PRIx64
                                ", expected 0x%" PRIx64, opts[o], i / rows,
