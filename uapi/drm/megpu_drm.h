@@ -177,8 +177,10 @@ struct drm_megpu_get_param {
  * pinned_mb is reached.
  *
  * Errors: -EINVAL for a zero size, a size above 1 GiB, unknown @flags or a
- * non-zero @pad; -ENOSPC when the BO would exceed either pinning limit;
- * -ENOMEM when memory or GPU address space runs out.
+ * non-zero @pad, and when another thread of the file closed the new
+ * handle before the ioctl returned (the BO is gone with it); -ENOSPC when
+ * the BO would exceed either pinning limit; -ENOMEM when memory or GPU
+ * address space runs out.
  */
 struct drm_megpu_gem_create {
 	/** @size: in, bytes; rounded up to the page size. */

@@ -461,7 +461,6 @@ int megpu_ioctl_gem_create(struct drm_device *drm, void *data,
 	struct megpu_file *mfile = file->driver_priv;
 	struct drm_gem_shmem_object *shmem;
 	struct megpu_mapping *mapping;
-	struct drm_gem_object *obj;
 	struct megpu_bo *bo;
 	int ret;
 
@@ -485,16 +484,19 @@ int megpu_ioctl_gem_create(struct drm_device *drm, void *data,
 
 	/* maps the BO into the file's address space, see megpu_gem_open() */
 	ret = drm_gem_handle_create(file, &shmem->base, &args->handle);
+	/*
+	 * The VA from the object, not from the handle: another thread of the
+	 * file may have closed the handle by now, and its number may already
+	 * name another BO (as panfrost_ioctl_create_bo() does).
+	 */
+	mapping = ret ? NULL : megpu_gem_mapping_get(bo, mfile->vm);
 	drm_gem_object_put(&shmem->base);
 	if (ret)
 		return ret;
-
-	ret = megpu_lookup(file, args->handle, &obj, &mapping);
-	if (ret)
-		return ret;
+	if (!mapping)
+		return -EINVAL;	/* that thread guessed and closed the handle */
 	args->va = megpu_mapping_va(mapping);
 	megpu_gem_mapping_put(mapping);
-	drm_gem_object_put(obj);
 	return 0;
 }
 

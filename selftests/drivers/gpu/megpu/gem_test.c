@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Buffer objects: creation and sizes, READ_ONLY, CPU mappings, GEM_INFO,
- * GEM_WAIT against a running job, PRIME between two clients, close.
+ * GEM_WAIT against a running job, PRIME between two clients, close,
+ * GEM_CREATE racing a GEM_CLOSE of its handle on the same file.
  */
 
+#include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <xf86drm.h>
 
@@ -43,6 +47,76 @@ TEST_F(gpu, create_sizes)
 				    bo[k]->va + bo[k]->size <= bo[i]->va);
 	for (i = 0; i < 6; i++)
 		megpu_bo_free(bo[i]);
+}
+
+struct create_race {
+	int fd;
+	volatile int stop;
+	unsigned int made, refused, wrong;
+	int wrong_errno;
+};
+
+/* Close the small handle numbers, which the creators keep reusing. */
+static void *create_race_closer(void *arg)
+{
+	struct create_race *r = arg;
+
+	while (!r->stop)
+		for (uint32_t h = 1; h <= 8; h++) {
+			struct drm_gem_close c = { .handle = h };
+
+			ioctl(r->fd, DRM_IOCTL_GEM_CLOSE, &c);
+		}
+	return NULL;
+}
+
+static void *create_race_creator(void *arg)
+{
+	struct create_race *r = arg;
+
+	for (unsigned int i = 0; i < 20000; i++) {
+		struct drm_megpu_gem_create c = { .size = 4096 };
+
+		if (!ioctl(r->fd, DRM_IOCTL_MEGPU_GEM_CREATE, &c)) {
+			__atomic_add_fetch(&r->made, 1, __ATOMIC_RELAXED);
+			if (!c.va || c.va % MEGPU_PAGE_SIZE)
+				__atomic_add_fetch(&r->wrong, 1,
+						   __ATOMIC_RELAXED);
+		} else if (errno == EINVAL) {
+			/* the closer guessed the handle first (as panfrost) */
+			__atomic_add_fetch(&r->refused, 1, __ATOMIC_RELAXED);
+		} else {
+			r->wrong_errno = errno;
+			__atomic_add_fetch(&r->wrong, 1, __ATOMIC_RELAXED);
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Another thread of the same file closes the handle GEM_CREATE just made
+ * (guessed: handles are small numbers, reused at once). GEM_CREATE must
+ * take the VA from its own object, not by looking the handle up again,
+ * which found no BO (-ENOENT, seen by fuzz_ioctl_test) or, had the number
+ * been reused by then, another BO's address (not told apart here).
+ */
+TEST_F_TIMEOUT(gpu, create_while_another_thread_closes, 120)
+{
+	struct create_race r = { .fd = self->t.gpu.fd };
+	pthread_t closer, creator[2];
+
+	ASSERT_EQ(0, pthread_create(&closer, NULL, create_race_closer, &r));
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&creator[i], NULL,
+					    create_race_creator, &r));
+	for (int i = 0; i < 2; i++)
+		pthread_join(creator[i], NULL);
+	r.stop = 1;
+	pthread_join(closer, NULL);
+	TH_LOG("%u made, %u closed before GEM_CREATE returned, %u wrong "
+	       "(errno %d)", r.made, r.refused, r.wrong, r.wrong_errno);
+	EXPECT_EQ(0, r.wrong);
+	EXPECT_LT(0, r.made);
 }
 
 TEST_F(gpu, mmap_read_write)
