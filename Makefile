@@ -197,6 +197,9 @@ bench-device: qemu
 		QTEST_QEMU_BINARY=./qemu-system-x86_64 \
 		./tests/qtest/megpu-wave-test -m perf \
 		-p /x86_64/megpu/wave/perf/programs 2>&1 | grep -E '^# [a-z]+ +[0-9]'
+	cd $(QEMU_BUILD) && QTEST_QEMU_BINARY=./qemu-system-x86_64 \
+		./tests/qtest/megpu-writes-test -m perf \
+		-p /x86_64/megpu/writes/perf/engines 2>&1 | grep -E '^# engines'
 
 # A timeline (issue 12): `megpu trace` in the guest with TRACE_ARGS (its
 # arguments, comma-separated), written to build/trace.json for Perfetto.

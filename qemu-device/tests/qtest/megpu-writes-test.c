@@ -690,6 +690,89 @@ static void test_writes_replay(void)
     }
 }
 
+/* ---- performance (only with -m perf): one engine against two ---- */
+
+#define PERF_JOBS           16
+#define PERF_N              262144u
+#define PERF_ROUNDS         9
+#define PERF_ARR_PA(e, i)   (0x08000000ull + (e) * 0x01000000ull + \
+                             (i) * 0x00400000ull)
+#define PERF_ARGS_PA(e)     (0x0a000000ull + (e) * 0x1000ull)
+
+static int perf_cmp(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* Engines 0 .. @engines - 1 each run PERF_JOBS VADDs at once: host us */
+static int64_t perf_engines_run(Megpu *m, unsigned engines)
+{
+    int64_t t0;
+
+    for (unsigned e = 0; e < engines; e++) {
+        for (unsigned j = 0; j < PERF_JOBS; j++) {
+            emit_dispatch(&m->ring[e], MEGPU_KERNEL_VADD, PERF_ARGS_PA(e),
+                          PERF_N, 1, 64, 1);
+        }
+    }
+    t0 = g_get_monotonic_time();
+    for (unsigned e = 0; e < engines; e++) {
+        kick(m, e);
+    }
+    for (unsigned e = 0; e < engines; e++) {
+        while (!(erd(m, e, MEGPU_ENG_STATUS) &
+                 (MEGPU_ENG_STATUS_IDLE | MEGPU_ENG_STATUS_FAULTED))) {
+            g_usleep(200);
+        }
+        g_assert_cmphex(erd(m, e, MEGPU_ENG_STATUS) &
+                        MEGPU_ENG_STATUS_FAULTED, ==, 0);
+    }
+    return g_get_monotonic_time() - t0;
+}
+
+/*
+ * The write model's scaling: the same stream of built-in VADDs (each
+ * engine its own arrays) on one engine and on two at once, strict and
+ * relaxed, rounds alternating. Prints medians and the gain of two
+ * engines (2 x one's time / two's time; 2.0 = they never wait for each
+ * other); asserts nothing about time (make bench-device).
+ */
+static void test_perf_engines(void)
+{
+    static const char *const modes[] = {
+        "write-mode=strict", "write-mode=relaxed",
+    };
+
+    for (unsigned mo = 0; mo < ARRAY_SIZE(modes); mo++) {
+        int64_t one[PERF_ROUNDS], two[PERF_ROUNDS];
+        const uint32_t param[3] = { 0 };
+        Megpu m;
+
+        megpu_start_engines_opts(&m, 2, modes[mo]);
+        for (unsigned e = 0; e < 2; e++) {
+            const uint64_t ptr[4] = {
+                PERF_ARR_PA(e, 0), PERF_ARR_PA(e, 1), PERF_ARR_PA(e, 2), 0,
+            };
+
+            write_kargs(&m, PERF_ARGS_PA(e), ptr, PERF_N, param);
+        }
+        for (unsigned r = 0; r < PERF_ROUNDS; r++) {
+            one[r] = perf_engines_run(&m, 1);
+            two[r] = perf_engines_run(&m, 2);
+        }
+        qsort(one, PERF_ROUNDS, sizeof(one[0]), perf_cmp);
+        qsort(two, PERF_ROUNDS, sizeof(two[0]), perf_cmp);
+        g_printerr("# engines %-18s one %6" PRId64 " us  two %6" PRId64
+                   " us  gain %4.2fx (fastest %4.2fx)\n", modes[mo],
+                   one[PERF_ROUNDS / 2], two[PERF_ROUNDS / 2],
+                   2.0 * one[PERF_ROUNDS / 2] / two[PERF_ROUNDS / 2],
+                   2.0 * one[0] / two[0]);
+        megpu_stop_engines(&m);
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -703,5 +786,8 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/writes/mode-switch", test_write_mode_switch);
     qtest_add_func("/megpu/writes/reset", test_writes_reset);
     qtest_add_func("/megpu/writes/replay", test_writes_replay);
+    if (g_test_perf()) {
+        qtest_add_func("/megpu/writes/perf/engines", test_perf_engines);
+    }
     return g_test_run();
 }
