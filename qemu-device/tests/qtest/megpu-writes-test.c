@@ -408,6 +408,46 @@ static void test_writes_order(void)
 }
 
 /*
+ * Writes of two engines to the same bytes land in issue order too: each
+ * engine keeps its queues under its own lock, and a landing that may
+ * have another engine's older write under it pushes that one out first.
+ * Engine 0's write is queued (its engine idles, so its clock stands),
+ * then engine 1 writes the same dword and FLUSHes, which lands its
+ * write: engine 0's older one must land before it, not after.
+ */
+static void test_writes_order_engines(void)
+{
+    const uint64_t x = DATA_PA + 0x6000;
+    unsigned pending = 0;
+    Megpu m;
+
+    megpu_start_engines_opts(&m, 2, RELAXED);
+    for (unsigned i = 1; i <= TRIES; i++) {
+        uint32_t a = 0xa0000000 + i, b = 0xb0000000 + i;
+
+        qtest_writel(m.qts, x, 0);
+        emit_write(&m.ring[0], x, &a, 1);
+        emit_ts(&m.ring[0], SEM_PA, i, 0);
+        kick(&m, 0);
+        mem_poll64(&m, SEM_PA, i);
+        pending += qtest_readl(m.qts, x) == 0;
+
+        emit_write(&m.ring[1], x, &b, 1);
+        emit_flush(&m.ring[1]);
+        emit_ts(&m.ring[1], SEM_PA + 8, i, 0);
+        kick(&m, 1);
+        mem_poll64(&m, SEM_PA + 8, i);
+        g_assert_cmphex(qtest_readl(m.qts, x), ==, b);
+        host_flush(&m);
+        g_assert_cmphex(qtest_readl(m.qts, x), ==, b);
+    }
+    g_test_message("%u/%u rounds with engine 0's write still queued",
+                   pending, TRIES);
+    g_assert_cmpuint(pending, >, TRIES / 2);
+    megpu_stop_engines(&m);
+}
+
+/*
  * A full engine queue stalls the engine; memory use stays bounded. With
  * x-hold-writes nothing drains until virtual time moves, so the queue
  * fills whatever the host's load; each clock step lets the engine go on.
@@ -782,6 +822,7 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/writes/flush-packet", test_flush_packet);
     qtest_add_func("/megpu/writes/idle", test_idle);
     qtest_add_func("/megpu/writes/order", test_writes_order);
+    qtest_add_func("/megpu/writes/order-engines", test_writes_order_engines);
     qtest_add_func("/megpu/writes/stall", test_writes_stall);
     qtest_add_func("/megpu/writes/mode-switch", test_write_mode_switch);
     qtest_add_func("/megpu/writes/reset", test_writes_reset);

@@ -794,7 +794,7 @@ static void megpu_engine_control(MegpuEngine *e, uint32_t val)
         qatomic_set(&e->reset_pending, true);
         megpu_wake_locked(e);
         /* an engine stalled on its write queue or a FLUSH, too */
-        qemu_cond_broadcast(&e->s->wq_cond);
+        qemu_cond_broadcast(&e->wq_cond);
         return;
     }
     if (val & MEGPU_ENG_CTRL_FAULT_ACK) {
@@ -890,7 +890,7 @@ void megpu_engine_reset_sync(MegpuEngine *e)
     e->full_reset = true;
     qatomic_set(&e->reset_pending, true);
     megpu_wake_locked(e);
-    qemu_cond_broadcast(&e->s->wq_cond);
+    qemu_cond_broadcast(&e->wq_cond);
     while (e->reset_pending) {
         qemu_cond_wait(&e->cond, &e->lock);
     }

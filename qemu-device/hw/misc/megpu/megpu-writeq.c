@@ -76,9 +76,24 @@
  * stops all landing, so host flushes and FLUSH packets wait until the
  * test writes 0.
  *
+ * Locks (issue 25: two engines posting took turns at one lock, and ran
+ * no faster than one). Each engine's queues, heaps, filter and clock are
+ * under its own wq_lock, and its thread posts, reads its own writes and
+ * moves and lands its own entries holding only that. Issue numbers and
+ * stage 2's fill are atomic counters. What looks at more than one
+ * engine holds the device's wq_lock and then every engine's by index
+ * (megpu_wq_lock_all): a landing whose bytes another engine's filter
+ * may hold (the older write must land first), a direct write over
+ * queued ones, flushes, making room in a full stage 2, the timer, resets
+ * and mode switches. An engine that finds it needs them drops its own
+ * and takes them all (megpu_wq_escalate) before it changes anything it
+ * cannot finish, and looks again. The order is the model's either way:
+ * one engine's stream and the writes qtest's reference trace are the
+ * same as with a single lock.
+ *
  * The MC thread serves host flushes only. It never takes the BQL or an
- * engine lock. The virtual-time timer runs under the BQL and takes only
- * @wq_lock (the order MMIO handlers use too).
+ * engine's (packet) lock. The virtual-time timer runs under the BQL and
+ * takes the write locks only (the order MMIO handlers use too).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -94,9 +109,8 @@
 #include "trace.h"
 
 struct MegpuWrite {
-    QTAILQ_ENTRY(MegpuWrite) link;      /* e->wq, or s->mc_queue */
-    QSLIST_ENTRY(MegpuWrite) done;      /* s->wq_landed */
-    QTAILQ_ENTRY(MegpuWrite) elink;     /* e->wq_mc, in stage 2 */
+    QTAILQ_ENTRY(MegpuWrite) link;      /* e->wq, or e->wq_mc in stage 2 */
+    QSLIST_ENTRY(MegpuWrite) done;      /* e->wq_landed */
     MegpuEngine *e;
     uint64_t seq;               /* issue order, device-wide */
     int64_t due;                /* tick of e's clock it leaves its stage */
@@ -125,38 +139,45 @@ typedef struct MegpuFlush {
 #define MEGPU_WQ_BUSY_SLACK 50
 
 /*
- * wq_lock on an engine's hot paths (a post, a packet's tick, its reads
- * and direct writes): try it for a few microseconds before sleeping.
- * A post holds it about a microsecond, but a thread that sleeps on it is
- * woken some 100 us later on a busy host, and two engines posting at
- * once would take turns at that pace (an off-CPU profile showed it).
+ * An engine's wq_lock on its hot paths (a post, a packet's tick, its
+ * reads): try it for a few microseconds before sleeping. It is held
+ * about a microsecond at a time, but a thread that sleeps on it is woken
+ * some 100 us later on a busy host (an off-CPU profile showed engines
+ * taking turns at that pace when they shared one lock).
  */
 #define MEGPU_WQ_LOCK_SPINS 2000
 
-static void megpu_wq_lock_hot(MegpuState *s)
+static void megpu_wq_lock_own(MegpuEngine *e)
 {
     for (unsigned i = 0; i < MEGPU_WQ_LOCK_SPINS; i++) {
-        if (!qemu_mutex_trylock(&s->wq_lock)) {
+        if (!qemu_mutex_trylock(&e->wq_lock)) {
             return;
         }
         cpu_relax();
     }
-    qemu_mutex_lock(&s->wq_lock);
+    qemu_mutex_lock(&e->wq_lock);
 }
 
 /*
- * Landed and dropped entries wait on s->wq_landed for whoever unlocks
- * wq_lock next, who unmaps and frees them: unmapping (the dirty log,
- * the memory region's reference) and freeing need no lock, and every
- * engine's posts wait for wq_lock (the copy into RAM, the landing
- * itself, stays under it, in order).
+ * Whatever looks at more than one engine's queues (a landing that may
+ * push out another engine's older write, the oldest write of all, a
+ * flush, a reset) holds the device's wq_lock and every engine's.
  */
-static void megpu_wq_unlock(MegpuState *s)
+static void megpu_wq_lock_all(MegpuState *s)
 {
-    MegpuWrite *w = QSLIST_FIRST(&s->wq_landed);
+    qemu_mutex_lock(&s->wq_lock);
+    for (unsigned n = 0; n < s->num_engines; n++) {
+        qemu_mutex_lock(&s->engines[n].wq_lock);
+    }
+}
 
-    QSLIST_INIT(&s->wq_landed);
-    qemu_mutex_unlock(&s->wq_lock);
+/*
+ * Unmap and free entries that landed or were dropped: the dirty log and
+ * the memory region's reference need no lock, so this runs after the
+ * unlock (the copy into RAM, the landing itself, stays under it).
+ */
+static void megpu_wq_free_landed(MegpuState *s, MegpuWrite *w)
+{
     while (w) {
         MegpuWrite *next = QSLIST_NEXT(w, done);
 
@@ -165,6 +186,76 @@ static void megpu_wq_unlock(MegpuState *s)
         }
         g_free(w);
         w = next;
+    }
+}
+
+/* Take @e's landed entries off its list (its wq_lock held). */
+static MegpuWrite *megpu_wq_take_landed(MegpuEngine *e, MegpuWrite *more)
+{
+    MegpuWrite *w = QSLIST_FIRST(&e->wq_landed), *last = w;
+
+    if (!w) {
+        return more;
+    }
+    QSLIST_INIT(&e->wq_landed);
+    while (QSLIST_NEXT(last, done)) {
+        last = QSLIST_NEXT(last, done);
+    }
+    last->done.sle_next = more;
+    return w;
+}
+
+static void megpu_wq_unlock_own(MegpuEngine *e)
+{
+    MegpuWrite *w = megpu_wq_take_landed(e, NULL);
+
+    qemu_mutex_unlock(&e->wq_lock);
+    megpu_wq_free_landed(e->s, w);
+}
+
+static void megpu_wq_unlock_all(MegpuState *s)
+{
+    MegpuWrite *w = NULL;
+
+    for (unsigned n = s->num_engines; n-- > 0;) {
+        w = megpu_wq_take_landed(&s->engines[n], w);
+        qemu_mutex_unlock(&s->engines[n].wq_lock);
+    }
+    qemu_mutex_unlock(&s->wq_lock);
+    megpu_wq_free_landed(s, w);
+}
+
+/* Unlock what megpu_wq_escalate() says is held: @e's, or all. */
+static void megpu_wq_unlock_held(MegpuEngine *e, bool all)
+{
+    if (all) {
+        megpu_wq_unlock_all(e->s);
+    } else {
+        megpu_wq_unlock_own(e);
+    }
+}
+
+/*
+ * @e's own lock is not enough (a landing may push out another engine's
+ * write, stage 2 is full of others' entries): drop it and take them all,
+ * in order. Meanwhile others may have moved @e's entries on, which is
+ * what could have happened at any unlock; callers look again.
+ */
+static void megpu_wq_escalate(MegpuEngine *e, bool *all)
+{
+    if (*all) {
+        return;
+    }
+    megpu_wq_unlock_own(e);
+    megpu_wq_lock_all(e->s);
+    *all = true;
+}
+
+/* Wake the engines waiting for room or for their writes to land. */
+static void megpu_wq_broadcast(MegpuState *s)
+{
+    for (unsigned n = 0; n < s->num_engines; n++) {
+        qemu_cond_broadcast(&s->engines[n].wq_cond);
     }
 }
 
@@ -276,19 +367,24 @@ static bool megpu_wq_overlap(const MegpuWrite *w, hwaddr pa, uint64_t len)
 
 /*
  * Which bytes may hold an engine's pending writes: a counting filter,
- * one counter of MEGPU_WQ_FILTER_BITS per 256-byte granule of guest
- * memory, by a multiplicative hash; an entry counts its granules up when
- * it is queued and down when it lands, so the filter describes the
- * writes pending now, however long a stream of writes never lets the
- * queues empty (a filter of bits cleared only on empty queues filled up
- * within a batch of tasks, and then every read took wq_lock and walked
- * the queues). An engine's reads and the direct writes that order
- * against the queues look at the counters first and take wq_lock only
- * when a granule they touch may have a pending write. An engine has at
- * most MEGPU_WRITE_QUEUE_DEPTH + MEGPU_MC_QUEUE_DEPTH entries of at most
- * a page each pending, which a 16-bit counter holds.
+ * one of MEGPU_WQ_FILTER_BITS counters per page of guest memory, by a
+ * multiplicative hash; an entry counts its page up when it is queued and
+ * down when it lands, so the filter describes the writes pending now,
+ * however long a stream of writes never lets the queues empty (a filter
+ * of bits cleared only on empty queues filled up within a batch of
+ * tasks, and then every read took the lock and walked the queues). An
+ * engine's reads, the direct writes that order against the queues and
+ * a landing that must know whether another engine has an older write
+ * to the same bytes look at the counters first, and at queues only when
+ * a page they touch may have a pending write. Pages, not smaller
+ * granules: an engine streaming writes has a few hundred entries of a
+ * page each pending, which with 256-byte granules filled a fifth of the
+ * buckets, so that a page's landing nearly always found "may" in the
+ * other engine's filter and had to look at its queues under its lock.
+ * An engine has at most MEGPU_WRITE_QUEUE_DEPTH + MEGPU_MC_QUEUE_DEPTH
+ * entries of at most a page each pending, which a 16-bit counter holds.
  */
-#define MEGPU_WQ_GRAIN_SHIFT    8
+#define MEGPU_WQ_GRAIN_SHIFT    12
 
 static unsigned megpu_wq_grain_bit(hwaddr g)
 {
@@ -299,7 +395,7 @@ static unsigned megpu_wq_grain_bit(hwaddr g)
     return (g * 0x9e3779b97f4a7c15ull) >> (64 - 14);
 }
 
-/* Count [pa, pa + len) in or out of @e's filter (wq_lock held). */
+/* Count [pa, pa + len) in or out of @e's filter (its wq_lock held). */
 static void megpu_wq_mark_locked(MegpuEngine *e, hwaddr pa, uint32_t len,
                                  int delta)
 {
@@ -426,10 +522,9 @@ static void megpu_wq_unlink_locked(MegpuState *s, MegpuWrite *w)
     MegpuEngine *e = w->e;
 
     if (w->in_mc) {
-        QTAILQ_REMOVE(&s->mc_queue, w, link);
-        QTAILQ_REMOVE(&e->wq_mc, w, elink);
+        QTAILQ_REMOVE(&e->wq_mc, w, link);
         megpu_wq_heap_remove(&e->wq_mc_due, w);
-        s->mc_len--;
+        qatomic_dec(&s->mc_len);
     } else {
         QTAILQ_REMOVE(&e->wq, w, link);
         megpu_wq_heap_remove(&e->wq_due, w);
@@ -437,15 +532,15 @@ static void megpu_wq_unlink_locked(MegpuState *s, MegpuWrite *w)
         megpu_wq_close_locked(e, w);
     }
     qatomic_set(&e->wq_pending, e->wq_pending - 1);
-    qatomic_set(&s->wq_total, s->wq_total - 1);
+    qatomic_dec(&s->wq_total);
     megpu_wq_mark_locked(e, w->pa, w->len, -1);
 }
 
-/* Unlink @w; megpu_wq_unlock() unmaps and frees it. */
+/* Unlink @w; the unlock of its engine's wq_lock unmaps and frees it. */
 static void megpu_wq_forget_locked(MegpuState *s, MegpuWrite *w)
 {
     megpu_wq_unlink_locked(s, w);
-    QSLIST_INSERT_HEAD(&s->wq_landed, w, done);
+    QSLIST_INSERT_HEAD(&w->e->wq_landed, w, done);
 }
 
 /* Write one entry to RAM and forget it. */
@@ -483,43 +578,78 @@ static void megpu_wq_land_one_locked(MegpuState *s, MegpuWrite *w)
     } while (0)
 
 /*
- * The oldest pending entry older than @seq that overlaps [pa, pa + len).
- * Every engine's two stages are sorted by issue number, so each scan
- * stops early; an engine whose filter clears the range has none. @self:
- * the pending entry for the range being landed (NULL for a direct write),
+ * The oldest pending entry older than @seq that overlaps [pa, pa + len),
+ * of every engine (@only NULL: all wq_locks held) or of @only's. Every
+ * engine's two stages are sorted by issue number, so each scan stops
+ * early; an engine whose filter clears the range has none. @self: the
+ * pending entry for the range being landed (NULL for a direct write),
  * which its engine's filter does not count against it.
  */
 static MegpuWrite *megpu_wq_older_overlap(MegpuState *s, hwaddr pa,
                                           uint64_t len, uint64_t seq,
-                                          const MegpuWrite *self)
+                                          const MegpuWrite *self,
+                                          MegpuEngine *only)
 {
     MegpuWrite *best = NULL;
 
     for (unsigned n = 0; n < s->num_engines; n++) {
         MegpuEngine *e = &s->engines[n];
 
-        if (!e->wq_pending || !megpu_wq_may_pend_other(e, pa, len, self)) {
+        if ((only && e != only) || !e->wq_pending ||
+            !megpu_wq_may_pend_other(e, pa, len, self)) {
             continue;
         }
         MEGPU_WQ_FIND_OLDER(&e->wq, link, pa, len, seq, &best);
-        MEGPU_WQ_FIND_OLDER(&e->wq_mc, elink, pa, len, seq, &best);
+        MEGPU_WQ_FIND_OLDER(&e->wq_mc, link, pa, len, seq, &best);
     }
     return best;
 }
 
-/* Land @w, first the older writes to the same bytes, in issue order. */
-static void megpu_wq_land_locked(MegpuState *s, MegpuWrite *w)
+/*
+ * Could another engine than @w's have a pending write to @w's bytes?
+ * Read without their locks. An engine counts an entry in its filter
+ * before it takes the entry's issue number (megpu_wq_post), and issue
+ * numbers are one atomic counter, so every write issued before @w is
+ * counted by the time @w's engine looks: "no" is the truth for every
+ * write older than @w, and those are all that land before it.
+ */
+static bool megpu_wq_others_may_pend(MegpuState *s, const MegpuWrite *w)
 {
+    for (unsigned n = 0; n < s->num_engines; n++) {
+        MegpuEngine *o = &s->engines[n];
+
+        if (o != w->e && qatomic_read(&o->wq_pending) &&
+            megpu_wq_may_pend(o, w->pa, w->len)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * Land @w, first the older writes to the same bytes, in issue order.
+ * With only @w's engine's wq_lock held (!@all), an entry lands only if
+ * no other engine may have a write to its bytes; false when one may
+ * (the entries landed so far are in RAM, @w is not): the caller takes
+ * every lock and lands it then.
+ */
+static bool megpu_wq_land_locked(MegpuState *s, MegpuWrite *w, bool all)
+{
+    MegpuEngine *only = all ? NULL : w->e;
+
     for (;;) {
         MegpuWrite *cur = w, *p;
 
         while ((p = megpu_wq_older_overlap(s, cur->pa, cur->len, cur->seq,
-                                           cur))) {
+                                           cur, only))) {
             cur = p;
+        }
+        if (!all && megpu_wq_others_may_pend(s, cur)) {
+            return false;
         }
         megpu_wq_land_one_locked(s, cur);
         if (cur == w) {
-            return;
+            return true;
         }
     }
 }
@@ -527,13 +657,17 @@ static void megpu_wq_land_locked(MegpuState *s, MegpuWrite *w)
 /* Oldest pending write (NULL if none): heads of the sorted stages. */
 static MegpuWrite *megpu_wq_oldest_locked(MegpuState *s)
 {
-    MegpuWrite *best = QTAILQ_FIRST(&s->mc_queue);
+    MegpuWrite *best = NULL;
 
     for (unsigned n = 0; n < s->num_engines; n++) {
         MegpuWrite *w = QTAILQ_FIRST(&s->engines[n].wq);
+        MegpuWrite *m = QTAILQ_FIRST(&s->engines[n].wq_mc);
 
         if (w && (!best || w->seq < best->seq)) {
             best = w;
+        }
+        if (m && (!best || m->seq < best->seq)) {
+            best = m;
         }
     }
     return best;
@@ -548,11 +682,14 @@ static void megpu_flush_done_locked(MegpuState *s, uint32_t count)
     megpu_raise_irq(s, MEGPU_VEC_MISC);
 }
 
-/* Complete the host flushes, in start order, whose writes have landed. */
+/*
+ * Complete the host flushes, in start order, whose writes have landed
+ * (every wq_lock held).
+ */
 static void megpu_flush_check_locked(MegpuState *s)
 {
     MegpuWrite *oldest = megpu_wq_oldest_locked(s);
-    uint64_t landed_below = oldest ? oldest->seq : s->wq_seq;
+    uint64_t landed_below = oldest ? oldest->seq : qatomic_read(&s->wq_seq);
     unsigned done = 0;
 
     while (done < s->flushes->len &&
@@ -569,6 +706,7 @@ static void megpu_flush_check_locked(MegpuState *s)
     if (!s->flushes->len) {
         s->flush_status &= ~MEGPU_FLUSH_STATUS_BUSY;
     }
+    qatomic_set(&s->flushes_waiting, s->flushes->len);
 }
 
 /* Insert @w into @head (linked by @field), keeping it in issue order. */
@@ -587,15 +725,26 @@ static void megpu_flush_check_locked(MegpuState *s)
     } while (0)
 
 /*
- * Insert into the MC queue and its engine's stage-2 list, keeping both
- * sorted (arrivals are mostly late).
+ * Take a place in stage 2, which all engines share: false when it is
+ * full. Stage 2 is each engine's list of its entries there and this
+ * count.
  */
-static void megpu_mc_insert_locked(MegpuState *s, MegpuWrite *w)
+static bool megpu_mc_take_room(MegpuState *s)
 {
-    MegpuEngine *e = w->e;
+    uint32_t len = qatomic_read(&s->mc_len);
 
-    MEGPU_WQ_INSERT_SORTED(&s->mc_queue, w, link);
-    MEGPU_WQ_INSERT_SORTED(&e->wq_mc, w, elink);
+    for (;;) {
+        uint32_t seen;
+
+        if (len >= MEGPU_MC_QUEUE_DEPTH) {
+            return false;
+        }
+        seen = qatomic_cmpxchg(&s->mc_len, len, len + 1);
+        if (seen == len) {
+            return true;
+        }
+        len = seen;
+    }
 }
 
 /*
@@ -608,7 +757,7 @@ static int64_t megpu_wq_next_due_locked(MegpuState *s, MegpuEngine *e)
     MegpuWrite *w2 = megpu_wq_heap_min(&e->wq_mc_due);
     int64_t next = w2 ? w2->due : INT64_MAX;
 
-    if (w1 && s->mc_len < MEGPU_MC_QUEUE_DEPTH) {
+    if (w1 && qatomic_read(&s->mc_len) < MEGPU_MC_QUEUE_DEPTH) {
         next = MIN(next, w1->due);
     }
     return next;
@@ -622,28 +771,36 @@ static gint megpu_wq_by_seq(gconstpointer a, gconstpointer b)
     return wa->seq < wb->seq ? -1 : wa->seq > wb->seq;
 }
 
-/* Take @h's entries due by @t out of it, into s->wq_ticked by issue number */
-static void megpu_wq_take_due_locked(MegpuState *s, MegpuWqHeap *h,
+/*
+ * Take @h's entries due by @t out of it, into @e's wq_ticked by issue
+ * number.
+ */
+static void megpu_wq_take_due_locked(MegpuEngine *e, MegpuWqHeap *h,
                                      int64_t t)
 {
     MegpuWrite *w;
 
-    g_ptr_array_set_size(s->wq_ticked, 0);
+    g_ptr_array_set_size(e->wq_ticked, 0);
     while ((w = megpu_wq_heap_min(h)) && w->due <= t) {
         megpu_wq_heap_remove(h, w);
-        g_ptr_array_add(s->wq_ticked, w);
+        g_ptr_array_add(e->wq_ticked, w);
     }
-    if (s->wq_ticked->len > 1) {
-        g_ptr_array_sort(s->wq_ticked, megpu_wq_by_seq);
+    if (e->wq_ticked->len > 1) {
+        g_ptr_array_sort(e->wq_ticked, megpu_wq_by_seq);
     }
 }
 
 /*
  * Tick @t of @e's clock: its stage-2 entries due by then land, then its
  * stage-1 entries due move on while stage 2 has room, in issue order.
+ * False, with the tick's landings not all done, if one needs every
+ * engine's lock and only @e's is held (!@all); the caller takes them
+ * and runs the tick again, which lands the rest.
  */
-static void megpu_wq_tick_locked(MegpuState *s, MegpuEngine *e, int64_t t)
+static bool megpu_wq_tick_locked(MegpuState *s, MegpuEngine *e, int64_t t,
+                                 bool all)
 {
+    GPtrArray *ticked = e->wq_ticked;
     MegpuWrite *w;
     guint i;
 
@@ -651,14 +808,21 @@ static void megpu_wq_tick_locked(MegpuState *s, MegpuEngine *e, int64_t t)
      * Landing one pushes out only older writes to the same bytes: none
      * of the later ones taken here, and the earlier ones have landed.
      */
-    megpu_wq_take_due_locked(s, &e->wq_mc_due, t);
-    for (i = 0; i < s->wq_ticked->len; i++) {
-        megpu_wq_land_locked(s, g_ptr_array_index(s->wq_ticked, i));
+    megpu_wq_take_due_locked(e, &e->wq_mc_due, t);
+    for (i = 0; i < ticked->len; i++) {
+        if (!megpu_wq_land_locked(s, g_ptr_array_index(ticked, i), all)) {
+            /* the rest stay due, as they were */
+            for (; i < ticked->len; i++) {
+                megpu_wq_heap_push(&e->wq_mc_due,
+                                   g_ptr_array_index(ticked, i));
+            }
+            return false;
+        }
     }
-    megpu_wq_take_due_locked(s, &e->wq_due, t);
-    for (i = 0; i < s->wq_ticked->len; i++) {
-        w = g_ptr_array_index(s->wq_ticked, i);
-        if (s->mc_len >= MEGPU_MC_QUEUE_DEPTH) {
+    megpu_wq_take_due_locked(e, &e->wq_due, t);
+    for (i = 0; i < ticked->len; i++) {
+        w = g_ptr_array_index(ticked, i);
+        if (!megpu_mc_take_room(s)) {
             /* waits for room: a stage-2 entry lands before long */
             megpu_wq_heap_push(&e->wq_due, w);
             continue;
@@ -668,45 +832,80 @@ static void megpu_wq_tick_locked(MegpuState *s, MegpuEngine *e, int64_t t)
         megpu_wq_close_locked(e, w);
         w->in_mc = true;
         w->due = MAX(w->due, t) + w->delay2;
-        megpu_mc_insert_locked(s, w);
+        MEGPU_WQ_INSERT_SORTED(&e->wq_mc, w, link);
         megpu_wq_heap_push(&e->wq_mc_due, w);
-        s->mc_len++;
-        trace_megpu_wq_move(e->idx, w->seq, s->mc_len);
+        trace_megpu_wq_move(e->idx, w->seq, qatomic_read(&s->mc_len));
     }
+    return true;
 }
+
+/* What catching up did */
+enum {
+    MEGPU_WQ_SAME,              /* nothing moved or landed */
+    MEGPU_WQ_CHANGED,
+    MEGPU_WQ_NEED_ALL,          /* stopped: needs every engine's lock */
+};
 
 /*
  * Bring @e's entries up to its clock, one tick with work at a time, so
  * that the result depends only on the clock, not on when or by which
- * thread this runs. Returns whether anything moved or landed.
+ * thread this runs. With only @e's wq_lock held (!@all) it may stop
+ * early (MEGPU_WQ_NEED_ALL); with every lock it never does.
  */
-static bool megpu_wq_catch_up_locked(MegpuState *s, MegpuEngine *e)
+static int megpu_wq_catch_up_locked(MegpuState *s, MegpuEngine *e, bool all)
 {
     int64_t clock = megpu_wq_clock(s, e), t;
     bool changed = false;
+    int ret = MEGPU_WQ_SAME;
 
     while ((t = megpu_wq_next_due_locked(s, e)) <= clock) {
-        megpu_wq_tick_locked(s, e, t);
+        if (!megpu_wq_tick_locked(s, e, t, all)) {
+            ret = MEGPU_WQ_NEED_ALL;
+            break;
+        }
         changed = true;
     }
     if (t != INT64_MAX) {
         megpu_wq_arm_locked(s, e, t);
     }
-    if (changed) {
-        megpu_flush_check_locked(s);
-        /* room in a stage-1 queue, or an engine's writes landed */
-        qemu_cond_broadcast(&s->wq_cond);
+    if (changed || ret == MEGPU_WQ_NEED_ALL) {
+        /* room in a queue, or writes landed: flushes may be done */
+        if (all) {
+            megpu_flush_check_locked(s);
+        } else if (qatomic_read(&s->flushes_waiting)) {
+            event_notifier_set(&s->mc_notify);
+        }
+        megpu_wq_broadcast(s);
     }
-    return changed;
+    return ret == MEGPU_WQ_NEED_ALL ? ret :
+           changed ? MEGPU_WQ_CHANGED : MEGPU_WQ_SAME;
+}
+
+/*
+ * Catch @e up holding its own wq_lock, or every engine's if a landing
+ * needs them (*@all then true: unlock with megpu_wq_unlock_held()).
+ * Whether anything moved or landed (perhaps, after taking the locks).
+ */
+static bool megpu_wq_catch_up(MegpuState *s, MegpuEngine *e, bool *all)
+{
+    int r = megpu_wq_catch_up_locked(s, e, *all);
+
+    if (r != MEGPU_WQ_NEED_ALL) {
+        return r == MEGPU_WQ_CHANGED;
+    }
+    megpu_wq_escalate(e, all);
+    megpu_wq_catch_up_locked(s, e, true);
+    return true;
 }
 
 /*
  * Something waits for the memory system (a host flush, a FLUSH packet,
  * a full queue): advance @e's clock to its next tick with work. Time
  * passes faster, the order stays the same. False if @e has none (its
- * stage-1 entries wait for room in stage 2) or writes are held.
+ * stage-1 entries wait for room in stage 2) or writes are held. As
+ * megpu_wq_catch_up() about the locks.
  */
-static bool megpu_wq_fast_forward_locked(MegpuState *s, MegpuEngine *e)
+static bool megpu_wq_fast_forward(MegpuState *s, MegpuEngine *e, bool *all)
 {
     int64_t t = megpu_wq_next_due_locked(s, e), clock;
 
@@ -717,44 +916,50 @@ static bool megpu_wq_fast_forward_locked(MegpuState *s, MegpuEngine *e)
     if (t > clock) {
         e->wq_steps += t - clock;
     }
-    megpu_wq_catch_up_locked(s, e);
+    megpu_wq_catch_up(s, e, all);
     return true;
 }
 
 /*
  * Stage 2 is full of other engines' entries: fast-forward the engine of
- * the one due first, which makes room.
+ * the one due first, which makes room (every wq_lock held).
  */
 static bool megpu_wq_make_room_locked(MegpuState *s)
 {
-    MegpuWrite *w, *first = NULL;
+    MegpuEngine *first = NULL;
+    int64_t first_in = 0;
+    bool all = true;
 
     if (megpu_wq_ff_held(s)) {
         return false;
     }
-    QTAILQ_FOREACH(w, &s->mc_queue, link) {
-        if (!first || w->due - megpu_wq_clock(s, w->e) <
-            first->due - megpu_wq_clock(s, first->e)) {
-            first = w;
+    for (unsigned n = 0; n < s->num_engines; n++) {
+        MegpuEngine *e = &s->engines[n];
+        MegpuWrite *w = megpu_wq_heap_min(&e->wq_mc_due);
+        int64_t in = w ? w->due - megpu_wq_clock(s, e) : 0;
+
+        if (w && (!first || in < first_in)) {
+            first = e;
+            first_in = in;
         }
     }
-    return first && megpu_wq_fast_forward_locked(s, first->e);
+    return first && megpu_wq_fast_forward(s, first, &all);
 }
 
 /* The engine ran a packet: one tick of its clock. */
 void megpu_wq_tick(MegpuEngine *e)
 {
     MegpuState *s = e->s;
-    bool changed;
+    bool changed, all = false;
 
     if (!qatomic_read(&e->wq_pending) || s->hold_writes ||
         megpu_wq_time_held(s)) {
         return;
     }
-    megpu_wq_lock_hot(s);
+    megpu_wq_lock_own(e);
     e->wq_steps++;
-    changed = megpu_wq_catch_up_locked(s, e);
-    megpu_wq_unlock(s);
+    changed = megpu_wq_catch_up(s, e, &all);
+    megpu_wq_unlock_held(e, all);
     if (changed) {
         /* a landed write may be the value a WAIT watches */
         megpu_wake_waiters(s);
@@ -768,15 +973,15 @@ void megpu_wq_tick(MegpuEngine *e)
 void megpu_wq_engine_drained(MegpuEngine *e)
 {
     MegpuState *s = e->s;
-    bool changed;
+    bool changed, all = false;
 
     if (!qatomic_read(&e->wq_pending)) {
         return;
     }
-    qemu_mutex_lock(&s->wq_lock);
+    qemu_mutex_lock(&e->wq_lock);
     /* catching up arms the timer for the next entry due */
-    changed = !megpu_wq_time_held(s) && megpu_wq_catch_up_locked(s, e);
-    megpu_wq_unlock(s);
+    changed = !megpu_wq_time_held(s) && megpu_wq_catch_up(s, e, &all);
+    megpu_wq_unlock_held(e, all);
     if (changed) {
         megpu_wake_waiters(s);
     }
@@ -792,14 +997,15 @@ static void megpu_mc_timer_cb(void *opaque)
     MegpuState *s = opaque;
     bool changed = false;
 
-    qemu_mutex_lock(&s->wq_lock);
+    megpu_wq_lock_all(s);
     for (unsigned n = 0; n < s->num_engines && !megpu_wq_time_held(s); n++) {
         if (s->engines[n].wq_pending) {
-            changed |= megpu_wq_catch_up_locked(s, &s->engines[n]);
+            changed |= megpu_wq_catch_up_locked(s, &s->engines[n], true) ==
+                       MEGPU_WQ_CHANGED;
         }
     }
     megpu_flush_check_locked(s);
-    megpu_wq_unlock(s);
+    megpu_wq_unlock_all(s);
     if (changed) {
         megpu_wake_waiters(s);
     }
@@ -820,18 +1026,19 @@ static void *megpu_mc_thread(void *opaque)
 
     /* landing maps RAM with address_space_map, which uses RCU */
     rcu_register_thread();
-    qemu_mutex_lock(&s->wq_lock);
+    megpu_wq_lock_all(s);
     while (!s->mc_stop) {
         MegpuWrite *oldest = NULL;
+        bool all = true;
 
         megpu_flush_check_locked(s);
         if (s->flushes->len && !megpu_wq_ff_held(s)) {
             oldest = megpu_wq_oldest_locked(s);
-            if (oldest && !megpu_wq_fast_forward_locked(s, oldest->e)) {
+            if (oldest && !megpu_wq_fast_forward(s, oldest->e, &all)) {
                 megpu_wq_make_room_locked(s);
             }
         }
-        megpu_wq_unlock(s);
+        megpu_wq_unlock_all(s);
         if (oldest) {
             /* a landed write may be the value a WAIT watches */
             megpu_wake_waiters(s);
@@ -839,9 +1046,9 @@ static void *megpu_mc_thread(void *opaque)
             qemu_poll_ns(&pfd, 1, -1);
             event_notifier_test_and_clear(&s->mc_notify);
         }
-        qemu_mutex_lock(&s->wq_lock);
+        megpu_wq_lock_all(s);
     }
-    megpu_wq_unlock(s);
+    megpu_wq_unlock_all(s);
     rcu_unregister_thread();
     return NULL;
 }
@@ -858,18 +1065,37 @@ bool megpu_wq_relaxed(MegpuState *s)
  * same way however busy the host is. A reset cuts the wait short; so
  * does a switch to strict mode, where nothing is queued.
  */
+/*
+ * One step of a wait for @e's writes (a full queue, a FLUSH packet):
+ * fast-forward @e, or else make room in stage 2, or else wait a little
+ * for others. Holds @e's wq_lock or, once needed, every engine's (*@all).
+ */
+static void megpu_wq_wait_step(MegpuState *s, MegpuEngine *e, bool *all)
+{
+    if (megpu_wq_fast_forward(s, e, all)) {
+        return;
+    }
+    megpu_wq_escalate(e, all);
+    if (!megpu_wq_make_room_locked(s)) {
+        /* the others' engine threads and the timer land them */
+        megpu_wq_unlock_all(s);
+        *all = false;
+        qemu_mutex_lock(&e->wq_lock);
+        qemu_cond_timedwait(&e->wq_cond, &e->wq_lock, 1);
+    }
+}
+
 bool megpu_wq_reserve(MegpuExec *x)
 {
     MegpuEngine *e = x->e;
     MegpuState *s = e->s;
-    bool counted = false, ok = true;
+    bool counted = false, ok = true, all = false;
 
     if (qatomic_read(&e->wq_len) < MEGPU_WRITE_QUEUE_DEPTH) {
         return true;
     }
-    qemu_mutex_lock(&s->wq_lock);
-    while (e->wq_len >= MEGPU_WRITE_QUEUE_DEPTH &&
-           s->write_mode == MEGPU_WRITE_MODE_RELAXED) {
+    qemu_mutex_lock(&e->wq_lock);
+    while (e->wq_len >= MEGPU_WRITE_QUEUE_DEPTH && megpu_wq_relaxed(s)) {
         if (megpu_engine_should_abort(e)) {
             x->aborted = true;
             ok = false;
@@ -880,12 +1106,9 @@ bool megpu_wq_reserve(MegpuExec *x)
             qatomic_inc(&e->stalled_writes);
             trace_megpu_wq_stall(e->idx, e->wq_len);
         }
-        if (!megpu_wq_fast_forward_locked(s, e) &&
-            !megpu_wq_make_room_locked(s)) {
-            qemu_cond_timedwait(&s->wq_cond, &s->wq_lock, 1);
-        }
+        megpu_wq_wait_step(s, e, &all);
     }
-    megpu_wq_unlock(s);
+    megpu_wq_unlock_held(e, all);
     megpu_wake_waiters(s);
     return ok;
 }
@@ -952,7 +1175,7 @@ static bool megpu_wq_append_locked(MegpuExec *x, hwaddr pa, void *host,
         return false;
     }
     for (unsigned n = 0; n < s->num_engines; n++) {
-        if (s->engines[n].wq_pending &&
+        if (qatomic_read(&s->engines[n].wq_pending) &&
             megpu_wq_may_pend_after(&s->engines[n], pa, len, w)) {
             return false;
         }
@@ -969,12 +1192,12 @@ static bool megpu_wq_append_locked(MegpuExec *x, hwaddr pa, void *host,
 }
 
 /*
- * A write was issued (wq_lock held, released here): a tick of the
+ * A write was issued (@e's wq_lock held, released here): a tick of the
  * engine's clock, and the entries catch up with it.
  */
 static void megpu_wq_issued(MegpuState *s, MegpuEngine *e, int64_t due)
 {
-    bool changed;
+    bool changed, all = false;
 
     if (!s->hold_writes) {
         e->wq_steps++;
@@ -983,11 +1206,11 @@ static void megpu_wq_issued(MegpuState *s, MegpuEngine *e, int64_t due)
      * The catch-up may land the entry just posted and free it: virtual
      * time moves on its own (ASan found this in a guest boot).
      */
-    changed = !megpu_wq_time_held(s) && megpu_wq_catch_up_locked(s, e);
+    changed = !megpu_wq_time_held(s) && megpu_wq_catch_up(s, e, &all);
     if (due != INT64_MAX) {
         megpu_wq_arm_locked(s, e, due);
     }
-    megpu_wq_unlock(s);
+    megpu_wq_unlock_held(e, all);
     if (changed) {
         megpu_wake_waiters(s);
     }
@@ -1009,13 +1232,13 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
 
     /* the engine thread alone opens entries: the hint is its own */
     if (x->in_wave && qatomic_read(&e->wq_open_end) == pa) {
-        megpu_wq_lock_hot(s);
-        if (s->write_mode == MEGPU_WRITE_MODE_RELAXED &&
+        megpu_wq_lock_own(e);
+        if (megpu_wq_relaxed(s) &&
             megpu_wq_append_locked(x, pa, host, data, len)) {
             megpu_wq_issued(s, e, INT64_MAX);
             return;
         }
-        megpu_wq_unlock(s);
+        megpu_wq_unlock_own(e);
     }
     /*
      * The copy and the hold on the RAM the landing writes through before
@@ -1027,28 +1250,33 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
     memcpy(w->data, data, len);
     w->mr = megpu_ram_ref(host);
     w->host = w->mr ? host : NULL;
-    megpu_wq_lock_hot(s);
-    if (s->write_mode != MEGPU_WRITE_MODE_RELAXED) {
-        QSLIST_INSERT_HEAD(&s->wq_landed, w, done);
-        megpu_wq_unlock(s);
+    megpu_wq_lock_own(e);
+    if (!megpu_wq_relaxed(s)) {
+        QSLIST_INSERT_HEAD(&e->wq_landed, w, done);
+        megpu_wq_unlock_own(e);
         megpu_wq_order(s, pa, len);
         memcpy(host, data, len);
         return;
     }
     w->e = e;
-    w->seq = s->wq_seq++;
+    /*
+     * Counted in the filter and pending before it takes its issue
+     * number (a sequentially consistent increment): another engine
+     * landing a later write sees it (megpu_wq_others_may_pend()).
+     */
+    megpu_wq_mark_locked(e, pa, len, 1);
+    qatomic_set(&e->wq_pending, e->wq_pending + 1);
+    qatomic_inc(&s->wq_total);
+    w->seq = qatomic_fetch_inc(&s->wq_seq);
     due = megpu_wq_clock(s, e) + megpu_wq_delay(e);
     w->due = due;
     w->delay2 = megpu_wq_delay(e);
     w->pa = pa;
     w->cap = MAX(cap, len);
     w->in_mc = false;
-    megpu_wq_mark_locked(e, pa, len, 1);
     QTAILQ_INSERT_TAIL(&e->wq, w, link);
     megpu_wq_heap_push(&e->wq_due, w);
     qatomic_set(&e->wq_len, e->wq_len + 1);
-    qatomic_set(&e->wq_pending, e->wq_pending + 1);
-    qatomic_set(&s->wq_total, s->wq_total + 1);
     /* the youngest entry: a wave's next store may join it */
     e->wq_open = x->in_wave ? w : NULL;
     qatomic_set(&e->wq_open_end, x->in_wave ? pa + len : 0);
@@ -1076,12 +1304,13 @@ void megpu_wq_order(MegpuState *s, hwaddr pa, uint32_t len)
     if (!may) {
         return;
     }
-    megpu_wq_lock_hot(s);
-    while ((w = megpu_wq_older_overlap(s, pa, len, UINT64_MAX, NULL))) {
-        megpu_wq_land_locked(s, w);
+    megpu_wq_lock_all(s);
+    while ((w = megpu_wq_older_overlap(s, pa, len, UINT64_MAX, NULL,
+                                       NULL))) {
+        megpu_wq_land_locked(s, w, true);
     }
-    qemu_cond_broadcast(&s->wq_cond);
-    megpu_wq_unlock(s);
+    megpu_wq_broadcast(s);
+    megpu_wq_unlock_all(s);
 }
 
 /*
@@ -1090,13 +1319,12 @@ void megpu_wq_order(MegpuState *s, hwaddr pa, uint32_t len)
  */
 void megpu_wq_forward(MegpuEngine *e, hwaddr pa, void *buf, uint32_t len)
 {
-    MegpuState *s = e->s;
     MegpuWrite *a, *b;
 
     if (!qatomic_read(&e->wq_pending) || !megpu_wq_may_pend(e, pa, len)) {
         return;
     }
-    megpu_wq_lock_hot(s);
+    megpu_wq_lock_own(e);
     a = QTAILQ_FIRST(&e->wq);
     b = QTAILQ_FIRST(&e->wq_mc);
     for (;;) {
@@ -1112,7 +1340,7 @@ void megpu_wq_forward(MegpuEngine *e, hwaddr pa, void *buf, uint32_t len)
             a = QTAILQ_NEXT(a, link);
         } else {
             w = b;
-            b = QTAILQ_NEXT(b, elink);
+            b = QTAILQ_NEXT(b, link);
         }
         if (!megpu_wq_overlap(w, pa, len)) {
             continue;
@@ -1121,7 +1349,7 @@ void megpu_wq_forward(MegpuEngine *e, hwaddr pa, void *buf, uint32_t len)
         hi = MIN(w->pa + w->len, pa + len);
         memcpy((uint8_t *)buf + (lo - pa), w->data + (lo - w->pa), hi - lo);
     }
-    megpu_wq_unlock(s);
+    megpu_wq_unlock_own(e);
 }
 
 /*
@@ -1132,22 +1360,19 @@ bool megpu_wq_engine_flush(MegpuExec *x)
 {
     MegpuEngine *e = x->e;
     MegpuState *s = e->s;
-    bool ok = true;
+    bool ok = true, all = false;
 
     trace_megpu_eng_flush(e->idx, qatomic_read(&e->wq_pending));
-    qemu_mutex_lock(&s->wq_lock);
+    qemu_mutex_lock(&e->wq_lock);
     while (e->wq_pending) {
         if (megpu_engine_should_abort(e)) {
             x->aborted = true;
             ok = false;
             break;
         }
-        if (!megpu_wq_fast_forward_locked(s, e) &&
-            !megpu_wq_make_room_locked(s)) {
-            qemu_cond_timedwait(&s->wq_cond, &s->wq_lock, 1);
-        }
+        megpu_wq_wait_step(s, e, &all);
     }
-    megpu_wq_unlock(s);
+    megpu_wq_unlock_held(e, all);
     megpu_wake_waiters(s);
     return ok;
 }
@@ -1162,21 +1387,21 @@ void megpu_wq_engine_drop(MegpuEngine *e)
     MegpuWrite *w, *tmp;
     uint32_t dropped = 0;
 
-    qemu_mutex_lock(&s->wq_lock);
+    megpu_wq_lock_all(s);
     megpu_wq_reseed(s, e);
     QTAILQ_FOREACH_SAFE(w, &e->wq, link, tmp) {
         megpu_wq_forget_locked(s, w);
         dropped++;
     }
-    QTAILQ_FOREACH_SAFE(w, &e->wq_mc, elink, tmp) {
+    QTAILQ_FOREACH_SAFE(w, &e->wq_mc, link, tmp) {
         megpu_wq_forget_locked(s, w);
         dropped++;
     }
     trace_megpu_wq_drop(e->idx, dropped);
     /* a flush waiting for them is done now */
     megpu_flush_check_locked(s);
-    qemu_cond_broadcast(&s->wq_cond);
-    megpu_wq_unlock(s);
+    megpu_wq_broadcast(s);
+    megpu_wq_unlock_all(s);
 }
 
 /* Land everything now, in issue order (a switch to strict mode). */
@@ -1188,7 +1413,7 @@ static void megpu_wq_drain_locked(MegpuState *s)
         megpu_wq_land_one_locked(s, w);
     }
     megpu_flush_check_locked(s);
-    qemu_cond_broadcast(&s->wq_cond);
+    megpu_wq_broadcast(s);
 }
 
 static void megpu_wq_set_mode(MegpuState *s, uint32_t mode)
@@ -1203,14 +1428,14 @@ static void megpu_wq_set_mode(MegpuState *s, uint32_t mode)
                       "megpu: WRITE_MODE relaxed without FLUSH, ignored\n");
         return;
     }
-    qemu_mutex_lock(&s->wq_lock);
-    trace_megpu_write_mode(mode, s->wq_total);
+    megpu_wq_lock_all(s);
+    trace_megpu_write_mode(mode, qatomic_read(&s->wq_total));
     if (mode == MEGPU_WRITE_MODE_STRICT) {
         /* bounded work (the queues are), so the MMIO handler may do it */
         megpu_wq_drain_locked(s);
     }
     qatomic_set(&s->write_mode, mode);
-    megpu_wq_unlock(s);
+    megpu_wq_unlock_all(s);
     megpu_wake_waiters(s);
 }
 
@@ -1218,18 +1443,21 @@ static void megpu_wq_set_mode(MegpuState *s, uint32_t mode)
 static void megpu_flush_start(MegpuState *s)
 {
     MegpuFlush *last;
+    uint64_t seq;
 
-    qemu_mutex_lock(&s->wq_lock);
+    /* every lock: no write has its issue number but is not queued yet */
+    megpu_wq_lock_all(s);
     s->flush_started++;
-    trace_megpu_flush_start(s->flush_started, s->wq_seq, s->wq_total);
+    seq = qatomic_read(&s->wq_seq);
+    trace_megpu_flush_start(s->flush_started, seq, qatomic_read(&s->wq_total));
     last = s->flushes->len ?
            &g_array_index(s->flushes, MegpuFlush, s->flushes->len - 1) :
            NULL;
-    if (last && last->target == s->wq_seq) {
+    if (last && last->target == seq) {
         /* no write since the previous flush: complete together */
         last->count++;
     } else {
-        MegpuFlush f = { .target = s->wq_seq, .count = 1 };
+        MegpuFlush f = { .target = seq, .count = 1 };
 
         g_array_append_val(s->flushes, f);
     }
@@ -1240,7 +1468,7 @@ static void megpu_flush_start(MegpuState *s)
         /* the MC thread fast-forwards the engines for it */
         event_notifier_set(&s->mc_notify);
     }
-    megpu_wq_unlock(s);
+    megpu_wq_unlock_all(s);
 }
 
 /* TEST_HOLD written: hold, or let the waits go on */
@@ -1256,16 +1484,16 @@ static void megpu_wq_set_test_hold(MegpuState *s, uint32_t val)
                       "megpu: TEST_HOLD %u unknown, ignored\n", val);
         return;
     }
-    qemu_mutex_lock(&s->wq_lock);
+    megpu_wq_lock_all(s);
     qatomic_set(&s->test_hold, val);
     /* the MC thread, FLUSH packets and the timer look again */
     event_notifier_set(&s->mc_notify);
-    qemu_cond_broadcast(&s->wq_cond);
+    megpu_wq_broadcast(s);
     if (val == MEGPU_TEST_HOLD_NONE) {
         timer_mod_anticipate_ns(s->mc_timer,
                                 qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + 1);
     }
-    megpu_wq_unlock(s);
+    megpu_wq_unlock_all(s);
     megpu_wake_waiters(s);
 }
 
@@ -1302,10 +1530,10 @@ bool megpu_wq_reg_read(MegpuState *s, hwaddr addr, uint64_t *val)
         *val = s->misc_irq_status;
         break;
     case MEGPU_REG_QUEUE_MC:
-        *val = s->mc_len;
+        *val = qatomic_read(&s->mc_len);
         break;
     }
-    megpu_wq_unlock(s);
+    qemu_mutex_unlock(&s->wq_lock);
     return true;
 }
 
@@ -1321,12 +1549,12 @@ bool megpu_wq_reg_write(MegpuState *s, hwaddr addr, uint32_t val)
     case MEGPU_REG_FLUSH_STATUS:
         qemu_mutex_lock(&s->wq_lock);
         s->flush_status &= ~(val & MEGPU_FLUSH_STATUS_DONE);
-        megpu_wq_unlock(s);
+        qemu_mutex_unlock(&s->wq_lock);
         return true;
     case MEGPU_REG_MISC_IRQ_STATUS:
         qemu_mutex_lock(&s->wq_lock);
         s->misc_irq_status &= ~val;
-        megpu_wq_unlock(s);
+        qemu_mutex_unlock(&s->wq_lock);
         return true;
     case MEGPU_REG_TEST_HOLD:
         megpu_wq_set_test_hold(s, val);
@@ -1344,7 +1572,7 @@ void megpu_misc_irq(MegpuState *s, uint32_t bits)
 {
     qemu_mutex_lock(&s->wq_lock);
     s->misc_irq_status |= bits;
-    megpu_wq_unlock(s);
+    qemu_mutex_unlock(&s->wq_lock);
     megpu_raise_irq(s, MEGPU_VEC_MISC);
 }
 
@@ -1356,16 +1584,17 @@ void megpu_wq_reset(MegpuState *s)
 {
     MegpuWrite *w;
 
-    qemu_mutex_lock(&s->wq_lock);
+    megpu_wq_lock_all(s);
     while ((w = megpu_wq_oldest_locked(s))) {
         megpu_wq_forget_locked(s, w);
     }
     g_array_set_size(s->flushes, 0);
+    qatomic_set(&s->flushes_waiting, 0);
     s->flush_started = 0;
     s->flush_seq = 0;
     s->flush_status = 0;
     s->misc_irq_status = 0;
-    s->wq_seq = 0;
+    qatomic_set(&s->wq_seq, 0);
     for (unsigned n = 0; n < MEGPU_MAX_ENGINES; n++) {
         megpu_wq_reseed(s, &s->engines[n]);
     }
@@ -1374,8 +1603,8 @@ void megpu_wq_reset(MegpuState *s)
     timer_del(s->mc_timer);
     qatomic_set(&s->write_mode, s->write_mode_reset);
     qatomic_set(&s->test_hold, MEGPU_TEST_HOLD_NONE);
-    qemu_cond_broadcast(&s->wq_cond);
-    megpu_wq_unlock(s);
+    megpu_wq_broadcast(s);
+    megpu_wq_unlock_all(s);
 }
 
 bool megpu_wq_init(MegpuState *s, Error **errp)
@@ -1399,18 +1628,20 @@ bool megpu_wq_init(MegpuState *s, Error **errp)
         return false;
     }
     qemu_mutex_init(&s->wq_lock);
-    qemu_cond_init(&s->wq_cond);
-    QTAILQ_INIT(&s->mc_queue);
-    QSLIST_INIT(&s->wq_landed);
-    s->wq_ticked = g_ptr_array_new();
     s->flushes = g_array_new(false, false, sizeof(MegpuFlush));
     s->write_mode = s->write_mode_reset;
     s->mc_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, megpu_mc_timer_cb, s);
     s->vclock_base = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     for (unsigned n = 0; n < MEGPU_MAX_ENGINES; n++) {
-        QTAILQ_INIT(&s->engines[n].wq);
-        QTAILQ_INIT(&s->engines[n].wq_mc);
-        megpu_wq_reseed(s, &s->engines[n]);
+        MegpuEngine *e = &s->engines[n];
+
+        qemu_mutex_init(&e->wq_lock);
+        qemu_cond_init(&e->wq_cond);
+        QTAILQ_INIT(&e->wq);
+        QTAILQ_INIT(&e->wq_mc);
+        QSLIST_INIT(&e->wq_landed);
+        e->wq_ticked = g_ptr_array_new();
+        megpu_wq_reseed(s, e);
     }
     qemu_thread_create(&s->mc_thread, "megpu-mc", megpu_mc_thread, s,
                        QEMU_THREAD_JOINABLE);
@@ -1424,22 +1655,25 @@ void megpu_wq_fini(MegpuState *s)
     if (!s->mc_started) {
         return;
     }
-    qemu_mutex_lock(&s->wq_lock);
+    megpu_wq_lock_all(s);
     s->mc_stop = true;
     event_notifier_set(&s->mc_notify);
-    megpu_wq_unlock(s);
+    megpu_wq_unlock_all(s);
     qemu_thread_join(&s->mc_thread);
     s->mc_started = false;
     megpu_wq_reset(s);
     timer_free(s->mc_timer);
     s->mc_timer = NULL;
     g_array_free(s->flushes, true);
-    g_ptr_array_free(s->wq_ticked, true);
     for (unsigned n = 0; n < MEGPU_MAX_ENGINES; n++) {
-        g_free(s->engines[n].wq_due.w);
-        g_free(s->engines[n].wq_mc_due.w);
+        MegpuEngine *e = &s->engines[n];
+
+        g_ptr_array_free(e->wq_ticked, true);
+        g_free(e->wq_due.w);
+        g_free(e->wq_mc_due.w);
+        qemu_cond_destroy(&e->wq_cond);
+        qemu_mutex_destroy(&e->wq_lock);
     }
-    qemu_cond_destroy(&s->wq_cond);
     qemu_mutex_destroy(&s->wq_lock);
     event_notifier_cleanup(&s->mc_notify);
 }

@@ -138,10 +138,13 @@ typedef struct MegpuEngine {
     uint32_t tq_state;          /* MEGPU_TQ_STATE_*, atomic */
 
     /*
-     * Posted writes, under s->wq_lock: stage-1 queue in issue order, its
-     * length, and entries of this engine in both stages. The counters
-     * are also read without the lock (registers, fast paths).
+     * Posted writes, under @wq_lock (this engine's; megpu-writeq.c):
+     * stage-1 queue in issue order, its length, and entries of this
+     * engine in both stages. The counters are also read without the
+     * lock (registers, fast paths).
      */
+    QemuMutex wq_lock;
+    QemuCond wq_cond;           /* an entry moved, landed or was dropped */
     QTAILQ_HEAD(, MegpuWrite) wq;
     /* this engine's stage-2 entries, also in issue order */
     QTAILQ_HEAD(, MegpuWrite) wq_mc;
@@ -151,11 +154,13 @@ typedef struct MegpuEngine {
     uint32_t wq_len;
     uint32_t wq_pending;
     uint32_t stalled_writes;
+    QSLIST_HEAD(, MegpuWrite) wq_landed;    /* to unmap and free */
+    GPtrArray *wq_ticked;       /* one tick's due entries (scratch) */
     /*
-     * 256-byte granules that may hold a pending write of this engine:
-     * pending entries per bucket of a hash (megpu-writeq.c); counted
-     * under wq_lock before an entry is queued and after it lands, read
-     * without it.
+     * Pages that may hold a pending write of this engine: pending
+     * entries per bucket of a hash (megpu-writeq.c); counted under
+     * wq_lock before an entry is queued and after it lands, read
+     * without it, by other engines too.
      */
     uint16_t wq_grains[MEGPU_WQ_FILTER_BITS];
     /*
@@ -224,17 +229,20 @@ struct MegpuState {
     uint32_t sem_waiters;
 
     /*
-     * Posted writes and flushes (megpu-writeq.c). @wq_lock protects all
-     * of it and the engines' queues; engine threads post, forward, wait
-     * and move their own entries with their clocks; @mc_timer does for
-     * virtual time, the memory-controller thread for host flushes.
-     * Lock order: engine lock, then xlat_lock, then wq_lock.
+     * Posted writes and flushes (megpu-writeq.c). @wq_lock protects the
+     * flushes, the mode and MISC_IRQ_STATUS; each engine's wq_lock its
+     * queues. Engine threads post, forward, wait and move their own
+     * entries with their clocks under their own lock; whatever looks at
+     * more than one engine's queues holds @wq_lock and every engine's
+     * (megpu_wq_lock_all); @mc_timer does for virtual time, the
+     * memory-controller thread for host flushes. Lock order: engine
+     * lock, then xlat_lock, then @wq_lock, then the engines' wq_lock
+     * by index.
      */
     char *write_mode_prop;      /* "relaxed" (default) or "strict" */
     uint32_t write_seed;
     uint32_t write_mode_reset;  /* MEGPU_WRITE_MODE_* from the property */
     QemuMutex wq_lock;
-    QemuCond wq_cond;           /* an entry moved, landed or was dropped */
     QemuThread mc_thread;
     bool mc_started;
     bool mc_stop;
@@ -242,13 +250,11 @@ struct MegpuState {
     QEMUTimer *mc_timer;        /* virtual time: the clocks' common part */
     int64_t vclock_base;        /* QEMU_CLOCK_VIRTUAL ns at tick 0 */
     uint32_t write_mode;
-    uint64_t wq_seq;            /* issue number of the next write */
-    uint32_t wq_total;          /* entries in both stages */
-    QTAILQ_HEAD(, MegpuWrite) mc_queue;     /* sorted by issue number */
-    uint32_t mc_len;
-    QSLIST_HEAD(, MegpuWrite) wq_landed;    /* to unmap and free */
-    GPtrArray *wq_ticked;       /* one tick's due entries (scratch) */
+    uint64_t wq_seq;            /* issue number of the next write; atomic */
+    uint32_t wq_total;          /* entries in both stages; atomic */
+    uint32_t mc_len;            /* entries in stage 2; atomic */
     GArray *flushes;            /* MegpuFlush, in start order */
+    uint32_t flushes_waiting;   /* @flushes->len, read without the lock */
     uint32_t flush_started;
     uint32_t flush_seq;
     uint32_t flush_status;
