@@ -32,7 +32,8 @@
  * issued, their data, and a hold on the RAM the issuing access mapped
  * (checked as all engine DMA is, megpu_ram_map; the entry takes its own
  * reference, megpu_ram_ref), so landing never reaches MMIO and is a
- * copy; the hold is released after the landing, outside wq_lock.
+ * copy; the hold is released after the landing, outside the engine's
+ * wq_lock.
  *
  * Deterministic timing. The delays are not host time: each engine has
  * its own generator (xorshift64*, seeded from write-seed and the engine
@@ -411,8 +412,8 @@ static void megpu_wq_mark_locked(MegpuEngine *e, hwaddr pa, uint32_t len,
 /*
  * May @e have a pending write to [pa, pa + len) other than @self (an
  * entry of @e's for exactly that range, or NULL)? @self counts once in
- * each bucket of its granules, so only a second count there may be
- * another write (or @self's own granules sharing a bucket: then look).
+ * each bucket of its pages, so only a second count there may be
+ * another write (or @self's own pages sharing a bucket: then look).
  */
 static bool megpu_wq_may_pend_other(MegpuEngine *e, hwaddr pa, uint32_t len,
                                     const MegpuWrite *self)
