@@ -2352,10 +2352,22 @@ static int perf_cmp(const void *a, const void *b)
 
 #define PERF_REPS 11
 
+/* Engine 1 runs a DISPATCH from an IB at @ib (context 1, identity-mapped). */
+static void perf_emit(Megpu *m, uint64_t ib_pa, uint32_t kernel,
+                      uint64_t args, uint32_t n)
+{
+    Stream ib = ib_stream(m, ib_pa);
+
+    emit_dispatch(&ib, kernel, args, n, 1, 64, 1);
+    emit_ib(&m->ring[1], ib_pa, ib.pos / 4);
+}
+
 /*
  * Each kernel as a program and as the built-in kernel on the same
  * arrays, device time (the engine's BUSY_NS) without a guest: the
- * interpreter's cost alone, for tuning it (make bench-device). Prints
+ * interpreter's cost alone, for tuning it (make bench-device). Both run
+ * from an IB through the MMU, as the guest's jobs do (the pages are
+ * identity-mapped, so the addresses are the same). Prints
  * the median and the fastest run; asserts nothing about time (a
  * benchmark, not a test), only that VADD's program computed what the
  * built-in kernel did, so that a broken interpreter is not timed.
@@ -2385,6 +2397,11 @@ static void test_perf_programs(void)
     }
     qtest_memwrite(m.qts, A_PA, a, (size_t)max * 4);
     qtest_memwrite(m.qts, B_PA, a, (size_t)max * 4);
+    mmu_map(&m, PROG_PA, PROG_PA, 0x20000, false);
+    mmu_map(&m, PARGS_PA, PARGS_PA, 0x10000, false);
+    mmu_map(&m, IB_PA, IB_PA, 0x2000, false);
+    mmu_map(&m, A_PA, A_PA, D_PA + (uint64_t)max * 4 - A_PA, true);
+    emit_setctx(&m.ring[1], PT_PA, 1);
     for (unsigned s = 0; s < ARRAY_SIZE(sizes); s++) {
         for (unsigned i = 0; i < ARRAY_SIZE(k); i++) {
             uint32_t n = sizes[s], fa = FLT(1.5f);
@@ -2401,11 +2418,12 @@ static void test_perf_programs(void)
             }
             write_kargs(&m, PARGS_PA + 0x8000, ptr, n, param);
             for (unsigned r = 0; r < PERF_REPS; r++) {
-                emit_dispatch(&m.ring[1], k[i].kernel, PARGS_PA + 0x8000,
-                              n, 1, 64, 1);
+                perf_emit(&m, IB_PA, k[i].kernel, PARGS_PA + 0x8000, n);
                 bi[r] = perf_run(&m, 1);
-                emit_program(&m, 1, k[i].prog, k[i].len, user, 4,
-                             n, 1, 64, 1);
+                put_program(&m, PROG_PA + 0x10000, PARGS_PA + 0x1000,
+                            k[i].prog, k[i].len, user, 4);
+                perf_emit(&m, IB_PA + 0x1000, MEGPU_KERNEL_PROGRAM,
+                          PARGS_PA + 0x1000, n);
                 pr[r] = perf_run(&m, 1);
             }
             if (k[i].kernel == MEGPU_KERNEL_VADD) {
