@@ -2343,6 +2343,50 @@ static uint64_t perf_run(Megpu *m, unsigned e)
     return eng_busy_ns(m, e) - t0;
 }
 
+/*
+ * The thread of QEMU's engine @e (named with -name debug-threads=on):
+ * its /proc sched file, NULL if not found. Its CPU time leaves out the
+ * time the host ran something else, which the busy time counts: on a
+ * 2-core host the two moved apart by half from run to run.
+ */
+static char *perf_thread_sched(Megpu *m, unsigned e)
+{
+    g_autofree char *dir = g_strdup_printf("/proc/%d/task",
+                                           (int)qtest_pid(m->qts));
+    g_autofree char *want = g_strdup_printf("megpu-eng%u\n", e);
+    GDir *d = g_dir_open(dir, 0, NULL);
+    const char *tid;
+    char *found = NULL;
+
+    while (d && !found && (tid = g_dir_read_name(d))) {
+        g_autofree char *comm_path = g_strdup_printf("%s/%s/comm", dir, tid);
+        g_autofree char *comm = NULL;
+
+        if (g_file_get_contents(comm_path, &comm, NULL, NULL) &&
+            !strcmp(comm, want)) {
+            found = g_strdup_printf("%s/%s/sched", dir, tid);
+        }
+    }
+    if (d) {
+        g_dir_close(d);
+    }
+    return found;
+}
+
+/* The thread's CPU time so far (ns; 0 if unknown): se.sum_exec_runtime */
+static uint64_t perf_thread_cpu_ns(const char *sched)
+{
+    g_autofree char *text = NULL;
+    const char *p;
+
+    if (!sched || !g_file_get_contents(sched, &text, NULL, NULL) ||
+        !(p = strstr(text, "se.sum_exec_runtime")) ||
+        !(p = strchr(p, ':'))) {
+        return 0;
+    }
+    return (uint64_t)(g_ascii_strtod(p + 1, NULL) * 1e6);
+}
+
 static int perf_cmp(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -2387,11 +2431,15 @@ static void test_perf_programs(void)
     };
     static const uint32_t sizes[] = { 4096, 65536, 262144 };
     const char *mode = getenv("MEGPU_PERF_OPTS");
+    g_autofree char *opts = g_strdup_printf("%s -name debug-threads=on",
+                                            mode ? mode : "");
     const uint32_t max = sizes[ARRAY_SIZE(sizes) - 1];
     g_autofree uint32_t *a = g_new(uint32_t, max);
+    g_autofree char *sched = NULL;
     Megpu m;
 
-    megpu_start_engines_opts(&m, 2, mode ? mode : "");
+    megpu_start_engines_opts(&m, 2, opts);
+    sched = perf_thread_sched(&m, 1);
     for (uint32_t i = 0; i < max; i++) {
         a[i] = cpu_to_le32(FLT((float)(i % 1000) * 0.25f));
     }
@@ -2406,6 +2454,7 @@ static void test_perf_programs(void)
         for (unsigned i = 0; i < ARRAY_SIZE(k); i++) {
             uint32_t n = sizes[s], fa = FLT(1.5f);
             uint64_t bi[PERF_REPS], pr[PERF_REPS];
+            uint64_t bc[PERF_REPS], pc[PERF_REPS], c0;
             /* VADD: the program's c is D, the kernel's C */
             uint64_t user[4] = { A_PA, B_PA, D_PA, n };
             const uint64_t ptr[4] = { A_PA, B_PA, C_PA, 0 };
@@ -2419,12 +2468,16 @@ static void test_perf_programs(void)
             write_kargs(&m, PARGS_PA + 0x8000, ptr, n, param);
             for (unsigned r = 0; r < PERF_REPS; r++) {
                 perf_emit(&m, IB_PA, k[i].kernel, PARGS_PA + 0x8000, n);
+                c0 = perf_thread_cpu_ns(sched);
                 bi[r] = perf_run(&m, 1);
+                bc[r] = perf_thread_cpu_ns(sched) - c0;
                 put_program(&m, PROG_PA + 0x10000, PARGS_PA + 0x1000,
                             k[i].prog, k[i].len, user, 4);
                 perf_emit(&m, IB_PA + 0x1000, MEGPU_KERNEL_PROGRAM,
                           PARGS_PA + 0x1000, n);
+                c0 = perf_thread_cpu_ns(sched);
                 pr[r] = perf_run(&m, 1);
+                pc[r] = perf_thread_cpu_ns(sched) - c0;
             }
             if (k[i].kernel == MEGPU_KERNEL_VADD) {
                 g_autofree uint32_t *c = g_new(uint32_t, n);
@@ -2436,13 +2489,17 @@ static void test_perf_programs(void)
             }
             qsort(bi, PERF_REPS, sizeof(bi[0]), perf_cmp);
             qsort(pr, PERF_REPS, sizeof(pr[0]), perf_cmp);
+            qsort(bc, PERF_REPS, sizeof(bc[0]), perf_cmp);
+            qsort(pc, PERF_REPS, sizeof(pc[0]), perf_cmp);
             /* the fastest run too: a busy host only adds time */
             g_printerr("# %-9s %7u  built-in %7.0f us  program %7.0f us  "
-                       "%5.2fx  %5.1f ns/element (fastest %5.1f)\n",
+                       "%5.2fx  %5.1f ns/element (fastest %5.1f)  "
+                       "on CPU %6.0f / %6.0f us\n",
                        k[i].name, n, bi[PERF_REPS / 2] / 1e3,
                        pr[PERF_REPS / 2] / 1e3,
                        (double)pr[PERF_REPS / 2] / bi[PERF_REPS / 2],
-                       (double)pr[PERF_REPS / 2] / n, (double)pr[0] / n);
+                       (double)pr[PERF_REPS / 2] / n, (double)pr[0] / n,
+                       bc[PERF_REPS / 2] / 1e3, pc[PERF_REPS / 2] / 1e3);
         }
     }
     megpu_stop_engines(&m);
