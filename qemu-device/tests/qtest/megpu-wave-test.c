@@ -2377,14 +2377,13 @@ static char *perf_thread_sched(Megpu *m, unsigned e)
 static uint64_t perf_thread_cpu_ns(const char *sched)
 {
     g_autofree char *text = NULL;
-    const char *p;
+    const char *p = NULL;
 
-    if (!sched || !g_file_get_contents(sched, &text, NULL, NULL) ||
-        !(p = strstr(text, "se.sum_exec_runtime")) ||
-        !(p = strchr(p, ':'))) {
-        return 0;
+    if (sched && g_file_get_contents(sched, &text, NULL, NULL)) {
+        p = strstr(text, "se.sum_exec_runtime");
     }
-    return (uint64_t)(g_ascii_strtod(p + 1, NULL) * 1e6);
+    p = p ? strchr(p, ':') : NULL;
+    return p ? (uint64_t)(g_ascii_strtod(p + 1, NULL) * 1e6) : 0;
 }
 
 static int perf_cmp(const void *a, const void *b)
