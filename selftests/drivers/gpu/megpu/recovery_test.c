@@ -235,7 +235,52 @@ static uint64_t pool_address(struct __test_metadata *_metadata, struct mt *t)
 	return 0;
 }
 
-#define POOL_BO_MAX (128u << 20)
+/* the guest has 1 GiB: a BO as large as this still fits */
+#define POOL_BO_MAX (640u << 20)
+
+/*
+ * Raise a pinning limit to @mb for the test (it may pin a quarter of RAM
+ * by default); the old value in *@old, put back by pin_limit_restore().
+ */
+static void pin_limit_raise(const char *name, unsigned int mb, char **old)
+{
+	char path[128], val[16];
+
+	snprintf(path, sizeof(path), MT_PARAM_DIR "%s", name);
+	snprintf(val, sizeof(val), "%u", mb);
+	*old = mt_slurp(path);
+	if (*old)
+		mt_write_file(path, val);
+}
+
+static void pin_limit_restore(const char *name, char *old)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), MT_PARAM_DIR "%s", name);
+	if (old)
+		mt_write_file(path, old);
+	free(old);
+}
+
+/* The test below raises the pinning limits; its teardown puts them back. */
+FIXTURE(pool) {
+	struct mt t;
+	char *old_client, *old_all;
+};
+
+FIXTURE_SETUP(pool)
+{
+	ASSERT_EQ(0, mt_open(&self->t));
+	ASSERT_LT(0, self->t.engines);
+}
+
+FIXTURE_TEARDOWN(pool)
+{
+	pin_limit_restore("pinned_mb", self->old_all);
+	pin_limit_restore("client_pinned_mb", self->old_client);
+	mt_close(&self->t);
+}
 
 /*
  * A client maps a BO over the GPU address equal to the bus address of
@@ -244,13 +289,14 @@ static uint64_t pool_address(struct __test_metadata *_metadata, struct mt *t)
  * hang (the driver tells the two apart by the ring position, not by the
  * address).
  */
-TEST_F_TIMEOUT(gpu, ib_wait_on_pool_address_times_out, 120)
+TEST_F_TIMEOUT(pool, ib_wait_on_pool_address_times_out, 120)
 {
 	struct megpu_bo *big;
 	struct megpu_cs cs;
 	struct mt_job j;
 	uint64_t pool;
 	struct mt c;
+	int ret;
 
 	pool = pool_address(_metadata, &self->t);
 	if (!pool)
@@ -259,8 +305,19 @@ TEST_F_TIMEOUT(gpu, ib_wait_on_pool_address_times_out, 120)
 		SKIP(return, "pool at 0x%llx: beyond a %u MiB BO",
 		     (unsigned long long)pool, POOL_BO_MAX >> 20);
 	ASSERT_EQ(0, mt_open_client(&self->t, &c));
-	/* a new file's first BO starts at the first page */
-	ASSERT_EQ(0, megpu_bo_new(&c.gpu, pool + 4096, 0, &big));
+	/*
+	 * A new file's first BO starts at the first page, so it must be as
+	 * large as the pool's address (which moves from boot to boot): the
+	 * limits are raised for it, not the BO made smaller.
+	 */
+	pin_limit_raise("client_pinned_mb", (POOL_BO_MAX >> 20) + 64,
+			&self->old_client);
+	pin_limit_raise("pinned_mb", (POOL_BO_MAX >> 20) + 128,
+			&self->old_all);
+	ret = megpu_bo_new(&c.gpu, pool + 4096, 0, &big);
+	ASSERT_EQ(0, ret) TH_LOG("a BO of %llu MiB",
+				 (unsigned long long)(pool + 4096) >> 20);
+	ksft_print_msg("pool at %llu MiB\n", (unsigned long long)pool >> 20);
 	ASSERT_LE(big->va, pool);
 	ASSERT_GT(big->va + big->size, pool + 8);
 	megpu_cs_init(&cs);
