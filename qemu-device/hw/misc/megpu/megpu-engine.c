@@ -813,6 +813,8 @@ static void megpu_engine_control(MegpuEngine *e, uint32_t val)
 
 void megpu_engine_write(MegpuEngine *e, hwaddr off, uint32_t val)
 {
+    bool wake = false;
+
     qemu_mutex_lock(&e->lock);
     switch (off) {
     case MEGPU_ENG_CONTROL:
@@ -859,12 +861,12 @@ void megpu_engine_write(MegpuEngine *e, hwaddr off, uint32_t val)
         }
         trace_megpu_doorbell(e->idx, e->head, val);
         e->tail = val;
-        megpu_wake_locked(e);
+        wake = true;
         break;
     case MEGPU_ENG_DELAY_US:
         qatomic_set(&e->delay_us, val);
         /* a shorter delay applies to the packet being delayed now */
-        megpu_wake_locked(e);
+        wake = true;
         break;
     default:
         qemu_log_mask(LOG_GUEST_ERROR,
@@ -873,6 +875,14 @@ void megpu_engine_write(MegpuEngine *e, hwaddr off, uint32_t val)
         break;
     }
     qemu_mutex_unlock(&e->lock);
+    /*
+     * After the unlock: a thread woken under the lock would find it held
+     * and sleep once more (the engine waits for what it checked under
+     * the lock, so no wakeup is lost).
+     */
+    if (wake) {
+        qemu_cond_broadcast(&e->cond);
+    }
 }
 
 /*

@@ -39,13 +39,19 @@ static void megpu_wake_all(MegpuState *s)
 {
     for (unsigned n = 0; n < s->num_engines; n++) {
         MegpuEngine *e = &s->engines[n];
+        bool busy;
 
         qemu_mutex_lock(&e->lock);
         qatomic_set(&e->wake_seq, e->wake_seq + 1);
-        if (e->busy) {
+        busy = e->busy;
+        qemu_mutex_unlock(&e->lock);
+        /*
+         * After the unlock, so that the waiter does not wake to a held
+         * lock; it checked wake_seq under the lock, and waits inside it.
+         */
+        if (busy) {
             qemu_cond_broadcast(&e->cond);
         }
-        qemu_mutex_unlock(&e->lock);
     }
 }
 
