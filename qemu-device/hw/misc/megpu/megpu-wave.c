@@ -1811,7 +1811,7 @@ bool megpu_wave_dispatch(MegpuExec *x, uint64_t args, uint32_t grid_x,
 void megpu_wave_restart(MegpuState *s, uint32_t id)
 {
     unsigned n = MEGPU_WAVE_ID_ENGINE(id), slot = MEGPU_WAVE_ID_SLOT(id);
-    bool ok = false;
+    bool ok = false, wake = false;
 
     if (n < s->num_engines && slot < MEGPU_WAVE_SLOTS) {
         MegpuEngine *e = &s->engines[n];
@@ -1822,7 +1822,7 @@ void megpu_wave_restart(MegpuState *s, uint32_t id)
         if (w && w->state == MEGPU_WAVE_PARKED && w->id == id) {
             w->state = MEGPU_WAVE_READY;
             e->waves_parked--;
-            qemu_cond_broadcast(&e->cond);
+            wake = true;
             ok = true;
         } else if (w && w->state == MEGPU_WAVE_READY && w->id == id &&
                    w->in_syscall) {
@@ -1835,6 +1835,10 @@ void megpu_wave_restart(MegpuState *s, uint32_t id)
             qatomic_inc(&e->wave_wakes);
         }
         qemu_mutex_unlock(&e->lock);
+        /* after the unlock, as a doorbell's (megpu_engine_write()) */
+        if (wake) {
+            qemu_cond_broadcast(&e->cond);
+        }
     }
     if (ok) {
         s->wave_restarts++;
