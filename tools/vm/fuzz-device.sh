@@ -42,6 +42,7 @@ cd "$fuzz_build" || exit 1
 # Inputs that crashed through a race (tools/fuzz/regress) are replayed
 # FUZZ_REPLAYS times each first: a race shows in some runs only.
 for f in "$top"/tools/fuzz/regress/*; do
+	[ -f "$f" ] || continue		# none: the glob stays as it is
 	for i in $(seq "${FUZZ_REPLAYS:-10}"); do
 		if ! ./qemu-fuzz-x86_64 --fuzz-target=generic-fuzz-megpu "$f" \
 			>"$out/replay.log" 2>&1; then
