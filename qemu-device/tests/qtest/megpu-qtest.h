@@ -504,6 +504,34 @@ static inline void host_flush(Megpu *m)
     wr(m, MEGPU_REG_MISC_IRQ_STATUS, MEGPU_MISC_IRQ_FLUSH_DONE);
 }
 
+/* Benchmarks (-m perf): engine @e's busy time so far (ns, ENG_BUSY_NS) */
+static inline uint64_t eng_busy_ns(Megpu *m, unsigned e)
+{
+    return erd64(m, e, MEGPU_ENG_BUSY_NS_LO);   /* _LO latches _HI */
+}
+
+/* qsort order of uint64_t: benchmarks take medians and fastest runs */
+static inline int perf_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * Between the timed runs of a benchmark (-m perf): land the queued
+ * writes and step virtual time past the write model's timer. Under
+ * qtest virtual time stands still, so a timer armed for the next tick
+ * (a drained engine's pending writes) would never fire and would wake
+ * the main loop every 10 us for the rest of the test, on a core the
+ * engines need.
+ */
+static inline void perf_settle(Megpu *m)
+{
+    host_flush(m);
+    qtest_clock_step(m->qts, 1000 * 1000);
+}
+
 /* HOLD: only virtual time moves writes (x-hold-writes); tests step it. */
 #define HOLD                RELAXED ",x-hold-writes=on"
 #define TICK_NS             (10 * 1000)     /* a tick of the memory clock */

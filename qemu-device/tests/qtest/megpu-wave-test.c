@@ -2322,12 +2322,6 @@ static void test_fuzz(void)
 
 /* ---- performance (only with -m perf): programs against built-ins ---- */
 
-/* Engine @e's busy time so far (ns); BUSY_NS_HI is latched by _LO. */
-static uint64_t eng_busy_ns(Megpu *m, unsigned e)
-{
-    return erd64(m, e, MEGPU_ENG_BUSY_NS_LO);
-}
-
 /* Kick and wait for idle; the engine's busy time meanwhile. */
 static uint64_t perf_run(Megpu *m, unsigned e)
 {
@@ -2340,7 +2334,9 @@ static uint64_t perf_run(Megpu *m, unsigned e)
     }
     g_assert_cmphex(erd(m, e, MEGPU_ENG_STATUS) & MEGPU_ENG_STATUS_FAULTED,
                     ==, 0);
-    return eng_busy_ns(m, e) - t0;
+    t0 = eng_busy_ns(m, e) - t0;
+    perf_settle(m);
+    return t0;
 }
 
 /*
@@ -2384,13 +2380,6 @@ static uint64_t perf_thread_cpu_ns(const char *sched)
     }
     p = p ? strchr(p, ':') : NULL;
     return p ? (uint64_t)(g_ascii_strtod(p + 1, NULL) * 1e6) : 0;
-}
-
-static int perf_cmp(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-    return x < y ? -1 : x > y;
 }
 
 #define PERF_REPS 11
