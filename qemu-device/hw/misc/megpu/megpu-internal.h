@@ -21,6 +21,7 @@ typedef struct MegpuTlbEntry {
     uint64_t va;                /* page address */
     hwaddr pa;
     uint8_t *host;              /* the whole page */
+    MemoryRegion *mr;           /* the RAM @host is in (held by the map) */
     bool writable;              /* mapped for writes, and the PTE allows */
 } MegpuTlbEntry;
 
@@ -46,6 +47,7 @@ typedef struct MegpuExec {
 /* One page chunk of guest memory mapped for a direct or atomic access. */
 typedef struct MegpuMap {
     void *host;
+    MemoryRegion *mr;           /* the RAM @host is in */
     hwaddr pa;                  /* guest-physical address of host */
     hwaddr len;
     bool is_write;
@@ -92,8 +94,8 @@ bool megpu_exec_flush(MegpuExec *x);
 bool megpu_exec_idle_signal(MegpuExec *x);
 
 /* megpu-mmu.c */
-void *megpu_ram_map(MegpuState *s, hwaddr pa, hwaddr len, bool is_write);
-MemoryRegion *megpu_ram_ref(void *host);
+void *megpu_ram_map(MegpuState *s, hwaddr pa, hwaddr len, bool is_write,
+                    MemoryRegion **mr);
 void megpu_ram_unmap(MegpuState *s, void *host, hwaddr len, bool is_write);
 bool megpu_mem_rw(MegpuExec *x, uint64_t addr, void *buf, uint64_t len,
                   bool is_write);
@@ -137,8 +139,8 @@ void megpu_wq_fini(MegpuState *s);
 void megpu_wq_reset(MegpuState *s);
 bool megpu_wq_relaxed(MegpuState *s);
 bool megpu_wq_reserve(MegpuExec *x);
-void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
-                   uint32_t len);
+void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, MemoryRegion *mr,
+                   const void *data, uint32_t len);
 void megpu_wq_order(MegpuState *s, hwaddr pa, uint32_t len);
 void megpu_wq_forward(MegpuEngine *e, hwaddr pa, void *buf, uint32_t len);
 bool megpu_wq_engine_flush(MegpuExec *x);

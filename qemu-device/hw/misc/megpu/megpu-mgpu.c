@@ -168,7 +168,8 @@ static bool mgpu_step_begin(MgpuCtx *c, bool *held)
     if (!c->sched) {
         return true;
     }
-    blk = megpu_ram_map(s, c->sched, MEGPU_MGPU_SCHED_TRACED_BYTES, true);
+    blk = megpu_ram_map(s, c->sched, MEGPU_MGPU_SCHED_TRACED_BYTES, true,
+                        NULL);
     if (!blk) {
         return megpu_fault(c->x, MEGPU_FAULT_MGPU_SCHED, c->sched, false);
     }
@@ -198,7 +199,7 @@ static bool mgpu_step_begin(MgpuCtx *c, bool *held)
             turn = megpu_mgpu_seed_agent(seed, mask, pos);
         } else {
             agent = megpu_ram_map(s, c->sched + MEGPU_MGPU_SCHED_AGENT(pos),
-                                  1, false);
+                                  1, false, NULL);
             if (!agent) {
                 megpu_ram_unmap(s, blk, MEGPU_MGPU_SCHED_TRACED_BYTES, true);
                 return megpu_fault(c->x, MEGPU_FAULT_MGPU_SCHED,
@@ -243,7 +244,7 @@ static void mgpu_trace_step(MgpuCtx *c, uint32_t *blk, uint64_t addr,
     if (count < cap && !(trace & 7) &&
         trace + (uint64_t)count * MEGPU_MGPU_REC_SIZE >= trace) {
         rec = megpu_ram_map(s, trace + (uint64_t)count * MEGPU_MGPU_REC_SIZE,
-                            MEGPU_MGPU_REC_SIZE, true);
+                            MEGPU_MGPU_REC_SIZE, true, NULL);
         if (rec) {
             rec[MEGPU_MGPU_REC_AGENT] = c->agent;
             rec[MEGPU_MGPU_REC_KIND] = c->kind;
@@ -269,7 +270,8 @@ static void mgpu_step_end(MgpuCtx *c, bool held, uint64_t addr,
 
     /* a block taken off meanwhile is the CPU's again: leave it alone */
     if (held && qatomic_read(&s->mgpu_sched) == c->sched) {
-        blk = megpu_ram_map(s, c->sched, MEGPU_MGPU_SCHED_TRACED_BYTES, true);
+        blk = megpu_ram_map(s, c->sched, MEGPU_MGPU_SCHED_TRACED_BYTES, true,
+                            NULL);
         if (blk) {
             if (c->traced) {
                 mgpu_trace_step(c, blk, addr, value);

@@ -43,54 +43,35 @@
 
 /*
  * Map [pa, pa + len) of guest RAM; len must not cross a page. NULL when
- * any of it is not RAM (or not writable RAM for a write).
+ * any of it is not RAM (or not writable RAM for a write). What
+ * address_space_map does for RAM, with one translation under one RCU
+ * read section (each section costs a full barrier on both ends; the
+ * engines map a page per access run, issue 25's profile), checked
+ * before anything is mapped, so that a bounce buffer never stands in
+ * for RAM. The region @host is in goes to @mr if not NULL. Released
+ * with megpu_ram_unmap (address_space_unmap, which finds the region
+ * from @host, marks the bytes dirty and drops the reference).
  */
-void *megpu_ram_map(MegpuState *s, hwaddr pa, hwaddr len, bool is_write)
+void *megpu_ram_map(MegpuState *s, hwaddr pa, hwaddr len, bool is_write,
+                    MemoryRegion **mr)
 {
     AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
     MemTxAttrs attrs = MEMTXATTRS_UNSPECIFIED;
-    MemoryRegion *mr;
-    ram_addr_t offset;
+    MemoryRegion *ram;
     hwaddr xlat, l = len;
-    bool direct;
-    void *host;
 
-    /* Check first, so that address_space_map never bounces MMIO. */
-    WITH_RCU_READ_LOCK_GUARD() {
-        mr = address_space_translate(as, pa, &xlat, &l, is_write, attrs);
-        direct = l >= len && memory_access_is_direct(mr, is_write, attrs);
-    }
-    if (!direct) {
+    RCU_READ_LOCK_GUARD();
+    ram = address_space_translate(as, pa, &xlat, &l, is_write, attrs);
+    if (l < len || !memory_access_is_direct(ram, is_write, attrs)) {
         return NULL;
     }
-    l = len;
-    host = address_space_map(as, pa, &l, is_write, attrs);
-    if (!host) {
-        return NULL;
-    }
-    /* The memory map changed under us: a bounce buffer, not RAM. */
-    if (l < len || !memory_region_from_host(host, &offset)) {
-        address_space_unmap(as, host, l, is_write, 0);
-        return NULL;
-    }
-    return host;
-}
-
-/*
- * Another hold on RAM the caller has mapped at @host (megpu_ram_map or
- * the TLB): what address_space_map gives for direct RAM, a reference to
- * its memory region, without translating again. Released the same way,
- * by megpu_ram_unmap. Returns the region, NULL if @host is not RAM.
- */
-MemoryRegion *megpu_ram_ref(void *host)
-{
-    ram_addr_t offset;
-    MemoryRegion *mr = memory_region_from_host(host, &offset);
-
+    /* the generic fuzzer's DMA hook, as address_space_map calls it */
+    fuzz_dma_read_cb(pa, len, ram);
+    memory_region_ref(ram);
     if (mr) {
-        memory_region_ref(mr);
+        *mr = ram;
     }
-    return mr;
+    return (uint8_t *)memory_region_get_ram_ptr(ram) + xlat;
 }
 
 void megpu_ram_unmap(MegpuState *s, void *host, hwaddr len, bool is_write)
@@ -99,18 +80,27 @@ void megpu_ram_unmap(MegpuState *s, void *host, hwaddr len, bool is_write)
                         is_write, is_write ? len : 0);
 }
 
-/* Read a page-table entry; false if the table is not in RAM. */
+/*
+ * Read a page-table entry; false if the table is not in RAM. Read inside
+ * the RCU section that translated it, so nothing is mapped or held.
+ */
 static bool megpu_read_entry(MegpuState *s, hwaddr pa, uint64_t *entry)
 {
-    uint64_t *p = megpu_ram_map(s, pa, 8, false);
+    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
+    MemTxAttrs attrs = MEMTXATTRS_UNSPECIFIED;
+    MemoryRegion *mr;
+    hwaddr xlat, l = 8;
+    uint64_t *p;
 
-    if (!p) {
+    RCU_READ_LOCK_GUARD();
+    mr = address_space_translate(as, pa, &xlat, &l, false, attrs);
+    if (l < 8 || !memory_access_is_direct(mr, false, attrs)) {
         return false;
     }
+    fuzz_dma_read_cb(pa, 8, mr);
+    p = (uint64_t *)((uint8_t *)memory_region_get_ram_ptr(mr) + xlat);
     /* one load: the driver may update the entry concurrently */
     *entry = le64_to_cpu(qatomic_read(p));
-    address_space_unmap(pci_get_address_space(PCI_DEVICE(s)), p, 8,
-                        false, 8);
     return true;
 }
 
@@ -168,6 +158,7 @@ static MegpuTlbEntry *megpu_tlb_get(MegpuExec *x, uint64_t va, bool is_write)
     MegpuEngine *e = x->e;
     uint64_t page = va & ~MEGPU_PAGE_MASK;
     MegpuTlbEntry *t = NULL;
+    MemoryRegion *mr;
     hwaddr pa;
     void *host;
 
@@ -186,7 +177,7 @@ static MegpuTlbEntry *megpu_tlb_get(MegpuExec *x, uint64_t va, bool is_write)
     if (!megpu_mmu_translate(e, page, is_write, &pa)) {
         return NULL;
     }
-    host = megpu_ram_map(e->s, pa, MEGPU_PAGE_SIZE, is_write);
+    host = megpu_ram_map(e->s, pa, MEGPU_PAGE_SIZE, is_write, &mr);
     if (!host) {
         return NULL;
     }
@@ -200,7 +191,7 @@ static MegpuTlbEntry *megpu_tlb_get(MegpuExec *x, uint64_t va, bool is_write)
         megpu_ram_unmap(e->s, t->host, MEGPU_PAGE_SIZE, t->writable);
     }
     *t = (MegpuTlbEntry) {
-        .va = page, .pa = pa, .host = host, .writable = is_write,
+        .va = page, .pa = pa, .host = host, .mr = mr, .writable = is_write,
     };
     return t;
 }
@@ -230,6 +221,7 @@ void *megpu_mem_map(MegpuExec *x, uint64_t addr, unsigned len,
         t = megpu_tlb_get(x, addr, is_write);
         if (t) {
             m->host = t->host + (addr & MEGPU_PAGE_MASK);
+            m->mr = t->mr;
             m->pa = t->pa + (addr & MEGPU_PAGE_MASK);
             m->len = len;
             m->is_write = is_write;
@@ -242,7 +234,7 @@ void *megpu_mem_map(MegpuExec *x, uint64_t addr, unsigned len,
             return NULL;
         }
     }
-    m->host = megpu_ram_map(e->s, pa, len, is_write);
+    m->host = megpu_ram_map(e->s, pa, len, is_write, &m->mr);
     if (!m->host) {
         if (m->locked) {
             qemu_mutex_unlock(&e->xlat_lock);
@@ -304,7 +296,7 @@ bool megpu_mem_rw(MegpuExec *x, uint64_t addr, void *buf, uint64_t len,
             return false;
         }
         if (posted) {
-            megpu_wq_post(x, m.pa, host, p, chunk);
+            megpu_wq_post(x, m.pa, host, m.mr, p, chunk);
         } else if (is_write) {
             megpu_wq_order(x->e->s, m.pa, chunk);
             memcpy(host, p, chunk);

@@ -467,7 +467,8 @@ static int megpu_wave_jump(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
 static uint32_t *megpu_mbox_map(MegpuExec *x, uint32_t slot)
 {
     hwaddr pa = x->e->mbox_base + (uint64_t)slot * MEGPU_MBOX_SLOT_SIZE;
-    uint32_t *p = megpu_ram_map(x->e->s, pa, MEGPU_MBOX_SLOT_SIZE, true);
+    uint32_t *p = megpu_ram_map(x->e->s, pa, MEGPU_MBOX_SLOT_SIZE, true,
+                                NULL);
 
     if (!p) {
         megpu_fault(x, MEGPU_FAULT_BUS, pa, true);

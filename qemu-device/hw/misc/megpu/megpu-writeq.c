@@ -31,7 +31,8 @@
  * Entries hold guest-physical addresses translated when the write was
  * issued, their data, and a hold on the RAM the issuing access mapped
  * (checked as all engine DMA is, megpu_ram_map; the entry takes its own
- * reference, megpu_ram_ref), so landing never reaches MMIO and is a
+ * reference to the region the caller's map found), so landing never
+ * reaches MMIO and is a
  * copy; the hold is released after the landing, outside the engine's
  * wq_lock.
  *
@@ -1164,15 +1165,15 @@ static bool megpu_wq_may_pend_after(MegpuEngine *e, hwaddr pa, uint32_t len,
  * (and the writes qtest's reference trace) are as they were.
  */
 static bool megpu_wq_append_locked(MegpuExec *x, hwaddr pa, void *host,
-                                   const void *data, uint32_t len)
+                                   MemoryRegion *mr, const void *data,
+                                   uint32_t len)
 {
     MegpuEngine *e = x->e;
     MegpuState *s = e->s;
     MegpuWrite *w = e->wq_open;
-    ram_addr_t offset;
 
-    if (!w || !w->host || w->pa + w->len != pa || len > w->cap - w->len ||
-        (uint8_t *)w->host + w->len != host) {
+    if (!w || !w->host || w->mr != mr || w->pa + w->len != pa ||
+        len > w->cap - w->len || (uint8_t *)w->host + w->len != host) {
         return false;
     }
     for (unsigned n = 0; n < s->num_engines; n++) {
@@ -1180,9 +1181,6 @@ static bool megpu_wq_append_locked(MegpuExec *x, hwaddr pa, void *host,
             megpu_wq_may_pend_after(&s->engines[n], pa, len, w)) {
             return false;
         }
-    }
-    if (memory_region_from_host(host, &offset) != w->mr) {
-        return false;
     }
     memcpy(w->data + w->len, data, len);
     megpu_wq_mark_grown_locked(e, w, len);
@@ -1222,8 +1220,8 @@ static void megpu_wq_issued(MegpuState *s, MegpuEngine *e, int64_t due)
  * @pa, mapped at @host. Relaxed: queue it. Strict (possibly switched to
  * since the caller looked): write it now.
  */
-void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
-                   uint32_t len)
+void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, MemoryRegion *mr,
+                   const void *data, uint32_t len)
 {
     MegpuEngine *e = x->e;
     MegpuState *s = e->s;
@@ -1235,7 +1233,7 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
     if (x->in_wave && qatomic_read(&e->wq_open_end) == pa) {
         megpu_wq_lock_own(e);
         if (megpu_wq_relaxed(s) &&
-            megpu_wq_append_locked(x, pa, host, data, len)) {
+            megpu_wq_append_locked(x, pa, host, mr, data, len)) {
             megpu_wq_issued(s, e, INT64_MAX);
             return;
         }
@@ -1249,8 +1247,9 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, const void *data,
     w = g_malloc(sizeof(*w) + MAX(cap, len));
     w->len = len;               /* also what a strict write unmaps */
     memcpy(w->data, data, len);
-    w->mr = megpu_ram_ref(host);
-    w->host = w->mr ? host : NULL;
+    w->mr = mr;
+    w->host = host;
+    memory_region_ref(mr);
     megpu_wq_lock_own(e);
     if (!megpu_wq_relaxed(s)) {
         QSLIST_INSERT_HEAD(&e->wq_landed, w, done);
