@@ -189,9 +189,10 @@ BENCH_GPUS ?= 2
 bench: qemu initramfs
 	GPUS=$(BENCH_GPUS) tools/vm/run.sh bench $(INITRAMFS)
 
-# The wave interpreter against the built-in kernels on the device alone
-# (no guest: the engine's own busy time), for tuning the interpreter;
-# PERF_OPTS: device properties, e.g. write-mode=strict.
+# The wave interpreter against the built-in kernels, one engine against
+# two, and an empty job's frame, on the device alone (no guest: the
+# engines' own busy time); PERF_OPTS: device properties for the first,
+# e.g. write-mode=strict.
 bench-device: qemu
 	cd $(QEMU_BUILD) && MEGPU_PERF_OPTS="$(PERF_OPTS)" \
 		QTEST_QEMU_BINARY=./qemu-system-x86_64 \
@@ -200,6 +201,9 @@ bench-device: qemu
 	cd $(QEMU_BUILD) && QTEST_QEMU_BINARY=./qemu-system-x86_64 \
 		./tests/qtest/megpu-writes-test -m perf \
 		-p /x86_64/megpu/writes/perf/engines 2>&1 | grep -E '^# engines'
+	cd $(QEMU_BUILD) && QTEST_QEMU_BINARY=./qemu-system-x86_64 \
+		./tests/qtest/megpu-packets-test -m perf \
+		-p /x86_64/megpu/engine/perf/frames 2>&1 | grep -E '^# frames'
 
 # A timeline (issue 12): `megpu trace` in the guest with TRACE_ARGS (its
 # arguments, comma-separated), written to build/trace.json for Perfetto.

@@ -291,10 +291,68 @@ static void test_semaphores(void)
     megpu_stop_engines(&m);
 }
 
+/* ---- performance (only with -m perf): the engine's cost of a frame ---- */
+
+#define PERF_FRAMES         48      /* 18 dwords each: one ring's worth */
+#define PERF_ROUNDS         11
+
+/*
+ * What an empty job costs the engine alone: frames as the driver builds
+ * them (SET_CONTEXT, an IB of one NOP, SIGNAL, TIMESTAMP with its
+ * interrupt) queued at once, so that no doorbell or thread wake-up is
+ * timed, only the packets (ENG_BUSY_NS per frame). Prints the median
+ * and the fastest round per write mode; asserts only that every frame
+ * ran (make bench-device).
+ */
+static void test_perf_frames(void)
+{
+    static const char *const modes[] = {
+        "write-mode=strict", "write-mode=relaxed",
+    };
+    const uint64_t ib_va = 0x400000, sem_va = 0x500000;
+
+    for (unsigned mo = 0; mo < ARRAY_SIZE(modes); mo++) {
+        uint64_t ns[PERF_ROUNDS];
+        Stream ib;
+        Megpu m;
+
+        megpu_start_engines_opts(&m, 1, modes[mo]);
+        mmu_map(&m, ib_va, IB_PA, 0x1000, false);
+        mmu_map(&m, sem_va, SEM_PA, 0x1000, true);
+        ib = ib_stream(&m, IB_PA);
+        emit_nop(&ib, 0);
+        for (unsigned r = 0; r < PERF_ROUNDS; r++) {
+            uint64_t t0 = eng_busy_ns(&m, 0);
+            uint64_t seq = (uint64_t)(r + 1) * PERF_FRAMES;
+
+            for (unsigned f = PERF_FRAMES; f > 0; f--) {
+                emit_setctx(&m.ring[0], PT_PA, 1);
+                emit_ib(&m.ring[0], ib_va, ib.pos / 4);
+                emit_signal(&m.ring[0], SEM_PA + 8, seq - f + 1);
+                emit_ts(&m.ring[0], SEM_PA, seq - f + 1,
+                        MEGPU_TIMESTAMP_FLAG_IRQ);
+            }
+            kick(&m, 0);
+            eng_idle(&m, 0);
+            ns[r] = (eng_busy_ns(&m, 0) - t0) / PERF_FRAMES;
+            perf_settle(&m);
+            g_assert_cmpuint(qtest_readq(m.qts, SEM_PA), ==, seq);
+        }
+        qsort(ns, PERF_ROUNDS, sizeof(ns[0]), perf_cmp);
+        g_printerr("# frames %-18s %5.1f us a frame (fastest %5.1f), "
+                   "4 packets\n", modes[mo], ns[PERF_ROUNDS / 2] / 1e3,
+                   ns[0] / 1e3);
+        megpu_stop_engines(&m);
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/megpu/engine/packets-per-type", test_packets_per_type);
     qtest_add_func("/megpu/engine/semaphores", test_semaphores);
+    if (g_test_perf()) {
+        qtest_add_func("/megpu/engine/perf/frames", test_perf_frames);
+    }
     return g_test_run();
 }
