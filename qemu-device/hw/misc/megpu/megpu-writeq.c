@@ -317,13 +317,16 @@ static int64_t megpu_wq_vticks(MegpuState *s)
 }
 
 /*
- * The memory clock of @e's writes: virtual time plus the engine's own
- * ticks (its packets and writes, and the ticks a wait fast-forwarded).
- * With x-hold-writes only virtual time counts.
+ * The memory clock of @e's writes at virtual time @vt (megpu_wq_vticks(),
+ * read once per post or tick: in a TCG guest each read is a seqlock and
+ * a clock_gettime, and a post read it three or four times): virtual
+ * time plus the engine's own ticks (its packets and writes, and the
+ * ticks a wait fast-forwarded). With x-hold-writes only virtual time
+ * counts.
  */
-static int64_t megpu_wq_clock(MegpuState *s, MegpuEngine *e)
+static int64_t megpu_wq_clock(MegpuState *s, MegpuEngine *e, int64_t vt)
 {
-    return megpu_wq_vticks(s) + (s->hold_writes ? 0 : e->wq_steps);
+    return vt + (s->hold_writes ? 0 : e->wq_steps);
 }
 
 /* TEST_HOLD: writes do not land because time passes */
@@ -347,15 +350,17 @@ static bool megpu_wq_ff_held(MegpuState *s)
  * wake for almost every tick while an engine streams writes, on the
  * cores the engines and vCPUs need. It is exact again once the engine's
  * ring is drained (megpu_wq_engine_drained), and always when only time
- * lands writes (x-hold-writes, TEST_HOLD).
+ * lands writes (x-hold-writes, TEST_HOLD). @now: the virtual time (in
+ * ticks) the caller's catch-up used.
  */
-static void megpu_wq_arm_locked(MegpuState *s, MegpuEngine *e, int64_t due)
+static void megpu_wq_arm_locked(MegpuState *s, MegpuEngine *e, int64_t due,
+                                int64_t now)
 {
     int64_t vt = due - (s->hold_writes ? 0 : e->wq_steps);
 
     if (qatomic_read(&e->wq_running) && !s->hold_writes &&
         !megpu_wq_time_held(s)) {
-        vt = MAX(vt, megpu_wq_vticks(s) + MEGPU_WQ_BUSY_SLACK);
+        vt = MAX(vt, now + MEGPU_WQ_BUSY_SLACK);
     }
 
     timer_mod_anticipate_ns(s->mc_timer,
@@ -854,9 +859,10 @@ enum {
  * thread this runs. With only @e's wq_lock held (!@all) it may stop
  * early (MEGPU_WQ_NEED_ALL); with every lock it never does.
  */
-static int megpu_wq_catch_up_locked(MegpuState *s, MegpuEngine *e, bool all)
+static int megpu_wq_catch_up_locked(MegpuState *s, MegpuEngine *e, bool all,
+                                    int64_t vt)
 {
-    int64_t clock = megpu_wq_clock(s, e), t;
+    int64_t clock = megpu_wq_clock(s, e, vt), t;
     bool changed = false;
     int ret = MEGPU_WQ_SAME;
 
@@ -868,7 +874,7 @@ static int megpu_wq_catch_up_locked(MegpuState *s, MegpuEngine *e, bool all)
         changed = true;
     }
     if (t != INT64_MAX) {
-        megpu_wq_arm_locked(s, e, t);
+        megpu_wq_arm_locked(s, e, t, vt);
     }
     if (changed || ret == MEGPU_WQ_NEED_ALL) {
         /* room in a queue, or writes landed: flushes may be done */
@@ -888,15 +894,16 @@ static int megpu_wq_catch_up_locked(MegpuState *s, MegpuEngine *e, bool all)
  * needs them (*@all then true: unlock with megpu_wq_unlock_held()).
  * Whether anything moved or landed (perhaps, after taking the locks).
  */
-static bool megpu_wq_catch_up(MegpuState *s, MegpuEngine *e, bool *all)
+static bool megpu_wq_catch_up(MegpuState *s, MegpuEngine *e, bool *all,
+                              int64_t vt)
 {
-    int r = megpu_wq_catch_up_locked(s, e, *all);
+    int r = megpu_wq_catch_up_locked(s, e, *all, vt);
 
     if (r != MEGPU_WQ_NEED_ALL) {
         return r == MEGPU_WQ_CHANGED;
     }
     megpu_wq_escalate(e, all);
-    megpu_wq_catch_up_locked(s, e, true);
+    megpu_wq_catch_up_locked(s, e, true, vt);
     return true;
 }
 
@@ -909,16 +916,17 @@ static bool megpu_wq_catch_up(MegpuState *s, MegpuEngine *e, bool *all)
  */
 static bool megpu_wq_fast_forward(MegpuState *s, MegpuEngine *e, bool *all)
 {
-    int64_t t = megpu_wq_next_due_locked(s, e), clock;
+    int64_t t = megpu_wq_next_due_locked(s, e), vt, clock;
 
     if (megpu_wq_ff_held(s) || t == INT64_MAX) {
         return false;
     }
-    clock = megpu_wq_clock(s, e);
+    vt = megpu_wq_vticks(s);
+    clock = megpu_wq_clock(s, e, vt);
     if (t > clock) {
         e->wq_steps += t - clock;
     }
-    megpu_wq_catch_up(s, e, all);
+    megpu_wq_catch_up(s, e, all, vt);
     return true;
 }
 
@@ -929,7 +937,7 @@ static bool megpu_wq_fast_forward(MegpuState *s, MegpuEngine *e, bool *all)
 static bool megpu_wq_make_room_locked(MegpuState *s)
 {
     MegpuEngine *first = NULL;
-    int64_t first_in = 0;
+    int64_t first_in = 0, vt = megpu_wq_vticks(s);
     bool all = true;
 
     if (megpu_wq_ff_held(s)) {
@@ -938,7 +946,7 @@ static bool megpu_wq_make_room_locked(MegpuState *s)
     for (unsigned n = 0; n < s->num_engines; n++) {
         MegpuEngine *e = &s->engines[n];
         MegpuWrite *w = megpu_wq_heap_min(&e->wq_mc_due);
-        int64_t in = w ? w->due - megpu_wq_clock(s, e) : 0;
+        int64_t in = w ? w->due - megpu_wq_clock(s, e, vt) : 0;
 
         if (w && (!first || in < first_in)) {
             first = e;
@@ -960,7 +968,7 @@ void megpu_wq_tick(MegpuEngine *e)
     }
     megpu_wq_lock_own(e);
     e->wq_steps++;
-    changed = megpu_wq_catch_up(s, e, &all);
+    changed = megpu_wq_catch_up(s, e, &all, megpu_wq_vticks(s));
     megpu_wq_unlock_held(e, all);
     if (changed) {
         /* a landed write may be the value a WAIT watches */
@@ -982,7 +990,8 @@ void megpu_wq_engine_drained(MegpuEngine *e)
     }
     qemu_mutex_lock(&e->wq_lock);
     /* catching up arms the timer for the next entry due */
-    changed = !megpu_wq_time_held(s) && megpu_wq_catch_up(s, e, &all);
+    changed = !megpu_wq_time_held(s) &&
+              megpu_wq_catch_up(s, e, &all, megpu_wq_vticks(s));
     megpu_wq_unlock_held(e, all);
     if (changed) {
         megpu_wake_waiters(s);
@@ -998,12 +1007,14 @@ static void megpu_mc_timer_cb(void *opaque)
 {
     MegpuState *s = opaque;
     bool changed = false;
+    int64_t vt;
 
     megpu_wq_lock_all(s);
+    vt = megpu_wq_vticks(s);
     for (unsigned n = 0; n < s->num_engines && !megpu_wq_time_held(s); n++) {
         if (s->engines[n].wq_pending) {
-            changed |= megpu_wq_catch_up_locked(s, &s->engines[n], true) ==
-                       MEGPU_WQ_CHANGED;
+            changed |= megpu_wq_catch_up_locked(s, &s->engines[n], true,
+                                                vt) == MEGPU_WQ_CHANGED;
         }
     }
     megpu_flush_check_locked(s);
@@ -1194,7 +1205,8 @@ static bool megpu_wq_append_locked(MegpuExec *x, hwaddr pa, void *host,
  * A write was issued (@e's wq_lock held, released here): a tick of the
  * engine's clock, and the entries catch up with it.
  */
-static void megpu_wq_issued(MegpuState *s, MegpuEngine *e, int64_t due)
+static void megpu_wq_issued(MegpuState *s, MegpuEngine *e, int64_t due,
+                            int64_t vt)
 {
     bool changed, all = false;
 
@@ -1205,9 +1217,9 @@ static void megpu_wq_issued(MegpuState *s, MegpuEngine *e, int64_t due)
      * The catch-up may land the entry just posted and free it: virtual
      * time moves on its own (ASan found this in a guest boot).
      */
-    changed = !megpu_wq_time_held(s) && megpu_wq_catch_up(s, e, &all);
+    changed = !megpu_wq_time_held(s) && megpu_wq_catch_up(s, e, &all, vt);
     if (due != INT64_MAX) {
-        megpu_wq_arm_locked(s, e, due);
+        megpu_wq_arm_locked(s, e, due, vt);
     }
     megpu_wq_unlock_held(e, all);
     if (changed) {
@@ -1227,14 +1239,14 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, MemoryRegion *mr,
     MegpuState *s = e->s;
     uint32_t cap = x->in_wave ? MEGPU_PAGE_SIZE - pa % MEGPU_PAGE_SIZE : len;
     MegpuWrite *w;
-    int64_t due;
+    int64_t due, vt;
 
     /* the engine thread alone opens entries: the hint is its own */
     if (x->in_wave && qatomic_read(&e->wq_open_end) == pa) {
         megpu_wq_lock_own(e);
         if (megpu_wq_relaxed(s) &&
             megpu_wq_append_locked(x, pa, host, mr, data, len)) {
-            megpu_wq_issued(s, e, INT64_MAX);
+            megpu_wq_issued(s, e, INT64_MAX, megpu_wq_vticks(s));
             return;
         }
         megpu_wq_unlock_own(e);
@@ -1268,7 +1280,8 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, MemoryRegion *mr,
     qatomic_set(&e->wq_pending, e->wq_pending + 1);
     qatomic_inc(&s->wq_total);
     w->seq = qatomic_fetch_inc(&s->wq_seq);
-    due = megpu_wq_clock(s, e) + megpu_wq_delay(e);
+    vt = megpu_wq_vticks(s);
+    due = megpu_wq_clock(s, e, vt) + megpu_wq_delay(e);
     w->due = due;
     w->delay2 = megpu_wq_delay(e);
     w->pa = pa;
@@ -1281,7 +1294,7 @@ void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, MemoryRegion *mr,
     e->wq_open = x->in_wave ? w : NULL;
     qatomic_set(&e->wq_open_end, x->in_wave ? pa + len : 0);
     trace_megpu_wq_post(e->idx, w->seq, pa, len, e->wq_len);
-    megpu_wq_issued(s, e, due);
+    megpu_wq_issued(s, e, due, vt);
 }
 
 /*
