@@ -11,9 +11,10 @@
  * Engines reach only guest RAM. MMIO would be dispatched from an engine
  * thread with the BQL taken behind our back (and could even re-enter this
  * device's registers), so a packet pointing at anything but RAM faults
- * with MEGPU_FAULT_BUS instead. The RAM is mapped with address_space_map,
- * which also lets semaphores use real host atomics that interoperate with
- * guest CPU atomics on the same word.
+ * with MEGPU_FAULT_BUS instead. RAM is mapped as address_space_map maps
+ * it (megpu_ram_map: a reference to the region and its host pointer) and
+ * unmapped with address_space_unmap, which also lets semaphores use real
+ * host atomics that interoperate with guest CPU atomics on the same word.
  *
  * A packet's translated pages are kept mapped in a small TLB of its own
  * (MegpuExec.tlb, MEGPU_TLB_ENTRIES pages, round-robin): a wave program
