@@ -282,6 +282,39 @@ static void test_faults(void)
     CHECK_FAULT(MEGPU_FAULT_BUS, m.bar.addr + MEGPU_REG_SCRATCH,
                 MEGPU_FAULT_INFO_WRITE);
     g_assert_cmphex(rd(&m, MEGPU_REG_SCRATCH), ==, 0);
+    /*
+     * ROM (the firmware's last page, below 4 GiB) is RAM the engines may
+     * read but not write: from the ring and through a writable PTE.
+     */
+    {
+        const uint64_t rom = 0xfffff000ull, rom_va = 0x20000000;
+        uint32_t before = qtest_readl(m.qts, rom + 0xff0);
+
+        g_assert_cmphex(before, !=, 0);     /* the reset vector is there */
+        at = r->pos;
+        emit_write(r, rom + 0xff0, d, 1);
+        CHECK_FAULT(MEGPU_FAULT_BUS, rom + 0xff0, MEGPU_FAULT_INFO_WRITE);
+        g_assert_cmphex(qtest_readl(m.qts, rom + 0xff0), ==, before);
+        at = r->pos;
+        emit_fill(r, rom, 0x1000, 0);
+        CHECK_FAULT(MEGPU_FAULT_BUS, rom, MEGPU_FAULT_INFO_WRITE);
+        g_assert_cmphex(qtest_readl(m.qts, rom + 0xff0), ==, before);
+        mmu_map(&m, rom_va, rom, 0x1000, true);
+        ib = ib_stream(&m, IB_PA);
+        emit_write(&ib, rom_va + 0xff0, d, 1);
+        at = r->pos;
+        emit_ib(r, ib_va, ib.pos / 4);
+        CHECK_FAULT(MEGPU_FAULT_BUS, rom_va + 0xff0,
+                    MEGPU_FAULT_INFO_IN_IB | MEGPU_FAULT_INFO_WRITE);
+        g_assert_cmphex(qtest_readl(m.qts, rom + 0xff0), ==, before);
+        /* reading it is fine: COPY from ROM to RAM */
+        emit_copy(r, rom + 0xff0, DATA_PA + 0x800, 4);
+        emit_ts(r, ts, ++seq, 0);
+        kick(&m, 0);
+        eng_idle(&m, 0);
+        g_assert_cmpuint(qtest_readq(m.qts, ts), ==, seq);
+        g_assert_cmphex(qtest_readl(m.qts, DATA_PA + 0x800), ==, before);
+    }
     /* a range running past the top of the address space */
     at = r->pos;
     emit_fill(r, 0xfffffffffffffff0ull, 0x20, 0);
