@@ -315,6 +315,29 @@ static void test_faults(void)
         g_assert_cmpuint(qtest_readq(m.qts, ts), ==, seq);
         g_assert_cmphex(qtest_readl(m.qts, DATA_PA + 0x800), ==, before);
     }
+    /*
+     * Page tables that are not RAM fault as unmapped (MMU), and nothing
+     * reads the registers: a directory at the device's BAR, then a
+     * directory in RAM whose entry points at the BAR as a table.
+     */
+    {
+        const uint64_t pd2 = SEM_PA + 0x10000;
+        uint32_t scratch = rd(&m, MEGPU_REG_SCRATCH);
+
+        emit_setctx(r, m.bar.addr, 7);
+        at = r->pos;
+        emit_ib(r, ib_va, 1);
+        CHECK_FAULT(MEGPU_FAULT_MMU, ib_va, MEGPU_FAULT_INFO_IN_IB);
+        qtest_memset(m.qts, pd2, 0, MEGPU_PT_SIZE);
+        qtest_writeq(m.qts, pd2 + MEGPU_PDE_INDEX(ib_va) * 8,
+                     m.bar.addr | MEGPU_PTE_VALID);
+        emit_setctx(r, pd2, 8);
+        at = r->pos;
+        emit_ib(r, ib_va, 1);
+        CHECK_FAULT(MEGPU_FAULT_MMU, ib_va, MEGPU_FAULT_INFO_IN_IB);
+        emit_setctx(r, PT_PA, 1);
+        g_assert_cmphex(rd(&m, MEGPU_REG_SCRATCH), ==, scratch);
+    }
     /* a range running past the top of the address space */
     at = r->pos;
     emit_fill(r, 0xfffffffffffffff0ull, 0x20, 0);
