@@ -308,20 +308,22 @@ static void test_alu_vectors(void)
 }
 
 /*
- * The same vectors on every lane of a gang (40 work-items: two whole
- * waves and one of 8 lanes, which takes the lane loops' select path),
- * each lane storing to its own rows, with the lane loops the host's CPU
- * gets (AVX2 here) and with the baseline build's (x-wave-simd=off):
- * the single wave of test_alu_vectors() runs neither, it steps alone.
+ * The same vectors on every lane of a gang, each lane storing to its own
+ * rows: 40 work-items (two whole waves and one of 8 lanes, which takes
+ * the lane loops' select path, wave by wave) and 48 (three whole waves
+ * in consecutive slots: a flat gang, one loop over all 48 lanes), with
+ * the lane loops the host's CPU gets (AVX2 here) and with the baseline
+ * build's (x-wave-simd=off): the single wave of test_alu_vectors() runs
+ * none of them, it steps alone.
  */
 static void test_alu_vectors_gang(void)
 {
     const char *opts[] = { "write-mode=strict",
                            "write-mode=strict,x-wave-simd=off" };
-    const unsigned items = 40, rows = ALU_VECTORS_N;
+    const unsigned sizes[] = { 40, 48 }, rows = ALU_VECTORS_N;
     uint64_t p[5 + 6 * ARRAY_SIZE(alu_vectors)];
     const uint64_t user[1] = { OUT_PA };
-    g_autofree uint64_t *out = g_new(uint64_t, (items + 8) * rows);
+    g_autofree uint64_t *out = g_new(uint64_t, (48 + 8) * rows);
     unsigned n;
 
     /* r2 = out + global id * rows * 8, then the shared program */
@@ -331,10 +333,11 @@ static void test_alu_vectors_gang(void)
     n = 3 + alu_vectors_program(p + 3);
     g_assert_cmphex(p[3], ==, I(LDARG, 2, 0, 0, 0));
     p[3] = I(ADD, 2, 2, 1, 0);
-    for (unsigned o = 0; o < ARRAY_SIZE(opts); o++) {
+    for (unsigned o = 0; o < 2 * ARRAY_SIZE(opts); o++) {
+        unsigned items = sizes[o / ARRAY_SIZE(opts)];
         Megpu m;
 
-        megpu_start_engines_opts(&m, 1, opts[o]);
+        megpu_start_engines_opts(&m, 1, opts[o % ARRAY_SIZE(opts)]);
         qtest_memset(m.qts, OUT_PA, 0xee, (items + 8) * rows * 8);
         run_program(&m, 0, p, n, user, 1, items, 1, items, 1);
         g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_FAULT_CODE), ==, 0);
@@ -346,11 +349,83 @@ static void test_alu_vectors_gang(void)
                 want = alu_vectors[i % rows].expect;
             }
             if (le64_to_cpu(out[i]) != want) {
-                g_test_message("%s: lane %u vector %u: 0x%" PRIx64
-                               ", expected 0x%" PRIx64, opts[o], i / rows,
+                g_test_message("%s, %u items: lane %u vector %u: 0x%" PRIx64
+                               ", expected 0x%" PRIx64,
+                               opts[o % ARRAY_SIZE(opts)], items, i / rows,
                                i % rows, le64_to_cpu(out[i]), want);
             }
             g_assert_cmphex(le64_to_cpu(out[i]), ==, want);
+        }
+        megpu_stop_engines(&m);
+    }
+}
+
+/*
+ * A flat gang (three whole waves in consecutive slots, whose registers
+ * are one run of lanes: megpu_gang_flat()) that an IF parts lane by
+ * lane: inside it, the instructions a flat gang runs as one loop (LDARG,
+ * ADD, MOV, LI, LIH) and a load of a row must leave the lanes that are
+ * off alone, so the gang must stop being flat at the IF and be flat
+ * again after the ENDIF.
+ */
+static void test_gang_flat_if(void)
+{
+    const uint64_t p[] = {
+        I(S2R, 1, 0, 0, MEGPU_SR_GLOBAL_ID),
+        I(LI, 2, 0, 0, 5),
+        I(LI, 3, 0, 0, 9),
+        I(LI, 4, 0, 0, 11),
+        I(LI, 6, 0, 0, 13),
+        I(LI, 9, 0, 0, 77),
+        I(SHL, 7, 1, IMM, 3),
+        I(LDARG, 8, 0, 0, 16),
+        I(ADD, 8, 8, 7, 0),                     /* r8 = in + gid * 8 */
+        I(AND, 5, 1, IMM, 1),
+        I(IF, 0, 5, 0, 0),                      /* odd lanes */
+        I(LDARG, 2, 0, 0, 8),
+        I(ADD, 2, 2, 1, 0),
+        I(MOV, 3, 1, 0, 0),
+        I(LI, 4, 0, 0, 3),
+        I(LIH, 6, 0, 0, 1),
+        I(LD64, 9, 8, 0, 0),
+        I(ENDIF, 0, 0, 0, 0),
+        I(SHL, 7, 1, IMM, 6),
+        I(LDARG, 8, 0, 0, 0),
+        I(ADD, 8, 8, 7, 0),                     /* r8 = out + gid * 64 */
+        I(ST64, 0, 8, 2, 0),
+        I(ST64, 0, 8, 3, 8),
+        I(ST64, 0, 8, 4, 16),
+        I(ST64, 0, 8, 6, 24),
+        I(ST64, 0, 8, 9, 32),
+        I(END, 0, 0, 0, 0),
+    };
+    const char *opts[] = { "write-mode=strict",
+                           "write-mode=strict,x-wave-simd=off" };
+    const unsigned items = 48;
+    const uint64_t in = OUT_PA + 0x10000;
+    const uint64_t user[3] = { OUT_PA, 1000, in };
+
+    for (unsigned o = 0; o < ARRAY_SIZE(opts); o++) {
+        Megpu m;
+
+        megpu_start_engines_opts(&m, 1, opts[o]);
+        qtest_memset(m.qts, OUT_PA, 0xee, items * 64);
+        for (unsigned i = 0; i < items; i++) {
+            qtest_writeq(m.qts, in + i * 8, 0x100 + i);
+        }
+        run_program(&m, 0, p, ARRAY_SIZE(p), user, 3, items, 1, items, 1);
+        g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_FAULT_CODE), ==, 0);
+        for (unsigned i = 0; i < items; i++) {
+            uint64_t row = OUT_PA + i * 64;
+            bool odd = i & 1;
+
+            g_assert_cmphex(qtest_readq(m.qts, row), ==, odd ? 1000 + i : 5);
+            g_assert_cmphex(qtest_readq(m.qts, row + 8), ==, odd ? i : 9);
+            g_assert_cmphex(qtest_readq(m.qts, row + 16), ==, odd ? 3 : 11);
+            g_assert_cmphex(qtest_readq(m.qts, row + 24), ==,
+                            odd ? 0x10000000dull : 13);
+            g_assert_cmphex(qtest_readq(m.qts, row + 32), ==,
+                            odd ? 0x100 + i : 77);
         }
         megpu_stop_engines(&m);
     }
@@ -2383,6 +2458,11 @@ static uint64_t perf_thread_cpu_ns(const char *sched)
 }
 
 #define PERF_REPS 11
+/* the perf bench's arrays: 4 MiB each, for up to 1M elements */
+#define PERF_A_PA           0x08000000ull
+#define PERF_B_PA           0x08400000ull
+#define PERF_C_PA           0x08800000ull
+#define PERF_D_PA           0x08c00000ull
 
 /* Engine 1 runs a DISPATCH from an IB at @ib (context 1, identity-mapped). */
 static void perf_emit(Megpu *m, uint64_t ib_pa, uint32_t kernel,
@@ -2417,7 +2497,7 @@ static void test_perf_programs(void)
         { "checksum", MEGPU_KERNEL_CHECKSUM, checksum_prog,
           ARRAY_SIZE(checksum_prog) },
     };
-    static const uint32_t sizes[] = { 4096, 65536, 262144 };
+    static const uint32_t sizes[] = { 4096, 65536, 262144, 1048576 };
     const char *mode = getenv("MEGPU_PERF_OPTS");
     g_autofree char *opts = g_strdup_printf("%s -name debug-threads=on",
                                             mode ? mode : "");
@@ -2431,12 +2511,13 @@ static void test_perf_programs(void)
     for (uint32_t i = 0; i < max; i++) {
         a[i] = cpu_to_le32(FLT((float)(i % 1000) * 0.25f));
     }
-    qtest_memwrite(m.qts, A_PA, a, (size_t)max * 4);
-    qtest_memwrite(m.qts, B_PA, a, (size_t)max * 4);
+    qtest_memwrite(m.qts, PERF_A_PA, a, (size_t)max * 4);
+    qtest_memwrite(m.qts, PERF_B_PA, a, (size_t)max * 4);
     mmu_map(&m, PROG_PA, PROG_PA, 0x20000, false);
     mmu_map(&m, PARGS_PA, PARGS_PA, 0x10000, false);
     mmu_map(&m, IB_PA, IB_PA, 0x2000, false);
-    mmu_map(&m, A_PA, A_PA, D_PA + (uint64_t)max * 4 - A_PA, true);
+    mmu_map(&m, PERF_A_PA, PERF_A_PA,
+            PERF_D_PA + (uint64_t)max * 4 - PERF_A_PA, true);
     emit_setctx(&m.ring[1], PT_PA, 1);
     for (unsigned s = 0; s < ARRAY_SIZE(sizes); s++) {
         for (unsigned i = 0; i < ARRAY_SIZE(k); i++) {
@@ -2444,12 +2525,13 @@ static void test_perf_programs(void)
             uint64_t bi[PERF_REPS], pr[PERF_REPS];
             uint64_t bc[PERF_REPS], pc[PERF_REPS], c0;
             /* VADD: the program's c is D, the kernel's C */
-            uint64_t user[4] = { A_PA, B_PA, D_PA, n };
-            const uint64_t ptr[4] = { A_PA, B_PA, C_PA, 0 };
+            uint64_t user[4] = { PERF_A_PA, PERF_B_PA, PERF_D_PA, n };
+            const uint64_t ptr[4] = { PERF_A_PA, PERF_B_PA, PERF_C_PA, 0 };
             const uint32_t param[3] = { fa };
 
             if (k[i].kernel != MEGPU_KERNEL_VADD) {
-                user[1] = k[i].kernel == MEGPU_KERNEL_SAXPY ? B_PA : D_PA;
+                user[1] = k[i].kernel == MEGPU_KERNEL_SAXPY ? PERF_B_PA :
+                                                              PERF_D_PA;
                 user[2] = n;
                 user[3] = fa;
             }
@@ -2471,8 +2553,8 @@ static void test_perf_programs(void)
                 g_autofree uint32_t *c = g_new(uint32_t, n);
                 g_autofree uint32_t *d = g_new(uint32_t, n);
 
-                qtest_memread(m.qts, C_PA, c, (size_t)n * 4);
-                qtest_memread(m.qts, D_PA, d, (size_t)n * 4);
+                qtest_memread(m.qts, PERF_C_PA, c, (size_t)n * 4);
+                qtest_memread(m.qts, PERF_D_PA, d, (size_t)n * 4);
                 g_assert_cmpmem(c, (size_t)n * 4, d, (size_t)n * 4);
             }
             qsort(bi, PERF_REPS, sizeof(bi[0]), perf_cmp);
@@ -2502,6 +2584,7 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/wave/syscall-stray-slots",
                    test_syscall_stray_slots);
     qtest_add_func("/megpu/wave/divergence", test_divergence);
+    qtest_add_func("/megpu/wave/gang-flat-if", test_gang_flat_if);
     qtest_add_func("/megpu/wave/registers-start-zero",
                    test_registers_start_zero);
     qtest_add_func("/megpu/wave/vadd-checksum", test_vadd_checksum);

@@ -11,8 +11,10 @@
  *
  * Choices:
  * - A wave is MEGPU_WAVE_LANES work-items of one work-group that share
- *   a program counter; its whole state (PC, per-lane registers, execution
- *   mask and IF mask stack, status) is the struct MegpuWave. Nothing of a
+ *   a program counter; its state (PC, execution mask and IF mask stack,
+ *   status) is the struct MegpuWave, its per-lane registers its slot's
+ *   lanes of the dispatch's register file, where a register's lanes of
+ *   all slots lie side by side. Nothing of a
  *   wave lives on a C stack, so a wave can park at any instruction.
  * - The engine thread keeps up to MEGPU_WAVE_SLOTS waves resident and
  *   interprets them round-robin, MEGPU_WAVE_SLICE instructions at a time;
@@ -51,7 +53,11 @@
  *   a wave's consecutive lanes adding to one word are one add of their
  *   sum, each lane getting the value it would have seen in lane order,
  *   and so is a whole gang whose every lane adds to one word
- *   (megpu_gang_atomadd(), in launch order). A gang's rows of stores
+ *   (megpu_gang_atomadd(), in launch order). A gang of consecutive
+ *   slots with every lane on (slots refill in launch order when a gang
+ *   ends together: the usual case) holds each register as one run of
+ *   lanes, and runs an instruction as one loop over all of them
+ *   (megpu_gang_flat()) instead of a loop per wave. A gang's rows of stores
  *   join one posted write per page in relaxed mode (megpu-writeq.c).
  *   The gang's slice, with its lane loops, is compiled for AVX2 as well
  *   and runs so where the host has it.
@@ -161,8 +167,18 @@ typedef struct MegpuWave {
     uint32_t sys_wait;          /* lanes still waiting for a result */
     uint32_t sys_held;          /* lanes holding a mailbox slot */
     uint32_t sys_slot[MEGPU_WAVE_LANES];
-    uint64_t r[MEGPU_WAVE_REGS][MEGPU_WAVE_LANES];
+    /* the wave's lanes of register 0 in MegpuWaves.reg (wave_reg()) */
+    uint64_t *r0;
 } MegpuWave;
+
+/* a register's lanes of every slot, side by side: one row of the file */
+#define MEGPU_WAVE_ROW          (MEGPU_WAVE_SLOTS * MEGPU_WAVE_LANES)
+
+/* The lanes of register @reg of @w: MEGPU_WAVE_LANES of them. */
+static inline uint64_t *wave_reg(const MegpuWave *w, unsigned reg)
+{
+    return w->r0 + (size_t)reg * MEGPU_WAVE_ROW;
+}
 
 /*
  * An instruction as the loader decoded it: fields extracted, operands
@@ -200,11 +216,28 @@ struct MegpuWaves {
      * before it is read.
      */
     MegpuWave wave[MEGPU_WAVE_SLOTS];
+    /*
+     * The register file, a register's lanes of all slots in one row
+     * (slot by slot): a gang of waves in consecutive slots holds a
+     * register as one run of lanes, so its instructions are one loop
+     * over them all (megpu_gang_flat()) instead of one per wave.
+     */
+    uint64_t reg[MEGPU_WAVE_REGS][MEGPU_WAVE_ROW];
     /* a gang's load or store (megpu_gang_ldst), not on the stack */
     uint64_t gang_addr[MEGPU_WAVE_SLOTS * MEGPU_WAVE_LANES];
     uint16_t gang_at[MEGPU_WAVE_SLOTS * MEGPU_WAVE_LANES]; /* wave, lane */
     uint8_t gang_buf[MEGPU_WAVE_SLOTS * MEGPU_WAVE_LANES * 8];
 };
+
+/*
+ * Lane blocks @o of @n lanes (a multiple of MEGPU_WAVE_LANES: a wave's
+ * or a flat gang's), for a loop over the block's lanes inside: GCC's
+ * vectoriser at -O2 (its "very cheap" cost model) takes only loops that
+ * need no scalar remainder, which one of a constant 16 lanes is and one
+ * of a variable count is not (it ran a lane at a time).
+ */
+#define FOR_LANE_BLOCKS(n, o) \
+    for (unsigned o = 0; o < (n); o += MEGPU_WAVE_LANES)
 
 #define FOR_EACH_LANE(w, l) \
     for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) \
@@ -229,6 +262,15 @@ static int megpu_wave_fault(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
 /* Fill free slots with the next waves of the grid. */
 static void megpu_waves_launch_locked(MegpuEngine *e, MegpuWaves *W)
 {
+    bool all_free = true;
+
+    for (unsigned slot = 0; slot < MEGPU_WAVE_SLOTS; slot++) {
+        all_free &= W->wave[slot].state == MEGPU_WAVE_FREE;
+    }
+    if (all_free) {
+        /* every slot launches (the usual case): whole rows at once */
+        memset(W->reg, 0, W->nregs * sizeof(W->reg[0]));
+    }
     for (unsigned slot = 0; slot < MEGPU_WAVE_SLOTS; slot++) {
         MegpuWave *w = &W->wave[slot];
         uint32_t mask = 0;
@@ -248,9 +290,12 @@ static void megpu_waves_launch_locked(MegpuEngine *e, MegpuWaves *W)
             mask = megpu_isa_wave_lanes(W->grid_x, W->grid_y, W->group_x,
                                         W->group_y, gx, gy, first);
             if (mask) {
+                memset(w, 0, offsetof(MegpuWave, r0));
                 /* registers no instruction names are never touched */
-                memset(w, 0, offsetof(MegpuWave, r));
-                memset(w->r, 0, W->nregs * sizeof(w->r[0]));
+                for (unsigned i = 0; !all_free && i < W->nregs; i++) {
+                    memset(wave_reg(w, i), 0,
+                           MEGPU_WAVE_LANES * sizeof(uint64_t));
+                }
                 w->group_x = gx;
                 w->group_y = gy;
                 w->first = first;
@@ -302,7 +347,7 @@ static int megpu_wave_ldst(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
     uint8_t buf[MEGPU_WAVE_LANES * 8];
 
     FOR_EACH_LANE(w, l) {
-        addr[l] = w->r[base][l] + megpu_isa_sext(imm);
+        addr[l] = wave_reg(w, base)[l] + megpu_isa_sext(imm);
         if (addr[l] & (size - 1)) {
             megpu_fault(x, MEGPU_FAULT_MISALIGNED, addr[l], write);
             return MEGPU_RUN_FAULT;
@@ -319,9 +364,9 @@ static int megpu_wave_ldst(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
         do {
             if (write) {
                 if (size == 8) {
-                    stq_le_p(buf + n * 8, w->r[src][l + n]);
+                    stq_le_p(buf + n * 8, wave_reg(w, src)[l + n]);
                 } else {
-                    stl_le_p(buf + n * 4, w->r[src][l + n]);
+                    stl_le_p(buf + n * 4, wave_reg(w, src)[l + n]);
                 }
             }
             n++;
@@ -332,7 +377,7 @@ static int megpu_wave_ldst(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
         }
         for (unsigned i = 0; !write && i < n; i++) {
             /* LD32 zero-extends: ldl_le_p() is an int */
-            w->r[dst][l + i] = size == 8 ? ldq_le_p(buf + i * 8) :
+            wave_reg(w, dst)[l + i] = size == 8 ? ldq_le_p(buf + i * 8) :
                                (uint32_t)ldl_le_p(buf + i * 4);
         }
         l += n;
@@ -419,8 +464,8 @@ static int megpu_wave_atomic(MegpuExec *x, MegpuWave *w, uint32_t op,
     bool fold = op == MEGPU_OP_ATOMADD32 && !x->e->s->wave_nonatomic;
 
     for (unsigned l = 0; l < MEGPU_WAVE_LANES; ) {
-        uint64_t addr = w->r[base][l] + megpu_isa_sext(imm);
-        uint32_t io = w->r[dst][l], sum;
+        uint64_t addr = wave_reg(w, base)[l] + megpu_isa_sext(imm);
+        uint32_t io = wave_reg(w, dst)[l], sum;
         unsigned k = l + 1;
 
         if (!(w->exec & (1u << l))) {
@@ -431,19 +476,19 @@ static int megpu_wave_atomic(MegpuExec *x, MegpuWave *w, uint32_t op,
             megpu_fault(x, MEGPU_FAULT_MISALIGNED, addr, true);
             return MEGPU_RUN_FAULT;
         }
-        sum = w->r[src][l];
+        sum = wave_reg(w, src)[l];
         while (fold && k < MEGPU_WAVE_LANES && (w->exec & (1u << k)) &&
-               w->r[base][k] + megpu_isa_sext(imm) == addr) {
-            sum += w->r[src][k++];
+               wave_reg(w, base)[k] + megpu_isa_sext(imm) == addr) {
+            sum += wave_reg(w, src)[k++];
         }
         if (!megpu_wave_atomic32(x, op, addr, sum, &io)) {
             return MEGPU_RUN_FAULT;
         }
         for (; l < k; l++) {
             /* the lane's operand before its destination (src == dst) */
-            uint32_t v = w->r[src][l];
+            uint32_t v = wave_reg(w, src)[l];
 
-            w->r[dst][l] = io;
+            wave_reg(w, dst)[l] = io;
             io += v;
         }
     }
@@ -514,9 +559,10 @@ static bool megpu_syscall_collect(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
             return false;
         }
         if (state == MEGPU_MBOX_RETURNING) {
-            w->r[dst][l] = ldq_le_p((uint8_t *)p + MEGPU_MBOX_RET);
+            wave_reg(w, dst)[l] = ldq_le_p((uint8_t *)p + MEGPU_MBOX_RET);
             trace_megpu_wave_syscall_return(x->e->idx, w->id, l,
-                                            w->sys_slot[l], w->r[dst][l]);
+                                            w->sys_slot[l],
+                                            wave_reg(w, dst)[l]);
             qatomic_store_release(&p[MEGPU_MBOX_STATE / 4],
                                   cpu_to_le32(MEGPU_MBOX_FREE));
             w->sys_held &= ~(1u << l);
@@ -647,7 +693,7 @@ static bool megpu_syscall_claim(MegpuExec *x, MegpuWave *w, uint64_t insn,
                         cpu_to_le32(MEGPU_INSN_SYSCALL_N(insn)));
             for (unsigned i = 0; i < 3; i++) {
                 qatomic_set(&p[MEGPU_MBOX_ARG(i) / 4],
-                            cpu_to_le32(w->r[src[i]][l]));
+                            cpu_to_le32(wave_reg(w, src[i])[l]));
             }
             qatomic_set(&p[MEGPU_MBOX_CALLER / 4], cpu_to_le32(w->id));
             /* release: the CPU sees the fields once it sees ACTIVE */
@@ -769,18 +815,21 @@ static int megpu_wave_sleep(MegpuExec *x, MegpuWave *w, uint32_t flags)
 #pragma GCC diagnostic ignored "-Wunknown-pragmas"
 
 /*
- * A binary ALU instruction over the lanes. Inlined with a constant @op at
+ * A binary ALU instruction over the lanes: the wave's (@lanes is
+ * MEGPU_WAVE_LANES) or a flat gang's from @w on (@lanes of them, every
+ * one on). Inlined with a constant @op at
  * each call, so the ISA's switch folds away and each loop is straight
  * code; inactive lanes keep their value (a select, no branch per lane).
  * No local array for the immediate: QEMU builds with
  * -ftrivial-auto-var-init=zero, which would clear it on every call.
  */
 static inline QEMU_ALWAYS_INLINE void
-megpu_binop_lanes(uint32_t op, MegpuWave *w, const MegpuInsn *d)
+megpu_binop_lanes(uint32_t op, MegpuWave *w, const MegpuInsn *d,
+                  unsigned lanes)
 {
-    const uint64_t *a = w->r[d->s0];
-    const uint64_t *b = d->s1 == MEGPU_ISA_IMM ? NULL : w->r[d->s1];
-    uint64_t *r = w->r[d->dst];
+    const uint64_t *a = wave_reg(w, d->s0);
+    const uint64_t *b = d->s1 == MEGPU_ISA_IMM ? NULL : wave_reg(w, d->s1);
+    uint64_t *r = wave_reg(w, d->dst);
     uint32_t exec = w->exec;
 
     /*
@@ -791,17 +840,24 @@ megpu_binop_lanes(uint32_t op, MegpuWave *w, const MegpuInsn *d)
     if (exec == MEGPU_WAVE_ALL_LANES) {
         uint64_t bv = d->b;
 
-        if (b) {
+        FOR_LANE_BLOCKS(lanes, o) {
+            const uint64_t *ao = a + o, *bo = b ? b + o : NULL;
+            uint64_t *ro = r + o;
+
+            if (bo) {
 #pragma GCC ivdep
-            for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
-                r[l] = megpu_isa_is_falu(op) ? megpu_isa_falu(op, a[l], b[l]) :
-                                               megpu_isa_alu(op, a[l], b[l]);
-            }
-        } else {
+                for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+                    ro[l] = megpu_isa_is_falu(op) ?
+                            megpu_isa_falu(op, ao[l], bo[l]) :
+                            megpu_isa_alu(op, ao[l], bo[l]);
+                }
+            } else {
 #pragma GCC ivdep
-            for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
-                r[l] = megpu_isa_is_falu(op) ? megpu_isa_falu(op, a[l], bv) :
-                                               megpu_isa_alu(op, a[l], bv);
+                for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+                    ro[l] = megpu_isa_is_falu(op) ?
+                            megpu_isa_falu(op, ao[l], bv) :
+                            megpu_isa_alu(op, ao[l], bv);
+                }
             }
         }
         return;
@@ -817,12 +873,20 @@ megpu_binop_lanes(uint32_t op, MegpuWave *w, const MegpuInsn *d)
 
 #pragma GCC diagnostic pop
 
-/* megpu_binop_lanes() for each wave of a gang, @op still a constant */
+/*
+ * megpu_binop_lanes() for a gang, @op still a constant: over its @flat
+ * lanes at once if it is flat (megpu_gang_flat()), else wave by wave.
+ */
 static inline QEMU_ALWAYS_INLINE void
-megpu_binop_gang(uint32_t op, MegpuWave **g, unsigned n, const MegpuInsn *d)
+megpu_binop_gang(uint32_t op, MegpuWave **g, unsigned n, unsigned flat,
+                 const MegpuInsn *d)
 {
+    if (flat) {
+        megpu_binop_lanes(op, g[0], d, flat);
+        return;
+    }
     for (unsigned i = 0; i < n; i++) {
-        megpu_binop_lanes(op, g[i], d);
+        megpu_binop_lanes(op, g[i], d, MEGPU_WAVE_LANES);
     }
 }
 
@@ -833,89 +897,89 @@ megpu_binop_gang(uint32_t op, MegpuWave **g, unsigned n, const MegpuInsn *d)
  * op (none gets here).
  */
 static inline QEMU_ALWAYS_INLINE bool
-megpu_wave_binop(MegpuWave **g, unsigned n, const MegpuInsn *d)
+megpu_wave_binop(MegpuWave **g, unsigned n, unsigned flat, const MegpuInsn *d)
 {
     switch (d->op) {
     case MEGPU_OP_ADD:
-        megpu_binop_gang(MEGPU_OP_ADD, g, n, d);
+        megpu_binop_gang(MEGPU_OP_ADD, g, n, flat, d);
         break;
     case MEGPU_OP_SUB:
-        megpu_binop_gang(MEGPU_OP_SUB, g, n, d);
+        megpu_binop_gang(MEGPU_OP_SUB, g, n, flat, d);
         break;
     case MEGPU_OP_MUL:
-        megpu_binop_gang(MEGPU_OP_MUL, g, n, d);
+        megpu_binop_gang(MEGPU_OP_MUL, g, n, flat, d);
         break;
     case MEGPU_OP_AND:
-        megpu_binop_gang(MEGPU_OP_AND, g, n, d);
+        megpu_binop_gang(MEGPU_OP_AND, g, n, flat, d);
         break;
     case MEGPU_OP_OR:
-        megpu_binop_gang(MEGPU_OP_OR, g, n, d);
+        megpu_binop_gang(MEGPU_OP_OR, g, n, flat, d);
         break;
     case MEGPU_OP_XOR:
-        megpu_binop_gang(MEGPU_OP_XOR, g, n, d);
+        megpu_binop_gang(MEGPU_OP_XOR, g, n, flat, d);
         break;
     case MEGPU_OP_SHL:
-        megpu_binop_gang(MEGPU_OP_SHL, g, n, d);
+        megpu_binop_gang(MEGPU_OP_SHL, g, n, flat, d);
         break;
     case MEGPU_OP_SHR:
-        megpu_binop_gang(MEGPU_OP_SHR, g, n, d);
+        megpu_binop_gang(MEGPU_OP_SHR, g, n, flat, d);
         break;
     case MEGPU_OP_SAR:
-        megpu_binop_gang(MEGPU_OP_SAR, g, n, d);
+        megpu_binop_gang(MEGPU_OP_SAR, g, n, flat, d);
         break;
     case MEGPU_OP_MIN:
-        megpu_binop_gang(MEGPU_OP_MIN, g, n, d);
+        megpu_binop_gang(MEGPU_OP_MIN, g, n, flat, d);
         break;
     case MEGPU_OP_MAX:
-        megpu_binop_gang(MEGPU_OP_MAX, g, n, d);
+        megpu_binop_gang(MEGPU_OP_MAX, g, n, flat, d);
         break;
     case MEGPU_OP_MINU:
-        megpu_binop_gang(MEGPU_OP_MINU, g, n, d);
+        megpu_binop_gang(MEGPU_OP_MINU, g, n, flat, d);
         break;
     case MEGPU_OP_MAXU:
-        megpu_binop_gang(MEGPU_OP_MAXU, g, n, d);
+        megpu_binop_gang(MEGPU_OP_MAXU, g, n, flat, d);
         break;
     case MEGPU_OP_CMPEQ:
-        megpu_binop_gang(MEGPU_OP_CMPEQ, g, n, d);
+        megpu_binop_gang(MEGPU_OP_CMPEQ, g, n, flat, d);
         break;
     case MEGPU_OP_CMPNE:
-        megpu_binop_gang(MEGPU_OP_CMPNE, g, n, d);
+        megpu_binop_gang(MEGPU_OP_CMPNE, g, n, flat, d);
         break;
     case MEGPU_OP_CMPLT:
-        megpu_binop_gang(MEGPU_OP_CMPLT, g, n, d);
+        megpu_binop_gang(MEGPU_OP_CMPLT, g, n, flat, d);
         break;
     case MEGPU_OP_CMPLE:
-        megpu_binop_gang(MEGPU_OP_CMPLE, g, n, d);
+        megpu_binop_gang(MEGPU_OP_CMPLE, g, n, flat, d);
         break;
     case MEGPU_OP_CMPLTU:
-        megpu_binop_gang(MEGPU_OP_CMPLTU, g, n, d);
+        megpu_binop_gang(MEGPU_OP_CMPLTU, g, n, flat, d);
         break;
     case MEGPU_OP_CMPLEU:
-        megpu_binop_gang(MEGPU_OP_CMPLEU, g, n, d);
+        megpu_binop_gang(MEGPU_OP_CMPLEU, g, n, flat, d);
         break;
     case MEGPU_OP_FADD:
-        megpu_binop_gang(MEGPU_OP_FADD, g, n, d);
+        megpu_binop_gang(MEGPU_OP_FADD, g, n, flat, d);
         break;
     case MEGPU_OP_FSUB:
-        megpu_binop_gang(MEGPU_OP_FSUB, g, n, d);
+        megpu_binop_gang(MEGPU_OP_FSUB, g, n, flat, d);
         break;
     case MEGPU_OP_FMUL:
-        megpu_binop_gang(MEGPU_OP_FMUL, g, n, d);
+        megpu_binop_gang(MEGPU_OP_FMUL, g, n, flat, d);
         break;
     case MEGPU_OP_FMIN:
-        megpu_binop_gang(MEGPU_OP_FMIN, g, n, d);
+        megpu_binop_gang(MEGPU_OP_FMIN, g, n, flat, d);
         break;
     case MEGPU_OP_FMAX:
-        megpu_binop_gang(MEGPU_OP_FMAX, g, n, d);
+        megpu_binop_gang(MEGPU_OP_FMAX, g, n, flat, d);
         break;
     case MEGPU_OP_FCMPEQ:
-        megpu_binop_gang(MEGPU_OP_FCMPEQ, g, n, d);
+        megpu_binop_gang(MEGPU_OP_FCMPEQ, g, n, flat, d);
         break;
     case MEGPU_OP_FCMPLT:
-        megpu_binop_gang(MEGPU_OP_FCMPLT, g, n, d);
+        megpu_binop_gang(MEGPU_OP_FCMPLT, g, n, flat, d);
         break;
     case MEGPU_OP_FCMPLE:
-        megpu_binop_gang(MEGPU_OP_FCMPLE, g, n, d);
+        megpu_binop_gang(MEGPU_OP_FCMPLE, g, n, flat, d);
         break;
     default:
         return false;
@@ -924,13 +988,32 @@ megpu_wave_binop(MegpuWave **g, unsigned n, const MegpuInsn *d)
 }
 
 /*
+ * Is the gang @g[0 .. @n) flat: waves in consecutive slots (in launch
+ * order, as slots refill when a gang ends together) with every lane on?
+ * Then each register of the gang is one run of lanes from
+ * wave_reg(g[0], reg) on, and this returns their number; else 0.
+ */
+static inline unsigned megpu_gang_flat(MegpuWave **g, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        if (g[i]->exec != MEGPU_WAVE_ALL_LANES ||
+            g[i]->r0 != g[0]->r0 + i * MEGPU_WAVE_LANES) {
+            return 0;
+        }
+    }
+    return n * MEGPU_WAVE_LANES;
+}
+
+/*
  * The instructions that only compute registers and go on (no memory, no
  * control flow, no fault once decoded), for the waves @g[0 .. @n) with
- * one dispatch: a gang runs them as one step. The caller advances the
- * PCs. False for any other instruction.
+ * one dispatch: a gang runs them as one step, over all its lanes at
+ * once if it is flat (@flat lanes, megpu_gang_flat()). The caller
+ * advances the PCs. False for any other instruction.
  */
 static inline QEMU_ALWAYS_INLINE bool
-megpu_gang_plain(MegpuWaves *W, MegpuWave **g, unsigned n, const MegpuInsn *d)
+megpu_gang_plain(MegpuWaves *W, MegpuWave **g, unsigned n, unsigned flat,
+                 const MegpuInsn *d)
 {
     uint32_t op = d->op, dst = d->dst, s0 = d->s0, imm = d->imm;
 
@@ -938,18 +1021,48 @@ megpu_gang_plain(MegpuWaves *W, MegpuWave **g, unsigned n, const MegpuInsn *d)
     case MEGPU_OP_NOP:
         return true;
     case MEGPU_OP_MOV:
+        if (flat) {
+            uint64_t *r = wave_reg(g[0], dst);
+            const uint64_t *a = wave_reg(g[0], s0);
+
+            FOR_LANE_BLOCKS(flat, o) {
+                uint64_t *ro = r + o;
+                const uint64_t *ao = a + o;
+
+#pragma GCC ivdep
+                for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+                    ro[l] = ao[l];
+                }
+            }
+            return true;
+        }
         for (unsigned i = 0; i < n; i++) {
             FOR_EACH_LANE(g[i], l) {
-                g[i]->r[dst][l] = g[i]->r[s0][l];
+                wave_reg(g[i], dst)[l] = wave_reg(g[i], s0)[l];
             }
         }
         return true;
     case MEGPU_OP_LI:
     case MEGPU_OP_LIH:
+        if (flat) {
+            uint64_t *r = wave_reg(g[0], dst);
+
+            FOR_LANE_BLOCKS(flat, o) {
+                uint64_t *ro = r + o;
+
+                for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+                    ro[l] = op == MEGPU_OP_LI ? megpu_isa_sext(imm) :
+                            (uint64_t)imm << 32 | (uint32_t)ro[l];
+                }
+            }
+            return true;
+        }
         for (unsigned i = 0; i < n; i++) {
             FOR_EACH_LANE(g[i], l) {
-                g[i]->r[dst][l] = op == MEGPU_OP_LI ? megpu_isa_sext(imm) :
-                    (uint64_t)imm << 32 | (uint32_t)g[i]->r[dst][l];
+                uint64_t *r = wave_reg(g[i], dst);
+
+                r[l] = op == MEGPU_OP_LI ? megpu_isa_sext(imm) :
+                       (uint64_t)imm << 32 | (uint32_t)r[l];
             }
         }
         return true;
@@ -958,7 +1071,7 @@ megpu_gang_plain(MegpuWaves *W, MegpuWave **g, unsigned n, const MegpuInsn *d)
             /* only S2R pays for clearing it (auto-var-init) */
             struct megpu_isa_wave pos = megpu_wave_pos(W, g[i]);
 
-            megpu_isa_sreg_lanes(&pos, imm, g[i]->r[dst]);
+            megpu_isa_sreg_lanes(&pos, imm, wave_reg(g[i], dst));
         }
         return true;
     case MEGPU_OP_LDARG:
@@ -966,8 +1079,20 @@ megpu_gang_plain(MegpuWaves *W, MegpuWave **g, unsigned n, const MegpuInsn *d)
         uint64_t v = op == MEGPU_OP_LDARG ? ldq_le_p(W->user + imm) :
                      (uint32_t)ldl_le_p(W->user + imm);
 
+        if (flat) {
+            uint64_t *r = wave_reg(g[0], dst);
+
+            FOR_LANE_BLOCKS(flat, o) {
+                uint64_t *ro = r + o;
+
+                for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+                    ro[l] = v;
+                }
+            }
+            return true;
+        }
         for (unsigned i = 0; i < n; i++) {
-            uint64_t *r = g[i]->r[dst];
+            uint64_t *r = wave_reg(g[i], dst);
             uint32_t exec = g[i]->exec;
 
             if (exec == MEGPU_WAVE_ALL_LANES) {
@@ -989,14 +1114,14 @@ megpu_gang_plain(MegpuWaves *W, MegpuWave **g, unsigned n, const MegpuInsn *d)
     case MEGPU_OP_FADD ... MEGPU_OP_FMAX:
     case MEGPU_OP_FCMPEQ ... MEGPU_OP_FCMPLE:
         /* false for a hole in the ranges: the step faults it */
-        return megpu_wave_binop(g, n, d);
+        return megpu_wave_binop(g, n, flat, d);
     case MEGPU_OP_I2F:
     case MEGPU_OP_F2I:
         for (unsigned i = 0; i < n; i++) {
             FOR_EACH_LANE(g[i], l) {
-                g[i]->r[dst][l] = op == MEGPU_OP_I2F ?
-                    megpu_isa_i2f(g[i]->r[s0][l]) :
-                    megpu_isa_f2i(g[i]->r[s0][l]);
+                wave_reg(g[i], dst)[l] = op == MEGPU_OP_I2F ?
+                    megpu_isa_i2f(wave_reg(g[i], s0)[l]) :
+                    megpu_isa_f2i(wave_reg(g[i], s0)[l]);
             }
         }
         return true;
@@ -1022,7 +1147,7 @@ megpu_gang_mask(MegpuWave **g, unsigned n, const MegpuInsn *d)
         }
         for (unsigned i = 0; i < n; i++) {
             MegpuWave *w = g[i];
-            const uint64_t *c = w->r[d->s0];
+            const uint64_t *c = wave_reg(w, d->s0);
             uint32_t taken = 0;
 
             for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
@@ -1062,7 +1187,7 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
     if (unlikely(d->fault)) {
         return megpu_wave_fault(x, W, w, d->fault);
     }
-    if (megpu_gang_plain(W, &w, 1, d)) {
+    if (megpu_gang_plain(W, &w, 1, 0, d)) {
         w->pc++;
         return MEGPU_RUN_NEXT;
     }
@@ -1081,7 +1206,7 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
     case MEGPU_OP_BRANY:
         any = false;
         FOR_EACH_LANE(w, l) {
-            any |= w->r[s0][l] != 0;
+            any |= wave_reg(w, s0)[l] != 0;
         }
         if (any) {
             return megpu_wave_jump(x, W, w, imm);
@@ -1130,36 +1255,48 @@ static int megpu_wave_step(MegpuExec *x, MegpuWaves *W, MegpuWave *w,
 }
 
 /*
- * A wave's 16 lanes to and from a gang's buffer, @size bytes each, little
- * endian; a memcpy where the host is little endian, which is what the
- * compiler turns into a few vector moves (32-bit lanes: a widening).
+ * @lanes lanes (a wave's, or a flat gang's) to and from a gang's buffer,
+ * @size bytes each, little endian; a memcpy where the host is little
+ * endian, which is what the compiler turns into a few vector moves
+ * (32-bit lanes: a widening).
  */
-static inline void megpu_lanes_pack(uint8_t *p, const uint64_t *v,
-                                    unsigned size)
+static inline void megpu_lanes_pack(uint8_t *restrict p,
+                                    const uint64_t *restrict v,
+                                    unsigned lanes, unsigned size)
 {
-    if (size == 8) {
-        for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
-            stq_le_p(p + l * 8, v[l]);
+    FOR_LANE_BLOCKS(lanes, o) {
+        uint8_t *po = p + o * size;
+        const uint64_t *vo = v + o;
+
+        if (size == 8) {
+            for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+                stq_le_p(po + l * 8, vo[l]);
+            }
+        } else {
+            for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+                stl_le_p(po + l * 4, vo[l]);
+            }
         }
-        return;
-    }
-    for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
-        stl_le_p(p + l * 4, v[l]);
     }
 }
 
 static inline void megpu_lanes_unpack(uint64_t *restrict r,
                                       const uint8_t *restrict p,
-                                      unsigned size)
+                                      unsigned lanes, unsigned size)
 {
-    if (size == 8) {
-        for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
-            r[l] = ldq_le_p(p + l * 8);
+    FOR_LANE_BLOCKS(lanes, o) {
+        uint64_t *ro = r + o;
+        const uint8_t *po = p + o * size;
+
+        if (size == 8) {
+            for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+                ro[l] = ldq_le_p(po + l * 8);
+            }
+        } else {
+            for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+                ro[l] = (uint32_t)ldl_le_p(po + l * 4);
+            }
         }
-        return;
-    }
-    for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
-        r[l] = (uint32_t)ldl_le_p(p + l * 4);
     }
 }
 
@@ -1174,11 +1311,11 @@ static inline void megpu_lanes_unpack(uint64_t *restrict r,
  */
 static inline QEMU_ALWAYS_INLINE int
 megpu_gang_ldst_row(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
-                    const MegpuInsn *d, MegpuWave **who)
+                    unsigned flat, const MegpuInsn *d, MegpuWave **who)
 {
     unsigned size = (d->op == MEGPU_OP_LD64 || d->op == MEGPU_OP_ST64) ? 8 : 4;
     bool write = d->op == MEGPU_OP_ST32 || d->op == MEGPU_OP_ST64;
-    uint64_t a0 = g[0]->r[d->s0][0];
+    uint64_t a0 = wave_reg(g[0], d->s0)[0];
     uint64_t base = a0 + megpu_isa_sext(d->imm);
     uint8_t *buf = W->gang_buf;
     unsigned lanes = n * MEGPU_WAVE_LANES;
@@ -1186,8 +1323,28 @@ megpu_gang_ldst_row(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
     if (base & (size - 1)) {
         return -1;
     }
-    for (unsigned i = 0; i < n; i++) {
-        const uint64_t *a = g[i]->r[d->s0];
+    if (flat) {
+        /* the gang's lanes are one run: one loop each, no wave by wave */
+        const uint64_t *a = wave_reg(g[0], d->s0);
+        uint64_t apart = 0;
+
+        FOR_LANE_BLOCKS(flat, o) {
+            const uint64_t *ao = a + o;
+            uint64_t off = (uint64_t)o * size;
+
+            for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+                apart |= (ao[l] - a0) ^ (off + l * size);
+            }
+        }
+        if (apart) {
+            return -1;
+        }
+        if (write) {
+            megpu_lanes_pack(buf, wave_reg(g[0], d->s1), flat, size);
+        }
+    }
+    for (unsigned i = 0; !flat && i < n; i++) {
+        const uint64_t *a = wave_reg(g[i], d->s0);
         uint64_t off = (uint64_t)i * MEGPU_WAVE_LANES * size;
         uint64_t apart = 0;
 
@@ -1202,9 +1359,9 @@ megpu_gang_ldst_row(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
             return -1;
         }
     }
-    for (unsigned i = 0; write && i < n; i++) {
-        megpu_lanes_pack(buf + i * MEGPU_WAVE_LANES * size, g[i]->r[d->s1],
-                         size);
+    for (unsigned i = 0; !flat && write && i < n; i++) {
+        megpu_lanes_pack(buf + i * MEGPU_WAVE_LANES * size,
+                         wave_reg(g[i], d->s1), MEGPU_WAVE_LANES, size);
     }
     if (!megpu_mem_rw(x, base, buf, lanes * size, write)) {
         uint64_t q = MIN((x->fault_addr - base) / size, lanes - 1);
@@ -1213,9 +1370,13 @@ megpu_gang_ldst_row(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
         x->wave_id = (*who)->id;
         return MEGPU_RUN_FAULT;
     }
-    for (unsigned i = 0; !write && i < n; i++) {
-        megpu_lanes_unpack(g[i]->r[d->dst],
-                           buf + i * MEGPU_WAVE_LANES * size, size);
+    if (flat && !write) {
+        megpu_lanes_unpack(wave_reg(g[0], d->dst), buf, flat, size);
+    }
+    for (unsigned i = 0; !flat && !write && i < n; i++) {
+        megpu_lanes_unpack(wave_reg(g[i], d->dst),
+                           buf + i * MEGPU_WAVE_LANES * size,
+                           MEGPU_WAVE_LANES, size);
     }
     if (write) {
         megpu_wake_waiters(x->e->s);
@@ -1232,7 +1393,7 @@ megpu_gang_ldst_row(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
  */
 static inline QEMU_ALWAYS_INLINE int
 megpu_gang_ldst(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
-                const MegpuInsn *d, MegpuWave **who)
+                unsigned flat, const MegpuInsn *d, MegpuWave **who)
 {
     unsigned size = (d->op == MEGPU_OP_LD64 || d->op == MEGPU_OP_ST64) ? 8 : 4;
     bool write = d->op == MEGPU_OP_ST32 || d->op == MEGPU_OP_ST64;
@@ -1240,14 +1401,14 @@ megpu_gang_ldst(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
     uint16_t *at = W->gang_at;
     uint8_t *buf = W->gang_buf;
     unsigned m = 0;
-    int r = megpu_gang_ldst_row(x, W, g, n, d, who);
+    int r = megpu_gang_ldst_row(x, W, g, n, flat, d, who);
 
     if (r >= 0) {
         return r;
     }
     for (unsigned i = 0; i < n; i++) {
         FOR_EACH_LANE(g[i], l) {
-            uint64_t a = g[i]->r[d->s0][l] + megpu_isa_sext(d->imm);
+            uint64_t a = wave_reg(g[i], d->s0)[l] + megpu_isa_sext(d->imm);
 
             if (a & (size - 1)) {
                 *who = g[i];
@@ -1268,7 +1429,7 @@ megpu_gang_ldst(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
 
             if (write) {
                 /* src1 is a store's operand only */
-                uint64_t v = w->r[d->s1][at[j + k] % MEGPU_WAVE_LANES];
+                uint64_t v = wave_reg(w, d->s1)[at[j + k] % MEGPU_WAVE_LANES];
 
                 if (size == 8) {
                     stq_le_p(buf + k * 8, v);
@@ -1288,7 +1449,7 @@ megpu_gang_ldst(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
         for (unsigned i = 0; !write && i < k; i++) {
             MegpuWave *w = g[at[j + i] / MEGPU_WAVE_LANES];
 
-            w->r[d->dst][at[j + i] % MEGPU_WAVE_LANES] =
+            wave_reg(w, d->dst)[at[j + i] % MEGPU_WAVE_LANES] =
                 size == 8 ? ldq_le_p(buf + i * 8) :
                 (uint32_t)ldl_le_p(buf + i * 4);
         }
@@ -1309,26 +1470,32 @@ megpu_gang_ldst(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
  * gang is not such a reduction (or in the negative control).
  */
 static inline QEMU_ALWAYS_INLINE int
-megpu_gang_atomadd(MegpuExec *x, MegpuWave **g, unsigned n,
+megpu_gang_atomadd(MegpuExec *x, MegpuWave **g, unsigned n, unsigned flat,
                    const MegpuInsn *d, MegpuWave **who)
 {
-    uint64_t addr = g[0]->r[d->s0][0] + megpu_isa_sext(d->imm);
+    uint64_t addr = wave_reg(g[0], d->s0)[0] + megpu_isa_sext(d->imm);
     uint32_t sum = 0, io = 0;
+    /* a flat gang is one run of lanes: as one wave of @flat lanes */
+    unsigned waves = flat ? 1 : n, lanes = flat ? flat : MEGPU_WAVE_LANES;
 
     if (x->e->s->wave_nonatomic || (addr & 3)) {
         return -1;
     }
-    for (unsigned i = 0; i < n; i++) {
-        const uint64_t *a = g[i]->r[d->s0];
-        const uint64_t *v = g[i]->r[d->s1];
+    for (unsigned i = 0; i < waves; i++) {
+        const uint64_t *a = wave_reg(g[i], d->s0);
+        const uint64_t *v = wave_reg(g[i], d->s1);
         uint64_t apart = 0;
 
         if (g[i]->exec != MEGPU_WAVE_ALL_LANES) {
             return -1;
         }
-        for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
-            apart |= (a[l] + megpu_isa_sext(d->imm)) ^ addr;
-            sum += v[l];
+        FOR_LANE_BLOCKS(lanes, o) {
+            const uint64_t *ao = a + o, *vo = v + o;
+
+            for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+                apart |= (ao[l] + megpu_isa_sext(d->imm)) ^ addr;
+                sum += vo[l];
+            }
         }
         if (apart) {
             return -1;
@@ -1339,13 +1506,16 @@ megpu_gang_atomadd(MegpuExec *x, MegpuWave **g, unsigned n,
         x->wave_id = g[0]->id;
         return MEGPU_RUN_FAULT;
     }
-    for (unsigned i = 0; i < n; i++) {
-        for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
-            /* the lane's operand before its destination (src == dst) */
-            uint32_t v = g[i]->r[d->s1][l];
+    for (unsigned i = 0; i < waves; i++) {
+        uint64_t *r = wave_reg(g[i], d->dst);
+        const uint64_t *v = wave_reg(g[i], d->s1);
 
-            g[i]->r[d->dst][l] = io;
-            io += v;
+        for (unsigned l = 0; l < lanes; l++) {
+            /* the lane's operand before its destination (src == dst) */
+            uint32_t vl = v[l];
+
+            r[l] = io;
+            io += vl;
         }
     }
     megpu_wake_waiters(x->e->s);
@@ -1395,6 +1565,8 @@ megpu_gang_slice_lanes(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
      */
     uint64_t ahead = 0;
     bool watch = false;
+    /* lanes of the gang if it is flat (megpu_gang_flat()), else 0 */
+    unsigned flat = n > 1 ? megpu_gang_flat(g, n) : 0;
     int r;
 
     for (unsigned i = 0; budget && i < n; i++) {
@@ -1422,10 +1594,17 @@ megpu_gang_slice_lanes(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
                 return megpu_wave_fault(x, W, g[i], MEGPU_FAULT_BUDGET);
             }
         }
+        if (n > 1 && !d->fault && megpu_gang_plain(W, g, n, flat, d)) {
+            ahead++;
+            pc++;
+            *insns += n;
+            continue;
+        }
         if (n > 1 && !d->fault &&
-            (megpu_gang_plain(W, g, n, d) ||
-             ((d->op == MEGPU_OP_IF || d->op == MEGPU_OP_ELSE ||
-               d->op == MEGPU_OP_ENDIF) && megpu_gang_mask(g, n, d)))) {
+            (d->op == MEGPU_OP_IF || d->op == MEGPU_OP_ELSE ||
+             d->op == MEGPU_OP_ENDIF) && megpu_gang_mask(g, n, d)) {
+            /* lanes may have gone off or come back on */
+            flat = megpu_gang_flat(g, n);
             ahead++;
             pc++;
             *insns += n;
@@ -1434,9 +1613,9 @@ megpu_gang_slice_lanes(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
         r = -1;
         if (n > 1 && !d->fault && d->op >= MEGPU_OP_LD32 &&
             d->op <= MEGPU_OP_ST64) {
-            r = megpu_gang_ldst(x, W, g, n, d, who);
+            r = megpu_gang_ldst(x, W, g, n, flat, d, who);
         } else if (n > 1 && !d->fault && d->op == MEGPU_OP_ATOMADD32) {
-            r = megpu_gang_atomadd(x, g, n, d, who);
+            r = megpu_gang_atomadd(x, g, n, flat, d, who);
         }
         if (r >= 0) {
             /* counted even if it faults, as a step counts it */
@@ -1474,6 +1653,7 @@ megpu_gang_slice_lanes(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
         }
         n = kept;
         pc = lead;
+        flat = n > 1 ? megpu_gang_flat(g, n) : 0;
     }
     megpu_gang_sync(g, n, pc, &ahead);
     return n ? MEGPU_RUN_YIELD : MEGPU_RUN_END;
@@ -1771,6 +1951,7 @@ bool megpu_wave_dispatch(MegpuExec *x, uint64_t args, uint32_t grid_x,
     memset(W, 0, offsetof(MegpuWaves, wave));
     for (unsigned slot = 0; slot < MEGPU_WAVE_SLOTS; slot++) {
         W->wave[slot].state = MEGPU_WAVE_FREE;
+        W->wave[slot].r0 = &W->reg[0][slot * MEGPU_WAVE_LANES];
     }
     if (!megpu_wave_load(x, W, args)) {
         g_free(W->code);
