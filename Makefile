@@ -197,7 +197,9 @@ bench-device: qemu
 	cd $(QEMU_BUILD) && MEGPU_PERF_OPTS="$(PERF_OPTS)" \
 		QTEST_QEMU_BINARY=./qemu-system-x86_64 \
 		./tests/qtest/megpu-wave-test -m perf \
-		-p /x86_64/megpu/wave/perf/programs 2>&1 | grep -E '^# [a-z]+ +[0-9]'
+		-p /x86_64/megpu/wave/perf/programs \
+		-p /x86_64/megpu/wave/perf/insns 2>&1 | \
+		grep -E '^# ([a-z]+ +[0-9]|insns)'
 	cd $(QEMU_BUILD) && QTEST_QEMU_BINARY=./qemu-system-x86_64 \
 		./tests/qtest/megpu-writes-test -m perf \
 		-p /x86_64/megpu/writes/perf/engines 2>&1 | grep -E '^# engines'

@@ -220,12 +220,19 @@ static inline void megpu_isa_sreg_lanes(const struct megpu_isa_wave *w,
 		    sr == MEGPU_SR_LOCAL_ID || sr == MEGPU_SR_LOCAL_ID_X ||
 		    sr == MEGPU_SR_LANE_ID;
 	uint64_t v0 = megpu_isa_sreg(w, sr, 0);
-	uint64_t inc = step;
 
 	if (row && w->exec == (1u << MEGPU_WAVE_LANES) - 1) {
-		/* every lane on (the usual case): a loop that vectorises */
-		for (unsigned int l = 0; l < MEGPU_WAVE_LANES; l++)
-			r[l] = v0 + inc * l;
+		/*
+		 * Every lane on (the usual case): loops that vectorise, on
+		 * SSE2 too (no 64-bit multiply by the step).
+		 */
+		if (step) {
+			for (unsigned int l = 0; l < MEGPU_WAVE_LANES; l++)
+				r[l] = v0 + l;
+		} else {
+			for (unsigned int l = 0; l < MEGPU_WAVE_LANES; l++)
+				r[l] = v0;
+		}
 		return;
 	}
 	for (unsigned int l = 0; l < MEGPU_WAVE_LANES; l++) {

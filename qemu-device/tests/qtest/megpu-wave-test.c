@@ -2575,6 +2575,90 @@ static void test_perf_programs(void)
     megpu_stop_engines(&m);
 }
 
+/*
+ * What an instruction costs the interpreter, per element (a lane), in a
+ * program over 1M elements in gangs of whole waves (groups of 64): a
+ * base program (a lane's global id, and its row addresses in A and D),
+ * then the same with 16 more of one instruction. The base with nothing
+ * added is a wave's fixed cost (launch, the gang's pick, its end); each
+ * row after it is (variant - base) / 16: the instruction's own cost
+ * once decoded. Fastest of PERF_REPS, like the programs bench. Asserts
+ * nothing about time (make bench-device).
+ */
+static void test_perf_insns(void)
+{
+    static const struct {
+        const char *name;
+        uint64_t insn;
+        unsigned count;
+    } pad[] = {
+        { "base", 0, 0 },
+        { "NOP", I(NOP, 0, 0, 0, 0), 16 },
+        { "ADD reg", I(ADD, 6, 6, 4, 0), 16 },
+        { "ADD imm", I(ADD, 6, 6, IMM, 1), 16 },
+        { "LDARG", I(LDARG, 6, 0, 0, 8), 16 },
+        { "S2R", I(S2R, 6, 0, 0, MEGPU_SR_GLOBAL_ID), 16 },
+        { "LD32 row", I(LD32, 6, 5, 0, 0), 16 },
+        /* the same row 16 times, and once (rows of a page join) */
+        { "ST32 row", I(ST32, 0, 7, 1, 0), 16 },
+        { "ST32 once", I(ST32, 0, 7, 1, 0), 1 },
+    };
+    const uint64_t head[] = {
+        I(S2R, 1, 0, 0, MEGPU_SR_GLOBAL_ID),
+        I(SHL, 4, 1, IMM, 2),
+        I(LDARG, 5, 0, 0, 0),
+        I(ADD, 5, 5, 4, 0),                     /* r5 = A + id * 4 */
+        I(LDARG, 7, 0, 0, 8),
+        I(ADD, 7, 7, 4, 0),                     /* r7 = D + id * 4 */
+    };
+    const uint32_t n = 1048576;
+    const char *mode = getenv("MEGPU_PERF_OPTS");
+    g_autofree char *opts = g_strdup_printf("%s -name debug-threads=on",
+                                            mode ? mode : "");
+    const uint64_t user[2] = { PERF_A_PA, PERF_D_PA };
+    uint64_t prog[ARRAY_SIZE(head) + 16 + 1];
+    double base = 0;
+    Megpu m;
+
+    megpu_start_engines_opts(&m, 2, opts);
+    mmu_map(&m, PROG_PA, PROG_PA, 0x20000, false);
+    mmu_map(&m, PARGS_PA, PARGS_PA, 0x10000, false);
+    mmu_map(&m, IB_PA, IB_PA, 0x2000, false);
+    mmu_map(&m, PERF_A_PA, PERF_A_PA,
+            PERF_D_PA + (uint64_t)n * 4 - PERF_A_PA, true);
+    emit_setctx(&m.ring[1], PT_PA, 1);
+    memcpy(prog, head, sizeof(head));
+    for (unsigned v = 0; v < ARRAY_SIZE(pad); v++) {
+        unsigned len = ARRAY_SIZE(head), k = pad[v].count;
+        uint64_t t[PERF_REPS];
+        double ns;
+
+        for (unsigned i = 0; i < k; i++) {
+            prog[len++] = pad[v].insn;
+        }
+        prog[len++] = I(END, 0, 0, 0, 0);
+        put_program(&m, PROG_PA + 0x10000, PARGS_PA + 0x1000, prog, len,
+                    user, 2);
+        for (unsigned r = 0; r < PERF_REPS; r++) {
+            perf_emit(&m, IB_PA + 0x1000, MEGPU_KERNEL_PROGRAM,
+                      PARGS_PA + 0x1000, n);
+            t[r] = perf_run(&m, 1);
+        }
+        qsort(t, PERF_REPS, sizeof(t[0]), perf_cmp);
+        ns = (double)t[0] / n;
+        if (!v) {
+            base = ns;
+            g_printerr("# insns    %-9s %5.2f ns/element (the wave's fixed "
+                       "cost and the base program: %u instructions)\n",
+                       pad[v].name, ns, (unsigned)ARRAY_SIZE(head) + 1);
+            continue;
+        }
+        g_printerr("# insns    %-9s %5.2f ns/element each (%2u of them: "
+                   "%5.2f)\n", pad[v].name, (ns - base) / k, k, ns);
+    }
+    megpu_stop_engines(&m);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -2617,6 +2701,7 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/wave/fuzz", test_fuzz);
     if (g_test_perf()) {
         qtest_add_func("/megpu/wave/perf/programs", test_perf_programs);
+        qtest_add_func("/megpu/wave/perf/insns", test_perf_insns);
     }
     return g_test_run();
 }
