@@ -290,7 +290,21 @@ static void megpu_waves_launch_locked(MegpuEngine *e, MegpuWaves *W)
             mask = megpu_isa_wave_lanes(W->grid_x, W->grid_y, W->group_x,
                                         W->group_y, gx, gy, first);
             if (mask) {
-                memset(w, 0, offsetof(MegpuWave, r0));
+                /*
+                 * The header's scalars, field by field (a memset of the
+                 * whole header was a rep stos, a sixth of a short
+                 * program's time). The IF mask stack and the mailbox
+                 * slots are written before they are read: depth and
+                 * sys_held say which entries hold anything.
+                 */
+                w->pc = 0;
+                w->depth = 0;
+                w->insns = 0;
+                w->in_syscall = false;
+                w->restart_pending = false;
+                w->sys_hi = false;
+                w->sys_wait = 0;
+                w->sys_held = 0;
                 /* registers no instruction names are never touched */
                 for (unsigned i = 0; !all_free && i < W->nregs; i++) {
                     memset(wave_reg(w, i), 0,
@@ -1792,10 +1806,14 @@ static bool megpu_waves_run(MegpuExec *x, MegpuWaves *W)
 {
     MegpuEngine *e = x->e;
     unsigned spins = 0;         /* slices in a row that found no slot */
+    /*
+     * Written before they are read, each turn: out of the loop, so that
+     * -ftrivial-auto-var-init does not clear them on every turn.
+     */
+    MegpuWave *gang[MEGPU_WAVE_SLOTS], *ended[MEGPU_WAVE_SLOTS];
 
     for (;;) {
-        MegpuWave *w = NULL, *gang[MEGPU_WAVE_SLOTS];
-        MegpuWave *ended[MEGPU_WAVE_SLOTS];
+        MegpuWave *w = NULL;
         unsigned n, nended = 0;
         uint64_t insns = 0;
         int r;
