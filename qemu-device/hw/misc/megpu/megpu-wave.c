@@ -1643,6 +1643,15 @@ megpu_gang_slice_lanes(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
             continue;
         }
         megpu_gang_sync(g, n, pc, &ahead);
+        if (!d->fault && d->op == MEGPU_OP_END) {
+            /* the whole gang ends: no step wave by wave */
+            for (unsigned i = 0; i < n; i++) {
+                g[i]->insns++;
+                ended[(*nended)++] = g[i];
+            }
+            *insns += n;
+            return MEGPU_RUN_END;
+        }
         for (unsigned i = 0; i < n; i++) {
             /* counted as it runs: the waves after a PARK run it later */
             g[i]->insns++;
