@@ -432,6 +432,88 @@ static void test_gang_flat_if(void)
 }
 
 /*
+ * LDARG then an ADD into the same register is one ADD of the argument
+ * for a gang (megpu_wave_fuse()). The pair must mean what its two
+ * instructions mean: under an IF that parts the lanes, with the ADD's
+ * operands either way round, LDARG32 zero-extending, a jump straight to
+ * the ADD (which adds to the register's own value, not the argument),
+ * for a flat gang (48 items), a gang with a partial wave (40) and a wave
+ * alone (1); the instruction count is both instructions; and a budget
+ * that ends between the two faults at the ADD.
+ */
+static void test_fused_ldarg_add(void)
+{
+    const uint64_t p[] = {
+        I(S2R, 1, 0, 0, MEGPU_SR_GLOBAL_ID),
+        I(LI, 2, 0, 0, 7),
+        I(AND, 3, 1, IMM, 1),
+        I(IF, 0, 3, 0, 0),
+        /* 4 */ I(LDARG, 2, 0, 0, 8),
+        I(ADD, 2, 2, 1, 0),                     /* odd: 1000 + id */
+        I(ENDIF, 0, 0, 0, 0),
+        /* 7 */ I(LDARG32, 4, 0, 0, 16),
+        I(ADD, 4, 1, 4, 0),                     /* id + 0x80000005 */
+        I(LI, 7, 0, 0, 100),
+        /* 10 */ I(JMP, 0, 0, 0, 12),
+        I(LDARG, 7, 0, 0, 8),                   /* jumped over */
+        /* 12 */ I(ADD, 7, 7, 1, 0),            /* 100 + id */
+        I(LDARG, 10, 0, 0, 8),
+        I(ADD, 10, 10, 10, 0),                  /* twice 1000: no pair */
+        I(SHL, 8, 1, IMM, 5),
+        I(LDARG, 9, 0, 0, 0),
+        I(ADD, 9, 9, 8, 0),                     /* out + id * 32 */
+        I(ST64, 0, 9, 2, 0),
+        I(ST64, 0, 9, 4, 8),
+        I(ST64, 0, 9, 7, 16),
+        I(ST64, 0, 9, 10, 24),
+        I(END, 0, 0, 0, 0),
+    };
+    const uint64_t user[3] = { OUT_PA, 1000, 0xffffffff80000005ull };
+    /* every wave runs each instruction but the one jumped over */
+    const unsigned per_wave = ARRAY_SIZE(p) - 1;
+    const unsigned sizes[] = { 48, 40, 1 };
+
+    for (unsigned z = 0; z < ARRAY_SIZE(sizes); z++) {
+        unsigned items = sizes[z], waves = DIV_ROUND_UP(items, 16);
+        Megpu m;
+
+        megpu_start_engines(&m, 1);
+        qtest_memset(m.qts, OUT_PA, 0xee, 64 * 32);
+        run_program(&m, 0, p, ARRAY_SIZE(p), user, 3, items, 1, items, 1);
+        g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_FAULT_CODE), ==, 0);
+        g_assert_cmpuint(erd64(&m, 0, MEGPU_ENG_WAVE_INSNS_LO), ==,
+                         (uint64_t)per_wave * waves);
+        for (unsigned i = 0; i < items; i++) {
+            uint64_t row = OUT_PA + i * 32;
+
+            g_assert_cmphex(qtest_readq(m.qts, row), ==,
+                            i & 1 ? 1000 + i : 7);
+            g_assert_cmphex(qtest_readq(m.qts, row + 8), ==,
+                            i + 0x80000005ull);
+            g_assert_cmphex(qtest_readq(m.qts, row + 16), ==, 100 + i);
+            g_assert_cmphex(qtest_readq(m.qts, row + 24), ==, 2000);
+        }
+        g_assert_cmphex(qtest_readq(m.qts, OUT_PA + items * 32), ==,
+                        0xeeeeeeeeeeeeeeeeull);
+        megpu_stop_engines(&m);
+    }
+
+    /* a budget of 5 instructions ends each wave at the pair's ADD */
+    {
+        Megpu m;
+
+        megpu_start_engines_opts(&m, 1, "write-mode=strict,wave-budget=5");
+        emit_program(&m, 0, p, ARRAY_SIZE(p), user, 3, 48, 1, 48, 1);
+        kick(&m, 0);
+        expect_fault(&m, 0, MEGPU_FAULT_BUDGET, PROG_PA + 8 * 5, 0,
+                     MEGPU_FAULT_INFO_WAVE);
+        g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_WAVE_FAULT_PC), ==, 5);
+        eng_idle(&m, 0);
+        megpu_stop_engines(&m);
+    }
+}
+
+/*
  * Divergence: odd lanes take the IF, even ones the ELSE, a nested IF
  * splits again, and a loop runs lane + 1 times per lane, so lanes leave
  * it at different iterations; the mask is whole again after ENDIF.
@@ -2679,6 +2761,7 @@ int main(int argc, char **argv)
                    test_syscall_stray_slots);
     qtest_add_func("/megpu/wave/divergence", test_divergence);
     qtest_add_func("/megpu/wave/gang-flat-if", test_gang_flat_if);
+    qtest_add_func("/megpu/wave/fused-ldarg-add", test_fused_ldarg_add);
     qtest_add_func("/megpu/wave/registers-start-zero",
                    test_registers_start_zero);
     qtest_add_func("/megpu/wave/vadd-checksum", test_vadd_checksum);

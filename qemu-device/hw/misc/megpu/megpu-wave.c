@@ -29,8 +29,10 @@
  *   operands checked by megpu_isa_check(), which libmegpu's CPU
  *   interpreter shares), so that a step only dispatches on the opcode;
  *   an instruction that cannot run still faults only when a wave gets
- *   to it. Binary ALU ops run as one straight loop over the lanes per
- *   opcode. The decoded form is not kept from one dispatch to the next:
+ *   to it. An LDARG and the ADD after it into the same register (the
+ *   usual row address) run in a gang as one ADD of the argument
+ *   (megpu_wave_fuse()). Binary ALU ops run as one straight loop over
+ *   the lanes per opcode. The decoded form is not kept from one dispatch to the next:
  *   the device does not see the guest's writes to the program, and
  *   decoding is one pass over the words the fill reads anyway.
  * - Loads and stores go through megpu_mem_rw (MMU, posted writes in
@@ -193,6 +195,15 @@ typedef struct MegpuInsn {
     uint32_t imm;
     uint64_t b;                 /* binary ALU, src1 == IMM: the operand */
     uint64_t raw;               /* SYSCALL reads its own fields */
+    /*
+     * An LDARG whose next instruction adds a register to what it loaded,
+     * into the same register: a gang runs the pair as one ADD of the
+     * argument's value (megpu_wave_fuse()). The instruction itself stays
+     * what it is, for a wave that steps alone or a jump to the ADD.
+     */
+    bool fused;
+    uint8_t fused_src;          /* the ADD's other register */
+    uint64_t fused_arg;         /* the argument's value */
 } MegpuInsn;
 
 /* One program DISPATCH: what the waves share, and the resident waves. */
@@ -1608,6 +1619,19 @@ megpu_gang_slice_lanes(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
                 return megpu_wave_fault(x, W, g[i], MEGPU_FAULT_BUDGET);
             }
         }
+        if (n > 1 && d->fused && !watch) {
+            /* LDARG and the ADD after it as one ADD (megpu_wave_fuse()) */
+            const MegpuInsn add = {
+                .op = MEGPU_OP_ADD, .dst = d->dst, .s0 = d->fused_src,
+                .s1 = MEGPU_ISA_IMM, .b = d->fused_arg,
+            };
+
+            megpu_binop_gang(MEGPU_OP_ADD, g, n, flat, &add);
+            ahead += 2;
+            pc += 2;
+            *insns += 2 * n;
+            continue;
+        }
         if (n > 1 && !d->fault && megpu_gang_plain(W, g, n, flat, d)) {
             ahead++;
             pc++;
@@ -1902,6 +1926,7 @@ static void megpu_wave_decode(uint64_t insn, MegpuInsn *d)
     d->b = megpu_isa_imm_operand(d->op, d->imm);
     d->raw = insn;
     d->fault = megpu_isa_check(insn);
+    d->fused = false;           /* megpu_wave_fuse() looks at it later */
     for (unsigned i = 0; i < 3; i++) {
         bool imm = reg[i] == &d->s1 && *reg[i] == MEGPU_ISA_IMM &&
                    (megpu_isa_is_alu(d->op) || megpu_isa_is_falu(d->op));
@@ -1910,6 +1935,31 @@ static void megpu_wave_decode(uint64_t insn, MegpuInsn *d)
             *reg[i] = 0;
         }
     }
+}
+
+/*
+ * LDARG rX then ADD rX, rX, rY (or rY, rX), rY another register: the
+ * pair computes rX = rY + the argument for the active lanes, which a
+ * gang runs as one ADD of an immediate (issue 25: each program's row
+ * address is such a pair; a fill of every lane saved). The argument is
+ * the dispatch's, read at load, like LDARG's. Neither instruction can
+ * fault once decoded; the gang does not fuse where it watches its
+ * instruction budget, so a BUDGET fault still comes at the right one.
+ */
+static void megpu_wave_fuse(MegpuWaves *W, MegpuInsn *d, const MegpuInsn *a)
+{
+    uint32_t x = d->dst;
+
+    if (d->fault || a->fault || a->op != MEGPU_OP_ADD || a->dst != x ||
+        a->s1 == MEGPU_ISA_IMM ||
+        (d->op != MEGPU_OP_LDARG && d->op != MEGPU_OP_LDARG32) ||
+        (a->s0 == x) == (a->s1 == x)) {
+        return;
+    }
+    d->fused = true;
+    d->fused_src = a->s0 == x ? a->s1 : a->s0;
+    d->fused_arg = d->op == MEGPU_OP_LDARG ? ldq_le_p(W->user + d->imm) :
+                   (uint32_t)ldl_le_p(W->user + d->imm);
 }
 
 /*
@@ -1955,6 +2005,9 @@ static bool megpu_wave_load(MegpuExec *x, MegpuWaves *W, uint64_t args)
                                MEGPU_INSN_SYSCALL_SRC2(d->raw) + 1);
             }
         }
+    }
+    for (uint32_t i = 0; i + 1 < W->len; i++) {
+        megpu_wave_fuse(W, &W->code[i], &W->code[i + 1]);
     }
     return true;
 }
