@@ -32,9 +32,10 @@
  *   to it. An LDARG and the ADD after it into the same register (the
  *   usual row address) run in a gang as one ADD of the argument
  *   (megpu_wave_fuse()). Binary ALU ops run as one straight loop over
- *   the lanes per opcode. The decoded form is not kept from one dispatch to the next:
- *   the device does not see the guest's writes to the program, and
- *   decoding is one pass over the words the fill reads anyway.
+ *   the lanes per opcode. The decoded form is not kept from one
+ *   dispatch to the next: the device does not see the guest's writes
+ *   to the program, and decoding is one pass over the words the fill
+ *   reads anyway.
  * - Loads and stores go through megpu_mem_rw (MMU, posted writes in
  *   relaxed mode, an engine sees its own queued writes); consecutive
  *   lanes are merged into one access. The resident waves at one PC run
