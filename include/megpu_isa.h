@@ -204,28 +204,41 @@ static inline uint64_t megpu_isa_sreg(const struct megpu_isa_wave *w,
 }
 
 /*
+ * S2R along a row: whether every lane of @w is on and its lanes lie in
+ * one row of its work-group (the usual case); then special register @sr
+ * of lane l is *@v0 + l * *@step, the ids that count x going up by one
+ * per lane and the rest staying. No division per lane (issue 25: they
+ * were most of a program's S2R).
+ */
+static inline bool megpu_isa_sreg_row(const struct megpu_isa_wave *w,
+				      uint32_t sr, uint64_t *v0,
+				      uint64_t *step)
+{
+	uint64_t lx0 = w->first < w->group_x ? w->first :
+		       w->first % w->group_x;
+
+	if (lx0 + MEGPU_WAVE_LANES > w->group_x ||
+	    w->exec != (1u << MEGPU_WAVE_LANES) - 1)
+		return false;
+	*step = sr == MEGPU_SR_GLOBAL_ID || sr == MEGPU_SR_GLOBAL_ID_X ||
+		sr == MEGPU_SR_LOCAL_ID || sr == MEGPU_SR_LOCAL_ID_X ||
+		sr == MEGPU_SR_LANE_ID;
+	*v0 = megpu_isa_sreg(w, sr, 0);
+	return true;
+}
+
+/*
  * S2R: special register @sr (< MEGPU_SR_COUNT) into @r[l] for the lanes
- * of @w->exec (the others keep theirs). A wave whose lanes lie in one row
- * of its work-group (the usual case) computes lane 0 and steps along the
- * row: the ids that count x go up by one per lane, the rest stay. No
- * division per lane (issue 25: they were most of a program's S2R).
+ * of @w->exec (the others keep theirs), along a row where it can
+ * (megpu_isa_sreg_row()).
  */
 static inline void megpu_isa_sreg_lanes(const struct megpu_isa_wave *w,
 					uint32_t sr, uint64_t *r)
 {
-	uint64_t lx0 = w->first < w->group_x ? w->first :
-		       w->first % w->group_x;
-	bool row = lx0 + MEGPU_WAVE_LANES <= w->group_x;
-	bool step = sr == MEGPU_SR_GLOBAL_ID || sr == MEGPU_SR_GLOBAL_ID_X ||
-		    sr == MEGPU_SR_LOCAL_ID || sr == MEGPU_SR_LOCAL_ID_X ||
-		    sr == MEGPU_SR_LANE_ID;
-	uint64_t v0 = megpu_isa_sreg(w, sr, 0);
+	uint64_t v0, step;
 
-	if (row && w->exec == (1u << MEGPU_WAVE_LANES) - 1) {
-		/*
-		 * Every lane on (the usual case): loops that vectorise, on
-		 * SSE2 too (no 64-bit multiply by the step).
-		 */
+	if (megpu_isa_sreg_row(w, sr, &v0, &step)) {
+		/* loops that vectorise, on SSE2 too (no 64-bit multiply) */
 		if (step) {
 			for (unsigned int l = 0; l < MEGPU_WAVE_LANES; l++)
 				r[l] = v0 + l;
@@ -236,12 +249,8 @@ static inline void megpu_isa_sreg_lanes(const struct megpu_isa_wave *w,
 		return;
 	}
 	for (unsigned int l = 0; l < MEGPU_WAVE_LANES; l++) {
-		uint64_t v;
-
-		if (!((w->exec >> l) & 1))
-			continue;
-		v = !row ? megpu_isa_sreg(w, sr, l) : step ? v0 + l : v0;
-		r[l] = v;
+		if ((w->exec >> l) & 1)
+			r[l] = megpu_isa_sreg(w, sr, l);
 	}
 }
 

@@ -514,6 +514,110 @@ static void test_fused_ldarg_add(void)
 }
 
 /*
+ * Every special register read by gangs of waves (a gang's S2R sets the
+ * registers of each wave from the dispatch's fields and the wave's own:
+ * its group, first lane, id and mask), worked out here from each
+ * work-item's place in the grid: groups of 16x3 (each wave one row of
+ * its group, the last group cut by the grid, so partial waves) and of
+ * 10x4 (waves across rows of the group, the grid cutting its last rows).
+ * Every lane stores its registers at its global id's row.
+ */
+static void test_sreg_gang(void)
+{
+    static const struct {
+        uint32_t gx, gy, lx, ly;
+    } cfg[] = { { 40, 3, 16, 3 }, { 50, 2, 10, 4 } };
+    uint64_t p[3 + 3 * MEGPU_SR_COUNT + 1];
+    const uint64_t user[1] = { OUT_PA };
+    const uint64_t args = PARGS_PA + MEGPU_PARGS_USER;
+    unsigned n = 0;
+
+    p[n++] = I(S2R, 1, 0, 0, MEGPU_SR_GLOBAL_ID);
+    p[n++] = I(MUL, 1, 1, IMM, 8 * MEGPU_SR_COUNT);
+    p[n++] = I(LDARG, 2, 0, 0, 0);
+    p[n++] = I(ADD, 2, 2, 1, 0);               /* out + id * row */
+    for (unsigned sr = 0; sr < MEGPU_SR_COUNT; sr++) {
+        p[n++] = I(S2R, 3, 0, 0, sr);
+        p[n++] = I(ST64, 0, 2, 3, 8 * sr);
+    }
+    p[n++] = I(END, 0, 0, 0, 0);
+    g_assert_cmpuint(n, <=, ARRAY_SIZE(p));
+
+    for (unsigned c = 0; c < ARRAY_SIZE(cfg); c++) {
+        uint32_t gx = cfg[c].gx, gy = cfg[c].gy;
+        uint32_t lx = cfg[c].lx, ly = cfg[c].ly;
+        Megpu m;
+
+        megpu_start_engines(&m, 1);
+        qtest_memset(m.qts, OUT_PA, 0xee, gx * gy * MEGPU_SR_COUNT * 8);
+        run_program(&m, 0, p, n, user, 1, gx, gy, lx, ly);
+        g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_FAULT_CODE), ==, 0);
+        for (uint32_t y = 0; y < gy; y++) {
+            for (uint32_t x = 0; x < gx; x++) {
+                uint64_t row = OUT_PA + (y * gx + x) * MEGPU_SR_COUNT * 8;
+                uint32_t local = (y % ly) * lx + x % lx;
+                uint32_t first = local / 16 * 16, exec = 0;
+                uint64_t want[MEGPU_SR_COUNT] = {
+                    [MEGPU_SR_GLOBAL_ID] = y * gx + x,
+                    [MEGPU_SR_GLOBAL_ID_X] = x,
+                    [MEGPU_SR_GLOBAL_ID_Y] = y,
+                    [MEGPU_SR_LOCAL_ID] = local,
+                    [MEGPU_SR_LOCAL_ID_X] = x % lx,
+                    [MEGPU_SR_LOCAL_ID_Y] = y % ly,
+                    [MEGPU_SR_GROUP_ID_X] = x / lx,
+                    [MEGPU_SR_GROUP_ID_Y] = y / ly,
+                    [MEGPU_SR_GRID_X] = gx,
+                    [MEGPU_SR_GRID_Y] = gy,
+                    [MEGPU_SR_GROUP_SIZE_X] = lx,
+                    [MEGPU_SR_GROUP_SIZE_Y] = ly,
+                    [MEGPU_SR_LANE_ID] = local % 16,
+                    [MEGPU_SR_ARGS] = args,
+                };
+                uint64_t id;
+
+                /* the wave's lanes that are work-items of the grid */
+                for (uint32_t l = 0; l < 16; l++) {
+                    uint32_t o = first + l;
+                    uint32_t ox = x / lx * lx + o % lx;
+                    uint32_t oy = y / ly * ly + o / lx;
+
+                    exec |= (o < lx * ly && ox < gx && oy < gy) << l;
+                }
+                want[MEGPU_SR_EXEC] = exec;
+                for (unsigned sr = 0; sr < MEGPU_SR_COUNT; sr++) {
+                    uint64_t got = qtest_readq(m.qts, row + 8 * sr);
+
+                    if (sr == MEGPU_SR_WAVE_ID) {
+                        continue;
+                    }
+                    if (got != want[sr]) {
+                        g_test_message("%ux%u in %ux%u: (%u, %u) sreg %u",
+                                       gx, gy, lx, ly, x, y, sr);
+                    }
+                    g_assert_cmphex(got, ==, want[sr]);
+                }
+                /* the same id in every lane of a wave, none other's */
+                id = qtest_readq(m.qts, row + 8 * MEGPU_SR_WAVE_ID);
+                g_assert_cmpuint(MEGPU_WAVE_ID_ENGINE(id), ==, 0);
+                for (uint32_t y2 = 0; y2 < gy; y2++) {
+                    for (uint32_t x2 = 0; x2 < gx; x2++) {
+                        uint32_t l2 = (y2 % ly) * lx + x2 % lx;
+                        bool same = x2 / lx == x / lx && y2 / ly == y / ly &&
+                                    l2 / 16 == local / 16;
+                        uint64_t id2 = qtest_readq(m.qts, OUT_PA +
+                            ((y2 * gx + x2) * MEGPU_SR_COUNT +
+                             MEGPU_SR_WAVE_ID) * 8);
+
+                        g_assert_cmpuint(id2 == id, ==, same);
+                    }
+                }
+            }
+        }
+        megpu_stop_engines(&m);
+    }
+}
+
+/*
  * Divergence: odd lanes take the IF, even ones the ELSE, a nested IF
  * splits again, and a loop runs lane + 1 times per lane, so lanes leave
  * it at different iterations; the mask is whole again after ENDIF.
@@ -2761,6 +2865,7 @@ int main(int argc, char **argv)
                    test_syscall_stray_slots);
     qtest_add_func("/megpu/wave/divergence", test_divergence);
     qtest_add_func("/megpu/wave/gang-flat-if", test_gang_flat_if);
+    qtest_add_func("/megpu/wave/sreg-gang", test_sreg_gang);
     qtest_add_func("/megpu/wave/fused-ldarg-add", test_fused_ldarg_add);
     qtest_add_func("/megpu/wave/registers-start-zero",
                    test_registers_start_zero);

@@ -1092,14 +1092,30 @@ megpu_gang_plain(MegpuWaves *W, MegpuWave **g, unsigned n, unsigned flat,
             }
         }
         return true;
-    case MEGPU_OP_S2R:
-        for (unsigned i = 0; i < n; i++) {
-            /* only S2R pays for clearing it (auto-var-init) */
-            struct megpu_isa_wave pos = megpu_wave_pos(W, g[i]);
+    case MEGPU_OP_S2R: {
+        /* only S2R pays for clearing it (auto-var-init) */
+        struct megpu_isa_wave pos = megpu_wave_pos(W, g[0]);
 
-            megpu_isa_sreg_lanes(&pos, imm, wave_reg(g[i], dst));
+        for (unsigned i = 0; i < n; i++) {
+            uint64_t *r = wave_reg(g[i], dst), v0, step;
+
+            /* the dispatch's fields stay, the wave's own change */
+            pos.group_id_x = g[i]->group_x;
+            pos.group_id_y = g[i]->group_y;
+            pos.first = g[i]->first;
+            pos.wave_id = g[i]->id;
+            pos.exec = g[i]->exec;
+            if (!megpu_isa_sreg_row(&pos, imm, &v0, &step)) {
+                megpu_isa_sreg_lanes(&pos, imm, r);
+                continue;
+            }
+            /* along a row (the usual case): here, with the gang's SIMD */
+            for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
+                r[l] = v0 + step * l;
+            }
         }
         return true;
+    }
     case MEGPU_OP_LDARG:
     case MEGPU_OP_LDARG32: {
         uint64_t v = op == MEGPU_OP_LDARG ? ldq_le_p(W->user + imm) :
