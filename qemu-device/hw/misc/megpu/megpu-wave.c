@@ -1055,7 +1055,6 @@ megpu_gang_plain(MegpuWaves *W, MegpuWave **g, unsigned n, unsigned flat,
                 uint64_t *ro = r + o;
                 const uint64_t *ao = a + o;
 
-#pragma GCC ivdep
                 for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
                     ro[l] = ao[l];
                 }
