@@ -214,6 +214,7 @@ struct MegpuWaves {
     uint32_t len;
     MegpuInsn *code;            /* decoded at load, host endian */
     uint32_t nregs;             /* registers any instruction names */
+    uint32_t clear;             /* those a launch clears (a bit each) */
     uint8_t user[MEGPU_PARGS_USER_SIZE];
     uint32_t grid_x, grid_y, group_x, group_y;
     uint64_t groups_x, groups;
@@ -281,7 +282,9 @@ static void megpu_waves_launch_locked(MegpuEngine *e, MegpuWaves *W)
     }
     if (all_free) {
         /* every slot launches (the usual case): whole rows at once */
-        memset(W->reg, 0, W->nregs * sizeof(W->reg[0]));
+        for (uint32_t c = W->clear; c; c &= c - 1) {
+            memset(W->reg[ctz32(c)], 0, sizeof(W->reg[0]));
+        }
     }
     for (unsigned slot = 0; slot < MEGPU_WAVE_SLOTS; slot++) {
         MegpuWave *w = &W->wave[slot];
@@ -317,9 +320,9 @@ static void megpu_waves_launch_locked(MegpuEngine *e, MegpuWaves *W)
                 w->sys_hi = false;
                 w->sys_wait = 0;
                 w->sys_held = 0;
-                /* registers no instruction names are never touched */
-                for (unsigned i = 0; !all_free && i < W->nregs; i++) {
-                    memset(wave_reg(w, i), 0,
+                /* only those a lane may read first (megpu_wave_clears()) */
+                for (uint32_t c = all_free ? 0 : W->clear; c; c &= c - 1) {
+                    memset(wave_reg(w, ctz32(c)), 0,
                            MEGPU_WAVE_LANES * sizeof(uint64_t));
                 }
                 w->group_x = gx;
@@ -1954,6 +1957,148 @@ static void megpu_wave_decode(uint64_t insn, MegpuInsn *d)
 }
 
 /*
+ * The registers @d reads and writes (a bit each), as the launch's clear
+ * needs them: an instruction not listed reads every register field it
+ * has and writes none (LIH reads the half it keeps, an atomic's
+ * destination is CAS's compare value, a SYSCALL writes only once the
+ * CPU answered), which can only clear more.
+ */
+static void megpu_wave_regs_used(const MegpuInsn *d, uint32_t *reads,
+                                 uint32_t *writes)
+{
+    uint32_t s1 = d->s1 == MEGPU_ISA_IMM ? 0 : 1u << d->s1;
+
+    *reads = 0;
+    *writes = 0;
+    switch (d->op) {
+    case MEGPU_OP_NOP:
+    case MEGPU_OP_ELSE:
+    case MEGPU_OP_ENDIF:
+        return;
+    case MEGPU_OP_S2R:
+    case MEGPU_OP_LDARG:
+    case MEGPU_OP_LDARG32:
+    case MEGPU_OP_LI:
+        *writes = 1u << d->dst;
+        return;
+    case MEGPU_OP_MOV:
+    case MEGPU_OP_I2F:
+    case MEGPU_OP_F2I:
+    case MEGPU_OP_LD32:
+    case MEGPU_OP_LD64:
+        *reads = 1u << d->s0;
+        *writes = 1u << d->dst;
+        return;
+    case MEGPU_OP_ADD ... MEGPU_OP_MAXU:
+    case MEGPU_OP_CMPEQ ... MEGPU_OP_CMPLEU:
+    case MEGPU_OP_FADD ... MEGPU_OP_FMAX:
+    case MEGPU_OP_FCMPEQ ... MEGPU_OP_FCMPLE:
+        *reads = 1u << d->s0 | s1;
+        *writes = 1u << d->dst;
+        return;
+    case MEGPU_OP_IF:
+        *reads = 1u << d->s0;
+        return;
+    case MEGPU_OP_ST32:
+    case MEGPU_OP_ST64:
+        *reads = 1u << d->s0 | s1;
+        return;
+    }
+    *reads = 1u << d->dst | 1u << d->s0 | s1;
+    if (d->op == MEGPU_OP_SYSCALL &&
+        MEGPU_INSN_SYSCALL_SRC2(d->raw) < MEGPU_WAVE_REGS) {
+        *reads |= 1u << MEGPU_INSN_SYSCALL_SRC2(d->raw);
+    }
+}
+
+/*
+ * Which registers a launch must clear (registers start at zero): those
+ * a lane may read before it wrote them. The program is walked from its
+ * start, IF regions kept as a stack of instances (an ELSE starts a new
+ * one): a write covers the reads in its own region instance and those
+ * nested in it, whose lanes are a subset of its own, and nothing before
+ * the first jump can be run again with other lanes. So:
+ * - without JMP or BRANY in the program the walk goes to the first END,
+ *   fault or mask-stack error (nothing after one runs) and the registers
+ *   read before a covering write are cleared;
+ * - with one, it stops at the first jump, and only writes outside every
+ *   IF before it count: every other register the program names is
+ *   cleared.
+ * Registers no instruction names are never touched. Issue 25: clearing
+ * every named register was a tenth of a VADD program's time; VADD,
+ * SAXPY and CHECKSUM write each register before reading it.
+ */
+static uint32_t megpu_wave_clears(const MegpuWaves *W)
+{
+    uint32_t named = W->nregs >= 32 ? UINT32_MAX : (1u << W->nregs) - 1;
+    uint32_t stack[MEGPU_WAVE_MASK_DEPTH], next = 1, need = 0, top = 0;
+    uint32_t inst[MEGPU_WAVE_REGS];     /* region instance of the write */
+    uint8_t depth_of[MEGPU_WAVE_REGS];  /* its depth; 0xff: none yet */
+    unsigned depth = 0;
+    bool jumps = false, whole = false;
+
+    for (uint32_t pc = 0; pc < W->len; pc++) {
+        jumps |= W->code[pc].op == MEGPU_OP_JMP ||
+                 W->code[pc].op == MEGPU_OP_BRANY;
+    }
+    memset(depth_of, 0xff, sizeof(depth_of));
+    for (uint32_t pc = 0; pc < W->len; pc++) {
+        const MegpuInsn *d = &W->code[pc];
+        uint32_t reads, writes;
+
+        if (d->fault || d->op == MEGPU_OP_END) {
+            whole = !jumps;
+            break;
+        }
+        if (d->op == MEGPU_OP_JMP || d->op == MEGPU_OP_BRANY) {
+            break;
+        }
+        megpu_wave_regs_used(d, &reads, &writes);
+        for (; reads; reads &= reads - 1) {
+            unsigned r = ctz32(reads), k = depth_of[r];
+
+            /* covered: written here or in a region enclosing this one */
+            if (k > depth || (k && stack[k - 1] != inst[r])) {
+                need |= 1u << r;
+            }
+        }
+        if (d->op == MEGPU_OP_IF) {
+            if (depth == MEGPU_WAVE_MASK_DEPTH) {
+                whole = !jumps;         /* it faults there */
+                break;
+            }
+            stack[depth++] = next++;
+        } else if (d->op == MEGPU_OP_ELSE || d->op == MEGPU_OP_ENDIF) {
+            if (!depth) {
+                whole = !jumps;         /* it faults there */
+                break;
+            }
+            if (d->op == MEGPU_OP_ELSE) {
+                stack[depth - 1] = next++;
+            } else {
+                depth--;
+            }
+        }
+        for (; writes && (!jumps || !depth); writes &= writes - 1) {
+            unsigned r = ctz32(writes);
+
+            if (depth < depth_of[r]) {
+                depth_of[r] = depth;
+                inst[r] = depth ? stack[depth - 1] : 0;
+                top |= depth ? 0 : 1u << r;
+            }
+        }
+        if (pc + 1 == W->len) {
+            whole = !jumps;             /* the PC runs off the end: faults */
+        }
+    }
+    if (!whole) {
+        need |= named & ~top;
+    }
+    return need & named;
+}
+
+/*
  * LDARG rX then ADD rX, rX, rY (or rY, rX), rY another register: the
  * pair computes rX = rY + the argument for the active lanes, which a
  * gang runs as one ADD of an immediate (issue 25: each program's row
@@ -2025,6 +2170,7 @@ static bool megpu_wave_load(MegpuExec *x, MegpuWaves *W, uint64_t args)
     for (uint32_t i = 0; i + 1 < W->len; i++) {
         megpu_wave_fuse(W, &W->code[i], &W->code[i + 1]);
     }
+    W->clear = megpu_wave_clears(W);
     return true;
 }
 
