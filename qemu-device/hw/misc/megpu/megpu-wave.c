@@ -14,8 +14,11 @@
  *   a program counter; its state (PC, execution mask and IF mask stack,
  *   status) is the struct MegpuWave, its per-lane registers its slot's
  *   lanes of the dispatch's register file, where a register's lanes of
- *   all slots lie side by side. Nothing of a
- *   wave lives on a C stack, so a wave can park at any instruction.
+ *   all slots lie side by side. Registers start at zero: a launch
+ *   clears those a lane may read before writing them (the program is
+ *   walked once at load, megpu_wave_clears()); the others hold
+ *   whatever they held, which no lane can see. Nothing of a wave lives
+ *   on a C stack, so a wave can park at any instruction.
  * - The engine thread keeps up to MEGPU_WAVE_SLOTS waves resident and
  *   interprets them round-robin, MEGPU_WAVE_SLICE instructions at a time;
  *   a finished wave's slot takes the next wave of the grid. A parked
@@ -225,8 +228,8 @@ struct MegpuWaves {
     unsigned turn;              /* round-robin position */
     /*
      * Not cleared when a dispatch starts (a task queue's tasks start one
-     * each): a wave is cleared at its launch, the scratch is written
-     * before it is read.
+     * each): a wave's header and the registers it may read first are
+     * cleared at its launch, the scratch is written before it is read.
      */
     MegpuWave wave[MEGPU_WAVE_SLOTS];
     /*
