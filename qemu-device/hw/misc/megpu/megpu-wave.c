@@ -216,8 +216,7 @@ struct MegpuWaves {
     uint64_t prog_addr;
     uint32_t len;
     MegpuInsn *code;            /* decoded at load, host endian */
-    uint32_t nregs;             /* registers any instruction names */
-    uint32_t clear;             /* those a launch clears (a bit each) */
+    uint32_t clear;             /* registers a launch clears, a bit each */
     uint8_t user[MEGPU_PARGS_USER_SIZE];
     uint32_t grid_x, grid_y, group_x, group_y;
     uint64_t groups_x, groups;
@@ -2033,21 +2032,26 @@ static void megpu_wave_regs_used(const MegpuInsn *d, uint32_t *reads,
  */
 static uint32_t megpu_wave_clears(const MegpuWaves *W)
 {
-    uint32_t named = W->nregs >= 32 ? UINT32_MAX : (1u << W->nregs) - 1;
     uint32_t stack[MEGPU_WAVE_MASK_DEPTH], next = 1, need = 0, top = 0;
+    uint32_t named = 0, reads, writes;
     uint32_t inst[MEGPU_WAVE_REGS];     /* region instance of the write */
     uint8_t depth_of[MEGPU_WAVE_REGS];  /* its depth; 0xff: none yet */
     unsigned depth = 0;
     bool jumps = false, whole = false;
 
     for (uint32_t pc = 0; pc < W->len; pc++) {
-        jumps |= W->code[pc].op == MEGPU_OP_JMP ||
-                 W->code[pc].op == MEGPU_OP_BRANY;
+        const MegpuInsn *d = &W->code[pc];
+
+        jumps |= d->op == MEGPU_OP_JMP || d->op == MEGPU_OP_BRANY;
+        /* an instruction that faults touches no register */
+        if (!d->fault) {
+            megpu_wave_regs_used(d, &reads, &writes);
+            named |= reads | writes;
+        }
     }
     memset(depth_of, 0xff, sizeof(depth_of));
     for (uint32_t pc = 0; pc < W->len; pc++) {
         const MegpuInsn *d = &W->code[pc];
-        uint32_t reads, writes;
 
         if (d->fault || d->op == MEGPU_OP_END) {
             whole = !jumps;
@@ -2159,16 +2163,6 @@ static bool megpu_wave_load(MegpuExec *x, MegpuWaves *W, uint64_t args)
         MegpuInsn *d = &W->code[i];
 
         megpu_wave_decode(le64_to_cpu(raw[i]), d);
-        if (!d->fault) {
-            /* the fields are registers now, but src1's immediate */
-            W->nregs = MAX(W->nregs, 1u + MAX(MAX(d->dst, d->s0),
-                                              d->s1 == MEGPU_ISA_IMM ?
-                                              0 : d->s1));
-            if (d->op == MEGPU_OP_SYSCALL) {
-                W->nregs = MAX(W->nregs,
-                               MEGPU_INSN_SYSCALL_SRC2(d->raw) + 1);
-            }
-        }
     }
     for (uint32_t i = 0; i + 1 < W->len; i++) {
         megpu_wave_fuse(W, &W->code[i], &W->code[i + 1]);
