@@ -678,9 +678,13 @@ static void test_divergence(void)
  * dispatch before left in the engine's slots. Each probe below has a
  * register that must read zero in some lanes although the program
  * writes it somewhere: under an IF for other lanes, before an ELSE,
- * after a jump over the write, or in its high half only (LIH). A device
- * that cleared only the registers a program reads before writing them
- * would have to get each of these right (tried: the performance doc).
+ * after a jump over the write, or in its high half only (LIH). The
+ * device clears at a launch only the registers a lane may read before
+ * writing them (megpu_wave_clears()) and zeroes the register file once
+ * per dispatch: each probe runs after another dispatch left a secret,
+ * and again ending in the secret itself over more waves than slots, so
+ * that later waves launch where earlier ones of the same dispatch left
+ * it (a mistake in the walk shows there, not hidden by the zeroing).
  */
 
 /*
@@ -704,17 +708,25 @@ static unsigned probe_program(uint64_t *p, unsigned shift,
     return ARRAY_SIZE(head) + ntail;
 }
 
+#define SECRET_LEN  (2 * MEGPU_WAVE_REGS + 1)
+
+/* At @p: a secret into every register, then END. */
+static void secret_end(uint64_t *p)
+{
+    for (unsigned r = 0; r < MEGPU_WAVE_REGS; r++) {
+        p[2 * r] = I(LI, r, 0, 0, 0x5ec00000 + r);
+        p[2 * r + 1] = I(LIH, r, 0, 0, 0xdeadbeef);
+    }
+    p[2 * MEGPU_WAVE_REGS] = I(END, 0, 0, 0, 0);
+}
+
 /* Fill every register of every lane of all 16 slots with a secret. */
 static void fill_registers(Megpu *m)
 {
-    uint64_t fill[2 * MEGPU_WAVE_REGS + 1];
+    uint64_t fill[SECRET_LEN];
     const uint64_t user[1] = { OUT_PA };
 
-    for (unsigned r = 0; r < MEGPU_WAVE_REGS; r++) {
-        fill[2 * r] = I(LI, r, 0, 0, 0x5ec00000 + r);
-        fill[2 * r + 1] = I(LIH, r, 0, 0, 0xdeadbeef);
-    }
-    fill[2 * MEGPU_WAVE_REGS] = I(END, 0, 0, 0, 0);
+    secret_end(fill);
     run_program(m, 0, fill, ARRAY_SIZE(fill), user, 1, 256, 1, 256, 1);
 }
 
@@ -805,6 +817,35 @@ static void test_registers_start_zero(void)
             qtest_memread(m.qts, OUT_PA, out, items * 8);
             for (unsigned i = 0; i < items; i++) {
                 g_assert_cmphex(le64_to_cpu(out[i]), ==, 0);
+            }
+        }
+        /*
+         * The same programs ending in the secret, over 19 waves: the
+         * last three launch into slots that waves of the same dispatch
+         * left it in. The dispatch's first launch starts from zeroed
+         * rows anyway; what a launch itself clears shows here.
+         */
+        for (unsigned p = 0; p <= ARRAY_SIZE(probes); p++) {
+            const unsigned many = 296, width = p ? 1 : MEGPU_WAVE_REGS;
+            uint64_t prog[ARRAY_SIZE(dump) - 1 + SECRET_LEN];
+            unsigned len = p ? probe_program(prog, 3, probes[p - 1],
+                                             probe_len[p - 1]) : n;
+
+            if (!p) {
+                memcpy(prog, dump, n * sizeof(dump[0]));
+            }
+            g_assert_cmphex(prog[len - 1], ==, I(END, 0, 0, 0, 0));
+            secret_end(prog + len - 1);
+            len += SECRET_LEN - 1;
+            qtest_memset(m.qts, OUT_PA, 0xee, many * width * 8);
+            run_program(&m, 0, prog, len, user, 1, many, 1, many, 1);
+            g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_FAULT_CODE), ==, 0);
+            host_flush(&m);
+            for (unsigned i = 0; i < many * width; i++) {
+                uint64_t got = qtest_readq(m.qts, OUT_PA + i * 8);
+
+                g_assert_cmphex(got, ==, p ? 0 : dump_want(i / width,
+                                                           i % width));
             }
         }
         megpu_stop_engines(&m);

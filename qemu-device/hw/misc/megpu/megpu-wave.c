@@ -16,8 +16,10 @@
  *   lanes of the dispatch's register file, where a register's lanes of
  *   all slots lie side by side. Registers start at zero: a launch
  *   clears those a lane may read before writing them (the program is
- *   walked once at load, megpu_wave_clears()); the others hold
- *   whatever they held, which no lane can see. Nothing of a wave lives
+ *   walked once at load, megpu_wave_clears()); the others hold what
+ *   an earlier wave of the same dispatch left, which no lane can see
+ *   (the rows a program names are zeroed when the dispatch starts, so
+ *   never another context's). Nothing of a wave lives
  *   on a C stack, so a wave can park at any instruction.
  * - The engine thread keeps up to MEGPU_WAVE_SLOTS waves resident and
  *   interprets them round-robin, MEGPU_WAVE_SLICE instructions at a time;
@@ -2030,7 +2032,7 @@ static void megpu_wave_regs_used(const MegpuInsn *d, uint32_t *reads,
  * every named register was a tenth of a VADD program's time; VADD,
  * SAXPY and CHECKSUM write each register before reading it.
  */
-static uint32_t megpu_wave_clears(const MegpuWaves *W)
+static uint32_t megpu_wave_clears(const MegpuWaves *W, uint32_t *namedp)
 {
     uint32_t stack[MEGPU_WAVE_MASK_DEPTH], next = 1, need = 0, top = 0;
     uint32_t named = 0, reads, writes;
@@ -2102,6 +2104,7 @@ static uint32_t megpu_wave_clears(const MegpuWaves *W)
     if (!whole) {
         need |= named & ~top;
     }
+    *namedp = named;
     return need & named;
 }
 
@@ -2139,6 +2142,7 @@ static bool megpu_wave_load(MegpuExec *x, MegpuWaves *W, uint64_t args)
 {
     g_autofree uint64_t *raw = NULL;
     uint8_t pargs[MEGPU_PARGS_SIZE];
+    uint32_t named;
 
     if (args & 7) {
         return megpu_fault(x, MEGPU_FAULT_BAD_ARG, x->pkt_addr, false);
@@ -2167,7 +2171,16 @@ static bool megpu_wave_load(MegpuExec *x, MegpuWaves *W, uint64_t args)
     for (uint32_t i = 0; i + 1 < W->len; i++) {
         megpu_wave_fuse(W, &W->code[i], &W->code[i + 1]);
     }
-    W->clear = megpu_wave_clears(W);
+    W->clear = megpu_wave_clears(W, &named);
+    /*
+     * The register file is fresh heap: the rows the program may touch
+     * start at zero once, so that whatever the walk leaves uncleared at
+     * a launch holds this dispatch's own values at worst, never another
+     * context's (a few KiB; the launches clear per wave).
+     */
+    for (; named; named &= named - 1) {
+        memset(W->reg[ctz32(named)], 0, sizeof(W->reg[0]));
+    }
     return true;
 }
 
