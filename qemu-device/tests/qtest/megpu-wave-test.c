@@ -2702,6 +2702,28 @@ static void perf_emit(Megpu *m, uint64_t ib_pa, uint32_t kernel,
 }
 
 /*
+ * A device for the perf benches (MEGPU_PERF_OPTS, named threads): the
+ * program, its arguments, the IBs and arrays A to D of @max elements
+ * mapped one to one, engine 1 in context 1. Returns engine 1's thread's
+ * /proc sched file (perf_thread_sched()).
+ */
+static char *perf_start(Megpu *m, uint32_t max)
+{
+    const char *mode = getenv("MEGPU_PERF_OPTS");
+    g_autofree char *opts = g_strdup_printf("%s -name debug-threads=on",
+                                            mode ? mode : "");
+
+    megpu_start_engines_opts(m, 2, opts);
+    mmu_map(m, PROG_PA, PROG_PA, 0x20000, false);
+    mmu_map(m, PARGS_PA, PARGS_PA, 0x10000, false);
+    mmu_map(m, IB_PA, IB_PA, 0x2000, false);
+    mmu_map(m, PERF_A_PA, PERF_A_PA,
+            PERF_D_PA + (uint64_t)max * 4 - PERF_A_PA, true);
+    emit_setctx(&m->ring[1], PT_PA, 1);
+    return perf_thread_sched(m, 1);
+}
+
+/*
  * Each kernel as a program and as the built-in kernel on the same
  * arrays, device time (the engine's BUSY_NS) without a guest: the
  * interpreter's cost alone, for tuning it (make bench-device). Both run
@@ -2725,27 +2747,17 @@ static void test_perf_programs(void)
           ARRAY_SIZE(checksum_prog) },
     };
     static const uint32_t sizes[] = { 4096, 65536, 262144, 1048576 };
-    const char *mode = getenv("MEGPU_PERF_OPTS");
-    g_autofree char *opts = g_strdup_printf("%s -name debug-threads=on",
-                                            mode ? mode : "");
     const uint32_t max = sizes[ARRAY_SIZE(sizes) - 1];
     g_autofree uint32_t *a = g_new(uint32_t, max);
     g_autofree char *sched = NULL;
     Megpu m;
 
-    megpu_start_engines_opts(&m, 2, opts);
-    sched = perf_thread_sched(&m, 1);
+    sched = perf_start(&m, max);
     for (uint32_t i = 0; i < max; i++) {
         a[i] = cpu_to_le32(FLT((float)(i % 1000) * 0.25f));
     }
     qtest_memwrite(m.qts, PERF_A_PA, a, (size_t)max * 4);
     qtest_memwrite(m.qts, PERF_B_PA, a, (size_t)max * 4);
-    mmu_map(&m, PROG_PA, PROG_PA, 0x20000, false);
-    mmu_map(&m, PARGS_PA, PARGS_PA, 0x10000, false);
-    mmu_map(&m, IB_PA, IB_PA, 0x2000, false);
-    mmu_map(&m, PERF_A_PA, PERF_A_PA,
-            PERF_D_PA + (uint64_t)max * 4 - PERF_A_PA, true);
-    emit_setctx(&m.ring[1], PT_PA, 1);
     for (unsigned s = 0; s < ARRAY_SIZE(sizes); s++) {
         for (unsigned i = 0; i < ARRAY_SIZE(k); i++) {
             uint32_t n = sizes[s], fa = FLT(1.5f);
@@ -2839,23 +2851,13 @@ static void test_perf_insns(void)
         I(ADD, 7, 7, 4, 0),                     /* r7 = D + id * 4 */
     };
     const uint32_t n = 1048576;
-    const char *mode = getenv("MEGPU_PERF_OPTS");
-    g_autofree char *opts = g_strdup_printf("%s -name debug-threads=on",
-                                            mode ? mode : "");
     const uint64_t user[2] = { PERF_A_PA, PERF_D_PA };
     uint64_t prog[ARRAY_SIZE(head) + 16 + 1];
     g_autofree char *sched = NULL;
     double base = 0, base_cpu = 0;
     Megpu m;
 
-    megpu_start_engines_opts(&m, 2, opts);
-    sched = perf_thread_sched(&m, 1);
-    mmu_map(&m, PROG_PA, PROG_PA, 0x20000, false);
-    mmu_map(&m, PARGS_PA, PARGS_PA, 0x10000, false);
-    mmu_map(&m, IB_PA, IB_PA, 0x2000, false);
-    mmu_map(&m, PERF_A_PA, PERF_A_PA,
-            PERF_D_PA + (uint64_t)n * 4 - PERF_A_PA, true);
-    emit_setctx(&m.ring[1], PT_PA, 1);
+    sched = perf_start(&m, n);
     memcpy(prog, head, sizeof(head));
     for (unsigned v = 0; v < ARRAY_SIZE(pad); v++) {
         unsigned len = ARRAY_SIZE(head), k = pad[v].count;
