@@ -1916,6 +1916,73 @@ static void eng_idle_slow(Megpu *m, unsigned n)
     eng_idle(m, n);
 }
 
+/*
+ * An engine reads its own writes, also while another thread lands them.
+ * Each lane stores i to its word, loads it back and counts a mismatch,
+ * for i = 1 .. K, with writes relaxed (not held) while the test steps
+ * virtual time, so the virtual-time timer in the main loop lands the
+ * engine's entries as its wave runs. A read that copied RAM and only
+ * then looked at the engine's filter could miss an entry landing in
+ * between: RAM before the landing, and no pending entry to patch it
+ * with (a whole gang read an i eight stores old, the first time this
+ * test ran; the filter is now looked at first). A lane that reads
+ * wrong also leaves what it read and what it had stored beside the
+ * count, for the message.
+ */
+static void test_read_own_writes_landing(void)
+{
+    enum { K = 4000 };
+    const uint64_t p[] = {
+        I(S2R, 1, 0, 0, MEGPU_SR_GLOBAL_ID),
+        I(LDARG, 2, 0, 0, 0),
+        I(SHL, 3, 1, IMM, 2),
+        I(ADD, 2, 2, 3, 0),
+        I(LDARG, 9, 0, 0, 8),
+        I(LI, 5, 0, 0, 1),
+        I(ADD, 12, 9, 3, 0),
+        I(LI, 10, 0, 0, 1),
+        /* 7 */ I(ST32, 0, 2, 5, 0),
+        I(LD32, 7, 2, 0, 0),
+        I(CMPNE, 8, 7, 5, 0),
+        I(IF, 0, 8, 0, 0),
+        I(ATOMADD32, 11, 9, 10, 0),
+        I(ST32, 0, 12, 7, 0x1000),
+        I(ST32, 0, 12, 5, 0x2000),
+        I(ENDIF, 0, 0, 0, 0),
+        I(ADD, 5, 5, IMM, 1),
+        I(CMPLEU, 8, 5, IMM, K),
+        I(BRANY, 0, 8, 0, 8),
+        I(END, 0, 0, 0, 0),
+    };
+    const uint64_t user[2] = { OUT_PA, D_PA };
+    unsigned steps = 0;
+    Megpu m;
+
+    megpu_start_engines_opts(&m, 1, RELAXED);
+    qtest_memset(m.qts, OUT_PA, 0, 0x1000);
+    qtest_memset(m.qts, D_PA, 0, 0x3000);
+    emit_program(&m, 0, p, ARRAY_SIZE(p), user, 2, 256, 1, 64, 1);
+    kick(&m, 0);
+    while (!(erd(&m, 0, MEGPU_ENG_STATUS) &
+             (MEGPU_ENG_STATUS_IDLE | MEGPU_ENG_STATUS_FAULTED))) {
+        qtest_clock_step(m.qts, 1000 * 1000);
+        steps++;
+    }
+    eng_idle(&m, 0);
+    g_test_message("%u clock steps while the waves ran", steps);
+    for (unsigned l = 0; l < 256; l++) {
+        uint32_t saw = qtest_readl(m.qts, D_PA + 0x1000 + 4 * l);
+
+        if (saw) {
+            g_test_message("lane %u read %u after storing %u", l, saw,
+                           qtest_readl(m.qts, D_PA + 0x2000 + 4 * l));
+            break;
+        }
+    }
+    g_assert_cmpuint(qtest_readl(m.qts, D_PA), ==, 0);
+    megpu_stop_engines(&m);
+}
+
 static uint32_t atomic_race(const char *opts)
 {
     enum { K = 200 };
@@ -2928,6 +2995,8 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/wave/atomadd-gang", test_atomadd_gang);
     qtest_add_func("/megpu/wave/posted-rows", test_posted_rows);
     qtest_add_func("/megpu/wave/posted-rows-order", test_posted_rows_order);
+    qtest_add_func("/megpu/wave/read-own-writes-landing",
+                   test_read_own_writes_landing);
     qtest_add_func("/megpu/wave/two-engines-relaxed",
                    test_two_engines_relaxed);
     qtest_add_func("/megpu/wave/atomic-race", test_atomic_race);

@@ -104,6 +104,9 @@ bool megpu_range_ok(MegpuExec *x, uint64_t addr, uint64_t len,
 void *megpu_mem_map(MegpuExec *x, uint64_t addr, unsigned len,
                     bool is_write, MegpuMap *m);
 void megpu_mem_unmap(MegpuExec *x, MegpuMap *m);
+const void *megpu_mem_read_view(MegpuExec *x, uint64_t addr, uint32_t len,
+                                void *buf, MegpuMap *m);
+void megpu_mem_view_done(MegpuExec *x, MegpuMap *m);
 bool megpu_mem_read64(MegpuExec *x, uint64_t addr, uint64_t *val);
 bool megpu_mem_write64(MegpuExec *x, uint64_t addr, uint64_t val);
 bool megpu_mem_add32(MegpuExec *x, uint64_t addr, uint32_t val);
@@ -142,7 +145,8 @@ bool megpu_wq_reserve(MegpuExec *x);
 void megpu_wq_post(MegpuExec *x, hwaddr pa, void *host, MemoryRegion *mr,
                    const void *data, uint32_t len);
 void megpu_wq_order(MegpuState *s, hwaddr pa, uint32_t len);
-void megpu_wq_forward(MegpuEngine *e, hwaddr pa, void *buf, uint32_t len);
+bool megpu_wq_read_begin(MegpuEngine *e, hwaddr pa, uint32_t len);
+void megpu_wq_read_end(MegpuEngine *e, hwaddr pa, void *buf, uint32_t len);
 bool megpu_wq_engine_flush(MegpuExec *x);
 void megpu_wq_engine_drop(MegpuEngine *e);
 void megpu_wq_tick(MegpuEngine *e);

@@ -302,8 +302,12 @@ bool megpu_mem_rw(MegpuExec *x, uint64_t addr, void *buf, uint64_t len,
             megpu_wq_order(x->e->s, m.pa, chunk);
             memcpy(host, p, chunk);
         } else {
+            bool patch = megpu_wq_read_begin(x->e, m.pa, chunk);
+
             memcpy(p, host, chunk);
-            megpu_wq_forward(x->e, m.pa, p, chunk);
+            if (patch) {
+                megpu_wq_read_end(x->e, m.pa, p, chunk);
+            }
         }
         megpu_mem_unmap(x, &m);
         addr += chunk;
@@ -313,17 +317,58 @@ bool megpu_mem_rw(MegpuExec *x, uint64_t addr, void *buf, uint64_t len,
     return true;
 }
 
+/*
+ * [addr, addr + len) as the engine sees it, for a moment: a pointer to
+ * the bytes, valid until megpu_mem_view_done(). Guest RAM itself when
+ * the range is in one page and the engine has no pending write there
+ * (a wave's row, the usual case: no copy), else @buf holding a copy (as
+ * megpu_mem_rw()). NULL: a fault, the one megpu_mem_rw() would raise.
+ */
+const void *megpu_mem_read_view(MegpuExec *x, uint64_t addr, uint32_t len,
+                                void *buf, MegpuMap *m)
+{
+    void *host;
+
+    m->host = NULL;
+    if ((addr & MEGPU_PAGE_MASK) + len > MEGPU_PAGE_SIZE) {
+        return megpu_mem_rw(x, addr, buf, len, false) ? buf : NULL;
+    }
+    host = megpu_mem_map(x, addr, len, false, m);
+    if (!host) {
+        return NULL;
+    }
+    if (megpu_wq_read_begin(x->e, m->pa, len)) {
+        memcpy(buf, host, len);
+        megpu_wq_read_end(x->e, m->pa, buf, len);
+        megpu_mem_unmap(x, m);
+        m->host = NULL;
+        return buf;
+    }
+    return host;
+}
+
+void megpu_mem_view_done(MegpuExec *x, MegpuMap *m)
+{
+    if (m->host) {
+        megpu_mem_unmap(x, m);
+    }
+}
+
 /* Semaphore and timestamp words: aligned 64-bit host atomics. */
 bool megpu_mem_read64(MegpuExec *x, uint64_t addr, uint64_t *val)
 {
     MegpuMap m;
     uint64_t *p = megpu_mem_map(x, addr, 8, false, &m);
+    bool patch;
 
     if (!p) {
         return false;
     }
+    patch = megpu_wq_read_begin(x->e, m.pa, 8);
     *val = qatomic_read(p);
-    megpu_wq_forward(x->e, m.pa, val, 8);
+    if (patch) {
+        megpu_wq_read_end(x->e, m.pa, val, 8);
+    }
     *val = le64_to_cpu(*val);
     megpu_mem_unmap(x, &m);
     return true;

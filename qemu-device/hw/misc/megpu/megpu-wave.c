@@ -1367,6 +1367,9 @@ megpu_gang_ldst_row(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
     uint64_t base = a0 + megpu_isa_sext(d->imm);
     uint8_t *buf = W->gang_buf;
     unsigned lanes = n * MEGPU_WAVE_LANES;
+    const uint8_t *src;
+    MegpuMap m;
+    uint64_t q;
 
     if (base & (size - 1)) {
         return -1;
@@ -1411,25 +1414,34 @@ megpu_gang_ldst_row(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
         megpu_lanes_pack(buf + i * MEGPU_WAVE_LANES * size,
                          wave_reg(g[i], d->s1), MEGPU_WAVE_LANES, size);
     }
-    if (!megpu_mem_rw(x, base, buf, lanes * size, write)) {
-        uint64_t q = MIN((x->fault_addr - base) / size, lanes - 1);
-
-        *who = g[q / MEGPU_WAVE_LANES];
-        x->wave_id = (*who)->id;
-        return MEGPU_RUN_FAULT;
+    if (write) {
+        if (!megpu_mem_rw(x, base, buf, lanes * size, true)) {
+            goto fault;
+        }
+        megpu_wake_waiters(x->e->s);
+        return MEGPU_RUN_NEXT;
     }
-    if (flat && !write) {
-        megpu_lanes_unpack(wave_reg(g[0], d->dst), buf, flat, size);
+    /* a load unpacks from RAM itself when it can (no copy) */
+    src = megpu_mem_read_view(x, base, lanes * size, buf, &m);
+    if (!src) {
+        goto fault;
     }
-    for (unsigned i = 0; !flat && !write && i < n; i++) {
+    if (flat) {
+        megpu_lanes_unpack(wave_reg(g[0], d->dst), src, flat, size);
+    }
+    for (unsigned i = 0; !flat && i < n; i++) {
         megpu_lanes_unpack(wave_reg(g[i], d->dst),
-                           buf + i * MEGPU_WAVE_LANES * size,
+                           src + i * MEGPU_WAVE_LANES * size,
                            MEGPU_WAVE_LANES, size);
     }
-    if (write) {
-        megpu_wake_waiters(x->e->s);
-    }
+    megpu_mem_view_done(x, &m);
     return MEGPU_RUN_NEXT;
+
+fault:
+    q = MIN((x->fault_addr - base) / size, lanes - 1);
+    *who = g[q / MEGPU_WAVE_LANES];
+    x->wave_id = (*who)->id;
+    return MEGPU_RUN_FAULT;
 }
 
 /*

@@ -538,7 +538,8 @@ static void megpu_wq_unlink_locked(MegpuState *s, MegpuWrite *w)
         qatomic_set(&e->wq_len, e->wq_len - 1);
         megpu_wq_close_locked(e, w);
     }
-    qatomic_set(&e->wq_pending, e->wq_pending - 1);
+    /* release: a reader that sees it has the landed data too */
+    qatomic_store_release(&e->wq_pending, e->wq_pending - 1);
     qatomic_dec(&s->wq_total);
     megpu_wq_mark_locked(e, w->pa, w->len, -1);
 }
@@ -1327,17 +1328,32 @@ void megpu_wq_order(MegpuState *s, hwaddr pa, uint32_t len)
 }
 
 /*
- * An engine reads its own queued writes: patch @buf, read from RAM at
- * @pa, with the engine's pending entries of both stages, oldest first.
+ * An engine reads its own queued writes. Before it reads [pa, pa + len)
+ * from RAM: may its pending entries hold some of those bytes? If so its
+ * wq_lock is held (true) until megpu_wq_read_end() patches the copy with
+ * them, oldest first. The look comes before the read, and the lock then
+ * spans both: the virtual-time timer and the MC thread land this
+ * engine's entries too, and an entry that landed between a copy of RAM
+ * and a later look would be in neither (a gang read a value eight
+ * stores old: wave/read-own-writes-landing). False: every entry of the
+ * engine's that held those bytes has landed (release in
+ * megpu_wq_unlink_locked), and only the engine itself queues more, so
+ * RAM may even be read in place.
  */
-void megpu_wq_forward(MegpuEngine *e, hwaddr pa, void *buf, uint32_t len)
+bool megpu_wq_read_begin(MegpuEngine *e, hwaddr pa, uint32_t len)
+{
+    if (!qatomic_load_acquire(&e->wq_pending) ||
+        !megpu_wq_may_pend(e, pa, len)) {
+        return false;
+    }
+    megpu_wq_lock_own(e);
+    return true;
+}
+
+void megpu_wq_read_end(MegpuEngine *e, hwaddr pa, void *buf, uint32_t len)
 {
     MegpuWrite *a, *b;
 
-    if (!qatomic_read(&e->wq_pending) || !megpu_wq_may_pend(e, pa, len)) {
-        return;
-    }
-    megpu_wq_lock_own(e);
     a = QTAILQ_FIRST(&e->wq);
     b = QTAILQ_FIRST(&e->wq_mc);
     for (;;) {
