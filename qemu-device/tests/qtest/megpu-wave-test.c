@@ -366,7 +366,9 @@ static void test_alu_vectors_gang(void)
  * lane: inside it, the instructions a flat gang runs as one loop (LDARG,
  * ADD, MOV, LI, LIH) and a load of a row must leave the lanes that are
  * off alone, so the gang must stop being flat at the IF and be flat
- * again after the ENDIF.
+ * again after the ENDIF. Two more IFs leave out only the gang's last
+ * lane and only its first: a flat gang's IF looks at every lane for a
+ * zero before it takes the shortcut of all lanes on.
  */
 static void test_gang_flat_if(void)
 {
@@ -389,6 +391,15 @@ static void test_gang_flat_if(void)
         I(LIH, 6, 0, 0, 1),
         I(LD64, 9, 8, 0, 0),
         I(ENDIF, 0, 0, 0, 0),
+        I(LI, 11, 0, 0, 19),
+        I(LI, 12, 0, 0, 29),
+        I(SUB, 10, 1, IMM, 47),
+        I(IF, 0, 10, 0, 0),                     /* all but the last lane */
+        I(LI, 11, 0, 0, 21),
+        I(ENDIF, 0, 0, 0, 0),
+        I(IF, 0, 1, 0, 0),                      /* all but the first */
+        I(LI, 12, 0, 0, 23),
+        I(ENDIF, 0, 0, 0, 0),
         I(SHL, 7, 1, IMM, 6),
         I(LDARG, 8, 0, 0, 0),
         I(ADD, 8, 8, 7, 0),                     /* r8 = out + gid * 64 */
@@ -397,6 +408,8 @@ static void test_gang_flat_if(void)
         I(ST64, 0, 8, 4, 16),
         I(ST64, 0, 8, 6, 24),
         I(ST64, 0, 8, 9, 32),
+        I(ST64, 0, 8, 11, 40),
+        I(ST64, 0, 8, 12, 48),
         I(END, 0, 0, 0, 0),
     };
     const char *opts[] = { "write-mode=strict",
@@ -426,6 +439,10 @@ static void test_gang_flat_if(void)
                             odd ? 0x10000000dull : 13);
             g_assert_cmphex(qtest_readq(m.qts, row + 32), ==,
                             odd ? 0x100 + i : 77);
+            g_assert_cmphex(qtest_readq(m.qts, row + 40), ==,
+                            i == items - 1 ? 19 : 21);
+            g_assert_cmphex(qtest_readq(m.qts, row + 48), ==,
+                            i == 0 ? 29 : 23);
         }
         megpu_stop_engines(&m);
     }
@@ -2885,10 +2902,10 @@ static void test_perf_programs(void)
  * What an instruction costs the interpreter, per element (a lane), in a
  * program over 1M elements in gangs of whole waves (groups of 64): a
  * base program (a lane's global id, and its row addresses in A and D),
- * then the same with 16 more of one instruction. The base with nothing
- * added is a wave's fixed cost (launch, the gang's pick, its end); each
- * row after it is (variant - base) / 16: the instruction's own cost
- * once decoded. Fastest of PERF_REPS, like the programs bench. Asserts
+ * then the same with 16 more of one instruction (or 8 more of a pair,
+ * IF+ENDIF). The base with nothing added is a wave's fixed cost
+ * (launch, the gang's pick, its end); each row after it is (variant -
+ * base) / count: the instruction's (or pair's) own cost once decoded. Fastest of PERF_REPS, like the programs bench. Asserts
  * nothing about time (make bench-device).
  */
 static void test_perf_insns(void)
@@ -2897,6 +2914,7 @@ static void test_perf_insns(void)
         const char *name;
         uint64_t insn;
         unsigned count;
+        uint64_t then;          /* a pair's second (not NOP) */
     } pad[] = {
         { "base", 0, 0 },
         { "NOP", I(NOP, 0, 0, 0, 0), 16 },
@@ -2904,6 +2922,9 @@ static void test_perf_insns(void)
         { "ADD imm", I(ADD, 6, 6, IMM, 1), 16 },
         { "LDARG", I(LDARG, 6, 0, 0, 8), 16 },
         { "S2R", I(S2R, 6, 0, 0, MEGPU_SR_GLOBAL_ID), 16 },
+        { "CMPLTU", I(CMPLTU, 6, 1, 7, 0), 16 },
+        /* every lane takes it (r7 is an address): the usual IF */
+        { "IF+ENDIF", I(IF, 0, 7, 0, 0), 8, I(ENDIF, 0, 0, 0, 0) },
         { "LD32 row", I(LD32, 6, 5, 0, 0), 16 },
         /* the same row 16 times, and once (rows of a page join) */
         { "ST32 row", I(ST32, 0, 7, 1, 0), 16 },
@@ -2919,7 +2940,7 @@ static void test_perf_insns(void)
     };
     const uint32_t n = 1048576;
     const uint64_t user[2] = { PERF_A_PA, PERF_D_PA };
-    uint64_t prog[ARRAY_SIZE(head) + 16 + 1];
+    uint64_t prog[ARRAY_SIZE(head) + 2 * 16 + 1];
     g_autofree char *sched = NULL;
     double base = 0, base_cpu = 0;
     Megpu m;
@@ -2933,6 +2954,9 @@ static void test_perf_insns(void)
 
         for (unsigned i = 0; i < k; i++) {
             prog[len++] = pad[v].insn;
+            if (pad[v].then) {
+                prog[len++] = pad[v].then;
+            }
         }
         prog[len++] = I(END, 0, 0, 0, 0);
         put_program(&m, PROG_PA + 0x10000, PARGS_PA + 0x1000, prog, len,
