@@ -449,6 +449,135 @@ static void test_gang_flat_if(void)
 }
 
 /*
+ * Lines (megpu_line_set()): a flat gang's row store skips the look at
+ * every lane's address when its address register is known to be a line
+ * of the access's size. 16 whole waves (one flat gang) store their
+ * global id l at an address computed a different way in each case.
+ * Two cases keep a line through LI, MUL by a register and by a
+ * constant, SHL by a register, ADD, SUB and MOV, and must store at l.
+ * In the others the address register held a line and is then written
+ * in a way the gang cannot follow: by a load, by an atomic (which goes
+ * wave by wave), inside an IF that parts the lanes, by an ADD or a MOV
+ * of a loaded register; there the addresses of lanes 1 .. 254 are
+ * swapped in pairs (lanes 0 and 255 stay on the line, so the look at
+ * the first and last lane cannot tell), and the store must follow
+ * them. And l * l, a product of two lines.
+ */
+static uint32_t lines_perm(uint32_t l)
+{
+    if (l == 0 || l == 255) {
+        return l;
+    }
+    return l & 1 ? l + 1 : l - 1;
+}
+
+static void test_row_lines(void)
+{
+    enum { HEAD = 5, CASE = 14 };
+    const uint64_t head[HEAD] = {
+        I(S2R, 1, 0, 0, MEGPU_SR_GLOBAL_ID),
+        I(SHL, 4, 1, IMM, 2),
+        I(LDARG, 5, 0, 0, 0),
+        I(ADD, 5, 5, 4, 0),                     /* a line: out + l * 4 */
+        I(SHL, 8, 1, IMM, 3),
+    };
+    static const struct {
+        const char *name;
+        bool line, square;
+        uint64_t p[CASE];
+    } c[] = {
+        { "mul-sub-mov", true, false, {
+            I(LI, 7, 0, 0, 4),
+            I(MUL, 12, 1, 7, 0),
+            I(LDARG, 13, 0, 0, 0),
+            I(ADD, 13, 13, IMM, 8),
+            I(ADD, 13, 13, 12, 0),
+            I(SUB, 13, 13, IMM, 8),
+            I(MOV, 5, 13, 0, 0) } },
+        { "shl-reg-mul-imm", true, false, {
+            I(LI, 7, 0, 0, 1),
+            I(SHL, 12, 1, 7, 0),                /* 2l */
+            I(MUL, 12, 12, IMM, 2),             /* 4l */
+            I(LDARG, 5, 0, 0, 0),
+            I(ADD, 5, 12, 5, 0) } },
+        { "load", false, false, {
+            I(LDARG, 6, 0, 0, 8),
+            I(ADD, 6, 6, 8, 0),
+            I(LD64, 5, 6, 0, 0) } },
+        { "atomic", false, false, {
+            I(LDARG, 6, 0, 0, 16),
+            I(ADD, 6, 6, 4, 0),
+            I(LI, 9, 0, 0, 0),
+            I(ATOMXCHG32, 5, 6, 9, 0) } },
+        { "parted-if", false, false, {
+            I(AND, 10, 1, IMM, 1),
+            I(CMPNE, 11, 1, IMM, 255),
+            I(AND, 10, 10, 11, 0),
+            I(IF, 0, 10, 0, 0),                 /* odd, not the last */
+            I(ADD, 5, 5, IMM, 4),
+            I(ENDIF, 0, 0, 0, 0),
+            I(AND, 10, 1, IMM, 1),
+            I(XOR, 10, 10, IMM, 1),
+            I(CMPNE, 11, 1, IMM, 0),
+            I(AND, 10, 10, 11, 0),
+            I(IF, 0, 10, 0, 0),                 /* even, not the first */
+            I(SUB, 5, 5, IMM, 4),
+            I(ENDIF, 0, 0, 0, 0) } },
+        { "add-loaded", false, false, {
+            I(LDARG, 6, 0, 0, 24),
+            I(ADD, 6, 6, 8, 0),
+            I(LD64, 7, 6, 0, 0),
+            I(ADD, 5, 5, 7, 0) } },
+        { "mov-loaded", false, false, {
+            I(LDARG, 6, 0, 0, 8),
+            I(ADD, 6, 6, 8, 0),
+            I(LD64, 7, 6, 0, 0),
+            I(MOV, 5, 7, 0, 0) } },
+        { "square", false, true, {
+            I(MUL, 12, 1, 1, 0),
+            I(SHL, 12, 12, IMM, 2),
+            I(LDARG, 5, 0, 0, 0),
+            I(ADD, 5, 5, 12, 0) } },
+    };
+    const uint64_t t64 = A_PA, t32 = A_PA + 0x1000, toff = A_PA + 0x2000;
+    const uint64_t user[4] = { OUT_PA, t64, t32, toff };
+    const size_t span = 255 * 255 * 4 + 4;
+    Megpu m;
+
+    megpu_start_engines_opts(&m, 1, "write-mode=strict");
+    for (uint32_t l = 0; l < 256; l++) {
+        uint64_t to = OUT_PA + lines_perm(l) * 4;
+
+        qtest_writeq(m.qts, t64 + l * 8, to);
+        qtest_writel(m.qts, t32 + l * 4, to);
+        qtest_writeq(m.qts, toff + l * 8, to - (OUT_PA + l * 4));
+    }
+    for (unsigned i = 0; i < ARRAY_SIZE(c); i++) {
+        uint64_t p[HEAD + CASE + 2];
+        unsigned len = 0;
+
+        memcpy(p, head, sizeof(head));
+        len = HEAD;
+        for (unsigned k = 0; k < CASE && c[i].p[k]; k++) {
+            p[len++] = c[i].p[k];
+        }
+        p[len++] = I(ST32, 0, 5, 1, 0);
+        p[len++] = I(END, 0, 0, 0, 0);
+        qtest_memset(m.qts, OUT_PA, 0xee, span);
+        run_program(&m, 0, p, len, user, 4, 256, 1, 64, 1);
+        g_test_message("%s", c[i].name);
+        g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_FAULT_CODE), ==, 0);
+        for (uint32_t l = 0; l < 256; l++) {
+            uint32_t at = c[i].square ? l * l : c[i].line ? l :
+                          lines_perm(l);
+
+            g_assert_cmpuint(qtest_readl(m.qts, OUT_PA + at * 4), ==, l);
+        }
+    }
+    megpu_stop_engines(&m);
+}
+
+/*
  * LDARG then an ADD into the same register is one ADD of the argument
  * for a gang (megpu_wave_fuse()). The pair must mean what its two
  * instructions mean: under an IF that parts the lanes, with the ADD's
@@ -2905,8 +3034,9 @@ static void test_perf_programs(void)
  * then the same with 16 more of one instruction (or 8 more of a pair,
  * IF+ENDIF). The base with nothing added is a wave's fixed cost
  * (launch, the gang's pick, its end); each row after it is (variant -
- * base) / count: the instruction's (or pair's) own cost once decoded. Fastest of PERF_REPS, like the programs bench. Asserts
- * nothing about time (make bench-device).
+ * base) / count: the instruction's (or pair's) own cost once decoded.
+ * Fastest of PERF_REPS, like the programs bench. Asserts nothing about
+ * time (make bench-device).
  */
 static void test_perf_insns(void)
 {
@@ -3019,6 +3149,7 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/wave/atomadd-gang", test_atomadd_gang);
     qtest_add_func("/megpu/wave/posted-rows", test_posted_rows);
     qtest_add_func("/megpu/wave/posted-rows-order", test_posted_rows_order);
+    qtest_add_func("/megpu/wave/row-lines", test_row_lines);
     qtest_add_func("/megpu/wave/read-own-writes-landing",
                    test_read_own_writes_landing);
     qtest_add_func("/megpu/wave/two-engines-relaxed",

@@ -240,6 +240,13 @@ struct MegpuWaves {
      * over them all (megpu_gang_flat()) instead of one per wave.
      */
     uint64_t reg[MEGPU_WAVE_REGS][MEGPU_WAVE_ROW];
+    /*
+     * Registers the flat gang running now knows to hold a line: lane l
+     * of its run holds line_base + l * line_step (megpu_line_step()).
+     * Valid within one gang slice only: zero at its start.
+     */
+    uint32_t line_known;
+    uint64_t line_base[MEGPU_WAVE_REGS], line_step[MEGPU_WAVE_REGS];
     /* a gang's load or store (megpu_gang_ldst), not on the stack */
     uint64_t gang_addr[MEGPU_WAVE_SLOTS * MEGPU_WAVE_LANES];
     uint16_t gang_at[MEGPU_WAVE_SLOTS * MEGPU_WAVE_LANES]; /* wave, lane */
@@ -1021,6 +1028,86 @@ megpu_wave_binop(MegpuWave **g, unsigned n, unsigned flat, const MegpuInsn *d)
 }
 
 /*
+ * Lines: what a flat gang knows about a register's lanes without
+ * looking at them. A row load or store looks at every lane's address to
+ * see that they are one run (issue 25: with a program's three rows, a
+ * sixth of its time in the interpreter); an address register that is
+ * known to be a line of the access's size needs no look. A flat gang's
+ * step records a line for what it writes from lines and constants (S2R
+ * of a position along a row, LI, LDARG, MOV, ADD, SUB, SHL and MUL,
+ * each 64-bit wrapping, which a line stays under) and forgets any other
+ * register it writes. Nothing else may keep a line: a gang slice starts
+ * with none, and forgets them all when the gang stops being flat or a
+ * step goes wave by wave.
+ */
+static inline QEMU_ALWAYS_INLINE void
+megpu_line_set(MegpuWaves *W, unsigned r, uint64_t base, uint64_t step)
+{
+    W->line_known |= 1u << r;
+    W->line_base[r] = base;
+    W->line_step[r] = step;
+}
+
+static inline QEMU_ALWAYS_INLINE void
+megpu_line_forget(MegpuWaves *W, unsigned r)
+{
+    W->line_known &= ~(1u << r);
+}
+
+static inline QEMU_ALWAYS_INLINE bool
+megpu_line_get(const MegpuWaves *W, unsigned r, uint64_t *base, uint64_t *step)
+{
+    if (!(W->line_known & (1u << r))) {
+        return false;
+    }
+    *base = W->line_base[r];
+    *step = W->line_step[r];
+    return true;
+}
+
+/*
+ * After a flat gang's binary ALU op @op into @dst of @s0 and @s1 (or,
+ * @s1 MEGPU_ISA_IMM, of @b): a fused LDARG + ADD is an ADD of @b.
+ */
+static inline QEMU_ALWAYS_INLINE void
+megpu_line_binop(MegpuWaves *W, uint32_t op, unsigned dst, unsigned s0,
+                 unsigned s1, uint64_t b)
+{
+    uint64_t ab, as, bb = b, bs = 0;
+
+    if (!megpu_line_get(W, s0, &ab, &as) ||
+        (s1 != MEGPU_ISA_IMM && !megpu_line_get(W, s1, &bb, &bs))) {
+        megpu_line_forget(W, dst);
+        return;
+    }
+    switch (op) {
+    case MEGPU_OP_ADD:
+        megpu_line_set(W, dst, ab + bb, as + bs);
+        return;
+    case MEGPU_OP_SUB:
+        megpu_line_set(W, dst, ab - bb, as - bs);
+        return;
+    case MEGPU_OP_SHL:
+        if (!bs) {
+            megpu_line_set(W, dst, ab << (bb & 63), as << (bb & 63));
+            return;
+        }
+        break;
+    case MEGPU_OP_MUL:
+        if (!bs) {
+            megpu_line_set(W, dst, ab * bb, as * bb);
+            return;
+        }
+        if (!as) {
+            megpu_line_set(W, dst, ab * bb, ab * bs);
+            return;
+        }
+        break;
+    }
+    megpu_line_forget(W, dst);
+}
+
+/*
  * Is the gang @g[0 .. @n) flat: waves in consecutive slots (in launch
  * order, as slots refill when a gang ends together) with every lane on?
  * Then each register of the gang is one run of lanes from
@@ -1057,6 +1144,13 @@ megpu_gang_plain(MegpuWaves *W, MegpuWave **g, unsigned n, unsigned flat,
         if (flat) {
             uint64_t *r = wave_reg(g[0], dst);
             const uint64_t *a = wave_reg(g[0], s0);
+            uint64_t lb, ls;
+
+            if (megpu_line_get(W, s0, &lb, &ls)) {
+                megpu_line_set(W, dst, lb, ls);
+            } else {
+                megpu_line_forget(W, dst);
+            }
 
             FOR_LANE_BLOCKS(flat, o) {
                 uint64_t *ro = r + o;
@@ -1078,6 +1172,12 @@ megpu_gang_plain(MegpuWaves *W, MegpuWave **g, unsigned n, unsigned flat,
     case MEGPU_OP_LIH:
         if (flat) {
             uint64_t *r = wave_reg(g[0], dst);
+
+            if (op == MEGPU_OP_LI) {
+                megpu_line_set(W, dst, megpu_isa_sext(imm), 0);
+            } else {
+                megpu_line_forget(W, dst);
+            }
 
             FOR_LANE_BLOCKS(flat, o) {
                 uint64_t *ro = r + o;
@@ -1101,6 +1201,9 @@ megpu_gang_plain(MegpuWaves *W, MegpuWave **g, unsigned n, unsigned flat,
     case MEGPU_OP_S2R: {
         /* only S2R pays for clearing it (auto-var-init) */
         struct megpu_isa_wave pos = megpu_wave_pos(W, g[0]);
+        /* a line over the gang: every wave along a row, each on */
+        uint64_t base = 0, slope = 0;
+        bool line = flat;
 
         for (unsigned i = 0; i < n; i++) {
             uint64_t *r = wave_reg(g[i], dst), v0, step;
@@ -1113,12 +1216,23 @@ megpu_gang_plain(MegpuWaves *W, MegpuWave **g, unsigned n, unsigned flat,
             pos.exec = g[i]->exec;
             if (!megpu_isa_sreg_row(&pos, imm, &v0, &step)) {
                 megpu_isa_sreg_lanes(&pos, imm, r);
+                line = false;
                 continue;
             }
+            if (!i) {
+                base = v0;
+                slope = step;
+            }
+            line &= v0 == base + (uint64_t)i * MEGPU_WAVE_LANES * slope;
             /* along a row (the usual case): here, with the gang's SIMD */
             for (unsigned l = 0; l < MEGPU_WAVE_LANES; l++) {
                 r[l] = v0 + step * l;
             }
+        }
+        if (line) {
+            megpu_line_set(W, dst, base, slope);
+        } else {
+            megpu_line_forget(W, dst);
         }
         return true;
     }
@@ -1130,6 +1244,7 @@ megpu_gang_plain(MegpuWaves *W, MegpuWave **g, unsigned n, unsigned flat,
         if (flat) {
             uint64_t *r = wave_reg(g[0], dst);
 
+            megpu_line_set(W, dst, v, 0);
             FOR_LANE_BLOCKS(flat, o) {
                 uint64_t *ro = r + o;
 
@@ -1162,9 +1277,16 @@ megpu_gang_plain(MegpuWaves *W, MegpuWave **g, unsigned n, unsigned flat,
     case MEGPU_OP_FADD ... MEGPU_OP_FMAX:
     case MEGPU_OP_FCMPEQ ... MEGPU_OP_FCMPLE:
         /* false for a hole in the ranges: the step faults it */
-        return megpu_wave_binop(g, n, flat, d);
+        if (!megpu_wave_binop(g, n, flat, d)) {
+            return false;
+        }
+        if (flat) {
+            megpu_line_binop(W, op, dst, s0, d->s1, d->b);
+        }
+        return true;
     case MEGPU_OP_I2F:
     case MEGPU_OP_F2I:
+        megpu_line_forget(W, dst);
         for (unsigned i = 0; i < n; i++) {
             FOR_EACH_LANE(g[i], l) {
                 wave_reg(g[i], dst)[l] = op == MEGPU_OP_I2F ?
@@ -1396,9 +1518,16 @@ megpu_gang_ldst_row(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
     if (flat) {
         /* the gang's lanes are one run: one loop each, no wave by wave */
         const uint64_t *a = wave_reg(g[0], d->s0);
-        uint64_t apart = 0;
+        uint64_t apart = 0, lb, ls;
+        /*
+         * A line of the access's size needs no look at every lane; its
+         * first and last lane are looked at all the same (cheap, and a
+         * line kept wrongly shows there more often than not).
+         */
+        bool line = megpu_line_get(W, d->s0, &lb, &ls) && ls == size &&
+                    lb == a0 && a[flat - 1] == a0 + (flat - 1) * size;
 
-        FOR_LANE_BLOCKS(flat, o) {
+        FOR_LANE_BLOCKS(line ? 0 : flat, o) {
             const uint64_t *ao = a + o;
             uint64_t off = (uint64_t)o * size;
 
@@ -1651,6 +1780,7 @@ megpu_gang_slice_lanes(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
     for (unsigned i = 0; budget && i < n; i++) {
         watch |= g[i]->insns + MEGPU_WAVE_SLICE > budget;
     }
+    W->line_known = 0;
     for (unsigned k = 0; k < MEGPU_WAVE_SLICE && n; k++) {
         uint32_t lead = UINT32_MAX;
         const MegpuInsn *d;
@@ -1681,6 +1811,10 @@ megpu_gang_slice_lanes(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
             };
 
             megpu_binop_gang(MEGPU_OP_ADD, g, n, flat, &add);
+            if (flat) {
+                megpu_line_binop(W, MEGPU_OP_ADD, d->dst, d->fused_src,
+                                 MEGPU_ISA_IMM, d->fused_arg);
+            }
             ahead += 2;
             pc += 2;
             *insns += 2 * n;
@@ -1697,6 +1831,9 @@ megpu_gang_slice_lanes(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
              d->op == MEGPU_OP_ENDIF) && megpu_gang_mask(g, n, flat, d)) {
             /* lanes may have gone off or come back on */
             flat = megpu_gang_flat(g, n);
+            if (!flat) {
+                W->line_known = 0;
+            }
             ahead++;
             pc++;
             *insns += n;
@@ -1705,8 +1842,12 @@ megpu_gang_slice_lanes(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
         r = -1;
         if (n > 1 && !d->fault && d->op >= MEGPU_OP_LD32 &&
             d->op <= MEGPU_OP_ST64) {
+            if (d->op == MEGPU_OP_LD32 || d->op == MEGPU_OP_LD64) {
+                megpu_line_forget(W, d->dst);
+            }
             r = megpu_gang_ldst(x, W, g, n, flat, d, who);
         } else if (n > 1 && !d->fault && d->op == MEGPU_OP_ATOMADD32) {
+            megpu_line_forget(W, d->dst);
             r = megpu_gang_atomadd(x, g, n, flat, d, who);
         }
         if (r >= 0) {
@@ -1730,6 +1871,8 @@ megpu_gang_slice_lanes(MegpuExec *x, MegpuWaves *W, MegpuWave **g, unsigned n,
             *insns += n;
             return MEGPU_RUN_END;
         }
+        /* wave by wave: what it writes is no line of the gang's */
+        W->line_known = 0;
         for (unsigned i = 0; i < n; i++) {
             /* counted as it runs: the waves after a PARK run it later */
             g[i]->insns++;
