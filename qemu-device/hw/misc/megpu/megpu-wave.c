@@ -65,8 +65,12 @@
  *   slots with every lane on (slots refill in launch order when a gang
  *   ends together: the usual case) holds each register as one run of
  *   lanes, and runs an instruction as one loop over all of them
- *   (megpu_gang_flat()) instead of a loop per wave. A gang's rows of stores
- *   join one posted write per page in relaxed mode (megpu-writeq.c).
+ *   (megpu_gang_flat()) instead of a loop per wave. Such a gang knows
+ *   which registers hold a line (megpu_line_set()), and a row whose
+ *   address register is one needs no look at every lane's address. A
+ *   gang's rows of stores join one posted write per page in relaxed
+ *   mode (megpu-writeq.c); its row loads read RAM in place when the
+ *   engine has no pending write there (megpu_mem_read_view()).
  *   The gang's slice, with its lane loops, is compiled for AVX2 as well
  *   and runs so where the host has it.
  * - Any error faults the job (the DISPATCH packet) with
