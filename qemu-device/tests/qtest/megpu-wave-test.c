@@ -3050,6 +3050,8 @@ static void test_perf_insns(void)
         { "NOP", I(NOP, 0, 0, 0, 0), 16 },
         { "ADD reg", I(ADD, 6, 6, 4, 0), 16 },
         { "ADD imm", I(ADD, 6, 6, IMM, 1), 16 },
+        /* normal floats (the rows' addresses): no denormal assists */
+        { "FADD", I(FADD, 6, 5, 7, 0), 16 },
         { "LDARG", I(LDARG, 6, 0, 0, 8), 16 },
         { "S2R", I(S2R, 6, 0, 0, MEGPU_SR_GLOBAL_ID), 16 },
         { "CMPLTU", I(CMPLTU, 6, 1, 7, 0), 16 },
