@@ -3061,6 +3061,11 @@ static void test_perf_insns(void)
         /* the same row 16 times, and once (rows of a page join) */
         { "ST32 row", I(ST32, 0, 7, 1, 0), 16 },
         { "ST32 once", I(ST32, 0, 7, 1, 0), 1 },
+        /*
+         * a row read where earlier rows of its page are still pending
+         * (SAXPY in place), then written
+         */
+        { "LD+ST once", I(LD32, 6, 7, 0, 0), 1, I(ST32, 0, 7, 6, 0) },
     };
     const uint64_t head[] = {
         I(S2R, 1, 0, 0, MEGPU_SR_GLOBAL_ID),

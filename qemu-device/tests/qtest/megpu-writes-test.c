@@ -407,6 +407,58 @@ static void test_writes_order(void)
     megpu_stop_engines(&m);
 }
 
+/* The write model's filter bucket of a page (megpu_wq_grain_bit()). */
+static unsigned filter_bucket(uint64_t pa)
+{
+    return ((pa >> 12) * 0x9e3779b97f4a7c15ull) >> (64 - 14);
+}
+
+/*
+ * An engine reads its own pending writes by the bytes they cover, not
+ * by page (a bucket's span, megpu_wq_span()). Writes held: two
+ * WRITE_DATAs to one page at 0 and 0x800 (two entries) and COPYs of
+ * both; then one to another page of the same filter bucket at 0x100
+ * (the bucket holds two pages) and COPYs of it and of a word of the
+ * first page that no pending write covers (RAM's). After a flush the
+ * copies hold what was written, and RAM's word: a span that covered
+ * only the later write of the page read memory's 0 for the first.
+ */
+static void test_own_reads_spans(void)
+{
+    const uint64_t p = DATA_PA, q = DATA_PA + 0x2000;
+    const uint32_t a = 0x11111111, b = 0x22222222, c = 0x33333333;
+    uint64_t p2 = q + 0x1000;
+    Megpu m;
+
+    /* a page some 16k pages on, in the guest's 256 MiB */
+    while (filter_bucket(p2) != filter_bucket(p)) {
+        p2 += 0x1000;
+    }
+    g_assert_cmphex(p2, <, 0x10000000);
+    megpu_start_engines_opts(&m, 1, HOLD);
+    qtest_memset(m.qts, p, 0, 0x1000);
+    qtest_memset(m.qts, p2, 0, 0x1000);
+    qtest_memset(m.qts, q, 0, 16);
+    qtest_writel(m.qts, p + 0x100, 0x44444444);
+    emit_write(&m.ring[0], p, &a, 1);
+    emit_write(&m.ring[0], p + 0x800, &b, 1);
+    emit_copy(&m.ring[0], p, q, 4);
+    emit_copy(&m.ring[0], p + 0x800, q + 4, 4);
+    emit_write(&m.ring[0], p2 + 0x100, &c, 1);
+    emit_copy(&m.ring[0], p2 + 0x100, q + 8, 4);
+    emit_copy(&m.ring[0], p + 0x100, q + 12, 4);
+    kick(&m, 0);
+    eng_idle(&m, 0);
+    /* held: nothing has landed, the copies too are queued */
+    g_assert_cmphex(qtest_readl(m.qts, p), ==, 0);
+    hold_flush(&m);
+    g_assert_cmphex(qtest_readl(m.qts, q), ==, a);
+    g_assert_cmphex(qtest_readl(m.qts, q + 4), ==, b);
+    g_assert_cmphex(qtest_readl(m.qts, q + 8), ==, c);
+    g_assert_cmphex(qtest_readl(m.qts, q + 12), ==, 0x44444444);
+    megpu_stop_engines(&m);
+}
+
 /*
  * Writes of two engines to the same bytes land in issue order too: each
  * engine keeps its queues under its own lock, and a landing that may
@@ -824,6 +876,7 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/writes/idle", test_idle);
     qtest_add_func("/megpu/writes/order", test_writes_order);
     qtest_add_func("/megpu/writes/order-engines", test_writes_order_engines);
+    qtest_add_func("/megpu/writes/own-reads-spans", test_own_reads_spans);
     qtest_add_func("/megpu/writes/stall", test_writes_stall);
     qtest_add_func("/megpu/writes/mode-switch", test_write_mode_switch);
     qtest_add_func("/megpu/writes/reset", test_writes_reset);

@@ -164,6 +164,13 @@ typedef struct MegpuEngine {
      */
     uint16_t wq_grains[MEGPU_WQ_FILTER_BITS];
     /*
+     * Which bytes of its page a bucket's pending entries may cover
+     * (megpu_wq_span()): widened under wq_lock as entries are queued or
+     * grow, cleared when the bucket empties; read without it by this
+     * engine's own reads.
+     */
+    uint64_t wq_spans[MEGPU_WQ_FILTER_BITS];
+    /*
      * The youngest stage-1 entry of wave stores, which the next wave
      * store right after its end may join (megpu_wq_append), and that end
      * (0: none; written under wq_lock, read without it as a hint).
