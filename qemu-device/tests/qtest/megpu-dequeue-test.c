@@ -490,6 +490,47 @@ static void test_none_eligible(void)
     megpu_stop_engines(&m);
 }
 
+/*
+ * An engine's DEQUEUE sees the engine's own queued writes to the queue's
+ * words, as every read of an engine does (megpu-hw.rst). Writes held:
+ * RAM says the queue is empty (TAIL 0), and the engine's WRITE_DATA of
+ * TAIL 2 waits in its queue when its DEQUEUE (ONCE) looks; the two
+ * tasks must run. Read from RAM only, DEQUEUE found nothing and ended.
+ */
+static void test_own_queued_tail(void)
+{
+    static const unsigned q0[] = { 0 };
+    const uint32_t tail = 2;
+    Note r[2];
+    Megpu m;
+
+    megpu_start_engines_opts(&m, 1, HOLD);
+    results_clear(&m, 2);
+    q_init(&m, 0, 16, 0, 0);
+    q_push(&m, 0, 0, 2, NULL);
+    q_wr(&m, 0, MEGPU_TQ_HDR_TAIL, 0);
+    emit_write(&m.ring[0], Q_PA(0) + MEGPU_TQ_HDR_TAIL, &tail, 1);
+    emit_dequeue(&m, 0, q0, 1, 0, MEGPU_DEQ_ONCE);
+    kick(&m, 0);
+    /* held writes move with virtual time only: the batch's flush too */
+    for (unsigned i = 0; !(erd(&m, 0, MEGPU_ENG_STATUS) &
+                           (MEGPU_ENG_STATUS_IDLE |
+                            MEGPU_ENG_STATUS_FAULTED)); i++) {
+        g_assert_cmpuint(i, <, 100000);
+        qtest_clock_step(m.qts, 10 * TICK_NS);
+    }
+    eng_idle(&m, 0);
+    hold_flush(&m);
+    results_read(&m, 2, r);
+    for (unsigned t = 0; t < 2; t++) {
+        g_assert_cmpuint(r[t].done, ==, 1);
+        g_assert_cmpuint(r[t].elem, ==, 1);
+    }
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_HEAD), ==, 2);
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_TAIL), ==, 2);
+    megpu_stop_engines(&m);
+}
+
 /* Stealing is what the STEAL flag allows, from any queue in the list. */
 static void test_steal(void)
 {
@@ -1426,6 +1467,7 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/dequeue/affinity", test_affinity);
     qtest_add_func("/megpu/dequeue/hints", test_hints);
     qtest_add_func("/megpu/dequeue/none-eligible", test_none_eligible);
+    qtest_add_func("/megpu/dequeue/own-queued-tail", test_own_queued_tail);
     qtest_add_func("/megpu/dequeue/steal", test_steal);
     qtest_add_func("/megpu/dequeue/guided", test_guided);
     qtest_add_func("/megpu/dequeue/event-mode", test_event_mode);

@@ -134,11 +134,19 @@ static bool tq_ld32(MegpuExec *x, uint64_t addr, uint32_t *val)
 {
     MegpuMap m;
     uint32_t *p = megpu_mem_map(x, addr, 4, false, &m);
+    uint32_t v;
+    bool patch;
 
     if (!p) {
         return false;
     }
-    *val = le32_to_cpu(qatomic_load_acquire(p));
+    /* the engine's own queued writes to the word too, as every read */
+    patch = megpu_wq_read_begin(x->e, m.pa, 4);
+    v = qatomic_load_acquire(p);
+    if (patch) {
+        megpu_wq_read_end(x->e, m.pa, &v, 4);
+    }
+    *val = le32_to_cpu(v);
     megpu_mem_unmap(x, &m);
     return true;
 }
