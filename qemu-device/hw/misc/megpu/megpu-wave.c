@@ -246,7 +246,7 @@ struct MegpuWaves {
     uint64_t reg[MEGPU_WAVE_REGS][MEGPU_WAVE_ROW];
     /*
      * Registers the flat gang running now knows to hold a line: lane l
-     * of its run holds line_base + l * line_step (megpu_line_step()).
+     * of its run holds line_base + l * line_step (megpu_line_set()).
      * Valid within one gang slice only: zero at its start.
      */
     uint32_t line_known;

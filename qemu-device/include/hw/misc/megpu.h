@@ -165,8 +165,9 @@ typedef struct MegpuEngine {
     uint16_t wq_grains[MEGPU_WQ_FILTER_BITS];
     /*
      * Which bytes of its page a bucket's pending entries may cover
-     * (megpu_wq_span()): widened under wq_lock as entries are queued or
-     * grow, cleared when the bucket empties; read without it by this
+     * (megpu_wq_span()): written under wq_lock by this engine's thread
+     * only, as entries are queued or grow (stale, and not looked at,
+     * while the bucket's count is zero); read without it by this
      * engine's own reads.
      */
     uint64_t wq_spans[MEGPU_WQ_FILTER_BITS];
