@@ -123,9 +123,35 @@ static void test_bad_props_one(gconstpointer data)
                            bad_props[i].props));
 }
 
+/*
+ * A function level reset, as the guest's PCI core does it: BCR_FLR in the
+ * PCI Express device control register. It clears the command register
+ * and the BARs, so BAR0 is mapped again after it.
+ */
+static void flr(Megpu *m)
+{
+    uint8_t exp = qpci_find_capability(m->dev, PCI_CAP_ID_EXP, 0);
+    uint16_t devctl;
+
+    g_assert_cmpuint(exp, !=, 0);
+    g_assert_true(qpci_config_readl(m->dev, exp + PCI_EXP_DEVCAP) &
+                  PCI_EXP_DEVCAP_FLR);
+    devctl = qpci_config_readw(m->dev, exp + PCI_EXP_DEVCTL);
+    qpci_config_writew(m->dev, exp + PCI_EXP_DEVCTL,
+                       devctl | PCI_EXP_DEVCTL_BCR_FLR);
+    /* the bit starts the reset; it reads back as 0 */
+    g_assert_false(qpci_config_readw(m->dev, exp + PCI_EXP_DEVCTL) &
+                   PCI_EXP_DEVCTL_BCR_FLR);
+    g_assert_false(qpci_config_readw(m->dev, PCI_COMMAND) &
+                   PCI_COMMAND_MEMORY);
+    qpci_device_enable(m->dev);
+    m->bar = qpci_iomap(m->dev, MEGPU_BAR_MMIO, NULL);
+}
+
 static void test_scratch_and_reset(void)
 {
     Megpu m;
+    uint8_t msix;
 
     megpu_start(&m, 4);
     g_assert_cmphex(rd(&m, MEGPU_REG_SCRATCH), ==, 0);
@@ -147,6 +173,18 @@ static void test_scratch_and_reset(void)
     m.bar = qpci_iomap(m.dev, MEGPU_BAR_MMIO, NULL);
     g_assert_cmphex(rd(&m, MEGPU_REG_ID), ==, MEGPU_ID_MAGIC);
     g_assert_cmphex(rd(&m, MEGPU_REG_SCRATCH), ==, 0);
+
+    /* And a function level reset, which switches MSI-X off too. */
+    msix = qpci_find_capability(m.dev, PCI_CAP_ID_MSIX, 0);
+    qpci_config_writew(m.dev, msix + PCI_MSIX_FLAGS,
+                       qpci_config_readw(m.dev, msix + PCI_MSIX_FLAGS) |
+                       PCI_MSIX_FLAGS_ENABLE);
+    wr(&m, MEGPU_REG_SCRATCH, 0x9abcdef0);
+    flr(&m);
+    g_assert_cmphex(rd(&m, MEGPU_REG_ID), ==, MEGPU_ID_MAGIC);
+    g_assert_cmphex(rd(&m, MEGPU_REG_SCRATCH), ==, 0);
+    g_assert_false(qpci_config_readw(m.dev, msix + PCI_MSIX_FLAGS) &
+                   PCI_MSIX_FLAGS_ENABLE);
     megpu_stop(&m);
 }
 
@@ -459,6 +497,20 @@ static void test_engine_reset(void)
     kick(&m, 0);
     eng_idle(&m, 0);
     g_assert_cmpuint(qtest_readq(m.qts, DATA_PA + 24), ==, 6);
+
+    /* A function level reset while an engine waits. */
+    emit_wait(&m.ring[0], SEM_PA, 100);
+    kick(&m, 0);
+    eng_poll(&m, 0, MEGPU_ENG_STATUS_WAIT_SEM);
+    flr(&m);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_STATUS), ==, MEGPU_ENG_STATUS_IDLE);
+    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_RING_SIZE), ==, 0);
+    g_assert_cmpuint(erd64(&m, 0, MEGPU_ENG_PACKETS_LO), ==, 0);
+    ring_setup(&m, 0);
+    emit_ts(&m.ring[0], DATA_PA + 32, 7, 0);
+    kick(&m, 0);
+    eng_idle(&m, 0);
+    g_assert_cmpuint(qtest_readq(m.qts, DATA_PA + 32), ==, 7);
     megpu_stop(&m);
 }
 

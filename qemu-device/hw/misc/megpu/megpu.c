@@ -281,6 +281,19 @@ static const MemoryRegionOps megpu_mmio_ops = {
 /* The PCI Express capability, before MSI-X takes the next free space. */
 #define MEGPU_PCIE_CAP_OFFSET 0x80
 
+/*
+ * Config space as any PCI function's, plus the function level reset:
+ * pcie_cap_flr_init() only advertises it; a write of BCR_FLR to the
+ * device control register resets the function here (registers, engines,
+ * MSI-X, command register and BARs), as a device reset does.
+ */
+static void megpu_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
+                               int len)
+{
+    pci_default_write_config(pdev, addr, val, len);
+    pcie_cap_flr_write_config(pdev, addr, val, len);
+}
+
 static void megpu_realize(PCIDevice *pdev, Error **errp)
 {
     MegpuState *s = MEGPU(pdev);
@@ -438,6 +451,7 @@ static void megpu_class_init(ObjectClass *klass, void *data)
 
     k->realize = megpu_realize;
     k->exit = megpu_exit;
+    k->config_write = megpu_write_config;
     k->vendor_id = MEGPU_PCI_VENDOR_ID;
     k->device_id = MEGPU_PCI_DEVICE_ID;
     k->revision = MEGPU_PCI_REVISION;
