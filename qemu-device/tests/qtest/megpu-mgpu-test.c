@@ -129,6 +129,37 @@ static void eng_stalled(Megpu *m, unsigned e)
                     ==, 0);
 }
 
+/*
+ * An engine's raw reads of coordination words see its own queued writes,
+ * as every read of an engine does: with held writes, a WRITE_DATA of 1
+ * to agent 1's slot, then MSEM_WAIT over both slots on agent 0. RAM
+ * still holds 0 there (the write lands only when virtual time moves), so
+ * a read of RAM alone would sum -1 and stall; the engine's own value
+ * makes the sum 0 and the wait done, with no clock step.
+ */
+static void test_own_queued_slot(void)
+{
+    const uint32_t one = 1;
+    Multi mu;
+    Megpu *a = &mu.m[0];
+
+    multi_start(&mu, 2, 1, HOLD);
+    emit_write(&a->ring[0], SLOTS_PA + MEGPU_MSEM_SLOT(1), &one, 1);
+    emit_msem_wait(&a->ring[0], SLOTS_PA, 0x3);
+    kick(a, 0);
+    for (unsigned us = 0; !(erd(a, 0, MEGPU_ENG_STATUS) &
+                            MEGPU_ENG_STATUS_IDLE); us += 1000) {
+        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+        g_usleep(1000);
+    }
+    g_assert_cmpuint(erd(a, 0, MEGPU_ENG_MSEM_RETRIES), ==, 0);
+    g_assert_cmphex(slot(&mu, 1), ==, 0);       /* still queued */
+    hold_flush(a);
+    g_assert_cmphex(slot(&mu, 1), ==, 1);
+    g_assert_cmphex(slot(&mu, 0), ==, 0xffffffff);
+    multi_stop(&mu);
+}
+
 /* FIG. 5 on devices: B (video) signals twice, A and B display wait. */
 static void test_fig5(void)
 {
@@ -962,6 +993,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/megpu/mgpu/fig5", test_fig5);
+    qtest_add_func("/megpu/mgpu/own-queued-slot", test_own_queued_slot);
     qtest_add_func("/megpu/mgpu/msem-safety-progress",
                    test_msem_safety_progress);
     qtest_add_func("/megpu/mgpu/msem-whole-run-traced",

@@ -130,27 +130,6 @@ typedef struct MegpuDequeuer {
 
 /* ---- 32-bit words of a queue, each one access: atomics and orders ---- */
 
-static bool tq_ld32(MegpuExec *x, uint64_t addr, uint32_t *val)
-{
-    MegpuMap m;
-    uint32_t *p = megpu_mem_map(x, addr, 4, false, &m);
-    uint32_t v;
-    bool patch;
-
-    if (!p) {
-        return false;
-    }
-    /* the engine's own queued writes to the word too, as every read */
-    patch = megpu_wq_read_begin(x->e, m.pa, 4);
-    v = qatomic_load_acquire(p);
-    if (patch) {
-        megpu_wq_read_end(x->e, m.pa, &v, 4);
-    }
-    *val = le32_to_cpu(v);
-    megpu_mem_unmap(x, &m);
-    return true;
-}
-
 static bool tq_st32(MegpuExec *x, uint64_t addr, uint32_t val)
 {
     MegpuMap m;
@@ -220,10 +199,10 @@ static bool tq_load_queue(MegpuExec *x, uint64_t addr, MegpuQueue *q)
     uint32_t magic;
 
     q->addr = addr;
-    if (!tq_ld32(x, addr + MEGPU_TQ_HDR_MAGIC, &magic) ||
-        !tq_ld32(x, addr + MEGPU_TQ_HDR_SIZE, &q->size) ||
-        !tq_ld32(x, addr + MEGPU_TQ_HDR_FLAGS, &q->flags) ||
-        !tq_ld32(x, addr + MEGPU_TQ_HDR_BATCH_GPU, &q->batch)) {
+    if (!megpu_mem_read32(x, addr + MEGPU_TQ_HDR_MAGIC, &magic) ||
+        !megpu_mem_read32(x, addr + MEGPU_TQ_HDR_SIZE, &q->size) ||
+        !megpu_mem_read32(x, addr + MEGPU_TQ_HDR_FLAGS, &q->flags) ||
+        !megpu_mem_read32(x, addr + MEGPU_TQ_HDR_BATCH_GPU, &q->batch)) {
         return false;
     }
     if (magic != MEGPU_TQ_MAGIC || !q->size ||
@@ -242,8 +221,8 @@ static bool tq_load_queue(MegpuExec *x, uint64_t addr, MegpuQueue *q)
 static bool tq_indexes(MegpuExec *x, const MegpuQueue *q, uint32_t *head,
                        uint32_t *tail)
 {
-    if (!tq_ld32(x, q->addr + MEGPU_TQ_HDR_HEAD, head) ||
-        !tq_ld32(x, q->addr + MEGPU_TQ_HDR_TAIL, tail)) {
+    if (!megpu_mem_read32(x, q->addr + MEGPU_TQ_HDR_HEAD, head) ||
+        !megpu_mem_read32(x, q->addr + MEGPU_TQ_HDR_TAIL, tail)) {
         return false;
     }
     if (*tail - *head > q->size) {
@@ -486,7 +465,7 @@ static bool tq_lock(MegpuDequeuer *d, const MegpuQueue *q)
         if (!tq_count(x, q->addr, MEGPU_TQ_HDR_WAITERS, 1)) {
             return false;
         }
-        if (!tq_ld32(x, lock, &cur)) {
+        if (!megpu_mem_read32(x, lock, &cur)) {
             return false;
         }
         polled = false;
@@ -513,8 +492,10 @@ static bool tq_unlock(MegpuDequeuer *d, const MegpuQueue *q)
         return false;
     }
     if (q->flags & MEGPU_TQ_F_EVENT) {
-        if (!tq_ld32(d->x, q->addr + MEGPU_TQ_HDR_WAITERS, &waiters) ||
-            !tq_ld32(d->x, q->addr + MEGPU_TQ_HDR_CPU_WAITERS, &cpus)) {
+        if (!megpu_mem_read32(d->x, q->addr + MEGPU_TQ_HDR_WAITERS,
+                              &waiters) ||
+            !megpu_mem_read32(d->x, q->addr + MEGPU_TQ_HDR_CPU_WAITERS,
+                              &cpus)) {
             return false;
         }
         if (waiters) {
@@ -884,7 +865,7 @@ bool megpu_exec_dequeue(MegpuExec *x, const uint32_t *p)
                 continue;
             }
             /* CLOSED is set after the last tail: read it again now */
-            if (!tq_ld32(x, q.addr + MEGPU_TQ_HDR_FLAGS, &q.flags)) {
+            if (!megpu_mem_read32(x, q.addr + MEGPU_TQ_HDR_FLAGS, &q.flags)) {
                 ok = false;
                 break;
             }

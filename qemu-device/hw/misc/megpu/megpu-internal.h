@@ -107,6 +107,7 @@ void megpu_mem_unmap(MegpuExec *x, MegpuMap *m);
 const void *megpu_mem_read_view(MegpuExec *x, uint64_t addr, uint32_t len,
                                 void *buf, MegpuMap *m);
 void megpu_mem_view_done(MegpuExec *x, MegpuMap *m);
+bool megpu_mem_read32(MegpuExec *x, uint64_t addr, uint32_t *val);
 bool megpu_mem_read64(MegpuExec *x, uint64_t addr, uint64_t *val);
 bool megpu_mem_write64(MegpuExec *x, uint64_t addr, uint64_t val);
 bool megpu_mem_add32(MegpuExec *x, uint64_t addr, uint32_t val);

@@ -288,21 +288,6 @@ static void mgpu_step_end(MgpuCtx *c, bool held, uint64_t addr,
 }
 
 /* Raw accesses: one aligned host atomic each, through the engine's MMU. */
-static bool mgpu_load32(MgpuCtx *c, uint64_t addr, uint32_t *val)
-{
-    MegpuMap m;
-    uint32_t *p = megpu_mem_map(c->x, addr, 4, false, &m);
-
-    if (!p) {
-        return false;
-    }
-    /* after this engine's earlier coordination stores (Peterson) */
-    smp_mb();
-    *val = le32_to_cpu(qatomic_read(p));
-    megpu_mem_unmap(c->x, &m);
-    return true;
-}
-
 static bool mgpu_store8(MgpuCtx *c, uint64_t addr, uint8_t val)
 {
     MegpuMap m;
@@ -388,7 +373,7 @@ static bool mgpu_step_load32(MgpuCtx *c, uint64_t addr, uint32_t *val)
     if (!mgpu_step_begin(c, &held)) {
         return false;
     }
-    ok = mgpu_load32(c, addr, val);
+    ok = megpu_mem_read32(c->x, addr, val);
     c->kind = c->kind ?: MEGPU_MGPU_STEP_ARB_READ;
     mgpu_step_end(c, held, addr, ok ? *val : 0);
     return ok;
@@ -603,8 +588,8 @@ static bool mgpu_literal_acquire(MgpuCtx *c)
         if (!mgpu_step_begin(c, &held)) {
             return false;
         }
-        ok = mgpu_load32(c, c->base + MEGPU_ARB_DW(1), &dw[0]) &&
-             mgpu_load32(c, c->base + MEGPU_ARB_DW(2), &dw[1]);
+        ok = megpu_mem_read32(c->x, c->base + MEGPU_ARB_DW(1), &dw[0]) &&
+             megpu_mem_read32(c->x, c->base + MEGPU_ARB_DW(2), &dw[1]);
         c->kind = MEGPU_MGPU_STEP_ARB_READ;
         mgpu_step_end(c, held, c->base + MEGPU_ARB_DW(1), ok ? dw[0] : 0);
         if (!ok) {

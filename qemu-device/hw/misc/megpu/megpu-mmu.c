@@ -354,6 +354,35 @@ void megpu_mem_view_done(MegpuExec *x, MegpuMap *m)
     }
 }
 
+/*
+ * Coordination words (task-queue headers and locks, MSEM slots, ARB
+ * flags): one aligned 32-bit host atomic, after a full barrier (Peterson's
+ * rule needs the engine's earlier coordination stores before this load)
+ * and with acquire (what the engine reads next comes after it). The
+ * engine's own queued writes to the word are seen too, as every read.
+ */
+bool megpu_mem_read32(MegpuExec *x, uint64_t addr, uint32_t *val)
+{
+    MegpuMap m;
+    uint32_t *p = megpu_mem_map(x, addr, 4, false, &m);
+    uint32_t v;
+    bool patch;
+
+    if (!p) {
+        return false;
+    }
+    patch = megpu_wq_read_begin(x->e, m.pa, 4);
+    /* store-load order after the engine's coordination stores */
+    smp_mb();
+    v = qatomic_load_acquire(p);
+    if (patch) {
+        megpu_wq_read_end(x->e, m.pa, &v, 4);
+    }
+    *val = le32_to_cpu(v);
+    megpu_mem_unmap(x, &m);
+    return true;
+}
+
 /* Semaphore and timestamp words: aligned 64-bit host atomics. */
 bool megpu_mem_read64(MegpuExec *x, uint64_t addr, uint64_t *val)
 {
