@@ -148,6 +148,37 @@ static void flr(Megpu *m)
     m->bar = qpci_iomap(m->dev, MEGPU_BAR_MMIO, NULL);
 }
 
+/* A system reset; it clears the BARs too, so BAR0 is mapped again. */
+static void system_reset(Megpu *m)
+{
+    qtest_system_reset(m->qts);
+    qpci_device_enable(m->dev);
+    m->bar = qpci_iomap(m->dev, MEGPU_BAR_MMIO, NULL);
+}
+
+/*
+ * @reset while engine 0 waits on a semaphore: afterwards the engine is
+ * idle with no ring and no counts, and a new ring runs (a TIMESTAMP
+ * writes @value).
+ */
+static void reset_while_waiting(Megpu *m, void (*reset)(Megpu *m),
+                                uint64_t value)
+{
+    emit_wait(&m->ring[0], SEM_PA, 100);
+    kick(m, 0);
+    eng_poll(m, 0, MEGPU_ENG_STATUS_WAIT_SEM);
+    reset(m);
+    g_assert_cmphex(rd(m, MEGPU_REG_ID), ==, MEGPU_ID_MAGIC);
+    g_assert_cmphex(erd(m, 0, MEGPU_ENG_STATUS), ==, MEGPU_ENG_STATUS_IDLE);
+    g_assert_cmphex(erd(m, 0, MEGPU_ENG_RING_SIZE), ==, 0);
+    g_assert_cmpuint(erd64(m, 0, MEGPU_ENG_PACKETS_LO), ==, 0);
+    ring_setup(m, 0);
+    emit_ts(&m->ring[0], DATA_PA + 8 * value, value, 0);
+    kick(m, 0);
+    eng_idle(m, 0);
+    g_assert_cmpuint(qtest_readq(m->qts, DATA_PA + 8 * value), ==, value);
+}
+
 static void test_scratch_and_reset(void)
 {
     Megpu m;
@@ -167,10 +198,7 @@ static void test_scratch_and_reset(void)
 
     /* A system reset does too. */
     wr(&m, MEGPU_REG_SCRATCH, 0x12345678);
-    qtest_system_reset(m.qts);
-    /* the reset cleared the BARs too: map BAR0 again */
-    qpci_device_enable(m.dev);
-    m.bar = qpci_iomap(m.dev, MEGPU_BAR_MMIO, NULL);
+    system_reset(&m);
     g_assert_cmphex(rd(&m, MEGPU_REG_ID), ==, MEGPU_ID_MAGIC);
     g_assert_cmphex(rd(&m, MEGPU_REG_SCRATCH), ==, 0);
 
@@ -481,36 +509,9 @@ static void test_engine_reset(void)
     eng_idle(&m, 3);
     g_assert_cmpuint(qtest_readq(m.qts, DATA_PA + 16), ==, 5);
 
-    /* System reset while an engine waits. */
-    emit_wait(&m.ring[0], SEM_PA, 100);
-    kick(&m, 0);
-    eng_poll(&m, 0, MEGPU_ENG_STATUS_WAIT_SEM);
-    qtest_system_reset(m.qts);
-    /* the reset cleared the BARs: map BAR0 again */
-    qpci_device_enable(m.dev);
-    m.bar = qpci_iomap(m.dev, MEGPU_BAR_MMIO, NULL);
-    g_assert_cmphex(rd(&m, MEGPU_REG_ID), ==, MEGPU_ID_MAGIC);
-    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_STATUS), ==, MEGPU_ENG_STATUS_IDLE);
-    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_RING_SIZE), ==, 0);
-    ring_setup(&m, 0);
-    emit_ts(&m.ring[0], DATA_PA + 24, 6, 0);
-    kick(&m, 0);
-    eng_idle(&m, 0);
-    g_assert_cmpuint(qtest_readq(m.qts, DATA_PA + 24), ==, 6);
-
-    /* A function level reset while an engine waits. */
-    emit_wait(&m.ring[0], SEM_PA, 100);
-    kick(&m, 0);
-    eng_poll(&m, 0, MEGPU_ENG_STATUS_WAIT_SEM);
-    flr(&m);
-    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_STATUS), ==, MEGPU_ENG_STATUS_IDLE);
-    g_assert_cmphex(erd(&m, 0, MEGPU_ENG_RING_SIZE), ==, 0);
-    g_assert_cmpuint(erd64(&m, 0, MEGPU_ENG_PACKETS_LO), ==, 0);
-    ring_setup(&m, 0);
-    emit_ts(&m.ring[0], DATA_PA + 32, 7, 0);
-    kick(&m, 0);
-    eng_idle(&m, 0);
-    g_assert_cmpuint(qtest_readq(m.qts, DATA_PA + 32), ==, 7);
+    /* A system reset, then a function level reset, while an engine waits */
+    reset_while_waiting(&m, system_reset, 6);
+    reset_while_waiting(&m, flr, 7);
     megpu_stop(&m);
 }
 
