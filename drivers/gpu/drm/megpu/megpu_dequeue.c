@@ -81,6 +81,7 @@
  *   allocates nor takes a lock.
  */
 
+#include <linux/delay.h>
 #include <linux/iosys-map.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -168,6 +169,24 @@ static void megpu_kdq_free(struct megpu_kdq *kdq)
 	kfree(kdq);
 }
 
+/*
+ * debugfs kdq_signal_hold_us: the work runs while the fence's signaler
+ * waits before our callback, as when anything else woke it then.
+ */
+static void megpu_kdq_signal_hold(struct dma_fence *fence,
+				  struct dma_fence_cb *cb)
+{
+	struct megpu_kdq_job *job = container_of(cb, struct megpu_kdq_job,
+						 hold_cb);
+	struct megpu_kdq *kdq = job->kdq;
+
+	if (READ_ONCE(kdq->closing))
+		return;
+	mod_delayed_work(system_wq, &kdq->work, 0);
+	udelay(min(READ_ONCE(kdq->mdev->kdq_signal_hold_us),
+		   MEGPU_KDQ_HOLD_MAX_US));
+}
+
 static void megpu_kdq_job_done(struct dma_fence *fence, struct dma_fence_cb *cb)
 {
 	struct megpu_kdq_job *job = container_of(cb, struct megpu_kdq_job, cb);
@@ -176,6 +195,16 @@ static void megpu_kdq_job_done(struct dma_fence *fence, struct dma_fence_cb *cb)
 	/* the work clears the busy bit: it needs the lock */
 	if (!READ_ONCE(kdq->closing))
 		mod_delayed_work(system_wq, &kdq->work, 0);
+}
+
+/*
+ * Take the job's callbacks off its fence, or wait (on the fence's lock)
+ * for the signaler that runs them to finish.
+ */
+static void megpu_kdq_job_unhook(struct megpu_kdq_job *job)
+{
+	dma_fence_remove_callback(job->fence, &job->hold_cb);
+	dma_fence_remove_callback(job->fence, &job->cb);
 }
 
 /* Submit the @tasks in job slot @slot's IB area (kdq->lock held). */
@@ -204,6 +233,11 @@ static int megpu_kdq_submit(struct megpu_kdq *kdq, u32 engine, u32 slot,
 	job->fence = fence;
 	job->tasks = tasks;
 	kdq->busy |= BIT(engine);
+	INIT_LIST_HEAD(&job->hold_cb.node);
+	if (IS_ENABLED(CONFIG_DRM_MEGPU_TESTING) &&
+	    READ_ONCE(kdq->mdev->kdq_signal_hold_us))
+		dma_fence_add_callback(fence, &job->hold_cb,
+				       megpu_kdq_signal_hold);
 	if (dma_fence_add_callback(fence, &job->cb, megpu_kdq_job_done))
 		megpu_kdq_job_done(fence, &job->cb);
 	return 0;
@@ -224,6 +258,13 @@ static void megpu_kdq_retire(struct megpu_kdq *kdq)
 			kdq->busy |= BIT(i / MEGPU_KDQ_DEPTH);
 			continue;
 		}
+		/*
+		 * Signaled is not yet done with the slot: the signaler sets
+		 * the flag, then runs the callbacks, job->cb among them, from
+		 * a list linked through them. Its lock, taken here, waits for
+		 * that to end before the slot's callbacks go to another fence.
+		 */
+		megpu_kdq_job_unhook(job);
 		if (job->fence->error)
 			kdq->failed_jobs++;
 		dma_fence_put(job->fence);
@@ -568,8 +609,7 @@ static void megpu_kdq_halt(struct megpu_kdq *kdq, int error)
 	WRITE_ONCE(kdq->closing, true);
 	for (i = 0; i < ARRAY_SIZE(kdq->jobs); i++)
 		if (kdq->jobs[i].fence)
-			dma_fence_remove_callback(kdq->jobs[i].fence,
-						  &kdq->jobs[i].cb);
+			megpu_kdq_job_unhook(&kdq->jobs[i]);
 	if (!READ_ONCE(kdq->finished) && !kdq->error)
 		WRITE_ONCE(kdq->error, error);
 	mutex_unlock(&kdq->lock);

@@ -57,6 +57,7 @@ struct megpu_kdq_queue {
 
 struct megpu_kdq_job {
 	struct dma_fence_cb cb;
+	struct dma_fence_cb hold_cb;	/* debugfs kdq_signal_hold_us */
 	struct megpu_kdq *kdq;
 	struct dma_fence *fence;
 	u32 tasks;			/* the tasks its batches hold */

@@ -66,6 +66,7 @@ struct sg_table;
 #define MEGPU_FRAME_MAX_BYTES	512
 #define MEGPU_FAULT_LOG		16
 #define MEGPU_FAULT_HOLD_MAX_MS	10000U	/* debugfs fault_hold_ms */
+#define MEGPU_KDQ_HOLD_MAX_US	20000U	/* debugfs kdq_signal_hold_us */
 
 /* Semaphore objects; 0 is the blank reference, never handed out. */
 #define MEGPU_SEM_COUNT		4096
@@ -241,6 +242,9 @@ struct megpu_engine {
  * @fail_hold_ms: when the driver fails every job on the hardware (an
  *	unplug, a function level reset), it waits this long after each one
  *	(debugfs, tests: the scheduler frees the job meanwhile)
+ * @kdq_signal_hold_us: the driver's dequeuer holds the signaler of each
+ *	of its job fences this long before its own callback runs (debugfs,
+ *	tests: the work sees the fence signaled while its callbacks run)
  * @flush_lock: protects the host-flush state
  * @flush_wq: waiters for a flush acknowledgment
  * @flush_jobs: jobs done by their engine, waiting for their host flush
@@ -318,6 +322,7 @@ struct megpu_device {
 	u32 fault_hold_ms;
 	u32 reset_hold_ms;
 	u32 fail_hold_ms;
+	u32 kdq_signal_hold_us;
 
 	spinlock_t flush_lock;		/* flush_jobs, flush_started */
 	wait_queue_head_t flush_wq;

@@ -898,6 +898,24 @@ TEST_F_TIMEOUT(taskq, discrete_exactly_once_event_mode, 300)
 }
 
 /*
+ * A job's fence reads signaled before its signaler ran the callbacks: the
+ * driver reuses the job's slot (and its callback) only after they ran.
+ * debugfs kdq_signal_hold_us holds the signaler before the driver's
+ * callback, so that the work, woken by other jobs, meets every fence in
+ * that state; a slot reused then linked its callback into the next
+ * fence's list while the first still walked it (a kernel oops).
+ */
+TEST_F_TIMEOUT(taskq, discrete_slot_waits_for_its_callbacks, 300)
+{
+	TQ_NEED_QUEUES();
+	if (megpu_debugfs_write(&self->t.gpu, "kdq_signal_hold_us", "3000"))
+		SKIP(return, "no debugfs kdq_signal_hold_us (not a test build)");
+	tq_discrete_race(_metadata, &self->t, 0);
+	EXPECT_EQ(0, megpu_debugfs_write(&self->t.gpu, "kdq_signal_hold_us",
+					 "0"));
+}
+
+/*
  * The driver's dequeuer releases an EVENT queue's lock as a CPU thread
  * does: with a sleeper registered in WAITERS (set here, as a CPU thread
  * going to sleep on the lock does) it notifies (TASKQ_NOTIFY), which
