@@ -388,11 +388,13 @@ megpu_gem_prime_import_sg_table(struct drm_device *drm,
 
 /*
  * PRIME import. This device's own BO comes back as the same object
- * (drm_gem_prime_import()), unless the dma-buf grants less than the BO
- * does: a writable BO exported without write access. Then the import is
- * an object of its own over the same pages, attached as another device's
- * buffer would be, and read-only (megpu_gem_dmabuf_read_only()): the
- * handle must not write what its export only lets it read.
+ * (drm_gem_prime_import()), unless its dma-buf was exported without
+ * write access. Then the import is an object of its own over the same
+ * pages, attached as another device's buffer would be, read-only on the
+ * GPU (megpu_gem_dmabuf_read_only()) and mapped for the CPU only through
+ * the dma-buf: the handle must not write what its export only lets it
+ * read. That holds for a READ_ONLY BO too, which its own device maps
+ * writable for the CPU (its creator fills it).
  */
 struct drm_gem_object *megpu_gem_prime_import(struct drm_device *drm,
 					      struct dma_buf *dmabuf)
@@ -403,8 +405,7 @@ struct drm_gem_object *megpu_gem_prime_import(struct drm_device *drm,
 	int ret;
 
 	if (dmabuf->ops->release != drm_gem_dmabuf_release || !obj ||
-	    obj->dev != drm || to_megpu_bo(obj)->read_only ||
-	    !megpu_gem_dmabuf_read_only(dmabuf))
+	    obj->dev != drm || (dmabuf->file->f_mode & FMODE_WRITE))
 		return drm_gem_prime_import(drm, dmabuf);
 
 	/* as drm_gem_prime_import_dev() does for another device's buffer */

@@ -335,19 +335,26 @@ TEST_F(gpu, foreign_read_only_import)
  * The same for another client of the same device: a writable BO exported
  * without DRM_RDWR is read-only through the import (a write job faults,
  * nothing changes); with DRM_RDWR it is written (the control). Before,
- * the import was the very same object, writable.
+ * the import was the very same object, writable. A READ_ONLY BO (the GPU
+ * may not write it, its creator's CPU may) exported without DRM_RDWR gets
+ * the importer no CPU mapping through the device either: before, the
+ * import was the same object, which the device maps writable.
  */
 TEST_F(gpu, same_device_read_only_import)
 {
 	struct mt other;
 
 	ASSERT_EQ(0, mt_open_client(&self->t, &other));
-	for (unsigned int rdwr = 0; rdwr < 2; rdwr++) {
+	for (unsigned int k = 0; k < 4; k++) {
+		unsigned int rdwr = k & 1, ro = k >> 1;
+		bool writes = rdwr && !ro;
 		struct megpu_bo *src, *imp;
 		struct megpu_cs cs;
 		int fd;
 
-		ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &src));
+		ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096,
+				   ro ? DRM_MEGPU_GEM_CREATE_READ_ONLY : 0,
+				   &src));
 		mt_u32(src)[0] = 0x1234;
 		ASSERT_EQ(0, drmPrimeHandleToFD(self->t.gpu.fd, src->handle,
 						DRM_CLOEXEC |
@@ -375,14 +382,16 @@ TEST_F(gpu, same_device_read_only_import)
 		close(fd);
 		megpu_cs_init(&cs);
 		megpu_cs_write32(&cs, imp->va, 0xbad);
-		EXPECT_EQ(rdwr ? 0 : -EFAULT, mt_run(&other, 0, &cs, &imp, 1))
-			TH_LOG("exported %s DRM_RDWR", rdwr ? "with" : "without");
-		EXPECT_EQ(rdwr ? 0xbad : 0x1234, mt_u32(src)[0]);
-		/* the exporter still writes its BO */
+		EXPECT_EQ(writes ? 0 : -EFAULT, mt_run(&other, 0, &cs, &imp, 1))
+			TH_LOG("%s BO exported %s DRM_RDWR",
+			       ro ? "READ_ONLY" : "writable",
+			       rdwr ? "with" : "without");
+		EXPECT_EQ(writes ? 0xbad : 0x1234, mt_u32(src)[0]);
+		/* the exporter still writes its BO, unless it is READ_ONLY */
 		megpu_cs_reset(&cs);
 		megpu_cs_write32(&cs, src->va, 0x600d);
-		EXPECT_EQ(0, mt_run(&self->t, 0, &cs, &src, 1));
-		EXPECT_EQ(0x600d, mt_u32(src)[0]);
+		EXPECT_EQ(ro ? -EFAULT : 0, mt_run(&self->t, 0, &cs, &src, 1));
+		EXPECT_EQ(ro ? 0x1234 : 0x600d, mt_u32(src)[0]);
 		megpu_cs_fini(&cs);
 		megpu_bo_free(imp);
 		megpu_bo_free(src);
