@@ -453,7 +453,10 @@ struct drm_megpu_submit {
  * does not acknowledge within a second, -ERESTARTSYS on a signal.
  */
 struct drm_megpu_flush {
-	/** @seqno: out, the device's flush sequence number for this flush. */
+	/**
+	 * @seqno: out, this flush's sequence number: it grows with every
+	 * flush of the device, across function level resets too.
+	 */
 	__u64 seqno;
 	/** @flags: must be zero. */
 	__u32 flags;

@@ -443,8 +443,8 @@ static void megpu_remove(struct pci_dev *pdev)
 
 	drm_dev_unplug(&mdev->drm);
 	megpu_mgpu_unregister(mdev);
-	megpu_flush_unplug(mdev);
-	megpu_write(mdev, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
+	/* the engines stop before a flush waiter takes its pages as drained */
+	megpu_flush_device_reset(mdev, true);
 	megpu_irq_fini(mdev);
 	megpu_dequeue_halt_all(mdev, -ENODEV);
 	megpu_sched_fail_all(mdev, -ENODEV);
@@ -473,9 +473,8 @@ static void megpu_reset_prepare(struct pci_dev *pdev)
 	megpu_flush_before_reset(mdev);
 	megpu_dequeue_halt_all(mdev, -EIO);
 	/* the engines stop now, not when the reset comes */
-	megpu_write(mdev, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
+	megpu_flush_device_reset(mdev, false);
 	megpu_sched_reset_prepare(mdev);
-	megpu_flush_unplug(mdev);
 }
 
 static void megpu_reset_done(struct pci_dev *pdev)

@@ -250,6 +250,11 @@ struct megpu_engine {
  * @flush_jobs: jobs done by their engine, waiting for their host flush
  * @flush_started: host flushes started
  * @flush_done: host flushes the device acknowledged (FLUSH_SEQ)
+ * @flush_base: @flush_started when the device last counted from 0 (a
+ *	RESET or function level reset): the counts never go back, so that
+ *	a flush waited for across a reset is not lost
+ * @flush_stopped: the device was reset on its way out (megpu_remove()):
+ *	its queued writes are dropped, nothing waits for a flush any more
  * @flush_ready: flush interrupts may be handled
  * @dirty_gen: counts completed jobs whose writes were not flushed
  * @clean_gen: the @dirty_gen value the last completed flush covers
@@ -329,6 +334,8 @@ struct megpu_device {
 	struct list_head flush_jobs;
 	u64 flush_started;
 	u64 flush_done;
+	u64 flush_base;
+	bool flush_stopped;
 	bool flush_ready;
 	atomic64_t dirty_gen;
 	u64 clean_gen;
@@ -771,7 +778,7 @@ int megpu_ioctl_flush(struct drm_device *drm, void *data,
 void megpu_flush_debugfs_init(struct megpu_device *mdev);
 void megpu_flush_debugfs_minor_init(struct drm_minor *minor);
 int megpu_flush_unmapped(struct megpu_vm *vm, bool patient);
-void megpu_flush_unplug(struct megpu_device *mdev);
+void megpu_flush_device_reset(struct megpu_device *mdev, bool removed);
 void megpu_flush_reset_done(struct megpu_device *mdev);
 void megpu_flush_before_reset(struct megpu_device *mdev);
 void megpu_flush_mark_dirty(struct megpu_device *mdev);

@@ -127,11 +127,15 @@ void megpu_flush_irq(struct megpu_device *mdev)
 	u64 seq, gen;
 
 	spin_lock_irqsave(&mdev->flush_lock, flags);
-	seq = megpu_read(mdev, MEGPU_REG_FLUSH_SEQ);
-	/* FLUSH_SEQ is 32 bits: extend it with the driver's count */
-	seq |= mdev->flush_done & ~0xffffffffull;
-	if (seq < mdev->flush_done)
-		seq += 1ull << 32;
+	/*
+	 * FLUSH_SEQ is 32 bits and counts from the device's last reset:
+	 * extend it with the driver's count since then.
+	 */
+	seq = mdev->flush_done - mdev->flush_base;
+	gen = (seq & ~0xffffffffull) | megpu_read(mdev, MEGPU_REG_FLUSH_SEQ);
+	if (gen < seq)
+		gen += 1ull << 32;
+	seq = mdev->flush_base + gen;
 	/* the slot is still this flush's unless 64 more were started since */
 	if (seq > mdev->flush_done &&
 	    mdev->flush_started - seq < ARRAY_SIZE(mdev->flush_dirty_at)) {
@@ -158,42 +162,50 @@ void megpu_flush_irq(struct megpu_device *mdev)
 /*
  * Start a host flush and wait for the device to acknowledge it; the wait
  * is interruptible only for userspace's ioctl. An unplugged device
- * acknowledges nothing: -ENODEV at once, also for flushes already
- * waiting (megpu_flush_unplug()).
+ * acknowledges nothing: -ENODEV, but only once megpu_remove() has reset
+ * it (its engines may still write until then), also for flushes already
+ * waiting.
  */
+static bool megpu_flush_over(struct megpu_device *mdev, u64 target)
+{
+	return (target && megpu_flush_reached(mdev, target)) ||
+	       READ_ONCE(mdev->flush_stopped);
+}
+
 static int __megpu_flush_wait(struct megpu_device *mdev, u64 *seqno,
 			      bool interruptible, long timeout)
 {
 	struct drm_device *drm = &mdev->drm;
-	u64 target;
+	u64 target = 0;
 	long ret;
 	int idx;
 
-	if (!drm_dev_enter(drm, &idx))
-		return -ENODEV;
-	target = megpu_flush_start(mdev);
-	drm_dev_exit(idx);
+	if (drm_dev_enter(drm, &idx)) {
+		target = megpu_flush_start(mdev);
+		drm_dev_exit(idx);
+	} else {
+		/* unplugged: megpu_remove() is about to reset the device */
+		timeout = min_t(long, timeout,
+				msecs_to_jiffies(MEGPU_FLUSH_TIMEOUT_MS));
+	}
 
 	if (interruptible)
 		ret = wait_event_interruptible_timeout(mdev->flush_wq,
-						       megpu_flush_reached(mdev, target) ||
-						       drm_dev_is_unplugged(drm),
+						       megpu_flush_over(mdev, target),
 						       timeout);
 	else
 		ret = wait_event_timeout(mdev->flush_wq,
-					 megpu_flush_reached(mdev, target) ||
-					 drm_dev_is_unplugged(drm),
-					 timeout);
+					 megpu_flush_over(mdev, target), timeout);
 	if (ret < 0)
 		return ret;
-	if (!megpu_flush_reached(mdev, target)) {
-		if (drm_dev_is_unplugged(drm))
-			return -ENODEV;
-		drm_err(drm, "flush %llu not acknowledged\n", target);
-		return -ETIMEDOUT;
+	if (target && megpu_flush_reached(mdev, target)) {
+		*seqno = target;
+		return 0;
 	}
-	*seqno = target;
-	return 0;
+	if (READ_ONCE(mdev->flush_stopped))
+		return -ENODEV;
+	drm_err(drm, "flush %llu not acknowledged\n", target);
+	return -ETIMEDOUT;
 }
 
 static int megpu_flush_wait(struct megpu_device *mdev, u64 *seqno,
@@ -216,24 +228,54 @@ void megpu_flush_before_reset(struct megpu_device *mdev)
 		megpu_flush_wait(mdev, &seqno, false);
 }
 
-/* The device is gone: wake the flushes waiting for it. */
-void megpu_flush_unplug(struct megpu_device *mdev)
+/*
+ * The device forgot its queued writes and counts flushes from 0 again:
+ * every flush started so far is as done as it will be. The driver's
+ * counts go on from there (@flush_base), never back, so that a waiter
+ * whose flush the reset swallowed is not left waiting for its number to
+ * come round again.
+ */
+static void megpu_flush_rebase(struct megpu_device *mdev)
 {
+	lockdep_assert_held(&mdev->flush_lock);
+	mdev->flush_base = mdev->flush_started;
+	WRITE_ONCE(mdev->flush_done, mdev->flush_started);
+	mdev->clean_gen = atomic64_read(&mdev->dirty_gen);
+}
+
+/*
+ * Reset the device (RESET: engines stopped, queued writes dropped, the
+ * flush count 0) and wake every flush waiter. With @removed the device
+ * is going (megpu_remove()): no flush is waited for any more.
+ */
+void megpu_flush_device_reset(struct megpu_device *mdev, bool removed)
+{
+	unsigned long flags;
+
+	/* under the lock: no FLUSH_SEQ read between the RESET and the base */
+	spin_lock_irqsave(&mdev->flush_lock, flags);
+	megpu_write(mdev, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
+	megpu_flush_rebase(mdev);
+	if (removed)
+		WRITE_ONCE(mdev->flush_stopped, true);
+	spin_unlock_irqrestore(&mdev->flush_lock, flags);
 	wake_up_all(&mdev->flush_wq);
 }
 
 /*
- * After a function level reset the device counts flushes from 0 again:
- * so does the driver. FLUSH ioctls wait for the reset's end (reset_sem).
+ * After a function level reset the device counts flushes from 0 again
+ * (it may have acknowledged some since reset_prepare's RESET): so does
+ * the driver, from where it is. FLUSH ioctls waited for the reset's end
+ * (reset_sem); an unmap's flush may have been started meanwhile.
  */
 void megpu_flush_reset_done(struct megpu_device *mdev)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&mdev->flush_lock, flags);
-	mdev->flush_started = 0;
-	WRITE_ONCE(mdev->flush_done, 0);
+	megpu_flush_rebase(mdev);
 	spin_unlock_irqrestore(&mdev->flush_lock, flags);
+	wake_up_all(&mdev->flush_wq);
 }
 
 int megpu_ioctl_flush(struct drm_device *drm, void *data,
@@ -410,7 +452,7 @@ int megpu_flush_unmapped(struct megpu_vm *vm, bool patient)
 	ret = __megpu_flush_wait(mdev, &seqno, false, patient ?
 				 MAX_SCHEDULE_TIMEOUT :
 				 msecs_to_jiffies(MEGPU_FLUSH_TIMEOUT_MS));
-	/* an unplugged device was reset: its queued writes were dropped */
+	/* the removed device was reset: its queued writes were dropped */
 	return ret == -ENODEV ? 0 : ret;
 }
 

@@ -11,7 +11,8 @@
  * - an engine reset is preceded by a host flush, so the writes of a
  *   completed NO_FLUSH job land instead of being dropped (item 6);
  * - a HOST_FLUSH job whose flush never comes times out alone: the
- *   engine is not reset and the job behind it completes (item 5).
+ *   engine is not reset and the job behind it completes (item 5);
+ * - a flush a function level reset swallowed is not waited for again.
  *
  * Without x-test-regs every test skips. The write mode must be relaxed.
  */
@@ -161,6 +162,60 @@ TEST_F_TIMEOUT(hold, reset_keeps_completed_writes, 120)
 	megpu_bo_free(never);
 	mt_close(&o);
 	megpu_bo_free(x);
+}
+
+/*
+ * J1's release waits for a host flush that is held, as above, and then a
+ * function level reset drops the device's queued writes and its flush
+ * count: the flush is as done as it will ever be, and the release must
+ * free the BO. (The driver used to count its flushes from 0 again after
+ * the reset, and the release went on waiting for its flush's number to
+ * come round: the BO was kept for good. A few flushes first make that
+ * number larger than the flushes that come after the reset.)
+ */
+TEST_F_TIMEOUT(hold, flush_swallowed_by_a_reset_is_not_waited_for, 120)
+{
+	uint64_t base[MT_COUNTERS], now[MT_COUNTERS], seqno;
+	struct megpu_flush_stats st;
+	struct megpu_bo *b, *gate;
+	struct mt *t = &self->t;
+	struct mt_job j1;
+	int ret;
+
+	for (unsigned int i = 0; i < 20; i++)
+		ASSERT_EQ(0, megpu_flush(&t->gpu, &seqno));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &gate));
+	ASSERT_EQ(0, mt_counters(&t->gpu, base));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &b));
+	ASSERT_EQ(0, mt_write_job(t, &j1, 0, b, 0, 0x1, gate, NULL, 0,
+				  DRM_MEGPU_SUBMIT_NO_FLUSH));
+	megpu_bo_free(b);	/* J1 holds the last reference of the mapping */
+	ASSERT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_ALL));
+	mt_gate_open(gate);
+	ASSERT_EQ(0, mt_job_done(&j1, mt_job_ns(t)));
+	mt_job_free(&j1);
+	/* the release's flush is waiting, held */
+	ASSERT_EQ(0, mt_flush_stats(t, &st));
+	EXPECT_LT(st.host_done, st.host_started);
+
+	ret = mt_flr(&t->gpu);
+	if (ret == -ENOENT || ret == -EACCES)
+		SKIP(return, "no function level reset (%d)", ret);
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_NONE));
+	EXPECT_EQ(0, mt_counters_settle(&t->gpu, base, now, 10000))
+		TH_LOG("bos/jobs/vms %llu/%llu/%llu, were %llu/%llu/%llu: "
+		       "the release still waits for a flush the reset dropped",
+		       (unsigned long long)now[0], (unsigned long long)now[1],
+		       (unsigned long long)now[2], (unsigned long long)base[0],
+		       (unsigned long long)base[1],
+		       (unsigned long long)base[2]);
+	/* the driver's counts went on: a flush after the reset completes */
+	ASSERT_EQ(0, mt_flush_stats(t, &st));
+	EXPECT_EQ(st.host_done, st.host_started);
+	EXPECT_EQ(0, megpu_flush(&t->gpu, &seqno));
+	EXPECT_LT(20, seqno);
+	megpu_bo_free(gate);
 }
 
 /*
