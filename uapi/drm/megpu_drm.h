@@ -679,7 +679,7 @@ struct drm_megpu_taskq_check {
  * WAITERS count is not zero, or after adding tasks.
  *
  * Errors: -EOPNOTSUPP without task queues; -EINVAL for non-zero @flags
- * or @pad.
+ * or @pad; -ENODEV after an unplug.
  */
 struct drm_megpu_taskq_notify {
 	/** @flags: must be zero. */

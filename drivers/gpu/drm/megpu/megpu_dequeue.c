@@ -562,6 +562,11 @@ static int megpu_kdq_alloc_ib(struct megpu_kdq *kdq, struct drm_file *file)
 		return PTR_ERR(shmem);
 	}
 	kdq->ib = &shmem->base;
+	/*
+	 * The client's GPU reads it, never writes it: its jobs cannot change
+	 * the packets and descriptor copies the driver checked.
+	 */
+	to_megpu_bo(kdq->ib)->read_only = true;
 	megpu_gem_register(mdev, to_megpu_bo(kdq->ib));
 	/* a handle maps it; dropping the handle keeps our mapping */
 	ret = drm_gem_handle_create(file, kdq->ib, &handle);
@@ -612,6 +617,8 @@ static void megpu_kdq_halt(struct megpu_kdq *kdq, int error)
 			megpu_kdq_job_unhook(&kdq->jobs[i]);
 	if (!READ_ONCE(kdq->finished) && !kdq->error)
 		WRITE_ONCE(kdq->error, error);
+	/* its engines stop asking, also when another attachment changes */
+	megpu_kdq_stop(kdq);
 	mutex_unlock(&kdq->lock);
 	timer_shutdown_sync(&kdq->watchdog);
 	cancel_delayed_work_sync(&kdq->work);

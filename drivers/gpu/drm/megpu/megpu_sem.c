@@ -219,6 +219,8 @@ void megpu_sem_force_signal(struct megpu_job *job)
 
 	if (!job->frame.own.sem)
 		return;
+	/* the consumers cancelled (NOPs in their frames) before they go on */
+	dma_wmb();
 	WRITE_ONCE(mdev->sem_cpu[job->frame.own.sem], job->seqno);
 	if (READ_ONCE(*eng->seqno_cpu) < job->seqno)
 		WRITE_ONCE(*eng->seqno_cpu, job->seqno);

@@ -31,6 +31,7 @@
 #include <linux/log2.h>
 #include <linux/wait.h>
 
+#include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_utils.h>
@@ -96,12 +97,17 @@ int megpu_ioctl_taskq_notify(struct drm_device *drm, void *data,
 {
 	struct megpu_device *mdev = to_megpu(drm);
 	struct drm_megpu_taskq_notify *args = data;
+	int idx;
 
 	if (!(mdev->caps & MEGPU_CAP_TASKQ))
 		return -EOPNOTSUPP;
 	if (args->flags || args->pad)
 		return -EINVAL;
+	/* the registers only while the device is there */
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
 	megpu_write(mdev, MEGPU_REG_TASKQ_NOTIFY, 1);
+	drm_dev_exit(idx);
 	megpu_taskq_released(mdev);
 	megpu_dequeue_notify(file->driver_priv);
 	return 0;
