@@ -63,7 +63,7 @@ static long resets(struct mt *t, unsigned int engine)
  */
 TEST_F_TIMEOUT(hold, release_does_not_wait_for_the_flush, 120)
 {
-	uint64_t base[MT_COUNTERS], now[MT_COUNTERS];
+	uint64_t base[MT_COUNTERS];
 	struct megpu_flush_stats st;
 	struct megpu_bo *b, *c, *gate;
 	struct mt *t = &self->t;
@@ -103,13 +103,8 @@ TEST_F_TIMEOUT(hold, release_does_not_wait_for_the_flush, 120)
 	ASSERT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_NONE));
 	mt_job_free(&j1);
 	mt_job_free(&j2);
-	EXPECT_EQ(0, mt_counters_settle(&t->gpu, base, now, 10000))
-		TH_LOG("bos/jobs/vms %llu/%llu/%llu, were %llu/%llu/%llu: "
-		       "the release gave up and kept the BO",
-		       (unsigned long long)now[0], (unsigned long long)now[1],
-		       (unsigned long long)now[2], (unsigned long long)base[0],
-		       (unsigned long long)base[1],
-		       (unsigned long long)base[2]);
+	MT_EXPECT_COUNTERS_SETTLE(&t->gpu, base, 10000,
+				  "the release gave up and kept the BO");
 	ASSERT_EQ(0, megpu_flush(&t->gpu, &seqno));
 	EXPECT_EQ(0x2, mt_u32(c)[0]);
 	megpu_bo_free(c);
@@ -175,7 +170,7 @@ TEST_F_TIMEOUT(hold, reset_keeps_completed_writes, 120)
  */
 TEST_F_TIMEOUT(hold, flush_swallowed_by_a_reset_is_not_waited_for, 120)
 {
-	uint64_t base[MT_COUNTERS], now[MT_COUNTERS], seqno;
+	uint64_t base[MT_COUNTERS], seqno;
 	struct megpu_flush_stats st;
 	struct megpu_bo *b, *gate;
 	struct mt *t = &self->t;
@@ -203,13 +198,8 @@ TEST_F_TIMEOUT(hold, flush_swallowed_by_a_reset_is_not_waited_for, 120)
 		SKIP(return, "no function level reset (%d)", ret);
 	ASSERT_EQ(0, ret);
 	ASSERT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_NONE));
-	EXPECT_EQ(0, mt_counters_settle(&t->gpu, base, now, 10000))
-		TH_LOG("bos/jobs/vms %llu/%llu/%llu, were %llu/%llu/%llu: "
-		       "the release still waits for a flush the reset dropped",
-		       (unsigned long long)now[0], (unsigned long long)now[1],
-		       (unsigned long long)now[2], (unsigned long long)base[0],
-		       (unsigned long long)base[1],
-		       (unsigned long long)base[2]);
+	MT_EXPECT_COUNTERS_SETTLE(&t->gpu, base, 10000,
+				  "the release waits for a flush the reset dropped");
 	/* the driver's counts went on: a flush after the reset completes */
 	ASSERT_EQ(0, mt_flush_stats(t, &st));
 	EXPECT_EQ(st.host_done, st.host_started);

@@ -425,6 +425,25 @@ static inline int mt_counters_settle(struct megpu *gpu,
 	}
 }
 
+/*
+ * EXPECT the counters back at @base within @ms (in a test: _metadata),
+ * logging them and @why when they are not.
+ */
+#define MT_EXPECT_COUNTERS_SETTLE(gpu, base, ms, why)			\
+	do {								\
+		uint64_t now_[MT_COUNTERS];				\
+									\
+		EXPECT_EQ(0, mt_counters_settle(gpu, base, now_, ms))	\
+			TH_LOG("bos/jobs/vms %llu/%llu/%llu, were "	\
+			       "%llu/%llu/%llu: %s",			\
+			       (unsigned long long)now_[0],		\
+			       (unsigned long long)now_[1],		\
+			       (unsigned long long)now_[2],		\
+			       (unsigned long long)(base)[0],		\
+			       (unsigned long long)(base)[1],		\
+			       (unsigned long long)(base)[2], why);	\
+	} while (0)
+
 /* GPU address of a started job's IB: how debugfs "frames" names it. */
 static inline uint64_t mt_job_ib_va(const struct mt_job *j)
 {
