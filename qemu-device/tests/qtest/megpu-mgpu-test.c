@@ -969,6 +969,21 @@ static void test_bad_input(void)
     emit_msem_signal(r, SLOTS_PA);
     kick(m, 0);
     expect_fault(m, 0, MEGPU_FAULT_MGPU_SCHED, SCHED_PA, at, 0);
+    /*
+     * A block not 4-aligned (its words are compared and swapped), here
+     * a valid seeded one whose drawn agent is done, so that its pos is.
+     */
+    qtest_writel(mu.qts, SCHED_PA + 2 + MEGPU_MGPU_SCHED_POS, 0);
+    qtest_writel(mu.qts, SCHED_PA + 2 + MEGPU_MGPU_SCHED_LEN,
+                 1 | MEGPU_MGPU_SCHED_SEEDED | MEGPU_MGPU_SCHED_TRACED);
+    qtest_writeq(mu.qts, SCHED_PA + 2 + MEGPU_MGPU_SCHED_SEED, 1);
+    qtest_writel(mu.qts, SCHED_PA + 2 + MEGPU_MGPU_SCHED_MASK, 0x2);
+    qtest_writeb(mu.qts, SCHED_PA + 2 + MEGPU_MGPU_SCHED_DONE(1), 1);
+    wr(m, MEGPU_REG_MGPU_SCHED_LO, SCHED_PA + 2);
+    at = r->pos;
+    emit_msem_signal(r, SLOTS_PA);
+    kick(m, 0);
+    expect_fault(m, 0, MEGPU_FAULT_MGPU_SCHED, SCHED_PA + 2, at, 0);
     wr(m, MEGPU_REG_MGPU_SCHED_LO, 0);
 
     /* the device still works, and nothing wrote the slots */

@@ -168,6 +168,10 @@ static bool mgpu_step_begin(MgpuCtx *c, bool *held)
     if (!c->sched) {
         return true;
     }
+    /* its words are compared and swapped: a host may fault if unaligned */
+    if (c->sched & 3) {
+        return megpu_fault(c->x, MEGPU_FAULT_MGPU_SCHED, c->sched, false);
+    }
     blk = megpu_ram_map(s, c->sched, MEGPU_MGPU_SCHED_TRACED_BYTES, true,
                         NULL);
     if (!blk) {
@@ -189,6 +193,12 @@ static bool mgpu_step_begin(MgpuCtx *c, bool *held)
         return megpu_fault(c->x, MEGPU_FAULT_MGPU_SCHED, c->sched, false);
     }
     for (;;) {
+        /* every round: the CPU may move pos back as fast as turns pass */
+        if (megpu_engine_should_abort(c->e)) {
+            megpu_ram_unmap(s, blk, MEGPU_MGPU_SCHED_TRACED_BYTES, true);
+            c->x->aborted = true;
+            return false;
+        }
         pos = le32_to_cpu(qatomic_read(&blk[0]));
         /* run out, or taken off (or replaced): the step runs freely */
         if (pos >= len || qatomic_read(&s->mgpu_sched) != c->sched) {
@@ -218,11 +228,6 @@ static bool mgpu_step_begin(MgpuCtx *c, bool *held)
             qatomic_read((uint8_t *)blk + MEGPU_MGPU_SCHED_DONE(turn))) {
             qatomic_cmpxchg(&blk[0], cpu_to_le32(pos), cpu_to_le32(pos + 1));
             continue;
-        }
-        if (megpu_engine_should_abort(c->e)) {
-            megpu_ram_unmap(s, blk, MEGPU_MGPU_SCHED_TRACED_BYTES, true);
-            c->x->aborted = true;
-            return false;
         }
         g_usleep(MGPU_TURN_POLL_US);
     }
