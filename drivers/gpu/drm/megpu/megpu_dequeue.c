@@ -654,10 +654,36 @@ static int megpu_dequeue_detach(struct megpu_file *mfile)
 }
 
 /*
- * The device is gone (megpu_remove(), after its interrupts: -ENODEV) or
- * is being reset (-EIO): every attachment stops now, before it would
- * wait for its watchdog, and completes with @error; detach or close
- * frees it later.
+ * A function level reset is coming: every attachment stops now and
+ * completes with -EIO, waiting for nothing. The reset holds reset_sem,
+ * which a hung job's timeout waits for, and the dequeuer's work
+ * allocates under kdq->lock (a detach waits for it under kdq_mutex): so
+ * neither lock is taken here (dma-fence rules). Closing keeps the
+ * fences' callbacks and the watchdog from queueing the work; a pass of
+ * the work that runs meanwhile may still submit a job, which the
+ * stopped scheduler runs after the reset. Detach or close halts the
+ * attachment for good (megpu_kdq_halt()) and frees it.
+ */
+void megpu_dequeue_reset_prepare(struct megpu_device *mdev)
+{
+	struct megpu_kdq *kdq;
+
+	spin_lock(&mdev->kdq_lock);
+	list_for_each_entry(kdq, &mdev->kdqs, link) {
+		WRITE_ONCE(kdq->closing, true);
+		if (!READ_ONCE(kdq->finished) && !READ_ONCE(kdq->error))
+			WRITE_ONCE(kdq->error, -EIO);
+		WRITE_ONCE(kdq->stopped, true);
+		megpu_kdq_finish(kdq, -EIO);
+	}
+	megpu_kdq_update_req_work(mdev);
+	spin_unlock(&mdev->kdq_lock);
+}
+
+/*
+ * The device is gone (megpu_remove(), after its interrupts): every
+ * attachment stops now, before it would wait for its watchdog, and
+ * completes with @error; detach or close frees it later.
  */
 void megpu_dequeue_halt_all(struct megpu_device *mdev, int error)
 {
@@ -732,11 +758,17 @@ int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 	if (ret)
 		goto out_kdq;
 
-	/* not inside a function level reset, whose halt would miss it */
-	ret = down_read_interruptible(&mdev->reset_sem) ? -ERESTARTSYS : 0;
-	if (ret)
-		goto out_kdq;
+	/*
+	 * Not inside a function level reset, whose halt would miss it.
+	 * reset_sem inside kdq_mutex: a detach holds kdq_mutex while it
+	 * waits for the work, which allocates (see megpu_timedout_job()).
+	 */
 	mutex_lock(&mdev->kdq_mutex);
+	if (down_read_interruptible(&mdev->reset_sem)) {
+		mutex_unlock(&mdev->kdq_mutex);
+		ret = -ERESTARTSYS;
+		goto out_kdq;
+	}
 	/* megpu_dequeue_unplug() ran: nothing would stop this one */
 	ret = drm_dev_is_unplugged(drm) ? -ENODEV : 0;
 	spin_lock(&mdev->kdq_lock);
@@ -745,8 +777,8 @@ int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 			ret = -EBUSY;
 	if (ret) {
 		spin_unlock(&mdev->kdq_lock);
-		mutex_unlock(&mdev->kdq_mutex);
 		up_read(&mdev->reset_sem);
+		mutex_unlock(&mdev->kdq_mutex);
 		goto out_kdq;
 	}
 	/* the file's attachment from now on: TASKQ_WAIT waits for it */
@@ -764,8 +796,8 @@ int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 	list_add_tail(&kdq->link, &mdev->kdqs);
 	megpu_kdq_update_req_work(mdev);
 	spin_unlock(&mdev->kdq_lock);
-	mutex_unlock(&mdev->kdq_mutex);
 	up_read(&mdev->reset_sem);
+	mutex_unlock(&mdev->kdq_mutex);
 	return 0;
 
 out_kdq:

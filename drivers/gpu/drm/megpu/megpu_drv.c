@@ -371,6 +371,7 @@ static int megpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return ret;
 	mutex_init(&mdev->submit_lock);
 	init_rwsem(&mdev->reset_sem);
+	mutex_init(&mdev->recovery_lock);
 	mutex_init(&mdev->mmu_lock);
 	mutex_init(&mdev->floor_lock);
 	xa_init_flags(&mdev->ctxs, XA_FLAGS_ALLOC1);
@@ -459,22 +460,38 @@ static void megpu_remove(struct pci_dev *pdev)
  * rings, the agent id and the flush count are set up again and the jobs
  * queued behind run. BOs, address spaces and files are the driver's and
  * survive; the PCI core saves and restores the config space and MSI-X.
- * A job timeout, TASKQ_ATTACH or FLUSH that comes meanwhile waits for
- * reset_done (reset_sem): none restarts a scheduler or programs an
+ * A TASKQ_ATTACH or FLUSH that comes meanwhile waits for reset_done
+ * (reset_sem); a job timeout hands its job to the reset (recovery_lock,
+ * see megpu_timedout_job()): none restarts a scheduler or programs an
  * engine inside the reset's window.
  */
 static void megpu_reset_prepare(struct pci_dev *pdev)
 {
 	struct megpu_device *mdev = pci_get_drvdata(pdev);
+	bool cookie;
 
 	/* released by megpu_reset_done(), which the PCI core always calls */
 	down_write(&mdev->reset_sem);
 	drm_warn(&mdev->drm, "function level reset: jobs on the GPU fail with -EIO\n");
+	/*
+	 * Hung jobs' timeouts wait for recovery_lock: what the reset does
+	 * under it may not allocate (annotated; the scheduler's stop is
+	 * not, as in a timeout)
+	 */
+	mutex_lock(&mdev->recovery_lock);
+	mdev->in_reset = true;
+	/* test knob: a job's timeout meets the reset's own steps */
+	if (IS_ENABLED(CONFIG_DRM_MEGPU_TESTING) &&
+	    unlikely(mdev->recovery_hold_ms))
+		msleep(min(mdev->recovery_hold_ms, MEGPU_FAULT_HOLD_MAX_MS));
+	cookie = dma_fence_begin_signalling();
 	megpu_flush_before_reset(mdev);
-	megpu_dequeue_halt_all(mdev, -EIO);
+	megpu_dequeue_reset_prepare(mdev);
 	/* the engines stop now, not when the reset comes */
 	megpu_flush_device_reset(mdev, false);
+	dma_fence_end_signalling(cookie);
 	megpu_sched_reset_prepare(mdev);
+	mutex_unlock(&mdev->recovery_lock);
 }
 
 static void megpu_reset_done(struct pci_dev *pdev)
@@ -487,7 +504,10 @@ static void megpu_reset_done(struct pci_dev *pdev)
 		msleep(min(mdev->reset_hold_ms, MEGPU_FAULT_HOLD_MAX_MS));
 	megpu_flush_reset_done(mdev);
 	megpu_mgpu_reset_done(mdev);
+	mutex_lock(&mdev->recovery_lock);
 	megpu_sched_reset_done(mdev);
+	mdev->in_reset = false;
+	mutex_unlock(&mdev->recovery_lock);
 	drm_info(&mdev->drm, "function level reset done\n");
 	up_write(&mdev->reset_sem);
 }

@@ -171,6 +171,8 @@ struct megpu_sem_obj {
  * @fault_count: faults seen since probe
  * @reset_count: engine resets done by the driver
  * @idle_irqs: idle interrupts seen
+ * @timed_out: jobs whose timeout came inside a function level reset,
+ *	handed to its reset_done (under the device's recovery_lock)
  */
 struct megpu_engine {
 	struct megpu_device *mdev;
@@ -204,6 +206,7 @@ struct megpu_engine {
 	unsigned int fault_count;
 	unsigned int reset_count;
 	unsigned int idle_irqs;
+	struct list_head timed_out;
 };
 
 /**
@@ -222,7 +225,10 @@ struct megpu_engine {
  * @seqno_page_dma: its bus address
  * @submit_lock: keeps job arm and push in one order per device
  * @reset_sem: held for writing through a function level reset, for
- *	reading by what must not run inside it (timeouts, TASKQ_ATTACH, FLUSH)
+ *	reading by the ioctls that must not run inside it (TASKQ_ATTACH, FLUSH)
+ * @recovery_lock: job timeouts against a function level reset's own
+ *	steps; held across no allocation (a hung job's fence waits for it)
+ * @in_reset: inside a function level reset (under @recovery_lock)
  * @ctxs: GPU context ids, handed out cyclically so that debugfs and
  *	fdinfo do not show a closed file's id for a new one at once
  * @ctx_next: where the cyclic allocation of @ctxs goes on
@@ -239,6 +245,10 @@ struct megpu_engine {
  * @reset_hold_ms: after a function level reset, the driver waits this
  *	long before it sets the device up again (debugfs, tests: an ioctl
  *	meets the reset)
+ * @recovery_hold_ms: a function level reset waits this long, holding
+ *	recovery_lock, before its own steps (debugfs, tests: a job's timeout
+ *	comes meanwhile)
+ * @reset_timeouts: job timeouts that came inside a function level reset
  * @fail_hold_ms: when the driver fails every job on the hardware (an
  *	unplug, a function level reset), it waits this long after each one
  *	(debugfs, tests: the scheduler frees the job meanwhile)
@@ -312,7 +322,9 @@ struct megpu_device {
 	dma_addr_t seqno_page_dma;
 
 	struct mutex submit_lock;	/* job arm + push order */
-	struct rw_semaphore reset_sem;	/* FLR window vs timeouts, ioctls */
+	struct rw_semaphore reset_sem;	/* FLR window vs ioctls */
+	struct mutex recovery_lock;	/* timeouts vs FLR steps */
+	bool in_reset;
 	struct xarray ctxs;
 	u32 ctx_next;
 	struct mutex mmu_lock;		/* TLB invalidations */
@@ -326,6 +338,8 @@ struct megpu_device {
 	u32 sem_limit;
 	u32 fault_hold_ms;
 	u32 reset_hold_ms;
+	u32 recovery_hold_ms;
+	u32 reset_timeouts;
 	u32 fail_hold_ms;
 	u32 kdq_signal_hold_us;
 
@@ -829,6 +843,7 @@ void megpu_dequeue_debugfs_init(struct megpu_device *mdev);
 void megpu_dequeue_irq(struct megpu_device *mdev);
 void megpu_dequeue_notify(struct megpu_file *mfile);
 void megpu_dequeue_file_close(struct megpu_file *mfile);
+void megpu_dequeue_reset_prepare(struct megpu_device *mdev);
 void megpu_dequeue_halt_all(struct megpu_device *mdev, int error);
 
 /* megpu_submit.c */

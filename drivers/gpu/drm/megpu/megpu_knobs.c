@@ -11,12 +11,15 @@
  * (under ring_lock) before it blames a job, so that a job timeout meets a
  * fault being handled every time; reset_hold_ms, which holds the driver
  * back after a function level reset, before it sets the device up again,
- * so that an ioctl meets the reset; fail_hold_ms, which holds the driver
- * after each job it fails on an unplug or a reset, so that the job is
- * freed meanwhile; kdq_signal_hold_us, which holds the signaler of each
- * job fence of the driver's dequeuer before the dequeuer's callback, so
- * that its work meets a fence signaled whose callbacks still run; then
- * those of the flush (megpu_flush.c) and multi-GPU (megpu_mgpu.c) code.
+ * so that an ioctl meets the reset; recovery_hold_ms, which holds a
+ * function level reset before its own steps, so that a job's timeout
+ * comes meanwhile (reset_timeouts counts those); fail_hold_ms, which
+ * holds the driver after each job it fails on an unplug or a reset, so
+ * that the job is freed meanwhile; kdq_signal_hold_us, which holds the
+ * signaler of each job fence of the driver's dequeuer before the
+ * dequeuer's callback, so that its work meets a fence signaled whose
+ * callbacks still run; then those of the flush (megpu_flush.c) and
+ * multi-GPU (megpu_mgpu.c) code.
  */
 
 #include <linux/debugfs.h>
@@ -77,6 +80,10 @@ void megpu_debugfs_minor_init(struct drm_minor *minor)
 			   &to_megpu(minor->dev)->fault_hold_ms);
 	debugfs_create_u32("reset_hold_ms", 0644, minor->debugfs_root,
 			   &to_megpu(minor->dev)->reset_hold_ms);
+	debugfs_create_u32("recovery_hold_ms", 0644, minor->debugfs_root,
+			   &to_megpu(minor->dev)->recovery_hold_ms);
+	debugfs_create_u32("reset_timeouts", 0444, minor->debugfs_root,
+			   &to_megpu(minor->dev)->reset_timeouts);
 	debugfs_create_u32("fail_hold_ms", 0644, minor->debugfs_root,
 			   &to_megpu(minor->dev)->fail_hold_ms);
 	debugfs_create_u32("kdq_signal_hold_us", 0644, minor->debugfs_root,

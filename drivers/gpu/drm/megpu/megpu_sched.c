@@ -337,18 +337,29 @@ restart:
 }
 
 /*
- * Not inside a function level reset's window, where the reset fails the
- * jobs and restarts the schedulers itself: a timeout that fires then
- * waits for reset_done, and finds its job completed (-EIO).
+ * A hung job's fence is signalled from here, so the timeout waits only
+ * for recovery_lock, which a function level reset holds around its own
+ * steps alone (they allocate nothing: annotated as signalling), never
+ * across the PCI core's part of the reset, which allocates: the timeout
+ * must not wait for reset_done. Inside the reset's window, where the
+ * reset fails the jobs (-EIO) and restarts the schedulers itself, a
+ * timeout only hands its job, which drm_sched took off its pending list,
+ * to the reset (megpu_sched_take_back()).
  */
 static enum drm_gpu_sched_stat megpu_timedout_job(struct drm_sched_job *bad)
 {
-	struct megpu_device *mdev = to_megpu_job(bad)->engine->mdev;
-	enum drm_gpu_sched_stat stat;
+	struct megpu_engine *eng = to_megpu_job(bad)->engine;
+	struct megpu_device *mdev = eng->mdev;
+	enum drm_gpu_sched_stat stat = DRM_GPU_SCHED_STAT_NOMINAL;
 
-	down_read(&mdev->reset_sem);
-	stat = megpu_timeout_handle(bad);
-	up_read(&mdev->reset_sem);
+	mutex_lock(&mdev->recovery_lock);
+	if (mdev->in_reset) {
+		list_add_tail(&bad->list, &eng->timed_out);
+		mdev->reset_timeouts++;
+	} else {
+		stat = megpu_timeout_handle(bad);
+	}
+	mutex_unlock(&mdev->recovery_lock);
 	return stat;
 }
 
@@ -447,6 +458,7 @@ static int megpu_engine_init(struct megpu_device *mdev, unsigned int i)
 	spin_lock_init(&eng->fence_lock);
 	spin_lock_init(&eng->job_lock);
 	INIT_LIST_HEAD(&eng->active);
+	INIT_LIST_HEAD(&eng->timed_out);
 	eng->fence_context = dma_fence_context_alloc(1);
 	/* one cache line per engine in the seqno page */
 	eng->seqno_cpu = mdev->seqno_page + i * 64;
@@ -553,6 +565,7 @@ void megpu_sched_reset_prepare(struct megpu_device *mdev)
 {
 	unsigned int i;
 
+	lockdep_assert_held(&mdev->recovery_lock);
 	for (i = 0; i < mdev->num_engines; i++) {
 		drm_sched_stop(&mdev->engines[i].sched, NULL);
 		megpu_syscall_engine_reset(&mdev->engines[i]);
@@ -560,11 +573,46 @@ void megpu_sched_reset_prepare(struct megpu_device *mdev)
 	megpu_sched_fail_all(mdev, -EIO);
 }
 
+/*
+ * The jobs whose timeout came inside the reset (megpu_timedout_job())
+ * were off the pending list, some when the reset stopped the scheduler:
+ * each is done now as drm_sched_stop() did it for the others. If its
+ * hardware fence's callback ran meanwhile (the reset failed it), the job
+ * is done and freed; else it goes back, oldest first, in front.
+ */
+static void megpu_sched_take_back(struct megpu_engine *eng)
+{
+	struct drm_gpu_scheduler *sched = &eng->sched;
+	struct drm_sched_job *s_job, *tmp;
+	LIST_HEAD(kept);
+
+	list_for_each_entry_safe(s_job, tmp, &eng->timed_out, list) {
+		struct dma_fence *parent = s_job->s_fence->parent;
+
+		list_del_init(&s_job->list);
+		if (parent && dma_fence_remove_callback(parent, &s_job->cb)) {
+			dma_fence_put(parent);
+			s_job->s_fence->parent = NULL;
+			atomic_sub(s_job->credits, &sched->credit_count);
+		} else if (parent) {
+			/* its callback has finished with it once this is */
+			dma_fence_wait(&s_job->s_fence->finished, false);
+			sched->ops->free_job(s_job);
+			continue;
+		}
+		list_add_tail(&s_job->list, &kept);
+	}
+	spin_lock(&sched->job_list_lock);
+	list_splice(&kept, &sched->pending_list);
+	spin_unlock(&sched->job_list_lock);
+}
+
 /* After the reset: empty rings where the device expects them, go on. */
 void megpu_sched_reset_done(struct megpu_device *mdev)
 {
 	unsigned int i;
 
+	lockdep_assert_held(&mdev->recovery_lock);
 	for (i = 0; i < mdev->num_engines; i++) {
 		struct megpu_engine *eng = &mdev->engines[i];
 
@@ -574,6 +622,7 @@ void megpu_sched_reset_done(struct megpu_device *mdev)
 				eng->name);
 		eng->reset_count++;
 		mutex_unlock(&eng->ring_lock);
+		megpu_sched_take_back(eng);
 		/* the failed jobs' fences carry -EIO to their scheduler jobs */
 		megpu_sched_reattach(eng);
 		drm_sched_start(&eng->sched);

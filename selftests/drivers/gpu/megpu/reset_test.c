@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -136,6 +137,64 @@ TEST_F(flr, flush_during_reset_waits_for_it)
 	EXPECT_LT(during, after) TH_LOG("flush %llu, then %llu",
 					(unsigned long long)during,
 					(unsigned long long)after);
+}
+
+/* debugfs reset_timeouts: job timeouts that came inside a reset. */
+static long reset_timeouts(struct megpu *gpu)
+{
+	char *text = megpu_debugfs_read(gpu, "reset_timeouts");
+	long n = text ? strtol(text, NULL, 10) : -1;
+
+	free(text);
+	return n;
+}
+
+/*
+ * A job's timeout that comes while a function level reset runs its own
+ * steps (debugfs recovery_hold_ms holds them, from half the hold before
+ * the timeout) does not wait for the reset's end, for which the PCI
+ * core's part of the reset may wait for memory: it hands its job to the
+ * reset (reset_timeouts counts it), which fails it with -EIO as every
+ * job on the GPU, and at its end gives it back to the scheduler to free
+ * (the debug kernel's kmemleak scan would find it lost). The file is not
+ * banned, and the engine runs the next job.
+ */
+TEST_F_TIMEOUT(flr, timeout_inside_reset_is_handed_to_it, 120)
+{
+	uint64_t hold = self->t.timeout_ms < 10000 ? self->t.timeout_ms : 10000;
+	struct megpu_bo *gate, *bo;
+	long before, after;
+	struct megpu_cs cs;
+	struct mt_job held;
+	char text[24];
+
+	if (megpu_debugfs_write(&self->t.gpu, "recovery_hold_ms", "0"))
+		SKIP(return, "no debugfs recovery_hold_ms (not a test build)");
+	before = reset_timeouts(&self->t.gpu);
+	ASSERT_LE(0, before);
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &gate));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
+	megpu_cs_init(&cs);
+	mt_gate_hold(&cs, gate);
+	ASSERT_EQ(0, mt_submit(&self->t.gpu, &held, 0, &cs, &gate, 1, 0));
+	megpu_cs_fini(&cs);
+
+	snprintf(text, sizeof(text), "%llu", (unsigned long long)hold);
+	ASSERT_EQ(0, megpu_debugfs_write(&self->t.gpu, "recovery_hold_ms",
+					 text));
+	usleep((self->t.timeout_ms - hold / 2) * 1000);
+	ASSERT_TRUE(mt_pending(&self->t.gpu, held.sync, 0));
+	EXPECT_EQ(0, mt_flr(&self->t.gpu));
+	EXPECT_EQ(0, megpu_debugfs_write(&self->t.gpu, "recovery_hold_ms",
+					 "0"));
+	EXPECT_EQ(-EIO, mt_job_finish(&held, mt_job_ns(&self->t)));
+	after = reset_timeouts(&self->t.gpu);
+	EXPECT_LT(before, after) TH_LOG("no timeout came inside the reset");
+
+	EXPECT_EQ(0, write_job(&self->t, 0, bo, 0, 7));
+	EXPECT_EQ(7, mt_u32(bo)[0]);
+	megpu_bo_free(bo);
+	megpu_bo_free(gate);
 }
 
 /*
