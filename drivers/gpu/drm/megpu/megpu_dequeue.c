@@ -356,7 +356,7 @@ static void megpu_kdq_stop(struct megpu_kdq *kdq)
 {
 	struct megpu_device *mdev = kdq->mdev;
 
-	if (kdq->stopped)
+	if (READ_ONCE(kdq->stopped))
 		return;
 	spin_lock(&mdev->kdq_lock);
 	WRITE_ONCE(kdq->stopped, true);
@@ -375,7 +375,7 @@ static void megpu_kdq_work(struct work_struct *work)
 
 	mutex_lock(&kdq->lock);
 	megpu_kdq_retire(kdq);
-	if (kdq->closing)
+	if (READ_ONCE(kdq->closing))
 		goto out;
 	if (READ_ONCE(kdq->finished)) {
 		megpu_kdq_stop(kdq);
@@ -454,7 +454,7 @@ static void megpu_kdq_work(struct work_struct *work)
 			break;
 	}
 	if (ret < 0 && ret != -EAGAIN) {
-		kdq->error = ret;
+		WRITE_ONCE(kdq->error, ret);
 		megpu_kdq_finish(kdq, ret);
 	} else if (megpu_kdq_all_done(kdq)) {
 		megpu_kdq_finish(kdq, kdq->failed_jobs ? -EIO : 0);
@@ -615,7 +615,7 @@ static void megpu_kdq_halt(struct megpu_kdq *kdq, int error)
 	for (i = 0; i < ARRAY_SIZE(kdq->jobs); i++)
 		if (kdq->jobs[i].fence)
 			megpu_kdq_job_unhook(&kdq->jobs[i]);
-	if (!READ_ONCE(kdq->finished) && !kdq->error)
+	if (!READ_ONCE(kdq->finished) && !READ_ONCE(kdq->error))
 		WRITE_ONCE(kdq->error, error);
 	/* its engines stop asking, also when another attachment changes */
 	megpu_kdq_stop(kdq);
