@@ -549,7 +549,7 @@ static int megpu_kdq_alloc_ib(struct megpu_kdq *kdq, struct drm_file *file)
 {
 	struct megpu_device *mdev = kdq->mdev;
 	struct drm_gem_shmem_object *shmem;
-	u32 handle;
+	struct megpu_mapping *mapping;
 	int ret;
 
 	/* pinned while attached: the file's charge (megpu_gem.c) */
@@ -568,15 +568,11 @@ static int megpu_kdq_alloc_ib(struct megpu_kdq *kdq, struct drm_file *file)
 	 */
 	to_megpu_bo(kdq->ib)->read_only = true;
 	megpu_gem_register(mdev, to_megpu_bo(kdq->ib));
-	/* a handle maps it; dropping the handle keeps our mapping */
-	ret = drm_gem_handle_create(file, kdq->ib, &handle);
-	if (ret)
-		return ret;
-	kdq->ib_mapping = megpu_gem_mapping_get(to_megpu_bo(kdq->ib),
-						kdq->mfile->vm);
-	drm_gem_handle_delete(file, handle);
-	if (!kdq->ib_mapping)
-		return -ENOMEM;
+	/* in the file's address space, never in its handle table */
+	mapping = megpu_gem_map_private(to_megpu_bo(kdq->ib), file);
+	if (IS_ERR(mapping))
+		return PTR_ERR(mapping);
+	kdq->ib_mapping = mapping;
 	return drm_gem_vmap_unlocked(kdq->ib, &kdq->ib_map);
 }
 

@@ -692,6 +692,8 @@ megpu_gem_prime_import_sg_table(struct drm_device *drm,
 u64 megpu_gem_pinned_bytes(void);
 int megpu_pin_charge(struct megpu_file *mfile, u64 size);
 void megpu_pin_uncharge(struct megpu_file *mfile, u64 size);
+struct megpu_mapping *megpu_gem_map_private(struct megpu_bo *bo,
+					    struct drm_file *file);
 struct megpu_mapping *megpu_gem_mapping_get(struct megpu_bo *bo,
 					    struct megpu_vm *vm);
 void megpu_gem_mapping_put(struct megpu_mapping *mapping);

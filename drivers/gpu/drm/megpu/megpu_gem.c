@@ -313,6 +313,33 @@ static void megpu_gem_close(struct drm_gem_object *obj, struct drm_file *file)
 	megpu_gem_mapping_put(mapping);
 }
 
+/**
+ * megpu_gem_map_private - map a BO of the driver's into a file's space
+ * @bo: the BO, never given a handle
+ * @file: the file whose address space it goes into
+ *
+ * What a handle's open and close do, without the handle: the client
+ * never sees the BO, so no other thread of it can take the handle's
+ * number meanwhile for GEM_MMAP_OFFSET (a CPU mapping of a BO the
+ * driver writes and the GPU only reads) or GEM_CLOSE.
+ *
+ * Return: the mapping, referenced, or an ERR_PTR().
+ */
+struct megpu_mapping *megpu_gem_map_private(struct megpu_bo *bo,
+					    struct drm_file *file)
+{
+	struct megpu_file *mfile = file->driver_priv;
+	struct megpu_mapping *mapping;
+	int ret;
+
+	ret = megpu_gem_open(&bo->base.base, file);
+	if (ret)
+		return ERR_PTR(ret);
+	mapping = megpu_gem_mapping_get(bo, mfile->vm);
+	megpu_gem_close(&bo->base.base, file);
+	return mapping ?: ERR_PTR(-ENOMEM);
+}
+
 static const struct drm_gem_object_funcs megpu_gem_funcs = {
 	.free = megpu_gem_free,
 	.open = megpu_gem_open,

@@ -61,11 +61,10 @@ static bool race_allowed(int op, int err)
 	case OP_ATTACH:
 		/*
 		 * The queue BO closed meanwhile (its handle maybe another,
-		 * smaller BO's now, or, while another attach sets up, the
-		 * dequeuer's IB, read-only for the GPU), or attached already.
+		 * smaller BO's now), or attached already.
 		 */
 		return err == ENOENT || err == ERANGE || err == EBUSY ||
-		       err == ENOMEM || err == EACCES;
+		       err == ENOMEM;
 	case OP_DETACH:
 		return err == ENOENT;
 	case OP_WAIT:
