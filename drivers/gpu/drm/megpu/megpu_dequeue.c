@@ -351,6 +351,17 @@ static void megpu_kdq_watchdog(struct timer_list *t)
 		  jiffies + msecs_to_jiffies(megpu_job_timeout_ms / 4));
 }
 
+/*
+ * No new job, no callback queues the work: the attachment completes with
+ * @error unless it completed already. Lockless (the reset calls it).
+ */
+static void megpu_kdq_close(struct megpu_kdq *kdq, int error)
+{
+	WRITE_ONCE(kdq->closing, true);
+	if (!READ_ONCE(kdq->finished) && !READ_ONCE(kdq->error))
+		WRITE_ONCE(kdq->error, error);
+}
+
 /* It completed: the attachment's engines stop asking for work. */
 static void megpu_kdq_stop(struct megpu_kdq *kdq)
 {
@@ -607,12 +618,10 @@ static void megpu_kdq_halt(struct megpu_kdq *kdq, int error)
 	unsigned int i;
 
 	mutex_lock(&kdq->lock);
-	WRITE_ONCE(kdq->closing, true);
+	megpu_kdq_close(kdq, error);
 	for (i = 0; i < ARRAY_SIZE(kdq->jobs); i++)
 		if (kdq->jobs[i].fence)
 			megpu_kdq_job_unhook(&kdq->jobs[i]);
-	if (!READ_ONCE(kdq->finished) && !READ_ONCE(kdq->error))
-		WRITE_ONCE(kdq->error, error);
 	/* its engines stop asking, also when another attachment changes */
 	megpu_kdq_stop(kdq);
 	mutex_unlock(&kdq->lock);
@@ -666,9 +675,7 @@ void megpu_dequeue_reset_prepare(struct megpu_device *mdev)
 
 	spin_lock(&mdev->kdq_lock);
 	list_for_each_entry(kdq, &mdev->kdqs, link) {
-		WRITE_ONCE(kdq->closing, true);
-		if (!READ_ONCE(kdq->finished) && !READ_ONCE(kdq->error))
-			WRITE_ONCE(kdq->error, -EIO);
+		megpu_kdq_close(kdq, -EIO);
 		WRITE_ONCE(kdq->stopped, true);
 		megpu_kdq_finish(kdq, -EIO);
 	}
