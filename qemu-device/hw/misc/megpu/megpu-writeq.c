@@ -343,6 +343,35 @@ static bool megpu_wq_ff_held(MegpuState *s)
 }
 
 /*
+ * Make the virtual-time timer fire by @at (ns) if it is not armed for
+ * that already. Every engine asks at almost every packet and post, and
+ * timer_mod_anticipate_ns() takes the clock's one timer-list lock (the
+ * main loop's too) even when it changes nothing: two engines streaming
+ * writes queued on it thousands of times a second and ran no faster
+ * than one (issue 25). So the deadline asked for is kept here, and only
+ * an earlier one goes to the timer. It is never later than the timer's
+ * own: whoever lowers it arms the timer after; the timer's callback
+ * forgets it before it looks at any engine (an engine that skipped
+ * arming for a stale deadline holds its wq_lock, so the callback sees
+ * its entry), and so does a reset, under every lock, as it deletes the
+ * timer.
+ */
+static void megpu_wq_arm_at(MegpuState *s, int64_t at)
+{
+    int64_t armed = qatomic_read(&s->mc_timer_at);
+
+    while (at < armed) {
+        int64_t seen = qatomic_cmpxchg(&s->mc_timer_at, armed, at);
+
+        if (seen == armed) {
+            timer_mod_anticipate_ns(s->mc_timer, at);
+            return;
+        }
+        armed = seen;
+    }
+}
+
+/*
  * Make the virtual-time timer fire by the time @e's tick @due comes. An
  * engine inside a packet catches its entries up itself at every packet
  * and post, so for it the timer is only a backstop (a packet that
@@ -363,8 +392,7 @@ static void megpu_wq_arm_locked(MegpuState *s, MegpuEngine *e, int64_t due,
         vt = MAX(vt, now + MEGPU_WQ_BUSY_SLACK);
     }
 
-    timer_mod_anticipate_ns(s->mc_timer,
-                            s->vclock_base + MAX(vt, 1) * MEGPU_WQ_TICK_NS);
+    megpu_wq_arm_at(s, s->vclock_base + MAX(vt, 1) * MEGPU_WQ_TICK_NS);
 }
 
 static bool megpu_wq_overlap(const MegpuWrite *w, hwaddr pa, uint64_t len)
@@ -1086,6 +1114,8 @@ static void megpu_mc_timer_cb(void *opaque)
     bool changed = false;
     int64_t vt;
 
+    /* not armed any more: the catch-ups below arm it again */
+    qatomic_set(&s->mc_timer_at, INT64_MAX);
     megpu_wq_lock_all(s);
     vt = megpu_wq_vticks(s);
     for (unsigned n = 0; n < s->num_engines && !megpu_wq_time_held(s); n++) {
@@ -1613,8 +1643,7 @@ static void megpu_wq_set_test_hold(MegpuState *s, uint32_t val)
     event_notifier_set(&s->mc_notify);
     megpu_wq_broadcast(s);
     if (val == MEGPU_TEST_HOLD_NONE) {
-        timer_mod_anticipate_ns(s->mc_timer,
-                                qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + 1);
+        megpu_wq_arm_at(s, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + 1);
     }
     megpu_wq_unlock_all(s);
     megpu_wake_waiters(s);
@@ -1724,6 +1753,7 @@ void megpu_wq_reset(MegpuState *s)
     /* the clocks start again, and nothing is due */
     s->vclock_base = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     timer_del(s->mc_timer);
+    qatomic_set(&s->mc_timer_at, INT64_MAX);
     qatomic_set(&s->write_mode, s->write_mode_reset);
     qatomic_set(&s->test_hold, MEGPU_TEST_HOLD_NONE);
     megpu_wq_broadcast(s);
@@ -1754,6 +1784,7 @@ bool megpu_wq_init(MegpuState *s, Error **errp)
     s->flushes = g_array_new(false, false, sizeof(MegpuFlush));
     s->write_mode = s->write_mode_reset;
     s->mc_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, megpu_mc_timer_cb, s);
+    s->mc_timer_at = INT64_MAX;
     s->vclock_base = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     for (unsigned n = 0; n < MEGPU_MAX_ENGINES; n++) {
         MegpuEngine *e = &s->engines[n];

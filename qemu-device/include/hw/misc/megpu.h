@@ -256,6 +256,7 @@ struct MegpuState {
     bool mc_stop;
     EventNotifier mc_notify;    /* wakes the MC thread */
     QEMUTimer *mc_timer;        /* virtual time: the clocks' common part */
+    int64_t mc_timer_at;        /* its deadline as last moved; atomic */
     int64_t vclock_base;        /* QEMU_CLOCK_VIRTUAL ns at tick 0 */
     uint32_t write_mode;
     uint64_t wq_seq;            /* issue number of the next write; atomic */
