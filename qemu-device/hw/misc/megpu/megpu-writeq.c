@@ -1107,6 +1107,16 @@ void megpu_wq_engine_drained(MegpuEngine *e)
  * Virtual time passed (QEMU_CLOCK_VIRTUAL timer, main loop): every
  * engine's clock moved on. Under qtest this runs inside clock_step, so
  * what has landed by a virtual time is known when the step returns.
+ *
+ * Each engine is caught up under its own wq_lock (every lock only when
+ * a landing needs them, as the engine itself does). An engine inside a
+ * packet whose lock is taken is posting or ticking, and catches itself
+ * up and arms the timer as it does: it is left to it, and looked at
+ * again a busy slack later in case it waits from now on. The timer runs
+ * under the BQL, so it must not queue behind streaming engines: when it
+ * took every lock at once it waited for them at every firing, and vCPUs
+ * and interrupts with it (issue 25). With x-hold-writes only time lands
+ * writes, so it always waits for the lock.
  */
 static void megpu_mc_timer_cb(void *opaque)
 {
@@ -1116,16 +1126,26 @@ static void megpu_mc_timer_cb(void *opaque)
 
     /* not armed any more: the catch-ups below arm it again */
     qatomic_set(&s->mc_timer_at, INT64_MAX);
-    megpu_wq_lock_all(s);
     vt = megpu_wq_vticks(s);
     for (unsigned n = 0; n < s->num_engines && !megpu_wq_time_held(s); n++) {
-        if (s->engines[n].wq_pending) {
-            changed |= megpu_wq_catch_up_locked(s, &s->engines[n], true,
-                                                vt) == MEGPU_WQ_CHANGED;
+        MegpuEngine *e = &s->engines[n];
+        bool all = false;
+
+        if (!qatomic_read(&e->wq_pending)) {
+            continue;
         }
+        if (qemu_mutex_trylock(&e->wq_lock)) {
+            if (qatomic_read(&e->wq_running) && !s->hold_writes) {
+                megpu_wq_arm_at(s, s->vclock_base +
+                                (vt + MEGPU_WQ_BUSY_SLACK) *
+                                MEGPU_WQ_TICK_NS);
+                continue;
+            }
+            qemu_mutex_lock(&e->wq_lock);
+        }
+        changed |= megpu_wq_catch_up(s, e, &all, vt);
+        megpu_wq_unlock_held(e, all);
     }
-    megpu_flush_check_locked(s);
-    megpu_wq_unlock_all(s);
     if (changed) {
         megpu_wake_waiters(s);
     }
