@@ -109,6 +109,8 @@ bool megpu_flush_fail_job(struct megpu_job *job, int error)
 		job->engine->name, job->seqno, job->flush_target);
 	cookie = dma_fence_begin_signalling();
 	job->error = error;
+	/* its writes were not drained: an unmap must flush them first */
+	megpu_flush_mark_dirty(mdev);
 	megpu_job_signal(job);
 	dma_fence_end_signalling(cookie);
 	return true;
@@ -441,13 +443,20 @@ int megpu_flush_unmapped(struct megpu_vm *vm, bool patient)
 	struct megpu_device *mdev = vm->mdev;
 	unsigned long flags;
 	bool clean;
+	int in_ring;
 	u64 seqno;
 	int ret;
 
+	/*
+	 * The jobs first: a completing job marks the device dirty, then
+	 * leaves the ring (megpu_job_signal()). Seen out of the ring, its
+	 * dirty mark is seen too.
+	 */
+	in_ring = atomic_read_acquire(&vm->jobs_in_ring);
 	spin_lock_irqsave(&mdev->flush_lock, flags);
 	clean = mdev->clean_gen >= atomic64_read(&mdev->dirty_gen);
 	spin_unlock_irqrestore(&mdev->flush_lock, flags);
-	if (clean && !atomic_read(&vm->jobs_in_ring))
+	if (clean && !in_ring)
 		return 0;
 	ret = __megpu_flush_wait(mdev, &seqno, false, patient ?
 				 MAX_SCHEDULE_TIMEOUT :

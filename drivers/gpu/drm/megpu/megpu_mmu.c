@@ -182,17 +182,25 @@ u64 megpu_mapping_va(struct megpu_mapping *mapping)
 	return mapping->mmnode.start << MEGPU_PAGE_SHIFT;
 }
 
-/* Write the page table entries of a BO's pages at its virtual range. */
+/*
+ * Write the page table entries of a BO's pages at its virtual range. On
+ * failure after some entries were written, a job of this VM may already
+ * have queued writes through them: the mapping counts as mapped, and its
+ * release (megpu_vm_unmap()) clears the entries, invalidates and drains
+ * the device's queued writes before the pages can go.
+ */
 int megpu_vm_map(struct megpu_mapping *mapping)
 {
 	struct megpu_bo *bo = mapping->bo;
 	struct megpu_vm *vm = mapping->vm;
+	u64 size = bo->base.base.size;
 	u64 flags = MEGPU_PTE_VALID;
 	u64 va = megpu_mapping_va(mapping);
 	u64 start = va;
 	struct scatterlist *sg;
 	struct sg_table *sgt;
 	unsigned int i;
+	int ret = 0;
 
 	sgt = drm_gem_shmem_get_pages_sgt(&bo->base);
 	if (IS_ERR(sgt))
@@ -206,27 +214,28 @@ int megpu_vm_map(struct megpu_mapping *mapping)
 		unsigned int len = sg_dma_len(sg);
 		u64 *pte;
 
-		for (; len >= MEGPU_PAGE_SIZE; len -= MEGPU_PAGE_SIZE) {
+		/* an exporter's table: whole pages, and no more than the BO */
+		if (addr & (MEGPU_PAGE_SIZE - 1)) {
+			ret = -EINVAL;
+			break;
+		}
+		for (; len >= MEGPU_PAGE_SIZE && va - start < size;
+		     len -= MEGPU_PAGE_SIZE) {
 			pte = megpu_vm_pte(vm, va, true);
 			if (!pte) {
-				megpu_vm_clear(vm, start, va - start);
-				mutex_unlock(&vm->lock);
-				/*
-				 * A job of this VM may have used the half-made
-				 * mapping: its translations go before the pages
-				 * can.
-				 */
-				megpu_mmu_invalidate(vm->mdev);
-				return -ENOMEM;
+				ret = -ENOMEM;
+				break;
 			}
 			WRITE_ONCE(*pte, (addr & MEGPU_PTE_ADDR_MASK) | flags);
 			addr += MEGPU_PAGE_SIZE;
 			va += MEGPU_PAGE_SIZE;
 		}
+		if (ret)
+			break;
 	}
-	mapping->mapped = true;
+	mapping->mapped = va != start;
 	mutex_unlock(&vm->lock);
-	return 0;
+	return ret;
 }
 
 /*

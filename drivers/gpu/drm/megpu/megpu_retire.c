@@ -55,6 +55,7 @@ void megpu_job_signal(struct megpu_job *job)
 	if (job->error && !job->hw_fence->error)
 		dma_fence_set_error(job->hw_fence, job->error);
 	/* after the dirty mark: an unmap sees the one or the other */
+	smp_mb__before_atomic();
 	atomic_dec(&job->vm->jobs_in_ring);
 	megpu_syscall_ring_job(job->file, false);
 	dma_fence_signal(job->hw_fence);

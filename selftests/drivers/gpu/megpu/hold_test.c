@@ -12,7 +12,9 @@
  *   completed NO_FLUSH job land instead of being dropped (item 6);
  * - a HOST_FLUSH job whose flush never comes times out alone: the
  *   engine is not reset and the job behind it completes (item 5);
- * - a flush a function level reset swallowed is not waited for again.
+ * - a flush a function level reset swallowed is not waited for again;
+ * - a HOST_FLUSH job failed at its timeout leaves its BO's pages to a
+ *   flush, and so does a mapping that failed half-made.
  *
  * Without x-test-regs every test skips. The write mode must be relaxed.
  */
@@ -254,6 +256,147 @@ TEST_F_TIMEOUT(hold, stuck_host_flush_blames_only_its_job, 120)
 	megpu_bo_free(gate);
 	megpu_bo_free(y);
 	megpu_bo_free(x);
+}
+
+/* debugfs "counters": @key, or -1 */
+static long long counter(struct mt *t, const char *key)
+{
+	uint64_t v;
+
+	return megpu_debugfs_counter(&t->gpu, key, &v) ? -1 : (long long)v;
+}
+
+/*
+ * H (HOST_FLUSH) writes X, whose handle is closed after the submit: H's
+ * release drops X's last mapping. H's flush is held, so H times out, its
+ * write still queued. Its release must not take that for drained: X's
+ * pages wait for a flush. (The failed job left no dirty mark, and its
+ * release freed X at once, with H's write queued for X's pages.)
+ */
+TEST_F_TIMEOUT(hold, timed_out_host_flush_leaves_its_bo_to_a_flush, 120)
+{
+	uint64_t base[MT_COUNTERS], seqno;
+	struct megpu_flush_stats st;
+	struct mt *t = &self->t;
+	struct megpu_bo *x;
+	struct mt_job hj;
+	long long bos;
+
+	/* nothing dirty from before: only H's write may need a flush */
+	ASSERT_EQ(0, megpu_flush(&t->gpu, &seqno));
+	ASSERT_EQ(0, mt_counters(&t->gpu, base));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &x));
+	ASSERT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_ALL));
+	ASSERT_EQ(0, mt_write_job(t, &hj, 0, x, 0, 0x11, NULL, NULL, 0,
+				  DRM_MEGPU_SUBMIT_HOST_FLUSH));
+	megpu_bo_free(x);	/* H holds the last reference of the mapping */
+	bos = counter(t, "bos");
+	ASSERT_LT(0, bos);
+	ASSERT_EQ(-ETIMEDOUT, mt_job_done(&hj, mt_job_ns(t)));
+	/* the job is freed and released meanwhile; X must stay */
+	for (unsigned int i = 0; i < 100; i++) {
+		EXPECT_EQ(bos, counter(t, "bos"))
+			TH_LOG("X was freed with a failed job's write queued");
+		if (counter(t, "bos") != bos)
+			break;
+		usleep(10 * 1000);
+	}
+	ASSERT_EQ(0, mt_flush_stats(t, &st));
+	EXPECT_LT(st.host_done, st.host_started);
+
+	/* the flush comes: X goes */
+	ASSERT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_NONE));
+	mt_job_free(&hj);	/* its IB BO: after the hold (see above) */
+	MT_EXPECT_COUNTERS_SETTLE(&t->gpu, base, 10000,
+				  "X was kept after the flush came");
+}
+
+#define PT_SPAN		(4ull << 20)	/* what one page table maps */
+#define BIG		(8ull << 20)
+
+/* pinned_mb headroom: the limit in MiB less what all megpu BOs pin */
+static long long headroom(struct mt *t, unsigned long long limit_mb)
+{
+	long long pinned = counter(t, "pinned_bytes");
+
+	return pinned < 0 ? -1 : (long long)(limit_mb << 20) - pinned;
+}
+
+/*
+ * A BO's mapping that fails half-made (its first page table existed,
+ * the next could not be charged: pinned_mb leaves room for the BO's
+ * pages, not for another page table) had its first entries written: a
+ * job may have queued writes through them. Its pages may go only after
+ * a flush, when a job may not have drained its writes (a NO_FLUSH job
+ * completed). The failed mapping used to count as never made, and its
+ * pages went without one.
+ */
+TEST_F_TIMEOUT(hold, half_made_mapping_is_drained, 120)
+{
+	uint64_t base[MT_COUNTERS];
+	struct megpu_flush_stats st0, st1;
+	struct megpu_bo *a, *b, *x, *fill[8];
+	unsigned long long limit;
+	char *old, lim[32];
+	struct mt *t = &self->t;
+	unsigned int nfill = 0;
+	long long room;
+	struct mt_job w;
+	struct mt o;
+	int ret;
+
+	ASSERT_EQ(0, mt_open_client(t, &o));
+	ASSERT_EQ(0, mt_bo(&o.gpu, 4096, 0, &a));
+	/* the big BO goes after A and its guard page, in A's page table */
+	if ((a->va + 8192) % PT_SPAN == 0)
+		SKIP(goto out_a, "A ends where a page table does");
+
+	/* a completed NO_FLUSH job: the device may hold unflushed writes */
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &x));
+	ASSERT_EQ(0, mt_write_job(t, &w, 0, x, 0, 0x5, NULL, NULL, 0,
+				  DRM_MEGPU_SUBMIT_NO_FLUSH));
+	ASSERT_EQ(0, mt_job_done(&w, mt_job_ns(t)));
+	ASSERT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_TIME));
+
+	/* room for the big BO's pages exactly, none for a page table */
+	old = mt_slurp(MT_PARAM_DIR "pinned_mb");
+	ASSERT_NE(NULL, old);
+	limit = (counter(t, "pinned_bytes") + BIG + (1 << 20) - 1) >> 20;
+	for (room = headroom(t, limit); room != (long long)BIG;
+	     room = headroom(t, limit)) {
+		if (room < (long long)BIG || nfill == ARRAY_SIZE(fill)) {
+			limit++;	/* a filler's page table took some */
+			continue;
+		}
+		ASSERT_EQ(0, mt_bo(&t->gpu, room - BIG, 0, &fill[nfill++]));
+	}
+	snprintf(lim, sizeof(lim), "%llu", limit);
+	ASSERT_EQ(0, mt_write_file(MT_PARAM_DIR "pinned_mb", lim));
+	ASSERT_EQ(0, mt_counters(&t->gpu, base));
+	ASSERT_EQ(0, mt_flush_stats(t, &st0));
+	ret = megpu_bo_new(&o.gpu, BIG, 0, &b);
+	mt_write_file(MT_PARAM_DIR "pinned_mb", old);
+	free(old);
+	ASSERT_EQ(-ENOMEM, ret) {
+		if (!ret)
+			megpu_bo_free(b);
+		TH_LOG("the big BO's mapping did not fail at its page table");
+	}
+	ASSERT_EQ(0, mt_flush_stats(t, &st1));
+	EXPECT_LT(st0.host_started, st1.host_started)
+		TH_LOG("a half-made mapping's pages went without a flush");
+	EXPECT_EQ(st1.host_done, st1.host_started);
+	MT_EXPECT_COUNTERS_SETTLE(&t->gpu, base, 10000,
+				  "the failed BO was kept");
+
+	ASSERT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_NONE));
+	while (nfill--)
+		megpu_bo_free(fill[nfill]);
+	mt_job_free(&w);
+	megpu_bo_free(x);
+out_a:
+	megpu_bo_free(a);
+	mt_close(&o);
 }
 
 TEST_HARNESS_MAIN
