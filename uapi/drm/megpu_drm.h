@@ -156,6 +156,12 @@ struct drm_megpu_get_param {
  * was exported without write access (DRM_IOCTL_PRIME_HANDLE_TO_FD
  * without DRM_RDWR). (An imported buffer is mapped for the CPU through
  * its dma-buf, never through this device.)
+ *
+ * A BO has one dma-buf, as with every DRM driver: every later
+ * PRIME_HANDLE_TO_FD of it returns a descriptor of the same file, with
+ * the access of the first export whatever its flags. To hand a BO out
+ * read-only, export it without DRM_RDWR first (or create it READ_ONLY);
+ * once it was exported with DRM_RDWR, every export of it is writable.
  */
 #define DRM_MEGPU_GEM_CREATE_READ_ONLY	0x1
 #define DRM_MEGPU_GEM_CREATE_FLAGS	DRM_MEGPU_GEM_CREATE_READ_ONLY
@@ -250,7 +256,13 @@ struct drm_megpu_gem_wait {
 
 /** DRM_MEGPU_BO_READ - the job reads the BO */
 #define DRM_MEGPU_BO_READ		0x1
-/** DRM_MEGPU_BO_WRITE - the job writes the BO */
+/**
+ * DRM_MEGPU_BO_WRITE - the job writes the BO
+ *
+ * Not for a BO the GPU may only read (DRM_MEGPU_GEM_CREATE_READ_ONLY, or
+ * imported read-only): SUBMIT fails with -EACCES, so that a reader never
+ * becomes the BO's writer for implicit synchronization.
+ */
 #define DRM_MEGPU_BO_WRITE		0x2
 
 /**
@@ -402,7 +414,8 @@ struct drm_megpu_ext_out_syncs {
  * unknown flags, an extension chain that is longer than
  * DRM_MEGPU_MAX_EXTENSIONS, names an unknown id or one id twice, or has
  * non-zero flags or pad; -ENOENT for an unknown BO or syncobj handle
- * or a missing timeline point; -EFAULT for unreadable arrays or
+ * or a missing timeline point; -EACCES for DRM_MEGPU_BO_WRITE on a BO
+ * the GPU may only read; -EFAULT for unreadable arrays or
  * extensions; -EIO on a file banned after a hang.
  */
 struct drm_megpu_submit {

@@ -96,6 +96,10 @@ static int megpu_submit_lookup_bos(struct drm_file *file,
 			if (objs[j] == objs[i])
 				return -EINVAL;
 
+		/* no job is recorded as the writer of what it may only read */
+		if ((refs[i].flags & DRM_MEGPU_BO_WRITE) &&
+		    to_megpu_bo(objs[i])->read_only)
+			return -EACCES;
 		mapping = megpu_gem_mapping_get(to_megpu_bo(objs[i]), job->vm);
 		if (!mapping)
 			return -ENOENT;

@@ -168,12 +168,17 @@ TEST_F(gpu, gpu_and_cpu_see_each_other)
 	megpu_bo_free(bos[1]);
 }
 
-/* READ_ONLY: GPU reads work, a GPU write faults and changes nothing. */
+/*
+ * READ_ONLY: GPU reads work, a GPU write faults and changes nothing, and
+ * no job may list it as written (SUBMIT -EACCES): a job that may only
+ * read it must not become its writer, whom implicit sync waits for.
+ */
 TEST_F(gpu, read_only)
 {
 	struct megpu_bo *ro, *rw;
 	struct megpu_cs cs;
 	int e = mt_engine_for(&self->t, MEGPU_PKT_COPY, -1);
+	struct mt_job w;
 
 	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, DRM_MEGPU_GEM_CREATE_READ_ONLY,
 			   &ro));
@@ -181,7 +186,14 @@ TEST_F(gpu, read_only)
 	mt_u32(ro)[0] = 0x1234;		/* the CPU may write it */
 	megpu_cs_init(&cs);
 	megpu_cs_write32(&cs, ro->va, 0xbad);
-	EXPECT_EQ(-EFAULT, mt_run(&self->t, 0, &cs, &ro, 1));
+	/* mt_run() lists it READ | WRITE */
+	EXPECT_EQ(-EACCES, mt_run(&self->t, 0, &cs, &ro, 1));
+	ASSERT_EQ(0, mt_job_prepare(&self->t.gpu, &w, 0, NULL, 0, 0));
+	ASSERT_EQ(0, megpu_job_add_bo(&w.job, ro, DRM_MEGPU_BO_WRITE));
+	EXPECT_EQ(-EACCES, mt_job_start(&w, &cs));
+	mt_job_free(&w);
+	/* listed as read, its write faults */
+	EXPECT_EQ(-EFAULT, mt_run_reading(&self->t, 0, &cs, ro));
 	EXPECT_EQ(0x1234, mt_u32(ro)[0]);
 	if (e >= 0) {
 		struct mt_job j;
@@ -322,7 +334,9 @@ TEST_F(gpu, foreign_read_only_import)
 		close(fd);
 		megpu_cs_init(&cs);
 		megpu_cs_write32(&cs, imp->va, 0xbad);
-		EXPECT_EQ(rdwr ? 0 : -EFAULT, mt_run(&self->t, 0, &cs, &imp, 1));
+		EXPECT_EQ(rdwr ? 0 : -EACCES, mt_run(&self->t, 0, &cs, &imp, 1));
+		EXPECT_EQ(rdwr ? 0 : -EFAULT, mt_run_reading(&self->t, 0, &cs,
+							     imp));
 		EXPECT_EQ(rdwr ? 0xbad : 0x1234, cpu[0]);
 		megpu_cs_fini(&cs);
 		megpu_bo_free(imp);
@@ -382,15 +396,19 @@ TEST_F(gpu, same_device_read_only_import)
 		close(fd);
 		megpu_cs_init(&cs);
 		megpu_cs_write32(&cs, imp->va, 0xbad);
-		EXPECT_EQ(writes ? 0 : -EFAULT, mt_run(&other, 0, &cs, &imp, 1))
+		EXPECT_EQ(writes ? 0 : -EACCES, mt_run(&other, 0, &cs, &imp, 1))
 			TH_LOG("%s BO exported %s DRM_RDWR",
 			       ro ? "READ_ONLY" : "writable",
 			       rdwr ? "with" : "without");
+		EXPECT_EQ(writes ? 0 : -EFAULT, mt_run_reading(&other, 0, &cs,
+							       imp));
 		EXPECT_EQ(writes ? 0xbad : 0x1234, mt_u32(src)[0]);
 		/* the exporter still writes its BO, unless it is READ_ONLY */
 		megpu_cs_reset(&cs);
 		megpu_cs_write32(&cs, src->va, 0x600d);
-		EXPECT_EQ(ro ? -EFAULT : 0, mt_run(&self->t, 0, &cs, &src, 1));
+		EXPECT_EQ(ro ? -EACCES : 0, mt_run(&self->t, 0, &cs, &src, 1));
+		EXPECT_EQ(ro ? -EFAULT : 0, mt_run_reading(&self->t, 0, &cs,
+							   src));
 		EXPECT_EQ(ro ? 0x1234 : 0x600d, mt_u32(src)[0]);
 		megpu_cs_fini(&cs);
 		megpu_bo_free(imp);

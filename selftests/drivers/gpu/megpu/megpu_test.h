@@ -298,6 +298,26 @@ static inline int mt_run(struct mt *t, unsigned int engine,
 }
 
 /*
+ * Run @cs on @engine with @bo listed as read only: its fence status. A
+ * BO the GPU may only read cannot be listed as written (mt_run(): SUBMIT
+ * fails with -EACCES); this shows what a write to it does on the GPU.
+ */
+static inline int mt_run_reading(struct mt *t, unsigned int engine,
+				 const struct megpu_cs *cs, struct megpu_bo *bo)
+{
+	struct mt_job j;
+	int ret = mt_job_prepare(&t->gpu, &j, engine, NULL, 0, 0);
+
+	ret = ret ?: megpu_job_add_bo(&j.job, bo, DRM_MEGPU_BO_READ);
+	ret = ret ?: mt_job_start(&j, cs);
+	if (ret) {
+		mt_job_free(&j);
+		return ret;
+	}
+	return mt_job_finish(&j, mt_job_ns(t));
+}
+
+/*
  * Write @value at @offset of @bo from @engine and check it arrived: the
  * probe that an engine (still) works. 0, a fence error or -EIO.
  */

@@ -1153,8 +1153,9 @@ TEST_F(mgpu, tool_demo_video)
  * An import never grants more than the export (issue 21): a READ_ONLY
  * BO of device 0, and a writable one exported without DRM_RDWR, are
  * read-only on device 1 too: a write job there faults and changes
- * nothing. A writable BO exported with DRM_RDWR stays writable (the
- * control). Before, every import was mapped writable.
+ * nothing, and a job may not list it as written (-EACCES). A writable
+ * BO exported with DRM_RDWR stays writable (the control). Before, every
+ * import was mapped writable.
  */
 TEST_F(mgpu, import_never_grants_write)
 {
@@ -1184,9 +1185,21 @@ TEST_F(mgpu, import_never_grants_write)
 		megpu_cs_write32(&cs, imp->va, 0xbad);
 		{
 			struct mt_job j;
+			int ret;
 
-			ASSERT_EQ(0, mt_submit(&self->gpu[1], &j, 0, &cs, &imp,
-					       1, 0));
+			/* listed as written: only where it may be written */
+			ret = mt_submit(&self->gpu[1], &j, 0, &cs, &imp, 1, 0);
+			EXPECT_EQ(cases[i].writable ? 0 : -EACCES, ret) {
+				TH_LOG("case %u", i);
+			}
+			if (!ret)
+				EXPECT_EQ(0, mt_job_finish(&j, 20 * SEC));
+			/* listed as read, its write faults */
+			ASSERT_EQ(0, mt_job_prepare(&self->gpu[1], &j, 0,
+						    NULL, 0, 0));
+			ASSERT_EQ(0, megpu_job_add_bo(&j.job, imp,
+						      DRM_MEGPU_BO_READ));
+			ASSERT_EQ(0, mt_job_start(&j, &cs));
 			EXPECT_EQ(cases[i].writable ? 0 : -EFAULT,
 				  mt_job_finish(&j, 20 * SEC)) {
 				TH_LOG("case %u", i);
