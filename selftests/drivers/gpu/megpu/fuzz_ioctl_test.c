@@ -67,6 +67,7 @@ struct fz_bo {
 	uint32_t handle;
 	uint64_t va, size;
 	bool live;
+	bool ro;		/* the GPU may only read it (imports: may) */
 };
 
 struct fz_sync {
@@ -530,6 +531,7 @@ static void fz_op_gem_create(struct fz *f)
 	f->bo[i] = (struct fz_bo){
 		.c = ci, .handle = c.handle, .va = c.va,
 		.size = (size + 4095) & ~4095ull, .live = true,
+		.ro = flags & DRM_MEGPU_GEM_CREATE_READ_ONLY,
 	};
 }
 
@@ -590,6 +592,24 @@ static bool fz_bos_alias(struct fz *f, int fd,
 		va[i] = gi.va;
 		for (unsigned int j = 0; j < i; j++)
 			if (va[j] == va[i])
+				return true;
+	}
+	return false;
+}
+
+/*
+ * Is one of @bos listed as written one the GPU may only read (SUBMIT:
+ * EACCES)? Imports may be, as their export decided.
+ */
+static bool fz_bos_read_only(struct fz *f, int c,
+			     const struct drm_megpu_bo_ref *bos, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		if (!(bos[i].flags & DRM_MEGPU_BO_WRITE))
+			continue;
+		for (unsigned int j = 0; j < FZ_BOS; j++)
+			if (f->bo[j].c == c && f->bo[j].live && f->bo[j].ro &&
+			    f->bo[j].handle == bos[i].handle)
 				return true;
 	}
 	return false;
@@ -775,6 +795,8 @@ static void fz_submit(struct fz *f)
 	/* two handles of one BO (PRIME, flink) are a BO listed twice */
 	if (!breaks && e == EINVAL && fz_bos_alias(f, cl->fd, bos, nbo))
 		e = 0;
+	if (!breaks && e == EACCES && fz_bos_read_only(f, ci, bos, nbo))
+		e = 0;
 	if (!breaks && e && e != ENOENT && e != EIO && e != ENOMEM)
 		fz_fail(f, "a valid SUBMIT failed", e, s.engine);
 	if (!e && s.out_sync.handle == out->handle && out->c == ci)
@@ -953,7 +975,7 @@ static void fz_prime_import(struct fz *f)
 	i = R(f, FZ_BOS);
 	f->bo[i] = (struct fz_bo){
 		.c = ci, .handle = a.handle, .va = gi.va, .size = gi.size,
-		.live = true,
+		.live = true, .ro = true,
 	};
 }
 
