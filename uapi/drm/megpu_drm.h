@@ -216,12 +216,14 @@ struct drm_megpu_gem_mmap_offset {
 };
 
 /**
- * struct drm_megpu_gem_info - size and GPU address of a BO
+ * struct drm_megpu_gem_info - size, GPU address and access of a BO
  *
  * Used for BOs imported through PRIME, whose GPU address in this file's
- * space the importer does not know yet.
+ * space the importer does not know yet, nor whether its GPU may write
+ * it (a job may list it DRM_MEGPU_BO_WRITE only if so).
  *
- * Errors: -ENOENT for an unknown handle, -EINVAL for a non-zero @pad.
+ * Errors: -ENOENT for an unknown handle, -EINVAL for a non-zero @pad or
+ * @pad2.
  */
 struct drm_megpu_gem_info {
 	/** @handle: in, the GEM handle. */
@@ -232,6 +234,13 @@ struct drm_megpu_gem_info {
 	__u64 size;
 	/** @va: out, GPU virtual address in this file's space. */
 	__u64 va;
+	/**
+	 * @flags: out, DRM_MEGPU_GEM_CREATE_READ_ONLY when the GPU may only
+	 * read the BO (created so, or imported read-only), else 0.
+	 */
+	__u32 flags;
+	/** @pad2: must be zero. */
+	__u32 pad2;
 };
 
 /**

@@ -51,6 +51,16 @@ int megpu_bo_info(struct megpu *gpu, uint32_t handle, uint64_t *size,
 	return 0;
 }
 
+int megpu_bo_flags(struct megpu *gpu, uint32_t handle, uint32_t *flags)
+{
+	struct drm_megpu_gem_info args = { .handle = handle };
+
+	if (drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_GEM_INFO, &args))
+		return -errno;
+	*flags = args.flags;
+	return 0;
+}
+
 int megpu_bo_map(struct megpu_bo *bo)
 {
 	struct drm_megpu_gem_mmap_offset args = { .handle = bo->handle };
@@ -126,7 +136,8 @@ int megpu_bo_import(struct megpu *gpu, int dmabuf_fd, struct megpu_bo **out)
 		free(bo);
 		return ret;
 	}
-	ret = megpu_bo_info(gpu, bo->handle, &bo->size, &bo->va);
+	ret = megpu_bo_info(gpu, bo->handle, &bo->size, &bo->va) ?:
+	      megpu_bo_flags(gpu, bo->handle, &bo->flags);
 	if (ret) {
 		bo->map = NULL;
 		megpu_bo_free(bo);

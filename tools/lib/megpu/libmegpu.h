@@ -102,9 +102,14 @@ int megpu_bo_wait(struct megpu_bo *bo, int64_t timeout_ns);
 /* GEM_INFO on any handle of @gpu. */
 int megpu_bo_info(struct megpu *gpu, uint32_t handle, uint64_t *size,
 		  uint64_t *va);
+/*
+ * GEM_INFO's access flags of any handle of @gpu: READ_ONLY when its GPU
+ * may only read the BO (a job may not list it as written).
+ */
+int megpu_bo_flags(struct megpu *gpu, uint32_t handle, uint32_t *flags);
 /* PRIME: a dma-buf fd for the BO (O_CLOEXEC | O_RDWR). */
 int megpu_bo_export(struct megpu_bo *bo, int *dmabuf_fd);
-/* PRIME: a BO of @gpu for a dma-buf fd; size and va from GEM_INFO. */
+/* PRIME: a BO of @gpu for a dma-buf fd; size, va and flags from GEM_INFO. */
 int megpu_bo_import(struct megpu *gpu, int dmabuf_fd, struct megpu_bo **bo);
 
 /* --- Command streams (cs.c) --- */

@@ -547,13 +547,15 @@ int megpu_ioctl_gem_info(struct drm_device *drm, void *data,
 	struct drm_gem_object *obj;
 	int ret;
 
-	if (args->pad)
+	if (args->pad || args->pad2)
 		return -EINVAL;
 	ret = megpu_lookup(file, args->handle, &obj, &mapping);
 	if (ret)
 		return ret;
 	args->size = obj->size;
 	args->va = megpu_mapping_va(mapping);
+	args->flags = to_megpu_bo(obj)->read_only ?
+		      DRM_MEGPU_GEM_CREATE_READ_ONLY : 0;
 	megpu_gem_mapping_put(mapping);
 	drm_gem_object_put(obj);
 	return 0;

@@ -67,7 +67,6 @@ struct fz_bo {
 	uint32_t handle;
 	uint64_t va, size;
 	bool live;
-	bool ro;		/* the GPU may only read it (imports: may) */
 };
 
 struct fz_sync {
@@ -531,7 +530,6 @@ static void fz_op_gem_create(struct fz *f)
 	f->bo[i] = (struct fz_bo){
 		.c = ci, .handle = c.handle, .va = c.va,
 		.size = (size + 4095) & ~4095ull, .live = true,
-		.ro = flags & DRM_MEGPU_GEM_CREATE_READ_ONLY,
 	};
 }
 
@@ -599,18 +597,19 @@ static bool fz_bos_alias(struct fz *f, int fd,
 
 /*
  * Is one of @bos listed as written one the GPU may only read (SUBMIT:
- * EACCES)? Imports may be, as their export decided.
+ * EACCES)? GEM_INFO says, as its flags.
  */
-static bool fz_bos_read_only(struct fz *f, int c,
+static bool fz_bos_read_only(struct fz *f, int fd,
 			     const struct drm_megpu_bo_ref *bos, unsigned int n)
 {
-	for (unsigned int i = 0; i < n; i++) {
-		if (!(bos[i].flags & DRM_MEGPU_BO_WRITE))
-			continue;
-		for (unsigned int j = 0; j < FZ_BOS; j++)
-			if (f->bo[j].c == c && f->bo[j].live && f->bo[j].ro &&
-			    f->bo[j].handle == bos[i].handle)
-				return true;
+	for (unsigned int i = 0; i < n && i <= DRM_MEGPU_MAX_BOS; i++) {
+		struct drm_megpu_gem_info gi = { .handle = bos[i].handle };
+
+		if ((bos[i].flags & DRM_MEGPU_BO_WRITE) &&
+		    !fz_ioctl(f, OP_GEM_INFO, fd, DRM_IOCTL_MEGPU_GEM_INFO,
+			      &gi) &&
+		    (gi.flags & DRM_MEGPU_GEM_CREATE_READ_ONLY))
+			return true;
 	}
 	return false;
 }
@@ -795,7 +794,7 @@ static void fz_submit(struct fz *f)
 	/* two handles of one BO (PRIME, flink) are a BO listed twice */
 	if (!breaks && e == EINVAL && fz_bos_alias(f, cl->fd, bos, nbo))
 		e = 0;
-	if (!breaks && e == EACCES && fz_bos_read_only(f, ci, bos, nbo))
+	if (!breaks && e == EACCES && fz_bos_read_only(f, cl->fd, bos, nbo))
 		e = 0;
 	if (!breaks && e && e != ENOENT && e != EIO && e != ENOMEM)
 		fz_fail(f, "a valid SUBMIT failed", e, s.engine);
@@ -975,7 +974,7 @@ static void fz_prime_import(struct fz *f)
 	i = R(f, FZ_BOS);
 	f->bo[i] = (struct fz_bo){
 		.c = ci, .handle = a.handle, .va = gi.va, .size = gi.size,
-		.live = true, .ro = true,
+		.live = true,
 	};
 }
 

@@ -179,11 +179,17 @@ TEST_F(gpu, read_only)
 	struct megpu_cs cs;
 	int e = mt_engine_for(&self->t, MEGPU_PKT_COPY, -1);
 	struct mt_job w;
+	uint32_t flags;
 
 	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, DRM_MEGPU_GEM_CREATE_READ_ONLY,
 			   &ro));
 	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &rw));
 	mt_u32(ro)[0] = 0x1234;		/* the CPU may write it */
+	/* GEM_INFO tells which one a job may list as written */
+	ASSERT_EQ(0, megpu_bo_flags(&self->t.gpu, ro->handle, &flags));
+	EXPECT_EQ(DRM_MEGPU_GEM_CREATE_READ_ONLY, flags);
+	ASSERT_EQ(0, megpu_bo_flags(&self->t.gpu, rw->handle, &flags));
+	EXPECT_EQ(0, flags);
 	megpu_cs_init(&cs);
 	megpu_cs_write32(&cs, ro->va, 0xbad);
 	/* mt_run() lists it READ | WRITE */
@@ -334,6 +340,7 @@ TEST_F(gpu, foreign_read_only_import)
 		close(fd);
 		megpu_cs_init(&cs);
 		megpu_cs_write32(&cs, imp->va, 0xbad);
+		EXPECT_EQ(rdwr ? 0 : DRM_MEGPU_GEM_CREATE_READ_ONLY, imp->flags);
 		EXPECT_EQ(rdwr ? 0 : -EACCES, mt_run(&self->t, 0, &cs, &imp, 1));
 		EXPECT_EQ(rdwr ? 0 : -EFAULT, mt_run_reading(&self->t, 0, &cs,
 							     imp));
@@ -396,6 +403,8 @@ TEST_F(gpu, same_device_read_only_import)
 		close(fd);
 		megpu_cs_init(&cs);
 		megpu_cs_write32(&cs, imp->va, 0xbad);
+		EXPECT_EQ(writes ? 0 : DRM_MEGPU_GEM_CREATE_READ_ONLY,
+			  imp->flags);
 		EXPECT_EQ(writes ? 0 : -EACCES, mt_run(&other, 0, &cs, &imp, 1))
 			TH_LOG("%s BO exported %s DRM_RDWR",
 			       ro ? "READ_ONLY" : "writable",

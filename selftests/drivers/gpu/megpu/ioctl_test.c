@@ -123,6 +123,8 @@ TEST_F(ioc, gem_mmap_offset_info_wait)
 	EXPECT_EQ(ENOENT, err(fd, DRM_IOCTL_MEGPU_GEM_INFO, &gi));
 	gi = (struct drm_megpu_gem_info){ .handle = h, .pad = 1 };
 	EXPECT_EQ(EINVAL, err(fd, DRM_IOCTL_MEGPU_GEM_INFO, &gi));
+	gi = (struct drm_megpu_gem_info){ .handle = h, .pad2 = 1 };
+	EXPECT_EQ(EINVAL, err(fd, DRM_IOCTL_MEGPU_GEM_INFO, &gi));
 
 	gw = (struct drm_megpu_gem_wait){ .handle = 0xfffff };
 	EXPECT_EQ(ENOENT, err(fd, DRM_IOCTL_MEGPU_GEM_WAIT, &gw));

@@ -1187,6 +1187,8 @@ TEST_F(mgpu, import_never_grants_write)
 			struct mt_job j;
 			int ret;
 
+			EXPECT_EQ(cases[i].writable ? 0 :
+				  DRM_MEGPU_GEM_CREATE_READ_ONLY, imp->flags);
 			/* listed as written: only where it may be written */
 			ret = mt_submit(&self->gpu[1], &j, 0, &cs, &imp, 1, 0);
 			EXPECT_EQ(cases[i].writable ? 0 : -EACCES, ret) {
