@@ -37,13 +37,21 @@ int megpu_bo_new(struct megpu *gpu, uint64_t size, uint32_t flags,
 	return 0;
 }
 
+static int megpu_gem_info(struct megpu *gpu, uint32_t handle,
+			  struct drm_megpu_gem_info *args)
+{
+	*args = (struct drm_megpu_gem_info){ .handle = handle };
+	return drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_GEM_INFO, args) ? -errno : 0;
+}
+
 int megpu_bo_info(struct megpu *gpu, uint32_t handle, uint64_t *size,
 		  uint64_t *va)
 {
-	struct drm_megpu_gem_info args = { .handle = handle };
+	struct drm_megpu_gem_info args;
+	int ret = megpu_gem_info(gpu, handle, &args);
 
-	if (drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_GEM_INFO, &args))
-		return -errno;
+	if (ret)
+		return ret;
 	if (size)
 		*size = args.size;
 	if (va)
@@ -53,12 +61,12 @@ int megpu_bo_info(struct megpu *gpu, uint32_t handle, uint64_t *size,
 
 int megpu_bo_flags(struct megpu *gpu, uint32_t handle, uint32_t *flags)
 {
-	struct drm_megpu_gem_info args = { .handle = handle };
+	struct drm_megpu_gem_info args;
+	int ret = megpu_gem_info(gpu, handle, &args);
 
-	if (drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_GEM_INFO, &args))
-		return -errno;
-	*flags = args.flags;
-	return 0;
+	if (!ret)
+		*flags = args.flags;
+	return ret;
 }
 
 int megpu_bo_map(struct megpu_bo *bo)
@@ -124,6 +132,7 @@ int megpu_bo_export(struct megpu_bo *bo, int *dmabuf_fd)
 
 int megpu_bo_import(struct megpu *gpu, int dmabuf_fd, struct megpu_bo **out)
 {
+	struct drm_megpu_gem_info info;
 	struct megpu_bo *bo;
 	int ret;
 
@@ -136,13 +145,15 @@ int megpu_bo_import(struct megpu *gpu, int dmabuf_fd, struct megpu_bo **out)
 		free(bo);
 		return ret;
 	}
-	ret = megpu_bo_info(gpu, bo->handle, &bo->size, &bo->va) ?:
-	      megpu_bo_flags(gpu, bo->handle, &bo->flags);
+	ret = megpu_gem_info(gpu, bo->handle, &info);
 	if (ret) {
 		bo->map = NULL;
 		megpu_bo_free(bo);
 		return ret;
 	}
+	bo->size = info.size;
+	bo->va = info.va;
+	bo->flags = info.flags;
 	*out = bo;
 	return 0;
 }

@@ -258,26 +258,18 @@ TEST_F_TIMEOUT(hold, stuck_host_flush_blames_only_its_job, 120)
 	megpu_bo_free(x);
 }
 
-/* debugfs "counters": @key, or -1 */
-static long long counter(struct mt *t, const char *key)
-{
-	uint64_t v;
-
-	return megpu_debugfs_counter(&t->gpu, key, &v) ? -1 : (long long)v;
-}
-
 /*
  * @key once it holds still for 50 ms (up to 2 s): what earlier tests
  * released may still be freed by the driver's workers meanwhile.
  */
 static long long settled(struct mt *t, const char *key)
 {
-	long long v = counter(t, key), was;
+	long long v = mt_counter(&t->gpu, key), was;
 
 	for (unsigned int i = 0; i < 40; i++) {
 		usleep(50 * 1000);
 		was = v;
-		v = counter(t, key);
+		v = mt_counter(&t->gpu, key);
 		if (v == was)
 			break;
 	}
@@ -309,14 +301,14 @@ TEST_F_TIMEOUT(hold, timed_out_host_flush_leaves_its_bo_to_a_flush, 120)
 	ASSERT_EQ(0, mt_write_job(t, &hj, 0, x, 0, 0x11, NULL, NULL, 0,
 				  DRM_MEGPU_SUBMIT_HOST_FLUSH));
 	megpu_bo_free(x);	/* H holds the last reference of the mapping */
-	bos = counter(t, "bos");
+	bos = mt_counter(&t->gpu, "bos");
 	ASSERT_LT(0, bos);
 	ASSERT_EQ(-ETIMEDOUT, mt_job_done(&hj, mt_job_ns(t)));
 	/* the job is freed and released meanwhile; X must stay */
 	for (unsigned int i = 0; i < 100; i++) {
-		EXPECT_EQ(bos, counter(t, "bos"))
+		EXPECT_EQ(bos, mt_counter(&t->gpu, "bos"))
 			TH_LOG("X was freed with a failed job's write queued");
-		if (counter(t, "bos") != bos)
+		if (mt_counter(&t->gpu, "bos") != bos)
 			break;
 		usleep(10 * 1000);
 	}
@@ -336,7 +328,7 @@ TEST_F_TIMEOUT(hold, timed_out_host_flush_leaves_its_bo_to_a_flush, 120)
 /* pinned_mb headroom: the limit in MiB less what all megpu BOs pin */
 static long long headroom(struct mt *t, unsigned long long limit_mb)
 {
-	long long pinned = counter(t, "pinned_bytes");
+	long long pinned = mt_counter(&t->gpu, "pinned_bytes");
 
 	return pinned < 0 ? -1 : (long long)(limit_mb << 20) - pinned;
 }

@@ -403,6 +403,14 @@ static inline int mt_write_job(struct mt *t, struct mt_job *j,
 	return ret;
 }
 
+/* One value of debugfs "counters" (@key: "pinned_bytes", "bos", ...), or -1. */
+static inline long long mt_counter(struct megpu *gpu, const char *key)
+{
+	uint64_t v;
+
+	return megpu_debugfs_counter(gpu, key, &v) ? -1 : (long long)v;
+}
+
 /* The live-object counters the driver shows in debugfs "counters". */
 #define MT_COUNTERS 5
 static const char *const mt_counter_keys[MT_COUNTERS] = {

@@ -237,10 +237,9 @@ TEST_F(pin, client_limit_is_a_module_parameter)
 
 static uint64_t pinned_bytes(struct mt *t)
 {
-	uint64_t v = 0;
+	long long v = mt_counter(&t->gpu, "pinned_bytes");
 
-	megpu_debugfs_counter(&t->gpu, "pinned_bytes", &v);
-	return v;
+	return v < 0 ? 0 : v;
 }
 
 /*
