@@ -255,6 +255,9 @@ struct megpu_engine {
  * @kdq_signal_hold_us: the driver's dequeuer holds the signaler of each
  *	of its job fences this long before its own callback runs (debugfs,
  *	tests: the work sees the fence signaled while its callbacks run)
+ * @sem_reserve_hold_ms: prepare_job holds a job's fresh semaphore
+ *	reservation this long before run_job (debugfs, tests: other engines'
+ *	jobs find the pool reserved and no job in a ring)
  * @flush_lock: protects the host-flush state
  * @flush_wq: waiters for a flush acknowledgment
  * @flush_jobs: jobs done by their engine, waiting for their host flush
@@ -342,6 +345,7 @@ struct megpu_device {
 	u32 reset_timeouts;
 	u32 fail_hold_ms;
 	u32 kdq_signal_hold_us;
+	u32 sem_reserve_hold_ms;
 
 	spinlock_t flush_lock;		/* flush_jobs, flush_started */
 	wait_queue_head_t flush_wq;

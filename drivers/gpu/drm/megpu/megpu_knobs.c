@@ -18,7 +18,9 @@
  * that the job is freed meanwhile; kdq_signal_hold_us, which holds the
  * signaler of each job fence of the driver's dequeuer before the
  * dequeuer's callback, so that its work meets a fence signaled whose
- * callbacks still run; then those of the flush (megpu_flush.c) and
+ * callbacks still run; sem_reserve_hold_ms, which holds each job between
+ * its semaphore reservation and run_job, so that another engine's job
+ * finds the pool reserved with no job in a ring; then those of the flush (megpu_flush.c) and
  * multi-GPU (megpu_mgpu.c) code.
  */
 
@@ -88,6 +90,8 @@ void megpu_debugfs_minor_init(struct drm_minor *minor)
 			   &to_megpu(minor->dev)->fail_hold_ms);
 	debugfs_create_u32("kdq_signal_hold_us", 0644, minor->debugfs_root,
 			   &to_megpu(minor->dev)->kdq_signal_hold_us);
+	debugfs_create_u32("sem_reserve_hold_ms", 0644, minor->debugfs_root,
+			   &to_megpu(minor->dev)->sem_reserve_hold_ms);
 	megpu_flush_debugfs_minor_init(minor);
 	megpu_floor_debugfs_init(minor);
 	megpu_mgpu_debugfs_minor_init(minor);

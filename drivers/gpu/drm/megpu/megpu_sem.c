@@ -24,6 +24,7 @@
  */
 
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -108,21 +109,13 @@ static u32 megpu_sem_alloc(struct megpu_device *mdev, const u64 *cur)
 	return 0;
 }
 
-/*
- * Before run_job (prepare_job): reserve the job's semaphore object, so
- * that run_job, on the fence-signalling path, never finds the pool empty.
- * A reserved object is tagged with a timestamp no engine reaches. With
- * the pool in use, returns a fence to wait for (the oldest job in a
- * ring: its completion frees objects), else NULL.
- */
-struct dma_fence *megpu_sem_reserve(struct megpu_job *job)
+/* Tag a free object for @job, with a timestamp no engine reaches. */
+static bool megpu_sem_try_reserve(struct megpu_job *job)
 {
 	struct megpu_device *mdev = job->engine->mdev;
 	u64 cur[MEGPU_MAX_ENGINES] = { 0 };
 	u32 sem;
 
-	if (job->reserved_sem)
-		return NULL;
 	mutex_lock(&mdev->sem_lock);
 	megpu_current_ts(mdev, cur);
 	sem = megpu_sem_alloc(mdev, cur);
@@ -133,10 +126,48 @@ struct dma_fence *megpu_sem_reserve(struct megpu_job *job)
 		};
 		job->reserved_sem = sem;
 	}
-	if (!sem)
-		mdev->sem_pool_waits++;
 	mutex_unlock(&mdev->sem_lock);
-	return sem ? NULL : megpu_sched_oldest_fence(mdev);
+	/* test knob: other engines' jobs find the pool reserved meanwhile */
+	if (IS_ENABLED(CONFIG_DRM_MEGPU_TESTING) && sem &&
+	    unlikely(READ_ONCE(mdev->sem_reserve_hold_ms)))
+		msleep(min(READ_ONCE(mdev->sem_reserve_hold_ms),
+			   MEGPU_FAULT_HOLD_MAX_MS));
+	return sem;
+}
+
+/*
+ * Before run_job (prepare_job): reserve the job's semaphore object, so
+ * that run_job, on the fence-signalling path, never finds the pool empty.
+ * With the pool in use, returns a fence to wait for (the oldest job in a
+ * ring: its completion frees objects), else NULL with the object reserved.
+ *
+ * The pool can be in use with no job in a ring: the jobs that held it
+ * completed after their timestamps were read, or other engines' jobs hold
+ * reservations between their prepare_job and run_job. So the oldest job
+ * is looked up first and the pool tried again after: what it finds in use
+ * then is held by a job that was put in a ring since (the next look finds
+ * it) or by a reservation that becomes a ring job in a moment.
+ */
+struct dma_fence *megpu_sem_reserve(struct megpu_job *job)
+{
+	struct megpu_device *mdev = job->engine->mdev;
+	struct dma_fence *fence;
+
+	if (job->reserved_sem || megpu_sem_try_reserve(job))
+		return NULL;
+	mutex_lock(&mdev->sem_lock);
+	mdev->sem_pool_waits++;
+	mutex_unlock(&mdev->sem_lock);
+	for (;;) {
+		fence = megpu_sched_oldest_fence(mdev);
+		if (megpu_sem_try_reserve(job)) {
+			dma_fence_put(fence);
+			return NULL;
+		}
+		if (fence)
+			return fence;
+		usleep_range(10, 50);
+	}
 }
 
 /* A job that never ran gives its reservation back. */

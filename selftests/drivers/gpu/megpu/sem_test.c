@@ -1019,6 +1019,49 @@ TEST_F(sem, full_pool_makes_jobs_wait)
 	megpu_bo_free(gate);
 }
 
+#define TINY_POOL_JOBS 16
+
+/*
+ * A pool of one object, jobs on two engines at once, and each job held
+ * between its reservation and run_job (debugfs sem_reserve_hold_ms): the
+ * other engine's job finds the object reserved and no job in a ring to
+ * wait for. It waits for the reservation to become a ring job and runs;
+ * none fails (an early driver ran it without an object: -EBUSY).
+ */
+TEST_F(sem, reserved_pool_makes_other_engines_wait)
+{
+	struct mt_job j[TINY_POOL_JOBS];
+	struct mt *t = &self->t;
+	char limit[256], hold[256];
+	struct megpu_bo *bo;
+	int e[2], i;
+
+	NEED_DEBUGFS(t);
+	e[0] = mt_engine_for(t, MEGPU_PKT_WRITE_DATA, -1);
+	e[1] = mt_engine_for(t, MEGPU_PKT_WRITE_DATA, e[0]);
+	if (e[1] < 0)
+		SKIP(return, "needs 2 engines taking WRITE_DATA");
+	ASSERT_EQ(0, megpu_debugfs_path(&t->gpu, "sem_pool_limit", limit,
+					sizeof(limit)));
+	ASSERT_EQ(0, megpu_debugfs_path(&t->gpu, "sem_reserve_hold_ms", hold,
+					sizeof(hold)));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &bo));
+	ASSERT_EQ(0, mt_write_file(limit, "1"));
+	ASSERT_EQ(0, mt_write_file(hold, "20"));
+	for (i = 0; i < TINY_POOL_JOBS; i++)
+		ASSERT_EQ(0, mt_write_job(t, &j[i], e[i % 2], bo, 4 * i,
+					  200 + i, NULL, NULL, 0,
+					  DRM_MEGPU_SUBMIT_NO_IMPLICIT));
+	for (i = 0; i < TINY_POOL_JOBS; i++)
+		EXPECT_EQ(0, mt_job_finish(&j[i], mt_job_ns(t)))
+			TH_LOG("job %d on engine %d", i, e[i % 2]);
+	for (i = 0; i < TINY_POOL_JOBS; i++)
+		EXPECT_EQ(200 + i, mt_u32(bo)[i]);
+	mt_write_file(hold, "0");
+	mt_write_file(limit, "0");
+	megpu_bo_free(bo);
+}
+
 #define ring_pkt megpu_debug_packet
 
 static bool is(const struct ring_pkt *k, unsigned int op)
