@@ -82,13 +82,23 @@ static struct dma_fence *megpu_run_job(struct drm_sched_job *sched_job)
 	bool cookie;
 	int idx;
 
-	/* the entity was killed, or the job already failed */
-	if (unlikely(job->base.s_fence->finished.error))
+	/*
+	 * The entity was killed, or the job already failed: its reservation
+	 * goes back now, not when the job is freed, which this engine's next
+	 * prepare_job (same ordered work queue) may be waiting for.
+	 */
+	if (unlikely(job->base.s_fence->finished.error)) {
+		megpu_sem_unreserve(job);
 		return NULL;
-	if (megpu_job_inherits_failure(job) || READ_ONCE(job->file->banned))
+	}
+	if (megpu_job_inherits_failure(job) || READ_ONCE(job->file->banned)) {
+		megpu_sem_unreserve(job);
 		return ERR_PTR(-ECANCELED);
-	if (!drm_dev_enter(&eng->mdev->drm, &idx))
+	}
+	if (!drm_dev_enter(&eng->mdev->drm, &idx)) {
+		megpu_sem_unreserve(job);
 		return ERR_PTR(-ENODEV);
+	}
 
 	/* megpu_sem_reserve() found the pool in use and no job to wait for */
 	if (WARN_ON_ONCE(!job->reserved_sem)) {

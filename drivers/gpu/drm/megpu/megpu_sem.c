@@ -109,6 +109,9 @@ static u32 megpu_sem_alloc(struct megpu_device *mdev, const u64 *cur)
 	return 0;
 }
 
+/* About a second of looking for a job to wait for (megpu_sem_reserve()) */
+#define MEGPU_SEM_RESERVE_TRIES	10000
+
 /* Tag a free object for @job, with a timestamp no engine reaches. */
 static bool megpu_sem_try_reserve(struct megpu_job *job)
 {
@@ -146,19 +149,22 @@ static bool megpu_sem_try_reserve(struct megpu_job *job)
  * reservations between their prepare_job and run_job. So the oldest job
  * is looked up first and the pool tried again after: what it finds in use
  * then is held by a job that was put in a ring since (the next look finds
- * it) or by a reservation that becomes a ring job in a moment.
+ * it) or by a reservation that becomes a ring job in a moment (or goes
+ * back, if run_job fails its job).
  */
 struct dma_fence *megpu_sem_reserve(struct megpu_job *job)
 {
 	struct megpu_device *mdev = job->engine->mdev;
 	struct dma_fence *fence;
+	unsigned int tries;
 
 	if (job->reserved_sem || megpu_sem_try_reserve(job))
 		return NULL;
 	mutex_lock(&mdev->sem_lock);
 	mdev->sem_pool_waits++;
 	mutex_unlock(&mdev->sem_lock);
-	for (;;) {
+	/* bounded: run_job fails the job (-EBUSY) if this ever gives up */
+	for (tries = 0; tries < MEGPU_SEM_RESERVE_TRIES; tries++) {
 		fence = megpu_sched_oldest_fence(mdev);
 		if (megpu_sem_try_reserve(job)) {
 			dma_fence_put(fence);
@@ -166,8 +172,9 @@ struct dma_fence *megpu_sem_reserve(struct megpu_job *job)
 		}
 		if (fence)
 			return fence;
-		usleep_range(10, 50);
+		usleep_range(50, 100);
 	}
+	return NULL;
 }
 
 /* A job that never ran gives its reservation back. */
