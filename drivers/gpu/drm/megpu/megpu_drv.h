@@ -44,8 +44,9 @@ struct sg_table;
  *   (planning a frame), &megpu_device.syscall_lock (slots of a reset
  *   engine), &megpu_device.flush_lock and &megpu_engine.job_lock.
  * - &megpu_device.bos_lock, then &megpu_device.sem_lock (debugfs).
- * - &megpu_device.syscall_lock: mailboxes; only MMIO inside. A
- *   spinlock taken in the hard interrupt handler too (the syscall scan).
+ * - &megpu_device.syscall_lock: mailboxes; only MMIO and, briefly, each
+ *   &megpu_engine.job_lock inside (the syscall scan finds the job each
+ *   engine runs). A spinlock taken in the hard interrupt handler too.
  * - &megpu_bo.mappings_lock, &megpu_vm.lock, &megpu_vm.mm_lock,
  *   &megpu_device.mmu_lock: taken alone.
  * - Spinlocks, innermost: &megpu_engine.job_lock, &megpu_device.flush_lock,
@@ -277,7 +278,8 @@ struct megpu_engine {
  * @next_bo_id: id of the next BO (debugfs)
  * @syscall_lock: protects @mailboxes, the mailboxes' service state
  *	and @sc
- * @mailboxes: the files' mailboxes, which the syscall interrupt scans
+ * @mailboxes: the mailboxes of files with a job in a ring (an engine
+ *	reset reclaims their slots; debugfs lists them)
  * @sc: GPU-to-CPU call counters (debugfs "syscalls")
  * @floor_lock: serializes the floor probes (megpu_floor.c)
  * @floor_op: the last probe run ("doorbell", "irq")

@@ -27,10 +27,12 @@
  * its file's mailbox (SET_MAILBOX), so a client only ever sees, and can
  * only answer, its own calls, and a closed client's calls are answered
  * (-EPIPE) without looking at anybody else's. A scan looks only at the
- * mailboxes of files with a job in a ring (the only ones a wave can call
- * through: a call parks its wave, so its job stays in the ring until it
- * is answered or the engine is reset), so idle files, however many one
- * user opens, cost the other users' calls nothing. A mailbox lives as long as
+ * mailbox of the job each engine runs (the only ones a wave can call
+ * through: a DISPATCH ends before its engine goes on, and a call parks
+ * its wave, so its job stays first in the ring until it is answered or
+ * the engine is reset), so idle files, and files whose jobs wait behind
+ * others, however many one user keeps, cost the other users' calls
+ * nothing: a scan reads at most one mailbox per engine, IRQs off. A mailbox lives as long as
  * its file's jobs (the file's reference count): the device may write it
  * until the last of them is done. An engine reset drops its waves; their
  * slots are reclaimed here, so no slot leaks.
@@ -291,17 +293,60 @@ static void megpu_mailbox_scan(struct megpu_device *mdev,
 		wake_up(&mbox->wq);	/* one service thread; it passes on */
 }
 
-/* MISC_IRQ_SYSCALL, in the hard interrupt handler: serve every ACTIVE slot. */
+/*
+ * The mailbox @eng's waves call through now: that of the job it runs, the
+ * first in its ring that is not done (a DISPATCH ends before the engine
+ * goes on, and a parked wave keeps its job from ending), or NULL. The
+ * walk passes only jobs done since the last retire. syscall_lock held: a
+ * file frees its mailbox (megpu_syscall_file_fini) under it, so the
+ * mailbox outlives this scan even if the job is retired meanwhile.
+ */
+static struct megpu_mailbox *megpu_engine_mailbox(struct megpu_engine *eng)
+{
+	struct megpu_mailbox *mbox = NULL;
+	struct megpu_job *job;
+	u64 seqno;
+
+	lockdep_assert_held(&eng->mdev->syscall_lock);
+	spin_lock(&eng->job_lock);
+	seqno = READ_ONCE(*eng->seqno_cpu);
+	list_for_each_entry(job, &eng->active, active_node) {
+		if (job->seqno > seqno) {
+			mbox = &job->file->mbox;
+			break;
+		}
+	}
+	spin_unlock(&eng->job_lock);
+	return mbox && mbox->cpu ? mbox : NULL;
+}
+
+/*
+ * MISC_IRQ_SYSCALL, in the hard interrupt handler: serve every ACTIVE
+ * slot of the mailboxes the engines call through now, at most one per
+ * engine (not every file with a job in a ring: jobs queued behind others
+ * cannot have called, and a scan stays bounded with IRQs off however many
+ * files one user keeps busy).
+ */
 void megpu_syscall_irq(struct megpu_device *mdev)
 {
-	struct megpu_mailbox *mbox;
+	struct megpu_mailbox *seen[MEGPU_MAX_ENGINES], *mbox;
+	unsigned int i, n = 0, k;
 	struct megpu_restarts r;
 	unsigned long flags;
 
 	r.n = 0;
+	/* the seqnos the device wrote before its calls and this interrupt */
+	dma_rmb();
 	spin_lock_irqsave(&mdev->syscall_lock, flags);
 	mdev->sc.irqs++;
-	list_for_each_entry(mbox, &mdev->mailboxes, node) {
+	for (i = 0; i < mdev->num_engines; i++) {
+		mbox = megpu_engine_mailbox(&mdev->engines[i]);
+		for (k = 0; mbox && k < n; k++)
+			if (seen[k] == mbox)
+				mbox = NULL;
+		if (!mbox)
+			continue;
+		seen[n++] = mbox;
 		megpu_mailbox_scan(mdev, mbox, &r);
 		mdev->sc.scanned++;
 	}

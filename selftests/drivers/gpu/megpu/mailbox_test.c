@@ -6,7 +6,8 @@
  * its service gets them answered -EPIPE; a job whose calls are never
  * answered times out, and its slots are free again. syscall.hi calls
  * are served before the others when they compete for few slots. Idle
- * files' mailboxes are not scanned.
+ * files' mailboxes are not scanned, nor those of files whose jobs wait in
+ * a ring.
  */
 
 #include <poll.h>
@@ -303,6 +304,83 @@ TEST_F(mb, idle_files_are_not_scanned)
 	for (i = 0; i < IDLE_CLIENTS; i++)
 		mt_close(&idle[i]);
 	free(idle);
+}
+
+#define QUEUED_CLIENTS 16
+
+/*
+ * Files whose jobs wait in a ring behind a gated job cannot have called:
+ * a SYSCALL interrupt reads the mailbox of the job each engine runs, not
+ * of every file with a job in a ring, so however many files one user
+ * keeps queued, a scan (IRQs off) reads at most one mailbox per engine.
+ */
+TEST_F(mb, queued_files_are_not_scanned)
+{
+	struct mt *t = &self->t, *queued;
+	long long irqs0, scanned0, irqs, scanned;
+	int e = mb_engine(t), other;
+	struct megpu_bo **bo, *gate;
+	unsigned int i, bad = 0;
+	struct mt_job *j;
+	struct caller c;
+	uint64_t *out;
+
+	if (e < 0)
+		SKIP(return, "no engine runs wave programs");
+	other = mt_engine_for(t, MEGPU_PKT_WRITE_DATA, e);
+	if (other < 0)
+		SKIP(return, "needs a second engine taking WRITE_DATA");
+	queued = calloc(QUEUED_CLIENTS, sizeof(*queued));
+	j = calloc(QUEUED_CLIENTS, sizeof(*j));
+	bo = calloc(QUEUED_CLIENTS, sizeof(*bo));
+	ASSERT_NE(NULL, queued);
+	ASSERT_NE(NULL, j);
+	ASSERT_NE(NULL, bo);
+	/* the first holds the other engine; the rest wait in its ring */
+	for (i = 0; i < QUEUED_CLIENTS; i++) {
+		ASSERT_EQ(0, mt_open_client(t, &queued[i]));
+		if (!i)
+			ASSERT_EQ(0, mt_bo(&queued[0].gpu, 4096, 0, &gate));
+		ASSERT_EQ(0, mt_bo(&queued[i].gpu, 4096, 0, &bo[i]));
+		ASSERT_EQ(0, mt_write_job(&queued[i], &j[i], other, bo[i], 0,
+					  i + 1, i ? NULL : gate, NULL, 0,
+					  DRM_MEGPU_SUBMIT_NO_IMPLICIT));
+	}
+	for (i = 0; listed_mailboxes(t) < QUEUED_CLIENTS && i < 200; i++)
+		usleep(10000);
+	EXPECT_LE(QUEUED_CLIENTS, listed_mailboxes(t));
+	irqs0 = sc_counter(t, "irqs");
+	scanned0 = sc_counter(t, "mailboxes_scanned");
+	ASSERT_LE(0, scanned0);
+
+	ASSERT_EQ(0, caller_start(t, &c, e, CALLERS, DRM_MEGPU_SYSCALL_ECHO,
+				  0x5ca7, 0));
+	ASSERT_EQ(0, mt_job_finish(&c.j, mt_job_ns(t)));
+	out = c.out->map;
+	for (i = 0; i < CALLERS; i++)
+		bad += out[i] != (i | 0x5ca7ull << 32);
+	EXPECT_EQ(0, bad);
+	caller_free(&c);
+	irqs = sc_counter(t, "irqs");
+	scanned = sc_counter(t, "mailboxes_scanned");
+	EXPECT_LT(irqs0, irqs);
+	/* the caller's and the gated job's, not the queued files' */
+	EXPECT_GE(2 * (irqs - irqs0), scanned - scanned0)
+		TH_LOG("%lld scans looked at %lld mailboxes", irqs - irqs0,
+		       scanned - scanned0);
+
+	mt_gate_open(gate);
+	for (i = 0; i < QUEUED_CLIENTS; i++) {
+		EXPECT_EQ(0, mt_job_finish(&j[i], mt_job_ns(t)));
+		EXPECT_EQ(i + 1, mt_u32(bo[i])[0]);
+		megpu_bo_free(bo[i]);
+	}
+	megpu_bo_free(gate);
+	for (i = 0; i < QUEUED_CLIENTS; i++)
+		mt_close(&queued[i]);
+	free(bo);
+	free(j);
+	free(queued);
 }
 
 /*
