@@ -30,7 +30,7 @@ for f in lib/libmegpu.a lib/libmegpu.so lib/libmegpu.so.0 \
 	[ -e "$p" ]
 	t "installed: ${p#"$root"}" $?
 done
-man -l "$root$prefix/share/man/man1/megpu.1" 2>/dev/null | grep -q '^NAME'
+man -l "$root$prefix/share/man/man1/megpu.1" 2>/dev/null | grep '^NAME' >/dev/null
 t "the man page renders" $?
 
 # pkg-config finds the installed copy; libdrm's is the system's
@@ -45,7 +45,7 @@ for src in "$top"/tools/examples/*.c; do
 	cc -Wall -Wextra -Werror -o "$out/$name" "$src" $cflags $libs
 	t "$name: builds with pkg-config --cflags --libs megpu" $?
 	LD_LIBRARY_PATH=$built/lib ldd "$out/$name" 2>/dev/null |
-		grep -q "libmegpu.so.0 => $built/lib/"
+		grep "libmegpu.so.0 => $built/lib/" >/dev/null
 	t "$name: linked to the installed libmegpu.so.0" $?
 	LD_LIBRARY_PATH=$built/lib "$out/$name" >/dev/null 2>&1
 	rc=$?

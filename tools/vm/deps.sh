@@ -57,7 +57,7 @@ install_pkgs() {
 	local missing=
 	for p in $HOST_PKGS; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
-			grep -q 'ok installed' || missing="$missing $p"
+			grep 'ok installed' >/dev/null || missing="$missing $p"
 	done
 	# meson >= 1.5 and pycotap come from bookworm-backports.
 	local mv
@@ -66,7 +66,7 @@ install_pkgs() {
 		missing="$missing meson/bookworm-backports"
 	fi
 	dpkg-query -W -f='${Status}' python3-pycotap 2>/dev/null |
-		grep -q 'ok installed' ||
+		grep 'ok installed' >/dev/null ||
 		missing="$missing python3-pycotap/bookworm-backports"
 	if [ -n "$missing" ]; then
 		log "installing:$missing"
