@@ -278,8 +278,8 @@ struct megpu_engine {
  * @next_bo_id: id of the next BO (debugfs)
  * @syscall_lock: protects @mailboxes, the mailboxes' service state
  *	and @sc
- * @mailboxes: the mailboxes of files with a job in a ring (an engine
- *	reset reclaims their slots; debugfs lists them)
+ * @mailboxes: the mailboxes of files with a job in a ring (debugfs
+ *	lists them)
  * @sc: GPU-to-CPU call counters (debugfs "syscalls")
  * @floor_lock: serializes the floor probes (megpu_floor.c)
  * @floor_op: the last probe run ("doorbell", "irq")

@@ -255,6 +255,33 @@ static u64 megpu_syscall_kernel_op(struct megpu_device *mdev, u32 op,
 	}
 }
 
+/*
+ * The mailbox @eng's waves call through now: that of the job it runs, the
+ * first in its ring that is not done (a DISPATCH ends before the engine
+ * goes on, and a parked wave keeps its job from ending), or NULL. The
+ * walk passes only jobs done since the last retire. syscall_lock held: a
+ * file frees its mailbox (megpu_syscall_file_fini) under it, so the
+ * mailbox outlives this scan even if the job is retired meanwhile.
+ */
+static struct megpu_mailbox *megpu_engine_mailbox(struct megpu_engine *eng)
+{
+	struct megpu_mailbox *mbox = NULL;
+	struct megpu_job *job;
+	u64 seqno;
+
+	lockdep_assert_held(&eng->mdev->syscall_lock);
+	spin_lock(&eng->job_lock);
+	seqno = READ_ONCE(*eng->seqno_cpu);
+	list_for_each_entry(job, &eng->active, active_node) {
+		if (job->seqno > seqno) {
+			mbox = &job->file->mbox;
+			break;
+		}
+	}
+	spin_unlock(&eng->job_lock);
+	return mbox && mbox->cpu ? mbox : NULL;
+}
+
 /* Scan one mailbox; syscall_lock held. */
 static void megpu_mailbox_scan(struct megpu_device *mdev,
 			       struct megpu_mailbox *mbox,
@@ -291,33 +318,6 @@ static void megpu_mailbox_scan(struct megpu_device *mdev,
 	}
 	if (wake)
 		wake_up(&mbox->wq);	/* one service thread; it passes on */
-}
-
-/*
- * The mailbox @eng's waves call through now: that of the job it runs, the
- * first in its ring that is not done (a DISPATCH ends before the engine
- * goes on, and a parked wave keeps its job from ending), or NULL. The
- * walk passes only jobs done since the last retire. syscall_lock held: a
- * file frees its mailbox (megpu_syscall_file_fini) under it, so the
- * mailbox outlives this scan even if the job is retired meanwhile.
- */
-static struct megpu_mailbox *megpu_engine_mailbox(struct megpu_engine *eng)
-{
-	struct megpu_mailbox *mbox = NULL;
-	struct megpu_job *job;
-	u64 seqno;
-
-	lockdep_assert_held(&eng->mdev->syscall_lock);
-	spin_lock(&eng->job_lock);
-	seqno = READ_ONCE(*eng->seqno_cpu);
-	list_for_each_entry(job, &eng->active, active_node) {
-		if (job->seqno > seqno) {
-			mbox = &job->file->mbox;
-			break;
-		}
-	}
-	spin_unlock(&eng->job_lock);
-	return mbox && mbox->cpu ? mbox : NULL;
 }
 
 /*
@@ -383,7 +383,9 @@ void megpu_syscall_file_close(struct megpu_file *mfile)
 
 /*
  * @eng was reset: its waves are gone. Their slots, in whatever state the
- * reset left them, are FREE again, and the service forgets them.
+ * reset left them, are FREE again, and the service forgets them. They are
+ * in the mailbox of the job it ran (its ring is not retired yet), as a
+ * scan finds it: the one mailbox read, IRQs off.
  */
 void megpu_syscall_engine_reset(struct megpu_engine *eng)
 {
@@ -395,32 +397,30 @@ void megpu_syscall_engine_reset(struct megpu_engine *eng)
 	if (!megpu_has_waves(mdev))
 		return;
 	spin_lock_irqsave(&mdev->syscall_lock, flags);
-	list_for_each_entry(mbox, &mdev->mailboxes, node) {
-		for (slot = 0; slot < mbox->slots; slot++) {
-			u32 state = slot_state(mbox, slot);
-			u32 *word = (u32 *)slot_word(mbox, slot,
-						     MEGPU_MBOX_STATE);
+	mbox = megpu_engine_mailbox(eng);
+	for (slot = 0; mbox && slot < mbox->slots; slot++) {
+		u32 state = slot_state(mbox, slot);
+		u32 *word = (u32 *)slot_word(mbox, slot, MEGPU_MBOX_STATE);
 
-			/*
-			 * Only ACTIVE and RETURNING (a reset engine leaves no
-			 * slot FILLING), with a compare-and-swap: a SYSCALL on
-			 * another engine may take a RETURNING slot of a gone
-			 * wave back at the same time (the device's stray
-			 * reclaim). Answers are written under syscall_lock.
-			 */
-			if ((state != MEGPU_MBOX_ACTIVE &&
-			     state != MEGPU_MBOX_RETURNING) ||
-			    MEGPU_WAVE_ID_ENGINE(slot_u32(mbox, slot,
-							  MEGPU_MBOX_CALLER)) !=
-			    eng->index ||
-			    cmpxchg(word, (__force u32)cpu_to_le32(state),
-				    (__force u32)cpu_to_le32(MEGPU_MBOX_FREE)) !=
-			    (__force u32)cpu_to_le32(state))
-				continue;
-			clear_bit(slot, mbox->pending);
-			clear_bit(slot, mbox->fetched);
-			mdev->sc.reclaimed++;
-		}
+		/*
+		 * Only ACTIVE and RETURNING (a reset engine leaves no slot
+		 * FILLING), with a compare-and-swap: a SYSCALL on another
+		 * engine may take a RETURNING slot of a gone wave back at the
+		 * same time (the device's stray reclaim). Answers are written
+		 * under syscall_lock.
+		 */
+		if ((state != MEGPU_MBOX_ACTIVE &&
+		     state != MEGPU_MBOX_RETURNING) ||
+		    MEGPU_WAVE_ID_ENGINE(slot_u32(mbox, slot,
+						  MEGPU_MBOX_CALLER)) !=
+		    eng->index ||
+		    cmpxchg(word, (__force u32)cpu_to_le32(state),
+			    (__force u32)cpu_to_le32(MEGPU_MBOX_FREE)) !=
+		    (__force u32)cpu_to_le32(state))
+			continue;
+		clear_bit(slot, mbox->pending);
+		clear_bit(slot, mbox->fetched);
+		mdev->sc.reclaimed++;
 	}
 	spin_unlock_irqrestore(&mdev->syscall_lock, flags);
 }
