@@ -447,6 +447,10 @@ struct megpu_vm {
  * struct megpu_bo - a buffer object
  * @base: shmem GEM object
  * @read_only: mapped without GPU write permission
+ * @aliased: another object of this device shares its pages and its
+ *	dma_resv but not @res (a read-only re-import, or its exporter): the
+ *	resource objects do not see each other's jobs, so implicit
+ *	dependencies are waited for as explicit ones
  * @mappings_lock: protects @mappings
  * @mappings: one struct megpu_mapping per address space it is mapped in
  * @res: its resource object (under the device's sem_lock)
@@ -459,6 +463,7 @@ struct megpu_bo {
 	struct drm_gem_shmem_object base;
 	struct megpu_file *owner;
 	bool read_only;
+	bool aliased;
 	struct mutex mappings_lock;	/* mappings */
 	struct list_head mappings;
 	struct megpu_resource res;

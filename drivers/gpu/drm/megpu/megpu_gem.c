@@ -421,7 +421,8 @@ megpu_gem_prime_import_sg_table(struct drm_device *drm,
  * GPU (megpu_gem_dmabuf_read_only()) and mapped for the CPU only through
  * the dma-buf: the handle must not write what its export only lets it
  * read. That holds for a READ_ONLY BO too, which its own device maps
- * writable for the CPU (its creator fills it).
+ * writable for the CPU (its creator fills it). Both objects keep implicit
+ * synchronization through the shared dma_resv (struct megpu_bo.aliased).
  */
 struct drm_gem_object *megpu_gem_prime_import(struct drm_device *drm,
 					      struct dma_buf *dmabuf)
@@ -452,6 +453,13 @@ struct drm_gem_object *megpu_gem_prime_import(struct drm_device *drm,
 	}
 	obj->import_attach = attach;
 	obj->resv = dmabuf->resv;
+	/*
+	 * One dma_resv, two resource objects: both sides' implicit
+	 * dependencies on this device's jobs become explicit ones (GPU
+	 * waits on their semaphores), before the alias can add a fence.
+	 */
+	to_megpu_bo(obj)->aliased = true;
+	WRITE_ONCE(to_megpu_bo(dmabuf->priv)->aliased, true);
 	return obj;
 
 fail_unmap:

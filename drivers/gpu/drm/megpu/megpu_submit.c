@@ -161,9 +161,12 @@ static int megpu_job_add_implicit(struct megpu_job *job,
 	struct dma_fence *fence;
 	int ret;
 
+	/* set before the alias could add a fence to the shared resv */
+	bool aliased = READ_ONCE(to_megpu_bo(obj)->aliased);
+
 	dma_resv_for_each_fence(&cursor, obj->resv, dma_resv_usage_rw(write),
 				fence) {
-		ret = megpu_job_add_dep(job, dma_fence_get(fence), false);
+		ret = megpu_job_add_dep(job, dma_fence_get(fence), aliased);
 		if (ret)
 			return ret;
 	}

@@ -1062,6 +1062,83 @@ TEST_F(sem, reserved_pool_makes_other_engines_wait)
 	megpu_bo_free(bo);
 }
 
+/* The first engine other than @not that can run read_job(), or -1. */
+static int copy_engine(const struct mt *t, int not)
+{
+	unsigned int e;
+
+	for (e = 0; e < t->engines; e++)
+		if ((int)e != not &&
+		    (mt_accepts(t, e, MEGPU_PKT_COPY) ||
+		     (mt_accepts(t, e, MEGPU_PKT_DISPATCH) &&
+		      (megpu_engine_kernels(mt_type(t, e)) &
+		       MEGPU_BIT(MEGPU_KERNEL_COPY)))))
+			return (int)e;
+	return -1;
+}
+
+/*
+ * A BO exported without DRM_RDWR and imported by another client of the
+ * same device is an object of its own (read-only) over the same pages and
+ * dma_resv. Implicit synchronization still orders the two clients' jobs
+ * on two engines, both ways: the importer's read waits for the owner's
+ * write (read after write), and the owner's next write waits for that
+ * read (write after read). An early driver let each side's resource
+ * object miss the other's jobs: the read ran before the write.
+ */
+TEST_F(sem, read_only_reimport_keeps_implicit_sync)
+{
+	struct megpu_bo *x, *ximp, *out, *gate, *gate_b;
+	struct mt *t = &self->t, b;
+	struct mt_job w, r;
+	int e0, e1, fd;
+
+	e0 = mt_engine_for(t, MEGPU_PKT_WRITE_DATA, -1);
+	e1 = copy_engine(t, e0);
+	if (e1 < 0)
+		SKIP(return, "needs a second engine that copies");
+	ASSERT_EQ(0, mt_open_client(t, &b));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &x));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &gate));
+	ASSERT_EQ(0, mt_bo(&b.gpu, 8192, 0, &out));
+	ASSERT_EQ(0, mt_bo(&b.gpu, 4096, 0, &gate_b));
+	ASSERT_EQ(0, drmPrimeHandleToFD(t->gpu.fd, x->handle, DRM_CLOEXEC,
+					&fd));
+	ASSERT_EQ(0, megpu_bo_import(&b.gpu, fd, &ximp));
+	close(fd);
+	ASSERT_EQ(DRM_MEGPU_GEM_CREATE_READ_ONLY, ximp->flags);
+
+	/* read after write: the owner's gated write, then the import read */
+	ASSERT_EQ(0, mt_write_job(t, &w, e0, x, 0, 0x77, gate, NULL, 0, 0));
+	ASSERT_EQ(0, read_job(&b, &r, e1, ximp, out, NULL, NULL, 0, 0));
+	usleep(100000);
+	EXPECT_TRUE(mt_pending(&b.gpu, r.sync, 0))
+		TH_LOG("the import's read ran before the owner's write");
+	mt_gate_open(gate);
+	EXPECT_EQ(0, mt_job_finish(&w, mt_job_ns(t)));
+	EXPECT_EQ(0, mt_job_finish(&r, mt_job_ns(t)));
+	EXPECT_EQ(0x77, mt_u32(out)[0]);
+
+	/* write after read: the import's gated read, then the owner's write */
+	ASSERT_EQ(0, read_job(&b, &r, e1, ximp, out, gate_b, NULL, 0, 0));
+	ASSERT_EQ(0, mt_write_job(t, &w, e0, x, 0, 0x99, NULL, NULL, 0, 0));
+	usleep(100000);
+	EXPECT_TRUE(mt_pending(&t->gpu, w.sync, 0))
+		TH_LOG("the owner's write ran before the import's read");
+	mt_gate_open(gate_b);
+	EXPECT_EQ(0, mt_job_finish(&r, mt_job_ns(t)));
+	EXPECT_EQ(0, mt_job_finish(&w, mt_job_ns(t)));
+	EXPECT_EQ(0x77, mt_u32(out)[0]);
+	EXPECT_EQ(0x99, mt_u32(x)[0]);
+
+	megpu_bo_free(ximp);
+	megpu_bo_free(gate_b);
+	megpu_bo_free(out);
+	megpu_bo_free(gate);
+	megpu_bo_free(x);
+	mt_close(&b);
+}
+
 #define ring_pkt megpu_debug_packet
 
 static bool is(const struct ring_pkt *k, unsigned int op)
