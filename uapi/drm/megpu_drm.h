@@ -727,8 +727,15 @@ struct drm_megpu_taskq_notify {
  * &DRM_IOCTL_MEGPU_TASKQ_NOTIFY, the driver's own dequeuer's. It is one
  * count per device, so a wake may be for another queue: look again.
  *
+ * A file has at most 64 threads asleep here at once: a release wakes
+ * them from a work item, file by file, and no list of sleepers one user
+ * parks may grow without bound. Beyond, the call fails at once with
+ * -EBUSY and the thread sleeps some other way (libmegpu: on the lock
+ * word's futex, which CPU releases wake, and the safety poll).
+ *
  * Errors: -EOPNOTSUPP without task queues; -EINVAL for unknown @flags;
  * -ETIME when @timeout_ns passed with the count still at @seq;
+ * -EBUSY when the file has 64 threads asleep here already;
  * -ERESTARTSYS on a signal.
  */
 struct drm_megpu_taskq_sleep {

@@ -199,12 +199,16 @@ static bool q_sleep(struct megpu_taskq *q, struct megpu_tq_agent *a)
 		add32(word(q, MEGPU_TQ_HDR_CPU_WAITERS), 1);
 	cur = ld32(lock);
 	if (cur) {
+		int slept = -EBUSY;
+
 		a->event_sleeps++;
 		add32(word(q, MEGPU_TQ_HDR_EVENT_SLEEPS), 1);
-		if (in_driver) {
-			polled = a->sleep(a->notify_priv, &seq,
-					  MEGPU_TQ_EVENT_POLL_MS * 1000000ull) ==
-				 -ETIME;
+		/* -EBUSY: the file has the most sleepers the driver takes */
+		if (in_driver)
+			slept = a->sleep(a->notify_priv, &seq,
+					 MEGPU_TQ_EVENT_POLL_MS * 1000000ull);
+		if (slept != -EBUSY) {
+			polled = slept == -ETIME;
 		} else {
 			struct timespec ts = {
 				MEGPU_TQ_EVENT_POLL_MS / 1000,

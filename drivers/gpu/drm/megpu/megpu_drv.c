@@ -193,6 +193,8 @@ static int megpu_open(struct drm_device *drm, struct drm_file *file)
 	kref_init(&mfile->refcount);
 	mfile->mdev = mdev;
 	init_waitqueue_head(&mfile->tq.wq);
+	init_waitqueue_head(&mfile->tq.sleep_wq);
+	INIT_LIST_HEAD(&mfile->tq.sleep_node);
 	atomic_inc(&mdev->live_files);
 
 	mfile->vm = megpu_vm_create(mdev);
@@ -378,7 +380,9 @@ static int megpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	megpu_flush_init(mdev);
 	megpu_syscall_init(mdev);
 	megpu_dequeue_init(mdev);
-	megpu_taskq_init(mdev);
+	ret = megpu_taskq_init(mdev);
+	if (ret)
+		return ret;
 
 	ret = megpu_check_hw(mdev);
 	if (ret)

@@ -68,6 +68,8 @@ struct sg_table;
 #define MEGPU_FAULT_LOG		16
 #define MEGPU_FAULT_HOLD_MAX_MS	10000U	/* debugfs fault_hold_ms */
 #define MEGPU_KDQ_HOLD_MAX_US	20000U	/* debugfs kdq_signal_hold_us */
+/* TASKQ_SLEEP callers of one file asleep at once (uAPI: -EBUSY beyond) */
+#define MEGPU_TASKQ_SLEEPERS_MAX	64
 
 /* Semaphore objects; 0 is the blank reference, never handed out. */
 #define MEGPU_SEM_COUNT		4096
@@ -307,7 +309,10 @@ struct megpu_engine {
  * @taskq_releases: EVENT-queue releases seen (an engine's
  *	MISC_IRQ_TASKQ_RELEASE, a TASKQ_NOTIFY, the driver's own): what a
  *	TASKQ_SLEEP caller waits to change (megpu_taskq.c)
- * @taskq_sleepers: where TASKQ_SLEEP callers wait
+ * @taskq_lock: protects @taskq_files and each file's tq.sleepers
+ * @taskq_files: the files with a TASKQ_SLEEP caller asleep
+ * @taskq_wake: wakes them, in process context: a release may come in the
+ *	hard interrupt handler, and a wake-up walks each file's sleepers
  */
 struct megpu_device {
 	struct drm_device drm;
@@ -409,7 +414,9 @@ struct megpu_device {
 
 	/* seed 002's EVENT mode, megpu_taskq.c */
 	atomic_t taskq_releases;
-	wait_queue_head_t taskq_sleepers;
+	struct mutex taskq_lock;
+	struct list_head taskq_files;
+	struct work_struct taskq_wake;
 };
 
 /**
@@ -526,12 +533,18 @@ struct megpu_mailbox {
  * @status: what the attachment completed with (0: all done)
  * @done: it completed; @status is valid (release/acquire)
  * @attached: the file has an attachment (not detached)
+ * @sleep_wq: its TASKQ_SLEEP callers
+ * @sleepers: how many (at most MEGPU_TASKQ_SLEEPERS_MAX; taskq_lock)
+ * @sleep_node: in the device's taskq_files while @sleepers is not 0
  */
 struct megpu_taskq_state {
 	wait_queue_head_t wq;
 	int status;
 	bool done;
 	bool attached;
+	wait_queue_head_t sleep_wq;
+	unsigned int sleepers;
+	struct list_head sleep_node;
 };
 
 /**
@@ -842,7 +855,7 @@ int megpu_ioctl_taskq_notify(struct drm_device *drm, void *data,
 int megpu_ioctl_taskq_sleep(struct drm_device *drm, void *data,
 			    struct drm_file *file);
 void megpu_taskq_released(struct megpu_device *mdev);
-void megpu_taskq_init(struct megpu_device *mdev);
+int megpu_taskq_init(struct megpu_device *mdev);
 
 /* megpu_dequeue.c */
 int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,

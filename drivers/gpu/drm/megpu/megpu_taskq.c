@@ -25,7 +25,10 @@
  * the driver's own dequeuer's. One count per device: a queue is memory
  * the device names by GPU address only, and a spurious wake costs a
  * look. Every sleep is bounded by its caller (libmegpu: the hardware's
- * safety poll, MEGPU_TQ_EVENT_POLL_MS), never by a fence.
+ * safety poll, MEGPU_TQ_EVENT_POLL_MS), never by a fence. A file has at
+ * most MEGPU_TASKQ_SLEEPERS_MAX threads asleep at once (-EBUSY beyond:
+ * libmegpu then sleeps on the lock word's futex), so that no release walks
+ * an unbounded list of sleepers with interrupts off.
  */
 
 #include <linux/log2.h>
@@ -34,6 +37,7 @@
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
+#include <drm/drm_managed.h>
 #include <drm/drm_utils.h>
 #include <drm/megpu_drm.h>
 
@@ -115,12 +119,27 @@ int megpu_ioctl_taskq_notify(struct drm_device *drm, void *data,
 
 /*
  * A queue in EVENT mode was released with sleepers: wake TASKQ_SLEEP's
- * callers. Any context, the hard interrupt handler included.
+ * callers. Any context, the hard interrupt handler included, so the
+ * wake-ups are a work item's: each file's sleepers, a list of at most
+ * MEGPU_TASKQ_SLEEPERS_MAX, walked with interrupts off one file at a time,
+ * never all the sleepers one user parks.
  */
 void megpu_taskq_released(struct megpu_device *mdev)
 {
 	atomic_inc(&mdev->taskq_releases);
-	wake_up_all(&mdev->taskq_sleepers);
+	queue_work(system_highpri_wq, &mdev->taskq_wake);
+}
+
+static void megpu_taskq_wake_work(struct work_struct *work)
+{
+	struct megpu_device *mdev = container_of(work, struct megpu_device,
+						 taskq_wake);
+	struct megpu_file *mfile;
+
+	mutex_lock(&mdev->taskq_lock);
+	list_for_each_entry(mfile, &mdev->taskq_files, tq.sleep_node)
+		wake_up_all(&mfile->tq.sleep_wq);
+	mutex_unlock(&mdev->taskq_lock);
 }
 
 static bool megpu_taskq_moved(struct megpu_device *mdev, u32 seen)
@@ -128,10 +147,35 @@ static bool megpu_taskq_moved(struct megpu_device *mdev, u32 seen)
 	return (u32)atomic_read(&mdev->taskq_releases) != seen;
 }
 
+/* One more sleeper of @mfile, or -EBUSY when it has the most already. */
+static int megpu_taskq_sleeper_add(struct megpu_device *mdev,
+				   struct megpu_file *mfile)
+{
+	int ret = 0;
+
+	mutex_lock(&mdev->taskq_lock);
+	if (mfile->tq.sleepers == MEGPU_TASKQ_SLEEPERS_MAX)
+		ret = -EBUSY;
+	else if (!mfile->tq.sleepers++)
+		list_add_tail(&mfile->tq.sleep_node, &mdev->taskq_files);
+	mutex_unlock(&mdev->taskq_lock);
+	return ret;
+}
+
+static void megpu_taskq_sleeper_del(struct megpu_device *mdev,
+				    struct megpu_file *mfile)
+{
+	mutex_lock(&mdev->taskq_lock);
+	if (!--mfile->tq.sleepers)
+		list_del_init(&mfile->tq.sleep_node);
+	mutex_unlock(&mdev->taskq_lock);
+}
+
 int megpu_ioctl_taskq_sleep(struct drm_device *drm, void *data,
 			    struct drm_file *file)
 {
 	struct megpu_device *mdev = to_megpu(drm);
+	struct megpu_file *mfile = file->driver_priv;
 	struct drm_megpu_taskq_sleep *args = data;
 	unsigned long timeout;
 	long ret;
@@ -142,10 +186,15 @@ int megpu_ioctl_taskq_sleep(struct drm_device *drm, void *data,
 		return -EINVAL;
 	if (!(args->flags & DRM_MEGPU_TASKQ_SLEEP_READ)) {
 		timeout = drm_timeout_abs_to_jiffies(args->timeout_ns);
-		ret = wait_event_interruptible_timeout(mdev->taskq_sleepers,
+		ret = megpu_taskq_sleeper_add(mdev, mfile);
+		if (ret)
+			return ret;
+		/* listed first: a wake-up from now on finds this sleeper */
+		ret = wait_event_interruptible_timeout(mfile->tq.sleep_wq,
 						       megpu_taskq_moved(mdev,
 									 args->seq),
 						       timeout);
+		megpu_taskq_sleeper_del(mdev, mfile);
 		if (ret < 0)
 			return ret;
 		if (!ret && !megpu_taskq_moved(mdev, args->seq))
@@ -155,8 +204,17 @@ int megpu_ioctl_taskq_sleep(struct drm_device *drm, void *data,
 	return 0;
 }
 
-void megpu_taskq_init(struct megpu_device *mdev)
+static void megpu_taskq_fini(struct drm_device *drm, void *data)
+{
+	cancel_work_sync(&to_megpu(drm)->taskq_wake);
+}
+
+int megpu_taskq_init(struct megpu_device *mdev)
 {
 	atomic_set(&mdev->taskq_releases, 0);
-	init_waitqueue_head(&mdev->taskq_sleepers);
+	INIT_LIST_HEAD(&mdev->taskq_files);
+	INIT_WORK(&mdev->taskq_wake, megpu_taskq_wake_work);
+	/* after the last file is gone, so no release queues it again */
+	return drmm_mutex_init(&mdev->drm, &mdev->taskq_lock) ?:
+	       drmm_add_action_or_reset(&mdev->drm, megpu_taskq_fini, NULL);
 }

@@ -572,6 +572,61 @@ TEST_F(taskq, sleep_ioctl)
 	mt_close(&other);
 }
 
+#define TQ_SLEEPERS_MAX 64	/* the driver's most TASKQ_SLEEP callers a file */
+
+struct tq_sleeper {
+	struct megpu *gpu;
+	uint32_t seq;
+	int ret;
+};
+
+/* Sleep on the count seen, retrying while the file has its most asleep. */
+static void *tq_sleeper(void *arg)
+{
+	struct tq_sleeper *s = arg;
+	uint32_t seq;
+
+	do {
+		seq = s->seq;
+		s->ret = megpu_taskq_sleep(s->gpu, &seq, 60000000000ull);
+		if (s->ret == -EBUSY)
+			usleep(1000);
+	} while (s->ret == -EBUSY);
+	return NULL;
+}
+
+/*
+ * A file has at most 64 TASKQ_SLEEP callers asleep at once (a release
+ * wakes each file's sleepers with interrupts off, so no list of them may
+ * grow without bound): with 64 asleep the next call fails at once with
+ * -EBUSY, and one TASKQ_NOTIFY wakes all 64.
+ */
+TEST_F_TIMEOUT(taskq, sleepers_per_file_are_bounded, 120)
+{
+	struct tq_sleeper s[TQ_SLEEPERS_MAX];
+	pthread_t th[TQ_SLEEPERS_MAX];
+	uint32_t seq = 0, now;
+	int i, ret = 0;
+
+	TQ_NEED_QUEUES();
+	ASSERT_EQ(0, megpu_taskq_sleep(&self->t.gpu, &seq, 0));
+	for (i = 0; i < TQ_SLEEPERS_MAX; i++) {
+		s[i] = (struct tq_sleeper){ &self->t.gpu, seq, 1 };
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, tq_sleeper, &s[i]));
+	}
+	/* until all 64 are asleep; each look itself sleeps 20 ms */
+	for (i = 0; i < 500 && ret != -EBUSY; i++) {
+		now = seq;
+		ret = megpu_taskq_sleep(&self->t.gpu, &now, 20000000);
+	}
+	EXPECT_EQ(-EBUSY, ret);
+	ASSERT_EQ(0, megpu_taskq_wake(&self->t.gpu));
+	for (i = 0; i < TQ_SLEEPERS_MAX; i++) {
+		pthread_join(th[i], NULL);
+		EXPECT_EQ(0, s[i].ret) TH_LOG("sleeper %d", i);
+	}
+}
+
 /* The driver's checks of a queue: what the kernel may rely on. */
 TEST_F(taskq, driver_checks_queue)
 {
