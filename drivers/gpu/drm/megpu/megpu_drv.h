@@ -414,7 +414,7 @@ struct megpu_device {
 
 	/* seed 002's EVENT mode, megpu_taskq.c */
 	atomic_t taskq_releases;
-	struct mutex taskq_lock;
+	struct mutex taskq_lock;	/* taskq_files, tq.sleepers */
 	struct list_head taskq_files;
 	struct work_struct taskq_wake;
 };
