@@ -469,6 +469,8 @@ struct drm_megpu_submit {
  * Starts a host flush and waits for the device's acknowledgment: every
  * write any engine issued before the call is then in memory. A call
  * made during a function level reset waits for the reset to end first.
+ * At most 64 callers of the device wait for an acknowledgment at once;
+ * the others wait, in order, for one of them to return first.
  *
  * Errors: -EINVAL for non-zero @flags or @pad, -EOPNOTSUPP when the device
  * has no posted writes (no MEGPU_CAP_FLUSH), -ETIMEDOUT when the device

@@ -16,6 +16,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
+#include <linux/semaphore.h>
 #include <linux/wait.h>
 #include <drm/drm_device.h>
 #include <drm/drm_gem_shmem_helper.h>
@@ -263,6 +264,9 @@ struct megpu_engine {
  *	jobs find the pool reserved and no job in a ring)
  * @flush_lock: protects the host-flush state
  * @flush_wq: waiters for a flush acknowledgment
+ * @flush_ioctl_slots: FLUSH ioctl callers that may wait on @flush_wq at
+ *	once (MEGPU_FLUSH_IOCTL_WAITERS); the others wait for a slot, so
+ *	that no number of user threads lengthens the interrupt's wake-up
  * @flush_jobs: jobs done by their engine, waiting for their host flush
  * @flush_started: host flushes started
  * @flush_done: host flushes the device acknowledged (FLUSH_SEQ)
@@ -356,6 +360,7 @@ struct megpu_device {
 
 	spinlock_t flush_lock;		/* flush_jobs, flush_started */
 	wait_queue_head_t flush_wq;
+	struct semaphore flush_ioctl_slots;
 	struct list_head flush_jobs;
 	u64 flush_started;
 	u64 flush_done;

@@ -18,6 +18,7 @@
 
 #include <linux/debugfs.h>
 #include <linux/dma-fence.h>
+#include <linux/semaphore.h>
 #include <linux/seq_file.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -32,11 +33,14 @@
 #include "megpu_trace.h"
 
 #define MEGPU_FLUSH_TIMEOUT_MS	1000
+/* FLUSH ioctl callers on flush_wq at once (the rest wait for a slot) */
+#define MEGPU_FLUSH_IOCTL_WAITERS	64
 
 void megpu_flush_init(struct megpu_device *mdev)
 {
 	spin_lock_init(&mdev->flush_lock);
 	init_waitqueue_head(&mdev->flush_wq);
+	sema_init(&mdev->flush_ioctl_slots, MEGPU_FLUSH_IOCTL_WAITERS);
 	INIT_LIST_HEAD(&mdev->flush_jobs);
 	mdev->flush_started = 0;
 	mdev->flush_done = 0;
@@ -291,11 +295,21 @@ int megpu_ioctl_flush(struct drm_device *drm, void *data,
 		return -EINVAL;
 	if (!(mdev->caps & MEGPU_CAP_FLUSH))
 		return -EOPNOTSUPP;
-	/* a function level reset would forget the flush: wait for its end */
-	if (down_read_interruptible(&mdev->reset_sem))
+	/*
+	 * The FLUSH_DONE interrupt wakes every waiter of flush_wq: a user's
+	 * threads queue for a slot (FIFO, each held one flush) instead of
+	 * lengthening that walk, which runs with interrupts off.
+	 */
+	if (down_interruptible(&mdev->flush_ioctl_slots))
 		return -ERESTARTSYS;
+	/* a function level reset would forget the flush: wait for its end */
+	if (down_read_interruptible(&mdev->reset_sem)) {
+		up(&mdev->flush_ioctl_slots);
+		return -ERESTARTSYS;
+	}
 	ret = megpu_flush_wait(mdev, &args->seqno, true);
 	up_read(&mdev->reset_sem);
+	up(&mdev->flush_ioctl_slots);
 	return ret;
 }
 
@@ -316,6 +330,10 @@ static int megpu_flush_show(struct seq_file *m, void *data)
 	seq_printf(m, "host_flushes_started %llu\n", mdev->flush_started);
 	seq_printf(m, "host_flushes_done %llu\n", READ_ONCE(mdev->flush_done));
 	seq_printf(m, "mc_queue %u\n", megpu_read(mdev, MEGPU_REG_QUEUE_MC));
+	spin_lock_irq(&mdev->flush_wq.lock);
+	seq_printf(m, "flush_waiters %zu\n",
+		   list_count_nodes(&mdev->flush_wq.head));
+	spin_unlock_irq(&mdev->flush_wq.lock);
 	for (i = 0; i < mdev->num_engines; i++) {
 		struct megpu_engine *eng = &mdev->engines[i];
 

@@ -19,6 +19,7 @@
  * Without x-test-regs every test skips. The write mode must be relaxed.
  */
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "kselftest_harness.h"
@@ -412,6 +413,84 @@ TEST_F_TIMEOUT(hold, half_made_mapping_is_drained, 120)
 out_a:
 	megpu_bo_free(a);
 	mt_close(&o);
+}
+
+#define FLUSH_THREADS 96	/* more than the driver's 64 waiting slots */
+
+struct flusher {
+	struct megpu *gpu;
+	int ret;
+};
+
+static void *flusher(void *arg)
+{
+	struct flusher *f = arg;
+	uint64_t seqno;
+
+	f->ret = megpu_flush(f->gpu, &seqno);
+	return NULL;
+}
+
+/* debugfs "flush": the waiters for a flush acknowledgment, or -1. */
+static long flush_waiters(struct mt *t)
+{
+	char *text = mt_debugfs(t, "flush"), *p;
+	long n = -1;
+
+	p = text ? strstr(text, "flush_waiters ") : NULL;
+	if (p)
+		n = strtol(p + strlen("flush_waiters "), NULL, 10);
+	free(text);
+	return n;
+}
+
+/*
+ * The FLUSH_DONE interrupt wakes every waiter of a flush, interrupts off:
+ * however many threads call FLUSH while flushes are held, at most 64
+ * wait for the acknowledgment (the others for a slot), and all of them
+ * get their flush once the hold ends.
+ */
+TEST_F_TIMEOUT(hold, flush_waiters_are_bounded, 120)
+{
+	struct flusher f[FLUSH_THREADS];
+	pthread_t th[FLUSH_THREADS];
+	struct megpu_bo *gate, *b;
+	struct mt *t = &self->t;
+	long most = 0, n;
+	struct mt_job j;
+	int i;
+
+	/* a completed NO_FLUSH job's write held: flushes wait for it */
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &gate));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &b));
+	ASSERT_EQ(0, mt_write_job(t, &j, 0, b, 0, 0x1, gate, NULL, 0,
+				  DRM_MEGPU_SUBMIT_NO_FLUSH));
+	ASSERT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_ALL));
+	mt_gate_open(gate);
+	ASSERT_EQ(0, mt_job_done(&j, mt_job_ns(t)));
+	for (i = 0; i < FLUSH_THREADS; i++) {
+		f[i] = (struct flusher){ &t->gpu, 1 };
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, flusher, &f[i]));
+	}
+	/* within the flush's 1 s timeout: a held flush then fails */
+	for (i = 0; i < 10; i++) {
+		usleep(20000);
+		n = flush_waiters(t);
+		ASSERT_LE(0, n) TH_LOG("no flush_waiters in debugfs flush");
+		if (n > most)
+			most = n;
+	}
+	ASSERT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_NONE));
+	for (i = 0; i < FLUSH_THREADS; i++)
+		pthread_join(th[i], NULL);
+	EXPECT_LT(0, most);
+	EXPECT_GE(64, most);
+	for (i = 0; i < FLUSH_THREADS; i++)
+		EXPECT_EQ(0, f[i].ret) TH_LOG("flusher %d", i);
+	EXPECT_EQ(0x1, mt_u32(b)[0]);
+	mt_job_free(&j);
+	megpu_bo_free(b);
+	megpu_bo_free(gate);
 }
 
 TEST_HARNESS_MAIN
