@@ -29,6 +29,8 @@ static int megpu_counters_show(struct seq_file *m, void *data)
 	seq_printf(m, "files %d\n", atomic_read(&mdev->live_files));
 	seq_printf(m, "mappings %d\n", atomic_read(&mdev->live_mappings));
 	seq_printf(m, "in_fences %d\n", atomic_read(&mdev->live_in_fences));
+	seq_printf(m, "cancel_checks %lld\n",
+		   atomic64_read(&mdev->cancel_checks));
 	/* all megpu devices together: the pinned_mb limit is global */
 	seq_printf(m, "pinned_bytes %llu\n", megpu_gem_pinned_bytes());
 	/* of which page tables, kept as long as their address space */

@@ -298,6 +298,8 @@ struct megpu_engine {
  *	BO charged to them or a job of theirs does)
  * @live_mappings: BO mappings in address spaces alive
  * @live_in_fences: in-sync fences jobs hold (megpu_job.in_fences)
+ * @run_seq: jobs put in a ring so far (megpu_job.run_seq)
+ * @cancel_checks: jobs megpu_cancel_consumers() looked at (debugfs)
  * @agent_link: in megpu_mgpu.c's list of agents (seed 000), under its
  *	agents lock like the three fields below
  * @agent_registered: on that list
@@ -402,6 +404,8 @@ struct megpu_device {
 	atomic_t live_files;
 	atomic_t live_mappings;
 	atomic_t live_in_fences;
+	atomic64_t run_seq;
+	atomic64_t cancel_checks;
 
 	/* seed 000, under megpu_mgpu.c's agents lock */
 	struct list_head agent_link;
@@ -606,6 +610,8 @@ struct megpu_file {
  * @hw_fence: the hardware fence, once running (referenced)
  * @seqno: its TIMESTAMP value, once running
  * @error: set when the job faulted or a producer failed
+ * @run_seq: its place in the order jobs entered the device's rings (a
+ *	producer enters before its consumers), once running
  * @active_node: in the engine's active list
  * @start_ns: when it was put in the ring
  * @ib_ring_off: ring offset of its IB packet (under the engine's job_lock)
@@ -641,6 +647,7 @@ struct megpu_job {
 	struct dma_fence *hw_fence;
 	u64 seqno;
 	int error;
+	u64 run_seq;
 	struct list_head active_node;
 	u64 start_ns;
 	u32 ib_ring_off;

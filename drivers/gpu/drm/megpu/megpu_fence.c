@@ -198,24 +198,60 @@ bool megpu_job_cancel_if_failed(struct megpu_job *job)
  * a ring that consume its result wait for that semaphore: cancel them now,
  * before they can run, by turning their IB into a NOP, and so on for the
  * consumers of those.
+ *
+ * One pass over the rings' jobs in the order they entered them
+ * (run_seq): a producer entered before its consumers, so it is cancelled
+ * before they are looked at, however a chain of them runs across the
+ * engines. Each step holds one engine's job_lock: it finds every engine's
+ * first job past the cursor and takes, from the engine with the earliest,
+ * the jobs up to the next engine's.
  */
 void megpu_cancel_consumers(struct megpu_device *mdev)
 {
+	struct megpu_engine *eng;
 	struct megpu_job *job;
+	u64 cursor = 0, checks = 0;
 	unsigned long flags;
-	bool changed = true;
-	unsigned int i;
+	unsigned int i, best;
 
-	while (changed) {
-		changed = false;
+	for (;;) {
+		u64 first = U64_MAX, next = U64_MAX;
+
+		best = mdev->num_engines;
 		for (i = 0; i < mdev->num_engines; i++) {
-			struct megpu_engine *eng = &mdev->engines[i];
-
+			eng = &mdev->engines[i];
 			spin_lock_irqsave(&eng->job_lock, flags);
-			list_for_each_entry(job, &eng->active, active_node)
-				if (megpu_job_cancel_if_failed(job))
-					changed = true;
+			list_for_each_entry(job, &eng->active, active_node) {
+				if (job->run_seq <= cursor)
+					continue;
+				if (job->run_seq < first) {
+					next = first;
+					first = job->run_seq;
+					best = i;
+				} else if (job->run_seq < next) {
+					next = job->run_seq;
+				}
+				break;
+			}
 			spin_unlock_irqrestore(&eng->job_lock, flags);
 		}
+		if (best == mdev->num_engines)
+			break;
+		eng = &mdev->engines[best];
+		spin_lock_irqsave(&eng->job_lock, flags);
+		list_for_each_entry(job, &eng->active, active_node) {
+			if (job->run_seq <= cursor)
+				continue;
+			if (job->run_seq >= next)
+				break;
+			megpu_job_cancel_if_failed(job);
+			cursor = job->run_seq;
+			checks++;
+		}
+		spin_unlock_irqrestore(&eng->job_lock, flags);
+		/* the engine's jobs past the cursor were retired meanwhile */
+		if (cursor < first)
+			cursor = first;
 	}
+	atomic64_add(checks, &mdev->cancel_checks);
 }

@@ -135,6 +135,8 @@ static struct dma_fence *megpu_run_job(struct drm_sched_job *sched_job)
 	megpu_syscall_ring_job(job->file, true);
 	megpu_ring_emit_job(eng, job);
 	spin_lock_irqsave(&eng->job_lock, flags);
+	/* after its producers': they were in their rings before this ran */
+	job->run_seq = atomic64_inc_return(&eng->mdev->run_seq);
 	list_add_tail(&job->active_node, &eng->active);
 	megpu_job_cancel_if_failed(job);
 	spin_unlock_irqrestore(&eng->job_lock, flags);

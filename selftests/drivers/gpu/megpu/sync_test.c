@@ -17,6 +17,8 @@
 #include <sys/ioctl.h>
 #include <xf86drm.h>
 
+#include <inttypes.h>
+
 #include "kselftest_harness.h"
 #include "megpu_test.h"
 
@@ -403,6 +405,62 @@ TEST_F(gpu, dependency_failure_cancels)
 	EXPECT_EQ(0, mt_u32(out)[0]);
 	megpu_bo_free(out);
 	megpu_bo_free(bo);
+}
+
+#define CANCEL_CHAIN 24
+
+/*
+ * A producer fails with a chain of consumers in the rings, each on the
+ * other engine from the one before (in-syncs): every one completes with
+ * -ECANCELED and none writes. The fault handler cancels them in one pass
+ * over the rings in the order the jobs entered them: it looks at each job
+ * about once (debugfs cancel_checks), where a walk repeated until nothing
+ * changed looked at every job once per link of the chain.
+ */
+TEST_F_TIMEOUT(gpu, failure_cancels_a_chain_in_one_pass, 120)
+{
+	int e1 = mt_other_engine(&self->t, 0), prev;
+	struct mt_job p, j[CANCEL_CHAIN];
+	struct megpu_bo *gate, *out;
+	struct mt *t = &self->t;
+	struct drm_megpu_sync in;
+	uint64_t checks0, checks;
+	struct megpu_cs cs;
+	int i;
+
+	if (e1 < 0)
+		SKIP(return, "needs 2 engines");
+	if (megpu_debugfs_counter(&t->gpu, "cancel_checks", &checks0))
+		SKIP(return, "no debugfs cancel_checks");
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &gate));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &out));
+	/* the producer faults once the gate opens, its consumers queued */
+	megpu_cs_init(&cs);
+	mt_gate_hold(&cs, gate);
+	megpu_cs_packet(&cs, MT_PKT_UNKNOWN, 0, NULL, 0);
+	ASSERT_EQ(0, mt_submit(&t->gpu, &p, e1, &cs, &gate, 1, NOIMP));
+	megpu_cs_fini(&cs);
+	prev = p.sync;
+	for (i = 0; i < CANCEL_CHAIN; i++) {
+		in = (struct drm_megpu_sync){ .handle = prev };
+		ASSERT_EQ(0, mt_write_job(t, &j[i], i % 2 ? e1 : 0, out, 4 * i,
+					  i + 1, NULL, &in, 1, NOIMP));
+		prev = j[i].sync;
+	}
+	usleep(200000);
+	mt_gate_open(gate);
+	EXPECT_EQ(-EFAULT, mt_job_finish(&p, mt_job_ns(t)));
+	for (i = 0; i < CANCEL_CHAIN; i++) {
+		EXPECT_EQ(-ECANCELED, mt_job_finish(&j[i], mt_job_ns(t)))
+			TH_LOG("consumer %d", i);
+		EXPECT_EQ(0, mt_u32(out)[i]);
+	}
+	ASSERT_EQ(0, megpu_debugfs_counter(&t->gpu, "cancel_checks", &checks));
+	EXPECT_GE(2 * (CANCEL_CHAIN + 1), checks - checks0)
+		TH_LOG("%" PRIu64 " jobs looked at to cancel a chain of %d",
+		       checks - checks0, CANCEL_CHAIN);
+	megpu_bo_free(out);
+	megpu_bo_free(gate);
 }
 
 /* In-sync fences jobs hold now (debugfs "counters"). */
