@@ -20,8 +20,8 @@
  * dequeuer's callback, so that its work meets a fence signaled whose
  * callbacks still run; sem_reserve_hold_ms, which holds each job between
  * its semaphore reservation and run_job, so that another engine's job
- * finds the pool reserved with no job in a ring; then those of the flush (megpu_flush.c) and
- * multi-GPU (megpu_mgpu.c) code.
+ * finds the pool reserved with no job in a ring; then those of the flush
+ * (megpu_flush.c) and multi-GPU (megpu_mgpu.c) code.
  */
 
 #include <linux/debugfs.h>

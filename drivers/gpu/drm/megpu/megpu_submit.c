@@ -158,11 +158,10 @@ static int megpu_job_add_implicit(struct megpu_job *job,
 				  struct drm_gem_object *obj, bool write)
 {
 	struct dma_resv_iter cursor;
-	struct dma_fence *fence;
-	int ret;
-
 	/* set before the alias could add a fence to the shared resv */
 	bool aliased = READ_ONCE(to_megpu_bo(obj)->aliased);
+	struct dma_fence *fence;
+	int ret;
 
 	dma_resv_for_each_fence(&cursor, obj->resv, dma_resv_usage_rw(write),
 				fence) {

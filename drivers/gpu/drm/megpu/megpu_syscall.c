@@ -32,8 +32,8 @@
  * its wave, so its job stays first in the ring until it is answered or
  * the engine is reset), so idle files, and files whose jobs wait behind
  * others, however many one user keeps, cost the other users' calls
- * nothing: a scan reads at most one mailbox per engine, IRQs off. A mailbox lives as long as
- * its file's jobs (the file's reference count): the device may write it
+ * nothing: a scan reads at most one mailbox per engine, IRQs off. A
+ * mailbox lives as long as its file's jobs (the file's reference count): the device may write it
  * until the last of them is done. An engine reset drops its waves; their
  * slots are reclaimed here, so no slot leaks.
  *
@@ -66,7 +66,7 @@
  * With fewer slots than callers each call waits for a slot to come round
  * (issue 25: 64 callers took 0.54x the phased way's time with 8 slots,
  * 4x with 64). More than a work-group of 64 costs the interrupt: it
- * scans every slot of each mailbox with a job in a ring, IRQs off.
+ * scans every slot of the mailbox each engine calls through, IRQs off.
  */
 static unsigned int megpu_mailbox_slots = 64;
 module_param_named(mailbox_slots, megpu_mailbox_slots, uint, 0644);
