@@ -1058,6 +1058,127 @@ static void test_reset(void)
     megpu_stop_engines(&m);
 }
 
+/*
+ * EVENT-mode DEQUEUEs on engines [0, @engines) (gfx and compute), asleep
+ * behind a lock a CPU holds; returns when each has just gone to sleep,
+ * so that its sleep's safety poll (MEGPU_TQ_EVENT_POLL_MS) is still
+ * almost a whole period away.
+ */
+static void sleep_behind_cpu(Megpu *m, unsigned engines)
+{
+    static const unsigned q0[] = { 0 };
+    uint32_t waits = rd(m, MEGPU_REG_TASKQ_EVENT_WAITS);
+
+    results_clear(m, 4);
+    q_init(m, 0, 16, MEGPU_TQ_F_EVENT, 0);
+    q_push(m, 0, 0, 4, NULL);
+    q_close(m, 0);
+    q_wr(m, 0, MEGPU_TQ_HDR_LOCK, CPU_OWNER);
+    for (unsigned e = 0; e < engines; e++) {
+        emit_dequeue(m, e, q0, 1, 0, 0);
+        kick(m, e);
+    }
+    for (unsigned us = 0;
+         rd(m, MEGPU_REG_TASKQ_EVENT_WAITS) < waits + engines; us += 200) {
+        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+        g_usleep(200);
+    }
+}
+
+/*
+ * An engine reset ends a DEQUEUE's sleep at once, not at its safety poll
+ * (the hardware spec: engines abandon work at once). The bound is half
+ * a poll period; before the reset woke sleepers, it took nearly one.
+ */
+static void test_engine_reset_ends_sleep(void)
+{
+    int64_t t0, us;
+    Megpu m;
+
+    megpu_start_engines(&m, 2);
+    sleep_behind_cpu(&m, 1);
+    t0 = g_get_monotonic_time();
+    ewr(&m, 0, MEGPU_ENG_CONTROL, MEGPU_ENG_CTRL_RESET);
+    eng_reset_done(&m, 0);
+    us = g_get_monotonic_time() - t0;
+    g_test_message("engine reset of a sleeping DEQUEUE: %" PRId64 " us", us);
+    g_assert_cmpint(us, <, MEGPU_TQ_EVENT_POLL_MS * 1000 / 2);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_TASKQ_STATE), ==,
+                     MEGPU_TQ_STATE_IDLE);
+    megpu_stop_engines(&m);
+}
+
+/*
+ * The device reset waits for each engine in turn under the BQL: with
+ * two sleepers it took about a poll period (the second went back to
+ * sleep before its turn came).
+ */
+static void test_device_reset_ends_sleeps(void)
+{
+    int64_t t0, us;
+    Megpu m;
+
+    megpu_start_engines(&m, 2);
+    sleep_behind_cpu(&m, 2);
+    t0 = g_get_monotonic_time();
+    wr(&m, MEGPU_REG_RESET, MEGPU_RESET_MAGIC);
+    us = g_get_monotonic_time() - t0;
+    g_test_message("device reset, two sleeping DEQUEUEs: %" PRId64 " us", us);
+    g_assert_cmpint(us, <, MEGPU_TQ_EVENT_POLL_MS * 1000 / 2);
+    for (unsigned e = 0; e < 2; e++) {
+        g_assert_cmpuint(erd(&m, e, MEGPU_ENG_TASKQ_STATE), ==,
+                         MEGPU_TQ_STATE_IDLE);
+    }
+    megpu_stop_engines(&m);
+}
+
+/*
+ * The guest powers the device's slot off while engines run: QEMU unplugs
+ * it at once, and the teardown must not destroy one engine's lock while
+ * another engine can still take it (a SIGNAL locks every engine). Engine
+ * 1 asleep in a DEQUEUE kept the old teardown, engine by engine, between
+ * engine 0's locks going and engine 2's stop; engine 2 signals every
+ * millisecond meanwhile, and QEMU aborted on a destroyed mutex.
+ */
+static void test_slot_power_off_busy(void)
+{
+    static const unsigned q0[] = { 0 };
+    QPCIDevice *port;
+    Megpu m;
+
+    port = megpu_start_in_slot(&m, 3, true, "write-mode=strict");
+    qpci_msix_enable(m.dev);
+    for (unsigned n = 0; n < 3; n++) {
+        ring_setup(&m, n);
+    }
+    q_init(&m, 0, 16, MEGPU_TQ_F_EVENT, 0);
+    q_push(&m, 0, 0, 4, NULL);
+    q_close(&m, 0);
+    q_wr(&m, 0, MEGPU_TQ_HDR_LOCK, CPU_OWNER);
+    emit_dequeue(&m, 1, q0, 1, 0, 0);
+    kick(&m, 1);
+    tq_state_wait(&m, 1, MEGPU_TQ_STATE_LOCKING);
+
+    ewr(&m, 2, MEGPU_ENG_DELAY_US, 1000);
+    while (m.ring[2].pos + 4 * (1 + MEGPU_PKT_SIGNAL_COUNT) < RING_SIZE) {
+        emit_signal(&m.ring[2], SEM_PA, m.ring[2].pos);
+    }
+    kick(&m, 2);
+    /* signalling (the first SIGNAL writes 0) */
+    for (unsigned us = 0; !qtest_readq(m.qts, SEM_PA); us += 1000) {
+        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+        g_usleep(1000);
+    }
+
+    megpu_slot_power_off(port);
+    megpu_assert_gone(&m);
+
+    g_free(port);
+    g_free(m.dev);
+    qpci_free_pc(m.bus);
+    qtest_quit(m.qts);
+}
+
 /* Poll a device register until (value & mask) == want. */
 static void rd_poll(Megpu *m, uint32_t reg, uint32_t mask, uint32_t want)
 {
@@ -1481,6 +1602,12 @@ int main(int argc, char **argv)
                    test_lock_held_backs_off);
     qtest_add_func("/megpu/dequeue/malformed", test_malformed);
     qtest_add_func("/megpu/dequeue/reset", test_reset);
+    qtest_add_func("/megpu/dequeue/engine-reset-ends-sleep",
+                   test_engine_reset_ends_sleep);
+    qtest_add_func("/megpu/dequeue/device-reset-ends-sleeps",
+                   test_device_reset_ends_sleeps);
+    qtest_add_func("/megpu/dequeue/slot-power-off-busy",
+                   test_slot_power_off_busy);
     qtest_add_func("/megpu/dequeue/request-work", test_request_work);
     qtest_add_func("/megpu/dequeue/task-done", test_task_done);
     qtest_add_func("/megpu/dequeue/task-run", test_task_run);

@@ -390,10 +390,56 @@ static void test_faults(void)
     megpu_stop_engines(&m);
 }
 
+/*
+ * Bus mastering off ends the engines' DMA (PCI_COMMAND, as a driver's
+ * pci_clear_master() before kexec or unbind). A packet's cached page
+ * translations go: an IB WAITing on a page it already mapped faults
+ * when it reads again, instead of seeing the CPU's value through its
+ * cached map and going on to write the page. Writes still queued in the
+ * write model (relaxed mode, which under qtest lands only as virtual
+ * time moves) are dropped, not landed.
+ */
+static void test_bus_master_off(void)
+{
+    const uint64_t ib_va = 0x10000000, data_va = 0x20000000;
+    const uint32_t marker = 0x600d;
+    uint16_t cmd;
+    Stream ib;
+    Megpu m;
+
+    megpu_start_engines_opts(&m, 1, "write-mode=relaxed,write-seed=1");
+    qtest_memset(m.qts, DATA_PA, 0, 0x1000);
+    mmu_map(&m, ib_va, IB_PA, 0x1000, false);
+    mmu_map(&m, data_va, DATA_PA, 0x1000, true);
+    ib = ib_stream(&m, IB_PA);
+    emit_wait(&ib, data_va, 1);
+    emit_write(&ib, data_va + 0x100, &marker, 1);
+    /* posted before the IB: lands only when virtual time moves */
+    emit_write(&m.ring[0], DATA_PA + 0x200, &marker, 1);
+    emit_setctx(&m.ring[0], PT_PA, 1);
+    emit_ib(&m.ring[0], ib_va, ib.pos / 4);
+    kick(&m, 0);
+    eng_poll(&m, 0, MEGPU_ENG_STATUS_WAIT_SEM);
+    g_assert_cmphex(qtest_readl(m.qts, DATA_PA + 0x200), ==, 0);
+
+    cmd = qpci_config_readw(m.dev, PCI_COMMAND);
+    qpci_config_writew(m.dev, PCI_COMMAND, cmd & ~PCI_COMMAND_MASTER);
+    qtest_writeq(m.qts, DATA_PA, 1);
+    eng_poll(&m, 0, MEGPU_ENG_STATUS_FAULTED);
+    qtest_clock_step(m.qts, 10 * 1000 * 1000);
+    g_assert_cmphex(qtest_readl(m.qts, DATA_PA + 0x200), ==, 0);
+    g_assert_cmphex(qtest_readl(m.qts, DATA_PA + 0x100), ==, 0);
+    /* the WAIT's own read faulted: the page table is out of reach too */
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_FAULT_CODE), ==, MEGPU_FAULT_MMU);
+    g_assert_cmphex(erd64(&m, 0, MEGPU_ENG_FAULT_ADDR_LO), ==, data_va);
+    megpu_stop_engines(&m);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/megpu/engine/mmu-ib", test_mmu_ib);
     qtest_add_func("/megpu/engine/faults", test_faults);
+    qtest_add_func("/megpu/engine/bus-master-off", test_bus_master_off);
     return g_test_run();
 }

@@ -72,6 +72,76 @@ static inline void megpu_start_opts(Megpu *m, unsigned engines,
     m->bar = qpci_iomap(m->dev, MEGPU_BAR_MMIO, NULL);
 }
 
+/*
+ * The device in a hot-plug slot: behind a PCIe root port (returned,
+ * devfn 05.0, its own bus 1, a window over the device's BAR), id gpu0.
+ * With @native the slot is the port's own (native PCIe hot-plug, not
+ * ACPI's): the guest's Slot Control decides as it does on hardware.
+ */
+static inline QPCIDevice *megpu_start_in_slot(Megpu *m, unsigned engines,
+                                              bool native, const char *opts)
+{
+    QPCIDevice *port;
+    uint64_t bar_pa;
+
+    m->engines = engines;
+    m->qts = qtest_initf("-machine q35 -nodefaults -m 256M "
+                         "-global ICH9-LPC.acpi-pci-hotplug-with-bridge-"
+                         "support=%s "
+                         "-device pcie-root-port,id=rp0,bus=pcie.0,"
+                         "addr=05.0,chassis=1,slot=1 "
+                         "-device megpu,bus=rp0,id=gpu0,engines=%u,%s",
+                         native ? "off" : "on", engines, opts);
+    m->bus = qpci_new_pc(m->qts, NULL);
+    port = qpci_device_find(m->bus, QPCI_DEVFN(5, 0));
+    g_assert_nonnull(port);
+    qpci_config_writeb(port, PCI_PRIMARY_BUS, 0);
+    qpci_config_writeb(port, PCI_SECONDARY_BUS, 1);
+    qpci_config_writeb(port, PCI_SUBORDINATE_BUS, 1);
+    /* bus 1, device 0: the bus number sits above devfn in CONFIG_ADDRESS */
+    m->dev = qpci_device_find(m->bus, 1 << 8);
+    g_assert_nonnull(m->dev);
+    g_assert_cmphex(qpci_config_readw(m->dev, PCI_VENDOR_ID), ==,
+                    MEGPU_PCI_VENDOR_ID);
+    m->bar = qpci_iomap(m->dev, MEGPU_BAR_MMIO, NULL);
+    bar_pa = qpci_config_readl(m->dev, PCI_BASE_ADDRESS_0 +
+                               4 * MEGPU_BAR_MMIO) & ~0xfull;
+    qpci_config_writew(port, PCI_MEMORY_BASE, (bar_pa >> 16) & 0xfff0);
+    qpci_config_writew(port, PCI_MEMORY_LIMIT,
+                       ((bar_pa + MEGPU_MMIO_SIZE - 1) >> 16) & 0xfff0);
+    qpci_device_enable(port);
+    qpci_device_enable(m->dev);
+    return port;
+}
+
+/* Gone from its bus, and QEMU still answers. */
+static inline void megpu_assert_gone(Megpu *m)
+{
+    QDict *resp;
+
+    g_assert_cmphex(qpci_config_readw(m->dev, PCI_VENDOR_ID), ==, 0xffff);
+    resp = qtest_qmp(m->qts, "{ 'execute': 'query-status' }");
+    g_assert(qdict_haskey(resp, "return"));
+    qobject_unref(resp);
+}
+
+/*
+ * What the guest itself may do to a hot-plug slot: power it off (power
+ * controller and indicator off in the port's Slot Control), which
+ * unplugs the device at once, without the host.
+ */
+static inline void megpu_slot_power_off(QPCIDevice *port)
+{
+    uint8_t cap = qpci_find_capability(port, PCI_CAP_ID_EXP, 0);
+    uint16_t ctl;
+
+    g_assert_cmpuint(cap, !=, 0);
+    ctl = qpci_config_readw(port, cap + PCI_EXP_SLTCTL);
+    ctl = (ctl & ~PCI_EXP_SLTCTL_PIC) | PCI_EXP_SLTCTL_PWR_IND_OFF |
+          PCI_EXP_SLTCTL_PWR_OFF;
+    qpci_config_writew(port, cap + PCI_EXP_SLTCTL, ctl);
+}
+
 static inline void megpu_start(Megpu *m, unsigned engines)
 {
     megpu_start_opts(m, engines, "write-mode=strict");

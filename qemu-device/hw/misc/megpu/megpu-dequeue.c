@@ -359,6 +359,11 @@ static bool tq_closed_done(MegpuExec *x, const MegpuQueue *q, bool *done)
         return false;
     }
     for (uint32_t i = head; i != tail; i++) {
+        /* up to 64K descriptors, per queue named in the list */
+        if (megpu_engine_should_abort(x->e)) {
+            x->aborted = true;
+            return false;
+        }
         if (!tq_read_task(x, q, i, &t)) {
             return false;
         }
@@ -382,6 +387,18 @@ void megpu_taskq_notify(MegpuState *s)
     }
     qemu_mutex_lock(&s->tq_mutex);
     s->tq_seq++;
+    qemu_cond_broadcast(&s->tq_cond);
+    qemu_mutex_unlock(&s->tq_mutex);
+}
+
+/*
+ * An engine's reset or stop ends its sleep at once: its flag is set
+ * before this, and tq_sleep() checks it under the same mutex. Not a
+ * notification (tq_seq stays), and not subject to x-taskq-no-notify.
+ */
+void megpu_taskq_kick(MegpuState *s)
+{
+    qemu_mutex_lock(&s->tq_mutex);
     qemu_cond_broadcast(&s->tq_cond);
     qemu_mutex_unlock(&s->tq_mutex);
 }

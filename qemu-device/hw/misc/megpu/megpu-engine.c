@@ -795,6 +795,8 @@ static void megpu_engine_control(MegpuEngine *e, uint32_t val)
         megpu_wake_locked(e);
         /* an engine stalled on its write queue or a FLUSH, too */
         qemu_cond_broadcast(&e->wq_cond);
+        /* or asleep in a DEQUEUE */
+        megpu_taskq_kick(e->s);
         return;
     }
     if (val & MEGPU_ENG_CTRL_FAULT_ACK) {
@@ -901,6 +903,7 @@ void megpu_engine_reset_sync(MegpuEngine *e)
     qatomic_set(&e->reset_pending, true);
     megpu_wake_locked(e);
     qemu_cond_broadcast(&e->wq_cond);
+    megpu_taskq_kick(e->s);
     while (e->reset_pending) {
         qemu_cond_wait(&e->cond, &e->lock);
     }
@@ -932,18 +935,41 @@ void megpu_engine_init(MegpuState *s, unsigned n)
     e->thread_started = true;
 }
 
-void megpu_engine_fini(MegpuEngine *e)
+/*
+ * Teardown: every engine stops and is joined before any engine's lock
+ * goes, because engine threads (a SIGNAL waking all waiters, a wave's
+ * mailbox caller) and the write model's thread lock other engines. The
+ * locks go in megpu_engines_destroy(), after megpu_wq_fini().
+ */
+void megpu_engines_stop(MegpuState *s)
 {
-    if (!e->thread_started) {
-        return;
+    for (unsigned n = 0; n < s->num_engines; n++) {
+        MegpuEngine *e = &s->engines[n];
+
+        qemu_mutex_lock(&e->lock);
+        qatomic_set(&e->stop, true);
+        megpu_wake_locked(e);
+        qemu_cond_broadcast(&e->wq_cond);
+        qemu_mutex_unlock(&e->lock);
     }
-    qemu_mutex_lock(&e->lock);
-    qatomic_set(&e->stop, true);
-    megpu_wake_locked(e);
-    qemu_mutex_unlock(&e->lock);
-    qemu_thread_join(&e->thread);
-    e->thread_started = false;
-    qemu_cond_destroy(&e->cond);
-    qemu_mutex_destroy(&e->xlat_lock);
-    qemu_mutex_destroy(&e->lock);
+    megpu_taskq_kick(s);
+    for (unsigned n = 0; n < s->num_engines; n++) {
+        MegpuEngine *e = &s->engines[n];
+
+        if (e->thread_started) {
+            qemu_thread_join(&e->thread);
+            e->thread_started = false;
+        }
+    }
+}
+
+void megpu_engines_destroy(MegpuState *s)
+{
+    for (unsigned n = 0; n < s->num_engines; n++) {
+        MegpuEngine *e = &s->engines[n];
+
+        qemu_cond_destroy(&e->cond);
+        qemu_mutex_destroy(&e->xlat_lock);
+        qemu_mutex_destroy(&e->lock);
+    }
 }

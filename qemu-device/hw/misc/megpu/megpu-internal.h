@@ -68,7 +68,8 @@ static inline uint64_t megpu_pl64(const uint32_t *p, unsigned i)
 
 /* megpu-engine.c */
 void megpu_engine_init(MegpuState *s, unsigned n);
-void megpu_engine_fini(MegpuEngine *e);
+void megpu_engines_stop(MegpuState *s);
+void megpu_engines_destroy(MegpuState *s);
 uint32_t megpu_engine_read(MegpuEngine *e, hwaddr off);
 void megpu_engine_write(MegpuEngine *e, hwaddr off, uint32_t val);
 void megpu_engine_reset_sync(MegpuEngine *e);
@@ -112,6 +113,7 @@ bool megpu_mem_read64(MegpuExec *x, uint64_t addr, uint64_t *val);
 bool megpu_mem_write64(MegpuExec *x, uint64_t addr, uint64_t val);
 bool megpu_mem_add32(MegpuExec *x, uint64_t addr, uint32_t val);
 void megpu_mmu_invalidate(MegpuState *s);
+void megpu_bus_master_off(MegpuState *s);
 void megpu_tlb_drop(MegpuExec *x);
 
 /* megpu-kernels.c */
@@ -150,6 +152,7 @@ bool megpu_wq_read_begin(MegpuEngine *e, hwaddr pa, uint32_t len);
 void megpu_wq_read_end(MegpuEngine *e, hwaddr pa, void *buf, uint32_t len);
 bool megpu_wq_engine_flush(MegpuExec *x);
 void megpu_wq_engine_drop(MegpuEngine *e);
+void megpu_wq_drop_all(MegpuState *s);
 void megpu_wq_tick(MegpuEngine *e);
 void megpu_wq_engine_drained(MegpuEngine *e);
 bool megpu_wq_reg_read(MegpuState *s, hwaddr addr, uint64_t *val);
@@ -164,6 +167,7 @@ bool megpu_exec_task_run(MegpuExec *x, const uint32_t *p);
 void megpu_spi_count(MegpuEngine *e, uint64_t items, uint64_t groups);
 void megpu_taskq_engine_idle(MegpuEngine *e);
 void megpu_taskq_notify(MegpuState *s);
+void megpu_taskq_kick(MegpuState *s);
 bool megpu_taskq_reg_read(MegpuState *s, hwaddr addr, uint64_t *val);
 bool megpu_taskq_reg_write(MegpuState *s, hwaddr addr, uint32_t val);
 void megpu_taskq_reset(MegpuState *s);

@@ -449,13 +449,32 @@ bool megpu_mem_add32(MegpuExec *x, uint64_t addr, uint32_t val)
  * for anything, so this is short; it runs under the BQL, which engines
  * never take.
  */
-void megpu_mmu_invalidate(MegpuState *s)
+static void megpu_tlb_stale_all(MegpuState *s)
 {
     for (unsigned n = 0; n < s->num_engines; n++) {
         qemu_mutex_lock(&s->engines[n].xlat_lock);
         s->engines[n].xlat_gen++;   /* its packet's TLB is stale */
         qemu_mutex_unlock(&s->engines[n].xlat_lock);
     }
+}
+
+void megpu_mmu_invalidate(MegpuState *s)
+{
+    megpu_tlb_stale_all(s);
     s->mmu_invalidations++;
     trace_megpu_mmu_invalidate(s->mmu_invalidations);
+}
+
+/*
+ * PCI_COMMAND's bus master bit cleared: from here on no DMA. The engines'
+ * cached translations go as at MMU_INVALIDATE, so their next access maps
+ * again through the bus master space, now disabled, and faults (BUS);
+ * queued writes are dropped, not landed. Under the BQL, as a config
+ * write; waits only for the engines' current page chunk.
+ */
+void megpu_bus_master_off(MegpuState *s)
+{
+    megpu_tlb_stale_all(s);
+    megpu_wq_drop_all(s);
+    trace_megpu_bus_master_off();
 }

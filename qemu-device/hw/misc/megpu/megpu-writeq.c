@@ -1554,14 +1554,12 @@ bool megpu_wq_engine_flush(MegpuExec *x)
  * Engine reset: its queued writes (both stages) are dropped, unwritten,
  * and its generator and clock start again from the seed.
  */
-void megpu_wq_engine_drop(MegpuEngine *e)
+/* Forget @e's queued writes; how many. Called with every wq lock held. */
+static uint32_t megpu_wq_drop_locked(MegpuState *s, MegpuEngine *e)
 {
-    MegpuState *s = e->s;
     MegpuWrite *w, *tmp;
     uint32_t dropped = 0;
 
-    megpu_wq_lock_all(s);
-    megpu_wq_reseed(s, e);
     QTAILQ_FOREACH_SAFE(w, &e->wq, link, tmp) {
         megpu_wq_forget_locked(s, w);
         dropped++;
@@ -1571,7 +1569,32 @@ void megpu_wq_engine_drop(MegpuEngine *e)
         dropped++;
     }
     trace_megpu_wq_drop(e->idx, dropped);
+    return dropped;
+}
+
+void megpu_wq_engine_drop(MegpuEngine *e)
+{
+    MegpuState *s = e->s;
+
+    megpu_wq_lock_all(s);
+    megpu_wq_reseed(s, e);
+    megpu_wq_drop_locked(s, e);
     /* a flush waiting for them is done now */
+    megpu_flush_check_locked(s);
+    megpu_wq_broadcast(s);
+    megpu_wq_unlock_all(s);
+}
+
+/*
+ * Bus mastering off: the writes still queued never reach memory (a
+ * device may not write once the function lost its bus master bit).
+ */
+void megpu_wq_drop_all(MegpuState *s)
+{
+    megpu_wq_lock_all(s);
+    for (unsigned n = 0; n < s->num_engines; n++) {
+        megpu_wq_drop_locked(s, &s->engines[n]);
+    }
     megpu_flush_check_locked(s);
     megpu_wq_broadcast(s);
     megpu_wq_unlock_all(s);

@@ -285,12 +285,18 @@ static const MemoryRegionOps megpu_mmio_ops = {
  * Config space as any PCI function's, plus the function level reset:
  * pcie_cap_flr_init() only advertises it; a write of BCR_FLR to the
  * device control register resets the function here (registers, engines,
- * MSI-X, command register and BARs), as a device reset does.
+ * MSI-X, command register and BARs), as a device reset does; and the
+ * bus master bit: when it goes, so does the engines' DMA.
  */
 static void megpu_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
                                int len)
 {
+    bool master = pdev->config[PCI_COMMAND] & PCI_COMMAND_MASTER;
+
     pci_default_write_config(pdev, addr, val, len);
+    if (master && !(pdev->config[PCI_COMMAND] & PCI_COMMAND_MASTER)) {
+        megpu_bus_master_off(MEGPU(pdev));
+    }
     pcie_cap_flr_write_config(pdev, addr, val, len);
 }
 
@@ -361,10 +367,10 @@ static void megpu_exit(PCIDevice *pdev)
     MegpuState *s = MEGPU(pdev);
 
     /* joining under the BQL is safe: engine threads never take it */
-    for (unsigned n = 0; n < s->num_engines; n++) {
-        megpu_engine_fini(&s->engines[n]);
-    }
+    megpu_engines_stop(s);
+    /* its thread locks engines: before their locks go */
     megpu_wq_fini(s);
+    megpu_engines_destroy(s);
     megpu_taskq_fini(s);
     qemu_bh_delete(s->irq_bh);
     s->irq_bh = NULL;
