@@ -264,9 +264,10 @@ struct megpu_engine {
  *	jobs find the pool reserved and no job in a ring)
  * @flush_lock: protects the host-flush state
  * @flush_wq: waiters for a flush acknowledgment
- * @flush_ioctl_slots: FLUSH ioctl callers that may wait on @flush_wq at
- *	once (MEGPU_FLUSH_IOCTL_WAITERS); the others wait for a slot, so
- *	that no number of user threads lengthens the interrupt's wake-up
+ * @flush_slots: user-driven callers that may wait on @flush_wq at once
+ *	(MEGPU_FLUSH_WAITERS: FLUSH ioctls and the unmaps of closed BOs);
+ *	the others wait for a slot, so that no number of user threads
+ *	lengthens the interrupt's wake-up
  * @flush_jobs: jobs done by their engine, waiting for their host flush
  * @flush_started: host flushes started
  * @flush_done: host flushes the device acknowledged (FLUSH_SEQ)
@@ -362,7 +363,7 @@ struct megpu_device {
 
 	spinlock_t flush_lock;		/* flush_jobs, flush_started */
 	wait_queue_head_t flush_wq;
-	struct semaphore flush_ioctl_slots;
+	struct semaphore flush_slots;
 	struct list_head flush_jobs;
 	u64 flush_started;
 	u64 flush_done;
@@ -463,8 +464,9 @@ struct megpu_vm {
  * struct megpu_bo - a buffer object
  * @base: shmem GEM object
  * @read_only: mapped without GPU write permission
- * @aliased: another object of this device shares its pages and its
- *	dma_resv but not @res (a read-only re-import, or its exporter): the
+ * @aliased: another object of this device may share its pages and its
+ *	dma_resv but not @res (any import: a read-only re-import and its
+ *	exporter, or two files' imports of one foreign dma-buf): the
  *	resource objects do not see each other's jobs, so implicit
  *	dependencies are waited for as explicit ones
  * @mappings_lock: protects @mappings

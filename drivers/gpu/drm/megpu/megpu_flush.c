@@ -33,14 +33,14 @@
 #include "megpu_trace.h"
 
 #define MEGPU_FLUSH_TIMEOUT_MS	1000
-/* FLUSH ioctl callers on flush_wq at once (the rest wait for a slot) */
-#define MEGPU_FLUSH_IOCTL_WAITERS	64
+/* user-driven waiters on flush_wq at once (the rest wait for a slot) */
+#define MEGPU_FLUSH_WAITERS	64
 
 void megpu_flush_init(struct megpu_device *mdev)
 {
 	spin_lock_init(&mdev->flush_lock);
 	init_waitqueue_head(&mdev->flush_wq);
-	sema_init(&mdev->flush_ioctl_slots, MEGPU_FLUSH_IOCTL_WAITERS);
+	sema_init(&mdev->flush_slots, MEGPU_FLUSH_WAITERS);
 	INIT_LIST_HEAD(&mdev->flush_jobs);
 	mdev->flush_started = 0;
 	mdev->flush_done = 0;
@@ -300,16 +300,16 @@ int megpu_ioctl_flush(struct drm_device *drm, void *data,
 	 * threads queue for a slot (FIFO, each held one flush) instead of
 	 * lengthening that walk, which runs with interrupts off.
 	 */
-	if (down_interruptible(&mdev->flush_ioctl_slots))
+	if (down_interruptible(&mdev->flush_slots))
 		return -ERESTARTSYS;
 	/* a function level reset would forget the flush: wait for its end */
 	if (down_read_interruptible(&mdev->reset_sem)) {
-		up(&mdev->flush_ioctl_slots);
+		up(&mdev->flush_slots);
 		return -ERESTARTSYS;
 	}
 	ret = megpu_flush_wait(mdev, &args->seqno, true);
 	up_read(&mdev->reset_sem);
-	up(&mdev->flush_ioctl_slots);
+	up(&mdev->flush_slots);
 	return ret;
 }
 
@@ -476,9 +476,12 @@ int megpu_flush_unmapped(struct megpu_vm *vm, bool patient)
 	spin_unlock_irqrestore(&mdev->flush_lock, flags);
 	if (clean && !in_ring)
 		return 0;
+	/* any number of user threads closing BOs: as FLUSH, a slot each */
+	down(&mdev->flush_slots);
 	ret = __megpu_flush_wait(mdev, &seqno, false, patient ?
 				 MAX_SCHEDULE_TIMEOUT :
 				 msecs_to_jiffies(MEGPU_FLUSH_TIMEOUT_MS));
+	up(&mdev->flush_slots);
 	/* the removed device was reset: its queued writes were dropped */
 	return ret == -ENODEV ? 0 : ret;
 }

@@ -409,6 +409,12 @@ megpu_gem_prime_import_sg_table(struct drm_device *drm,
 		return obj;
 	/* set before any mapping exists: the page tables follow it */
 	to_megpu_bo(obj)->read_only = megpu_gem_dmabuf_read_only(attach->dmabuf);
+	/*
+	 * Every file that imports a foreign dma-buf gets an object of its
+	 * own over the one dma_resv: another file's import may be used by
+	 * this device's jobs too, unseen by this object's resource object.
+	 */
+	to_megpu_bo(obj)->aliased = true;
 	megpu_gem_register(to_megpu(drm), to_megpu_bo(obj));
 	return obj;
 }

@@ -1078,19 +1078,64 @@ static int copy_engine(const struct mt *t, int not)
 }
 
 /*
+ * Two objects of this device over one dma_resv, @xt in @t and @xb in @b:
+ * implicit synchronization orders the two clients' jobs on engines @e0
+ * (writes) and @e1 (reads), both ways: @b's read waits for @t's write
+ * (read after write), and @t's next write waits for that read (write
+ * after read).
+ */
+static void keeps_implicit_sync(struct __test_metadata *_metadata,
+				struct mt *t, struct mt *b, int e0, int e1,
+				struct megpu_bo *xt, struct megpu_bo *xb)
+{
+	struct megpu_bo *out, *gate, *gate_b;
+	struct mt_job w, r;
+
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &gate));
+	ASSERT_EQ(0, mt_bo(&b->gpu, 8192, 0, &out));
+	ASSERT_EQ(0, mt_bo(&b->gpu, 4096, 0, &gate_b));
+
+	/* read after write: the owner's gated write, then the import read */
+	ASSERT_EQ(0, mt_write_job(t, &w, e0, xt, 0, 0x77, gate, NULL, 0, 0));
+	ASSERT_EQ(0, read_job(b, &r, e1, xb, out, NULL, NULL, 0, 0));
+	usleep(100000);
+	EXPECT_TRUE(mt_pending(&b->gpu, r.sync, 0))
+		TH_LOG("the second object's read ran before the write");
+	mt_gate_open(gate);
+	EXPECT_EQ(0, mt_job_finish(&w, mt_job_ns(t)));
+	EXPECT_EQ(0, mt_job_finish(&r, mt_job_ns(t)));
+	EXPECT_EQ(0x77, mt_u32(out)[0]);
+
+	/* write after read: the import's gated read, then the owner's write */
+	ASSERT_EQ(0, read_job(b, &r, e1, xb, out, gate_b, NULL, 0, 0));
+	ASSERT_EQ(0, mt_write_job(t, &w, e0, xt, 0, 0x99, NULL, NULL, 0, 0));
+	usleep(100000);
+	EXPECT_TRUE(mt_pending(&t->gpu, w.sync, 0))
+		TH_LOG("the write ran before the second object's read");
+	mt_gate_open(gate_b);
+	EXPECT_EQ(0, mt_job_finish(&r, mt_job_ns(t)));
+	EXPECT_EQ(0, mt_job_finish(&w, mt_job_ns(t)));
+	EXPECT_EQ(0x77, mt_u32(out)[0]);
+	/* @xt may be an import, which has no device mapping for the CPU */
+	ASSERT_EQ(0, read_job(b, &r, e1, xb, out, NULL, NULL, 0, 0));
+	EXPECT_EQ(0, mt_job_finish(&r, mt_job_ns(t)));
+	EXPECT_EQ(0x99, mt_u32(out)[0]);
+
+	megpu_bo_free(gate_b);
+	megpu_bo_free(out);
+	megpu_bo_free(gate);
+}
+
+/*
  * A BO exported without DRM_RDWR and imported by another client of the
  * same device is an object of its own (read-only) over the same pages and
- * dma_resv. Implicit synchronization still orders the two clients' jobs
- * on two engines, both ways: the importer's read waits for the owner's
- * write (read after write), and the owner's next write waits for that
- * read (write after read). An early driver let each side's resource
- * object miss the other's jobs: the read ran before the write.
+ * dma_resv. An early driver let each side's resource object miss the
+ * other's jobs: the read ran before the write.
  */
 TEST_F(sem, read_only_reimport_keeps_implicit_sync)
 {
-	struct megpu_bo *x, *ximp, *out, *gate, *gate_b;
+	struct megpu_bo *x, *ximp;
 	struct mt *t = &self->t, b;
-	struct mt_job w, r;
 	int e0, e1, fd;
 
 	e0 = mt_engine_for(t, MEGPU_PKT_WRITE_DATA, -1);
@@ -1099,44 +1144,51 @@ TEST_F(sem, read_only_reimport_keeps_implicit_sync)
 		SKIP(return, "needs a second engine that copies");
 	ASSERT_EQ(0, mt_open_client(t, &b));
 	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &x));
-	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &gate));
-	ASSERT_EQ(0, mt_bo(&b.gpu, 8192, 0, &out));
-	ASSERT_EQ(0, mt_bo(&b.gpu, 4096, 0, &gate_b));
 	ASSERT_EQ(0, drmPrimeHandleToFD(t->gpu.fd, x->handle, DRM_CLOEXEC,
 					&fd));
 	ASSERT_EQ(0, megpu_bo_import(&b.gpu, fd, &ximp));
 	close(fd);
 	ASSERT_EQ(DRM_MEGPU_GEM_CREATE_READ_ONLY, ximp->flags);
-
-	/* read after write: the owner's gated write, then the import read */
-	ASSERT_EQ(0, mt_write_job(t, &w, e0, x, 0, 0x77, gate, NULL, 0, 0));
-	ASSERT_EQ(0, read_job(&b, &r, e1, ximp, out, NULL, NULL, 0, 0));
-	usleep(100000);
-	EXPECT_TRUE(mt_pending(&b.gpu, r.sync, 0))
-		TH_LOG("the import's read ran before the owner's write");
-	mt_gate_open(gate);
-	EXPECT_EQ(0, mt_job_finish(&w, mt_job_ns(t)));
-	EXPECT_EQ(0, mt_job_finish(&r, mt_job_ns(t)));
-	EXPECT_EQ(0x77, mt_u32(out)[0]);
-
-	/* write after read: the import's gated read, then the owner's write */
-	ASSERT_EQ(0, read_job(&b, &r, e1, ximp, out, gate_b, NULL, 0, 0));
-	ASSERT_EQ(0, mt_write_job(t, &w, e0, x, 0, 0x99, NULL, NULL, 0, 0));
-	usleep(100000);
-	EXPECT_TRUE(mt_pending(&t->gpu, w.sync, 0))
-		TH_LOG("the owner's write ran before the import's read");
-	mt_gate_open(gate_b);
-	EXPECT_EQ(0, mt_job_finish(&r, mt_job_ns(t)));
-	EXPECT_EQ(0, mt_job_finish(&w, mt_job_ns(t)));
-	EXPECT_EQ(0x77, mt_u32(out)[0]);
-	EXPECT_EQ(0x99, mt_u32(x)[0]);
-
+	keeps_implicit_sync(_metadata, t, &b, e0, e1, x, ximp);
 	megpu_bo_free(ximp);
-	megpu_bo_free(gate_b);
-	megpu_bo_free(out);
-	megpu_bo_free(gate);
 	megpu_bo_free(x);
 	mt_close(&b);
+}
+
+/*
+ * Two clients import one foreign dma-buf (vgem's): each file gets an
+ * object of its own over its dma_resv, as for any other driver's buffer.
+ * An early driver kept implicit sync only through the resource object of
+ * each, which did not see the other client's jobs: the read ran first.
+ */
+TEST_F(sem, two_imports_of_a_foreign_buffer_keep_implicit_sync)
+{
+	struct drm_mode_create_dumb dumb = {
+		.width = 1024, .height = 1, .bpp = 32,
+	};
+	struct megpu_bo *xt, *xb;
+	struct mt *t = &self->t, b;
+	int e0, e1, fd, vgem;
+
+	e0 = mt_engine_for(t, MEGPU_PKT_WRITE_DATA, -1);
+	e1 = copy_engine(t, e0);
+	if (e1 < 0)
+		SKIP(return, "needs a second engine that copies");
+	vgem = mt_vgem_open();
+	if (vgem < 0)
+		SKIP(return, "no vgem");
+	ASSERT_EQ(0, drmIoctl(vgem, DRM_IOCTL_MODE_CREATE_DUMB, &dumb));
+	ASSERT_EQ(0, drmPrimeHandleToFD(vgem, dumb.handle,
+					DRM_CLOEXEC | DRM_RDWR, &fd));
+	ASSERT_EQ(0, mt_open_client(t, &b));
+	ASSERT_EQ(0, megpu_bo_import(&t->gpu, fd, &xt));
+	ASSERT_EQ(0, megpu_bo_import(&b.gpu, fd, &xb));
+	close(fd);
+	keeps_implicit_sync(_metadata, t, &b, e0, e1, xt, xb);
+	megpu_bo_free(xb);
+	megpu_bo_free(xt);
+	mt_close(&b);
+	close(vgem);
 }
 
 #define ring_pkt megpu_debug_packet
