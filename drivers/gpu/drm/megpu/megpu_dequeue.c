@@ -843,10 +843,16 @@ int megpu_ioctl_taskq_wait(struct drm_device *drm, void *data,
 	return 0;
 }
 
-/* The file is going: stop dequeuing for it (its jobs run out). */
+/*
+ * The file is going: stop dequeuing for it (its jobs run out). No other
+ * thread of it can attach now, so without an attachment there is
+ * nothing to do, and its close does not queue on kdq_mutex behind other
+ * files' detaches (each waits for its IB's host flush under it).
+ */
 void megpu_dequeue_file_close(struct megpu_file *mfile)
 {
-	megpu_dequeue_detach(mfile);
+	if (READ_ONCE(mfile->tq.attached))
+		megpu_dequeue_detach(mfile);
 }
 
 void megpu_dequeue_init(struct megpu_device *mdev)

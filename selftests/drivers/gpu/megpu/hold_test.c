@@ -537,4 +537,83 @@ TEST_F_TIMEOUT(hold, unmap_flush_waiters_are_bounded, 120)
 		EXPECT_EQ(0, f[i].ret) TH_LOG("closer %d", i);
 }
 
+struct closing {
+	struct mt *client;
+	int ret;
+	volatile bool done;
+};
+
+static void *detacher(void *arg)
+{
+	struct closing *c = arg;
+
+	c->ret = megpu_taskq_detach(&c->client->gpu);
+	c->done = true;
+	return NULL;
+}
+
+static void *client_closer(void *arg)
+{
+	struct closing *c = arg;
+
+	mt_close(c->client);
+	c->done = true;
+	return NULL;
+}
+
+/*
+ * A detach frees the attachment's IB, whose unmap waits for a host flush
+ * while the device is dirty, under the device's attachment mutex. An
+ * unrelated client's close, which has no attachment, must not wait for
+ * it: an early driver took that mutex in every close.
+ */
+TEST_F_TIMEOUT(hold, close_does_not_wait_for_a_detach, 60)
+{
+	struct drm_megpu_taskq_queue ref = { .slots = 64 };
+	struct closing d = { 0 }, c = { 0 };
+	struct megpu_bo *qbo, *gate, *b;
+	struct mt *t = &self->t, other;
+	pthread_t td, tc;
+	struct megpu_taskq q;
+	struct mt_job j;
+	int i;
+
+	if (!mt_has_cap(t, MEGPU_CAP_TASKQ))
+		SKIP(return, "no task queues");
+	ASSERT_EQ(0, mt_taskq_bo(t, 64, &q, &qbo));
+	ref.handle = qbo->handle;
+	ASSERT_EQ(0, megpu_taskq_attach(&t->gpu, &ref, 1, 1u << 0));
+	ASSERT_EQ(0, mt_open_client(t, &other));
+
+	/* a completed NO_FLUSH job's write held: unmaps wait for it */
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &gate));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &b));
+	ASSERT_EQ(0, mt_write_job(t, &j, 0, b, 0, 0x1, gate, NULL, 0,
+				  DRM_MEGPU_SUBMIT_NO_FLUSH));
+	ASSERT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_ALL));
+	mt_gate_open(gate);
+	ASSERT_EQ(0, mt_job_done(&j, mt_job_ns(t)));
+
+	d.client = t;
+	ASSERT_EQ(0, pthread_create(&td, NULL, detacher, &d));
+	for (i = 0; i < 50 && flush_waiters(t) < 1; i++)
+		usleep(10000);
+	ASSERT_LE(1, flush_waiters(t)) TH_LOG("the detach did not flush");
+	c.client = &other;
+	ASSERT_EQ(0, pthread_create(&tc, NULL, client_closer, &c));
+	/* the held flush lasts up to its 1 s timeout: well before that */
+	for (i = 0; i < 30 && !c.done; i++)
+		usleep(10000);
+	EXPECT_TRUE(c.done) TH_LOG("a close waited for another file's detach");
+	EXPECT_FALSE(d.done);
+	ASSERT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_NONE));
+	pthread_join(tc, NULL);
+	pthread_join(td, NULL);
+	EXPECT_EQ(0, d.ret);
+	mt_job_free(&j);
+	megpu_bo_free(b);
+	megpu_bo_free(gate);
+	megpu_bo_free(qbo);
+}
+
 TEST_HARNESS_MAIN
