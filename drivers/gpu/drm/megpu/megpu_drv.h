@@ -736,6 +736,8 @@ struct megpu_mapping *megpu_gem_mapping_get(struct megpu_bo *bo,
 					    struct megpu_vm *vm);
 void megpu_gem_mapping_put(struct megpu_mapping *mapping);
 void megpu_gem_mapping_put_patient(struct megpu_mapping *mapping);
+int megpu_bo_peek(struct drm_gem_object *obj, u64 off, unsigned int len,
+		  u64 *v);
 struct drm_gem_object *megpu_vm_lookup_bo(struct megpu_vm *vm, u64 va,
 					  u64 len, u64 *offset);
 int megpu_ioctl_gem_create(struct drm_device *drm, void *data,

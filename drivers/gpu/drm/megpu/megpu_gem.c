@@ -21,6 +21,7 @@
  */
 
 #include <linux/dma-resv.h>
+#include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/slab.h>
@@ -146,6 +147,39 @@ void megpu_gem_mapping_put(struct megpu_mapping *mapping)
 {
 	if (mapping)
 		kref_put(&mapping->refcount, megpu_mapping_release);
+}
+
+/**
+ * megpu_bo_peek - read a naturally aligned word of a BO of this device
+ * @obj: the BO; not an import, whose pages are its exporter's
+ * @off: the word's offset, a multiple of @len
+ * @len: 4 or 8
+ * @v: where the word goes (CPU order)
+ *
+ * A megpu BO's pages are pinned for its life: only the word's page is
+ * mapped, never the whole BO (up to 1 GiB of vmalloc space and its TLB
+ * flushes for a few bytes). One load, as the device reads the word.
+ *
+ * Return: 0, or -ENOENT for an import or a BO without pages.
+ */
+int megpu_bo_peek(struct drm_gem_object *obj, u64 off, unsigned int len,
+		  u64 *v)
+{
+	struct drm_gem_shmem_object *shmem = to_drm_gem_shmem_obj(obj);
+	void *page;
+
+	if (obj->import_attach || !shmem->pages || (off & (len - 1)) ||
+	    off + len > obj->size)
+		return -ENOENT;
+	page = kmap_local_page(shmem->pages[off >> PAGE_SHIFT]);
+	if (len == 8)
+		*v = le64_to_cpu(READ_ONCE(*(__le64 *)(page +
+							offset_in_page(off))));
+	else
+		*v = le32_to_cpu(READ_ONCE(*(__le32 *)(page +
+							offset_in_page(off))));
+	kunmap_local(page);
+	return 0;
 }
 
 /*

@@ -174,29 +174,21 @@ int megpu_mgpu_param(struct megpu_device *mdev, u32 param, u64 *value)
 }
 
 /*
- * Read @n words at @off of @obj. A megpu BO's pages are pinned for its
- * life: map only the page of each word, not the whole BO (up to 1 GiB of
- * vmalloc space for 32 bytes). An import is read through its exporter's
- * mapping.
+ * Read @n words at @off of @obj: a megpu BO's by their pages
+ * (megpu_bo_peek()), an import through its exporter's mapping.
  */
 static int megpu_bo_read_u32s(struct drm_gem_object *obj, u64 off, u32 *v,
 			      u32 n)
 {
-	struct drm_gem_shmem_object *shmem = to_drm_gem_shmem_obj(obj);
 	struct iosys_map map;
-	void *page;
+	u64 word;
 	int ret;
 	u32 i;
 
-	if (!obj->import_attach && shmem->pages) {
-		for (i = 0; i < n; i++, off += 4) {
-			page = kmap_local_page(shmem->pages[off >> PAGE_SHIFT]);
-			v[i] = le32_to_cpu(READ_ONCE(*(__le32 *)(page +
-						offset_in_page(off))));
-			kunmap_local(page);
-		}
+	for (i = 0; i < n && !megpu_bo_peek(obj, off + 4 * i, 4, &word); i++)
+		v[i] = word;
+	if (i == n)
 		return 0;
-	}
 	ret = drm_gem_vmap_unlocked(obj, &map);
 	if (ret)
 		return ret;

@@ -1089,6 +1089,69 @@ TEST_F(taskq, discrete_event_and_malformed)
 	tq_free(&q);
 }
 
+/* KiB of vmap() areas (pages mapped into vmalloc space), or -1. */
+static long vmap_kb(void)
+{
+	unsigned long long size;
+	char line[512];
+	long kb = -1;
+	FILE *f = fopen("/proc/vmallocinfo", "r");
+
+	if (!f)
+		return -1;
+	kb = 0;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, " vmap") &&
+		    sscanf(line, "%*s %llu", &size) == 1)
+			kb += size / 1024;
+	fclose(f);
+	return kb;
+}
+
+#define BIG_EVENT_BO	(64u << 20)
+
+/*
+ * The driver's dequeuer reads a gated task's event word in the client's
+ * own BO by that word's page: an early one mapped the whole BO into the
+ * kernel's vmalloc space (64 MiB here, up to 1 GiB) for 8 bytes, and
+ * again whenever its four cached maps turned over.
+ */
+TEST_F(taskq, discrete_event_word_maps_one_page)
+{
+	struct megpu_task t;
+	struct megpu_bo *big;
+	long before, during;
+	struct tq q;
+	uint64_t *ev;
+
+	TQ_NEED_QUEUES();
+	ASSERT_EQ(0, tq_setup(&self->t, &q, 1, 0));
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, BIG_EVENT_BO, 0, &big));
+	ev = (uint64_t *)((uint8_t *)big->map + BIG_EVENT_BO - 8);
+	*ev = 0;
+	t = tq_task(&q, 0, MEGPU_TQ_AFF_REQUIRE_GPU);
+	t.event_addr = big->va + BIG_EVENT_BO - 8;
+	t.event_value = 1;
+	ASSERT_EQ(1, megpu_taskq_push(&q.q[2], &q.agents[0], &t, 1));
+	tq_close_all(&q);
+	before = vmap_kb();
+	ASSERT_LE(0, before) TH_LOG("no /proc/vmallocinfo");
+	ASSERT_EQ(0, tq_attach(&q));
+	/* the driver looked at the word, and the task waits for it */
+	ASSERT_EQ(-ETIME, megpu_taskq_wait(&self->t.gpu, 300000000ll));
+	during = vmap_kb();
+	/* the attachment maps its queues (some MiB); not the event's BO */
+	EXPECT_GT(before + BIG_EVENT_BO / 2048, during)
+		TH_LOG("vmap areas %ld -> %ld KiB", before, during);
+	ASSERT_EQ(0, tq_note(&q, 0)[MEGPU_TQ_NOTE_DONE / 4]);
+	__atomic_store_n(ev, 1, __ATOMIC_SEQ_CST);
+	ASSERT_EQ(0, megpu_taskq_wait(&self->t.gpu, 10000000000ll));
+	ASSERT_EQ(1, tq_note(&q, 0)[MEGPU_TQ_NOTE_DONE / 4]);
+	ASSERT_EQ(1, mt_u32(q.elems)[0]);
+	tq_free(&q);
+	megpu_bo_free(big);
+}
+
 /*
  * An event that comes after the attachment ended (nothing moved for a
  * job timeout) finds its task still queued, and a CPU dequeuer runs it
