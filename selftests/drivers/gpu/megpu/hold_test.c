@@ -459,20 +459,19 @@ static void *closer(void *arg)
 /*
  * FLUSH_THREADS threads run @fn while a completed NO_FLUSH job's write
  * is held, so that their flushes wait; the hold ends within the flush's
- * 1 s timeout. The most flush waiters debugfs showed at once go to
- * @most, each thread's result to @f.
+ * 1 s timeout. At most 64 of them may wait for the acknowledgment at once
+ * (debugfs "flush"), and each must succeed once the hold ends.
  */
-static void held_flush_waiters(struct __test_metadata *_metadata,
-			       struct mt *t, void *(*fn)(void *),
-			       struct flusher *f, long *most)
+static void expect_flush_waiters_bounded(struct __test_metadata *_metadata,
+					 struct mt *t, void *(*fn)(void *))
 {
+	struct flusher f[FLUSH_THREADS];
 	pthread_t th[FLUSH_THREADS];
 	struct megpu_bo *gate, *b;
+	long most = 0, n;
 	struct mt_job j;
-	long n;
 	int i;
 
-	*most = 0;
 	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &gate));
 	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &b));
 	ASSERT_EQ(0, mt_write_job(t, &j, 0, b, 0, 0x1, gate, NULL, 0,
@@ -488,12 +487,16 @@ static void held_flush_waiters(struct __test_metadata *_metadata,
 		usleep(20000);
 		n = flush_waiters(t);
 		ASSERT_LE(0, n) TH_LOG("no flush_waiters in debugfs flush");
-		if (n > *most)
-			*most = n;
+		if (n > most)
+			most = n;
 	}
 	ASSERT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_NONE));
 	for (i = 0; i < FLUSH_THREADS; i++)
 		pthread_join(th[i], NULL);
+	EXPECT_LT(0, most);
+	EXPECT_GE(64, most);
+	for (i = 0; i < FLUSH_THREADS; i++)
+		EXPECT_EQ(0, f[i].ret) TH_LOG("thread %d", i);
 	EXPECT_EQ(0x1, mt_u32(b)[0]);
 	mt_job_free(&j);
 	megpu_bo_free(b);
@@ -508,15 +511,7 @@ static void held_flush_waiters(struct __test_metadata *_metadata,
  */
 TEST_F_TIMEOUT(hold, flush_waiters_are_bounded, 120)
 {
-	struct flusher f[FLUSH_THREADS];
-	long most;
-	int i;
-
-	held_flush_waiters(_metadata, &self->t, flusher, f, &most);
-	EXPECT_LT(0, most);
-	EXPECT_GE(64, most);
-	for (i = 0; i < FLUSH_THREADS; i++)
-		EXPECT_EQ(0, f[i].ret) TH_LOG("flusher %d", i);
+	expect_flush_waiters_bounded(_metadata, &self->t, flusher);
 }
 
 /*
@@ -526,15 +521,7 @@ TEST_F_TIMEOUT(hold, flush_waiters_are_bounded, 120)
  */
 TEST_F_TIMEOUT(hold, unmap_flush_waiters_are_bounded, 120)
 {
-	struct flusher f[FLUSH_THREADS];
-	long most;
-	int i;
-
-	held_flush_waiters(_metadata, &self->t, closer, f, &most);
-	EXPECT_LT(0, most);
-	EXPECT_GE(64, most);
-	for (i = 0; i < FLUSH_THREADS; i++)
-		EXPECT_EQ(0, f[i].ret) TH_LOG("closer %d", i);
+	expect_flush_waiters_bounded(_metadata, &self->t, closer);
 }
 
 struct closing {
