@@ -457,6 +457,24 @@ static void *closer(void *arg)
 }
 
 /*
+ * The device dirty, its flushes held: a NO_FLUSH job's write (0x1 into
+ * @b), done, that no flush drains until mt_hold_set(NONE). Unmaps and
+ * FLUSH wait for it meanwhile.
+ */
+static void dirty_and_held(struct __test_metadata *_metadata, struct mt *t,
+			   struct mt_job *j, struct megpu_bo **gate,
+			   struct megpu_bo **b)
+{
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, gate));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, b));
+	ASSERT_EQ(0, mt_write_job(t, j, 0, *b, 0, 0x1, *gate, NULL, 0,
+				  DRM_MEGPU_SUBMIT_NO_FLUSH));
+	ASSERT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_ALL));
+	mt_gate_open(*gate);
+	ASSERT_EQ(0, mt_job_done(j, mt_job_ns(t)));
+}
+
+/*
  * FLUSH_THREADS threads run @fn while a completed NO_FLUSH job's write
  * is held, so that their flushes wait; the hold ends within the flush's
  * 1 s timeout. At most 64 of them may wait for the acknowledgment at once
@@ -472,13 +490,7 @@ static void expect_flush_waiters_bounded(struct __test_metadata *_metadata,
 	struct mt_job j;
 	int i;
 
-	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &gate));
-	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &b));
-	ASSERT_EQ(0, mt_write_job(t, &j, 0, b, 0, 0x1, gate, NULL, 0,
-				  DRM_MEGPU_SUBMIT_NO_FLUSH));
-	ASSERT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_ALL));
-	mt_gate_open(gate);
-	ASSERT_EQ(0, mt_job_done(&j, mt_job_ns(t)));
+	dirty_and_held(_metadata, t, &j, &gate, &b);
 	for (i = 0; i < FLUSH_THREADS; i++) {
 		f[i] = (struct flusher){ &t->gpu, 1 };
 		ASSERT_EQ(0, pthread_create(&th[i], NULL, fn, &f[i]));
@@ -572,14 +584,7 @@ TEST_F_TIMEOUT(hold, close_does_not_wait_for_a_detach, 60)
 	ASSERT_EQ(0, megpu_taskq_attach(&t->gpu, &ref, 1, 1u << 0));
 	ASSERT_EQ(0, mt_open_client(t, &other));
 
-	/* a completed NO_FLUSH job's write held: unmaps wait for it */
-	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &gate));
-	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &b));
-	ASSERT_EQ(0, mt_write_job(t, &j, 0, b, 0, 0x1, gate, NULL, 0,
-				  DRM_MEGPU_SUBMIT_NO_FLUSH));
-	ASSERT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_ALL));
-	mt_gate_open(gate);
-	ASSERT_EQ(0, mt_job_done(&j, mt_job_ns(t)));
+	dirty_and_held(_metadata, t, &j, &gate, &b);
 
 	d.client = t;
 	ASSERT_EQ(0, pthread_create(&td, NULL, detacher, &d));
