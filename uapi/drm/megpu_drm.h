@@ -425,7 +425,10 @@ struct drm_megpu_ext_out_syncs {
  * non-zero flags or pad; -ENOENT for an unknown BO or syncobj handle
  * or a missing timeline point; -EACCES for DRM_MEGPU_BO_WRITE on a BO
  * the GPU may only read; -EFAULT for unreadable arrays or
- * extensions; -EIO on a file banned after a hang.
+ * extensions; -EIO on a file banned after a hang; -EBUSY when the file
+ * already has the module parameter job_limit's number of submitted jobs
+ * (default 16384) not yet complete and released: submit again once some
+ * are. The memory jobs hold is charged to the submitter's memory cgroup.
  */
 struct drm_megpu_submit {
 	/** @engine: in, engine index, below DRM_MEGPU_PARAM_ENGINE_COUNT. */

@@ -43,6 +43,11 @@ MODULE_PARM_DESC(irq_retire,
 		 "retire completed jobs in the hard interrupt handler (default) or in its thread (0)");
 #endif
 
+unsigned int megpu_job_limit = 16384;
+module_param_named(job_limit, megpu_job_limit, uint, 0644);
+MODULE_PARM_DESC(job_limit,
+		 "SUBMIT jobs one file may have queued or running; beyond, -EBUSY (default 16384)");
+
 /*
  * Probe error paths, as i915's inject_probe_failure: the probe fails at
  * its Nth check point (test builds only). The DRM core's own allocation

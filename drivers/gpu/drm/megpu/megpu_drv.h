@@ -77,6 +77,7 @@ struct sg_table;
 
 extern unsigned int megpu_job_timeout_ms;
 extern bool megpu_gpu_semaphores;
+extern unsigned int megpu_job_limit;
 extern bool megpu_drop_waits;
 extern bool megpu_irq_retire;
 extern bool megpu_sched_highpri;
@@ -568,6 +569,7 @@ struct megpu_taskq_state {
  * @pinned_bytes: pinned memory of the BOs it created (client_pinned_mb)
  * @banned: a job of this file hung: its jobs not yet run on that engine
  *	are cancelled and SUBMIT fails with -EIO
+ * @jobs: its SUBMIT jobs not yet freed (at most megpu_job_limit)
  * @mbox: its mailbox, alive as long as the file's jobs
  * @tq: its task-queue attachment's completion (megpu_dequeue.c)
  */
@@ -579,6 +581,7 @@ struct megpu_file {
 	atomic64_t busy_ns[MEGPU_MAX_ENGINES];
 	atomic64_t pinned_bytes;
 	bool banned;
+	atomic_t jobs;
 	struct megpu_mailbox mbox;
 	struct megpu_taskq_state tq;
 };
@@ -594,6 +597,7 @@ struct megpu_file {
  * @bo_count: number of @mappings
  * @ib_va: IB address
  * @ib_dwords: IB size in dwords
+ * @counted: a SUBMIT job, in its file's @jobs until freed
  * @implicit: it waits for the BOs' earlier users (no NO_IMPLICIT)
  * @flush: its frame flushes its writes (no NO_FLUSH, no HOST_FLUSH)
  * @host_flush: its fence waits for a host flush (HOST_FLUSH)
@@ -632,6 +636,7 @@ struct megpu_job {
 	struct megpu_mapping **mappings;
 	u32 *bo_flags;
 	u32 bo_count;
+	bool counted;
 	bool implicit;
 	bool flush;
 	bool host_flush;

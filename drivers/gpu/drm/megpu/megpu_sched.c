@@ -425,6 +425,8 @@ void __megpu_job_put(struct megpu_job *job, bool patient)
 	dma_fence_put(job->hw_fence);
 	dma_fence_put(job->done_fence);
 	megpu_vm_put(job->vm);
+	if (job->counted)
+		atomic_dec(&job->file->jobs);
 	megpu_file_put(job->file);
 	kfree(job);
 	atomic_dec(&mdev->live_jobs);

@@ -262,11 +262,14 @@ static struct megpu_job *megpu_job_alloc(struct megpu_file *mfile, u32 count)
 {
 	struct megpu_job *job;
 
-	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	/* what a user's jobs hold is charged to its memory cgroup */
+	job = kzalloc(sizeof(*job), GFP_KERNEL_ACCOUNT);
 	if (!job)
 		return NULL;
-	job->mappings = kvcalloc(count, sizeof(*job->mappings), GFP_KERNEL);
-	job->bo_flags = kvcalloc(count, sizeof(*job->bo_flags), GFP_KERNEL);
+	job->mappings = kvcalloc(count, sizeof(*job->mappings),
+				 GFP_KERNEL_ACCOUNT);
+	job->bo_flags = kvcalloc(count, sizeof(*job->bo_flags),
+				 GFP_KERNEL_ACCOUNT);
 	if (!job->mappings || !job->bo_flags || megpu_job_alloc_fence(job)) {
 		kfree(job->fence_mem);
 		kvfree(job->mappings);
@@ -446,9 +449,22 @@ int megpu_ioctl_submit(struct drm_device *drm, void *data,
 	if (READ_ONCE(mfile->banned))
 		return -EIO;
 
+	/*
+	 * Jobs queue in the entity without bound behind a fence that never
+	 * comes (a user's vgem fence, a gated job): each file may have
+	 * megpu_job_limit of them; beyond, SUBMIT fails until some are done.
+	 */
+	if (atomic_inc_return(&mfile->jobs) > READ_ONCE(megpu_job_limit)) {
+		atomic_dec(&mfile->jobs);
+		return -EBUSY;
+	}
 	refs = kvmalloc_array(args->bo_count, sizeof(*refs), GFP_KERNEL);
 	objs = kvcalloc(args->bo_count, sizeof(*objs), GFP_KERNEL);
 	job = megpu_job_alloc(mfile, args->bo_count);
+	if (job)
+		job->counted = true;	/* until freed, also on errors */
+	else
+		atomic_dec(&mfile->jobs);
 	if (!refs || !objs || !job) {
 		ret = -ENOMEM;
 		goto out_free;

@@ -563,6 +563,83 @@ TEST_F(gpu, chained_in_syncs_keep_one_fence_per_producer)
 	EXPECT_EQ(base, after);
 }
 
+#define JOB_LIMIT_PARAM "/sys/module/megpu/parameters/job_limit"
+#define JOB_LIMIT 64
+
+/*
+ * Jobs queued behind a fence that never comes (here a vgem fence) are
+ * bounded per file: the module parameter job_limit's number of them, then
+ * SUBMIT fails with -EBUSY, while another file still submits; once they
+ * are done, the file submits again. An early driver queued any number
+ * (kernel memory without bound).
+ */
+TEST_F(gpu, queued_jobs_per_file_are_bounded)
+{
+	struct mt_job j[JOB_LIMIT + 1], other;
+	struct drm_megpu_sync in = { 0 };
+	struct megpu_bo *bo, *bo_b;
+	uint32_t fence, held;
+	char limit[16] = "";
+	struct mt b;
+	int vgem, fd, i, ret;
+	FILE *f;
+
+	vgem = mt_vgem_open();
+	if (vgem < 0)
+		SKIP(return, "no vgem");
+	f = fopen(JOB_LIMIT_PARAM, "r");
+	if (f) {
+		if (!fgets(limit, sizeof(limit), f))
+			limit[0] = 0;
+		fclose(f);
+	}
+	ASSERT_EQ(0, mt_write_file(JOB_LIMIT_PARAM, "64"))
+		TH_LOG("no job_limit: a file's queued jobs are unbounded");
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
+	fd = vgem_sync_file(vgem, &fence);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &held));
+	ASSERT_EQ(0, megpu_syncobj_import(&self->t.gpu, held, fd));
+	close(fd);
+	in.handle = held;
+	for (i = 0; i < JOB_LIMIT; i++)
+		ASSERT_EQ(0, mt_write_job(&self->t, &j[i], 0, bo, 4 * i, i + 1,
+					  NULL, &in, 1, NOIMP))
+			TH_LOG("job %d", i);
+	EXPECT_EQ(-EBUSY, mt_write_job(&self->t, &j[JOB_LIMIT], 0, bo, 0, 0,
+				       NULL, &in, 1, NOIMP));
+
+	/* the bound is the file's */
+	ASSERT_EQ(0, mt_open_client(&self->t, &b));
+	ASSERT_EQ(0, mt_bo(&b.gpu, 4096, 0, &bo_b));
+	ASSERT_EQ(0, mt_write_job(&b, &other, 0, bo_b, 0, 7, NULL, NULL, 0, 0));
+	EXPECT_EQ(0, mt_job_finish(&other, mt_job_ns(&b)));
+	EXPECT_EQ(7, mt_u32(bo_b)[0]);
+
+	ASSERT_EQ(0, mt_vgem_signal(vgem, fence));
+	for (i = 0; i < JOB_LIMIT; i++)
+		EXPECT_EQ(0, mt_job_finish(&j[i], mt_job_ns(&self->t)));
+	EXPECT_EQ(JOB_LIMIT, mt_u32(bo)[JOB_LIMIT - 1]);
+	/* the done jobs are released a little later, by a worker */
+	for (i = 0; i < 500; i++) {
+		ret = mt_write_job(&self->t, &j[0], 0, bo, 0, 0x5a, NULL,
+				   NULL, 0, NOIMP);
+		if (ret != -EBUSY)
+			break;
+		usleep(10000);
+	}
+	ASSERT_EQ(0, ret);
+	EXPECT_EQ(0, mt_job_finish(&j[0], mt_job_ns(&self->t)));
+	EXPECT_EQ(0x5a, mt_u32(bo)[0]);
+
+	mt_write_file(JOB_LIMIT_PARAM, limit);
+	megpu_bo_free(bo_b);
+	mt_close(&b);
+	megpu_syncobj_free(&self->t.gpu, held);
+	megpu_bo_free(bo);
+	close(vgem);
+}
+
 /*
  * The fences of one in-sync come from more producers (fence contexts)
  * than DRM_MEGPU_MAX_SYNCS: -EINVAL, the bound on what one SUBMIT
