@@ -417,8 +417,15 @@ out_a:
 
 #define FLUSH_THREADS 96	/* more than the driver's 64 waiting slots */
 
+/*
+ * A thread that waits for a flush once every thread is ready (@start):
+ * the hold then lasts from the first wait to its release, not through
+ * the threads' creation (slow on the debug kernel, and past the 1 s a
+ * waiter may wait).
+ */
 struct flusher {
 	struct megpu *gpu;
+	pthread_barrier_t *start;
 	int ret;
 };
 
@@ -427,6 +434,7 @@ static void *flusher(void *arg)
 	struct flusher *f = arg;
 	uint64_t seqno;
 
+	pthread_barrier_wait(f->start);
 	f->ret = megpu_flush(f->gpu, &seqno);
 	return NULL;
 }
@@ -451,6 +459,7 @@ static void *closer(void *arg)
 	struct megpu_bo *bo;
 
 	f->ret = mt_bo(f->gpu, 4096, 0, &bo);
+	pthread_barrier_wait(f->start);
 	if (!f->ret)
 		megpu_bo_free(bo);
 	return NULL;
@@ -486,17 +495,20 @@ static void expect_flush_waiters_bounded(struct __test_metadata *_metadata,
 	struct flusher f[FLUSH_THREADS];
 	pthread_t th[FLUSH_THREADS];
 	struct megpu_bo *gate, *b;
+	pthread_barrier_t start;
 	long most = 0, n;
 	struct mt_job j;
 	int i;
 
+	ASSERT_EQ(0, pthread_barrier_init(&start, NULL, FLUSH_THREADS + 1));
 	dirty_and_held(_metadata, t, &j, &gate, &b);
 	for (i = 0; i < FLUSH_THREADS; i++) {
-		f[i] = (struct flusher){ &t->gpu, 1 };
+		f[i] = (struct flusher){ &t->gpu, &start, 1 };
 		ASSERT_EQ(0, pthread_create(&th[i], NULL, fn, &f[i]));
 	}
+	pthread_barrier_wait(&start);
 	for (i = 0; i < 10; i++) {
-		usleep(20000);
+		usleep(10000);
 		n = flush_waiters(t);
 		ASSERT_LE(0, n) TH_LOG("no flush_waiters in debugfs flush");
 		if (n > most)
@@ -505,6 +517,7 @@ static void expect_flush_waiters_bounded(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_NONE));
 	for (i = 0; i < FLUSH_THREADS; i++)
 		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&start);
 	EXPECT_LT(0, most);
 	EXPECT_GE(64, most);
 	for (i = 0; i < FLUSH_THREADS; i++)
