@@ -494,6 +494,20 @@ static int vgem_sync_file(int vgem, uint32_t *fence)
 	return ret ?: e.fd;
 }
 
+/* A new syncobj holding a pending vgem fence (its id in *@fence). */
+static int vgem_syncobj(struct megpu *gpu, int vgem, uint32_t *fence,
+			uint32_t *handle)
+{
+	int fd = vgem_sync_file(vgem, fence), ret;
+
+	if (fd < 0)
+		return fd;
+	ret = megpu_syncobj_new(gpu, false, handle) ?:
+	      megpu_syncobj_import(gpu, *handle, fd);
+	close(fd);
+	return ret;
+}
+
 /* A sync_file merging two (SYNC_IOC_MERGE); both stay open. */
 static int sync_file_merge(int a, int b)
 {
@@ -524,11 +538,7 @@ TEST_F(gpu, chained_in_syncs_keep_one_fence_per_producer)
 	ASSERT_EQ(0, in_fences(&self->t, &base))
 		TH_LOG("no \"in_fences\" in debugfs counters");
 	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
-	fd = vgem_sync_file(vgem, &fence);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &one));
-	ASSERT_EQ(0, megpu_syncobj_import(&self->t.gpu, one, fd));
-	close(fd);
+	ASSERT_EQ(0, vgem_syncobj(&self->t.gpu, vgem, &fence, &one));
 	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &tl));
 	for (i = 1; i <= CHAIN; i++)
 		ASSERT_EQ(0, megpu_syncobj_transfer(&self->t.gpu, tl, i, one,
@@ -596,11 +606,7 @@ TEST_F(gpu, queued_jobs_per_file_are_bounded)
 	ASSERT_EQ(0, mt_write_file(JOB_LIMIT_PARAM, "64"))
 		TH_LOG("no job_limit: a file's queued jobs are unbounded");
 	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &bo));
-	fd = vgem_sync_file(vgem, &fence);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, megpu_syncobj_new(&self->t.gpu, false, &held));
-	ASSERT_EQ(0, megpu_syncobj_import(&self->t.gpu, held, fd));
-	close(fd);
+	ASSERT_EQ(0, vgem_syncobj(&self->t.gpu, vgem, &fence, &held));
 	in.handle = held;
 	for (i = 0; i < JOB_LIMIT; i++)
 		ASSERT_EQ(0, mt_write_job(&self->t, &j[i], 0, bo, 4 * i, i + 1,
