@@ -528,7 +528,7 @@ TEST_F(gpu, chained_in_syncs_keep_one_fence_per_producer)
 	struct drm_megpu_sync in[DRM_MEGPU_MAX_SYNCS];
 	uint64_t base, held, after;
 	uint32_t tl, one, fence;
-	int vgem, fd, i;
+	int vgem, i;
 	struct megpu_bo *bo;
 	struct mt_job c;
 
@@ -591,7 +591,7 @@ TEST_F(gpu, queued_jobs_per_file_are_bounded)
 	uint32_t fence, held;
 	char limit[16] = "";
 	struct mt b;
-	int vgem, fd, i, ret;
+	int vgem, i, ret;
 	FILE *f;
 
 	vgem = mt_vgem_open();
