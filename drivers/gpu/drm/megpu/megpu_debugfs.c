@@ -28,6 +28,8 @@ static int megpu_counters_show(struct seq_file *m, void *data)
 	seq_printf(m, "vms %d\n", atomic_read(&mdev->live_vms));
 	seq_printf(m, "files %d\n", atomic_read(&mdev->live_files));
 	seq_printf(m, "mappings %d\n", atomic_read(&mdev->live_mappings));
+	/* unmaps that gave up on a flush: their BOs go with the device */
+	seq_printf(m, "kept %u\n", megpu_bo_registry_kept(mdev));
 	seq_printf(m, "in_fences %d\n", atomic_read(&mdev->live_in_fences));
 	seq_printf(m, "cancel_checks %lld\n",
 		   atomic64_read(&mdev->cancel_checks));

@@ -302,6 +302,7 @@ static void megpu_release(struct drm_device *drm, void *arg)
 {
 	struct megpu_device *mdev = arg;
 
+	megpu_bo_registry_release_kept(mdev);
 	megpu_sched_fini(mdev);
 	megpu_sem_fini(mdev);
 	xa_destroy(&mdev->ctxs);

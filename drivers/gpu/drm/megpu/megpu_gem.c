@@ -110,25 +110,28 @@ static void __megpu_mapping_release(struct megpu_mapping *mapping,
 				    bool patient)
 {
 	struct megpu_vm *vm = mapping->vm;
+	struct megpu_device *mdev = vm->mdev;
 	bool drained = !megpu_vm_unmap(mapping, patient);
 
 	spin_lock(&vm->mm_lock);
 	if (drm_mm_node_allocated(&mapping->mmnode))
 		drm_mm_remove_node(&mapping->mmnode);
 	spin_unlock(&vm->mm_lock);
+	atomic_dec(&mdev->live_mappings);
+	megpu_vm_put(vm);
+	mapping->vm = NULL;
+	if (drained) {
+		drm_gem_object_put(&mapping->bo->base.base);
+		kfree(mapping);
+		return;
+	}
 	/*
 	 * The device may still write these pages: better lose them than
-	 * hand them to somebody else.
+	 * hand them to somebody else, until the device is gone.
 	 */
-	if (drained)
-		drm_gem_object_put(&mapping->bo->base.base);
-	else
-		drm_err(&vm->mdev->drm,
-			"writes not drained: keeping a BO's %zu bytes\n",
-			mapping->bo->base.base.size);
-	atomic_dec(&vm->mdev->live_mappings);
-	megpu_vm_put(vm);
-	kfree(mapping);
+	drm_err(&mdev->drm, "writes not drained: keeping a BO's %zu bytes\n",
+		mapping->bo->base.base.size);
+	megpu_bo_registry_keep(mdev, mapping);
 }
 
 static void megpu_mapping_release(struct kref *kref)

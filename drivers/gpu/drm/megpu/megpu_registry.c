@@ -8,6 +8,13 @@
  * its creation has succeeded (issue 15, item 1) and leaves when it is
  * freed. Lock order: &megpu_device.bos_lock before
  * &megpu_device.sem_lock.
+ *
+ * It also keeps the mappings whose unmap gave up waiting for a host
+ * flush (a held or hung device): the device may still write their BOs'
+ * pages, so they are lost rather than handed to somebody else, but only
+ * until the device's release. megpu_remove() reset the device before
+ * (its queued writes are dropped), so the BOs are freed then, with their
+ * mmap offsets and pinned-memory charge.
  */
 
 #include "megpu_drv.h"
@@ -16,6 +23,7 @@ void megpu_bo_registry_init(struct megpu_device *mdev)
 {
 	mutex_init(&mdev->bos_lock);
 	INIT_LIST_HEAD(&mdev->bos);
+	INIT_LIST_HEAD(&mdev->kept);
 }
 
 void megpu_bo_registry_add(struct megpu_device *mdev, struct megpu_bo *bo)
@@ -31,4 +39,41 @@ void megpu_bo_registry_del(struct megpu_device *mdev, struct megpu_bo *bo)
 	mutex_lock(&mdev->bos_lock);
 	list_del(&bo->dev_node);
 	mutex_unlock(&mdev->bos_lock);
+}
+
+/* @mapping, unmapped, holds its BO until the device's release */
+void megpu_bo_registry_keep(struct megpu_device *mdev,
+			    struct megpu_mapping *mapping)
+{
+	mutex_lock(&mdev->bos_lock);
+	list_add_tail(&mapping->node, &mdev->kept);
+	mutex_unlock(&mdev->bos_lock);
+}
+
+unsigned int megpu_bo_registry_kept(struct megpu_device *mdev)
+{
+	struct megpu_mapping *mapping;
+	unsigned int n = 0;
+
+	mutex_lock(&mdev->bos_lock);
+	list_for_each_entry(mapping, &mdev->kept, node)
+		n++;
+	mutex_unlock(&mdev->bos_lock);
+	return n;
+}
+
+/* The device's release: no file, no job, and the device was reset. */
+void megpu_bo_registry_release_kept(struct megpu_device *mdev)
+{
+	struct megpu_mapping *mapping, *next;
+	LIST_HEAD(kept);
+
+	mutex_lock(&mdev->bos_lock);
+	list_splice_init(&mdev->kept, &kept);
+	mutex_unlock(&mdev->bos_lock);
+	list_for_each_entry_safe(mapping, next, &kept, node) {
+		list_del(&mapping->node);
+		drm_gem_object_put(&mapping->bo->base.base);
+		kfree(mapping);
+	}
 }

@@ -14,7 +14,8 @@
  *   engine is not reset and the job behind it completes (item 5);
  * - a flush a function level reset swallowed is not waited for again;
  * - a HOST_FLUSH job failed at its timeout leaves its BO's pages to a
- *   flush, and so does a mapping that failed half-made.
+ *   flush, and so does a mapping that failed half-made;
+ * - a BO kept because its unmap gave up on a flush goes with the device.
  *
  * Without x-test-regs every test skips. The write mode must be relaxed.
  */
@@ -547,6 +548,75 @@ TEST_F_TIMEOUT(hold, flush_waiters_are_bounded, 120)
 TEST_F_TIMEOUT(hold, unmap_flush_waiters_are_bounded, 120)
 {
 	expect_flush_waiters_bounded(_metadata, &self->t, closer);
+}
+
+/* /proc/meminfo's Shmem (where BOs' pages are), in KiB; -1 if unread */
+static long long shmem_kib(void)
+{
+	char line[128];
+	long long v = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Shmem: %lld kB", &v) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+#define KEPT_BO	(16u << 20)
+
+/*
+ * An unmap that gives up waiting for a held flush (1 s) keeps its BO: the
+ * device may still write its pages. But only until the device goes: the
+ * unbind resets it (its queued writes are dropped) and the release frees
+ * the BO, its pages and its mmap offset. An early driver kept it for good
+ * (16 MiB gone, and drm_mm_takedown warned at the release).
+ */
+TEST_F_TIMEOUT(hold, kept_bo_goes_with_the_device, 120)
+{
+	long long before, now = -1, freed;
+	struct megpu_bo *gate, *b, *x;
+	struct mt *t = &self->t;
+	struct mt_job j;
+	uint64_t seqno;
+	char addr[64];
+	int bound;
+
+	ASSERT_EQ(0, mt_pci_address(&t->gpu, addr, sizeof(addr)));
+	ASSERT_EQ(0, mt_counter(&t->gpu, "kept"));
+	dirty_and_held(_metadata, t, &j, &gate, &b);
+	ASSERT_EQ(0, mt_bo(&t->gpu, KEPT_BO, 0, &x));
+	memset(mt_u32(x), 0x5a, KEPT_BO);
+	megpu_bo_free(x);	/* its unmap waits 1 s for the flush */
+	EXPECT_EQ(1, mt_counter(&t->gpu, "kept"))
+		TH_LOG("the unmap did not keep the BO under a held flush");
+	ASSERT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_NONE));
+	ASSERT_EQ(0, megpu_flush(&t->gpu, &seqno));
+	mt_job_free(&j);
+	megpu_bo_free(b);
+	megpu_bo_free(gate);
+	mt_close(t);
+
+	before = shmem_kib();
+	ASSERT_LT(0, before);
+	bound = mt_write_file(MT_DRIVER_DIR "/unbind", addr);
+	/* the device's release follows its last job's, in a worker */
+	for (int i = 0; !bound && i < 100; i++) {
+		now = shmem_kib();
+		if (before - now >= (KEPT_BO >> 10) * 3 / 4)
+			break;
+		usleep(20 * 1000);
+	}
+	freed = before - now;
+	/* bound again, and the fixture's client back, whatever happened */
+	ASSERT_EQ(0, bound);
+	ASSERT_EQ(0, mt_write_file(MT_DRIVER_DIR "/bind", addr));
+	ASSERT_EQ(0, mt_open(t));
+	EXPECT_LE((long long)(KEPT_BO >> 10) * 3 / 4, freed)
+		TH_LOG("the kept BO outlived its device: %lld KiB freed", freed);
+	EXPECT_EQ(0, mt_counter(&t->gpu, "kept"));
 }
 
 struct closing {

@@ -23,8 +23,6 @@
 #include "libmegpu.h"
 #include "megpu_test.h"
 
-#define DRIVER_DIR "/sys/bus/pci/drivers/megpu"
-
 /* A client and a job on engine 0 that waits for the gate. */
 static void held_job(struct __test_metadata *_metadata, struct mt *t,
 		     struct megpu_bo **gate, struct mt_job *j)
@@ -59,9 +57,9 @@ FIXTURE_TEARDOWN(unplug)
 {
 	char path[PATH_MAX];
 
-	snprintf(path, sizeof(path), DRIVER_DIR "/%s", self->addr);
+	snprintf(path, sizeof(path), MT_DRIVER_DIR "/%s", self->addr);
 	if (access(path, F_OK))
-		mt_write_file(DRIVER_DIR "/bind", self->addr);
+		mt_write_file(MT_DRIVER_DIR "/bind", self->addr);
 }
 
 /* A sync_file wait, which needs no DRM ioctl: -ETIME after @ms. */
@@ -81,7 +79,7 @@ static void rebind_and_probe(struct __test_metadata *_metadata,
 	struct mt t;
 	uint64_t v;
 
-	ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/bind", addr));
+	ASSERT_EQ(0, mt_write_file(MT_DRIVER_DIR "/bind", addr));
 	ASSERT_EQ(1, megpu_count_devices());
 	ASSERT_EQ(0, mt_open(&t));
 	ASSERT_EQ(0, megpu_get_param(&t.gpu, DRM_MEGPU_PARAM_ENGINE_COUNT, &v));
@@ -105,7 +103,7 @@ TEST_F(unplug, with_open_file_and_job)
 	/* after the unplug every DRM ioctl fails: watch the fence this way */
 	ASSERT_EQ(0, megpu_syncobj_export(&t.gpu, j.sync, 0, &sync_file));
 
-	ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/unbind", self->addr));
+	ASSERT_EQ(0, mt_write_file(MT_DRIVER_DIR "/unbind", self->addr));
 
 	/* the job the device will never finish completes, with an error */
 	ASSERT_EQ(0, sync_file_wait(sync_file, 5000));
@@ -156,7 +154,7 @@ TEST_F(unplug, failed_jobs_freed_while_unplug_goes_on)
 		ASSERT_EQ(0, megpu_syncobj_export(&t.gpu, j[i].sync, 0,
 						  &sync_file[i]));
 
-	ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/unbind", self->addr));
+	ASSERT_EQ(0, mt_write_file(MT_DRIVER_DIR "/unbind", self->addr));
 
 	for (int i = 0; i < 2; i++) {
 		ASSERT_EQ(0, sync_file_wait(sync_file[i], 5000));
@@ -230,7 +228,7 @@ TEST_F(unplug, flushes_in_flight)
 					    &f[i]));
 	}
 	usleep(20000);
-	ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/unbind", self->addr));
+	ASSERT_EQ(0, mt_write_file(MT_DRIVER_DIR "/unbind", self->addr));
 	for (i = 0; i < 2; i++) {
 		pthread_join(f[i].thread, NULL);
 		EXPECT_EQ(0, f[i].bad);
@@ -242,7 +240,7 @@ TEST_F(unplug, flushes_in_flight)
 	mt_job_free(&j);
 	megpu_bo_free(bo);
 	mt_close(&t);
-	ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/bind", self->addr));
+	ASSERT_EQ(0, mt_write_file(MT_DRIVER_DIR "/bind", self->addr));
 }
 
 
@@ -302,7 +300,7 @@ TEST_F(unplug, with_live_attachment)
 	usleep(100000);
 
 	t0 = megpu_now_ns();
-	ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/unbind", self->addr));
+	ASSERT_EQ(0, mt_write_file(MT_DRIVER_DIR "/unbind", self->addr));
 	ASSERT_EQ(0, pthread_join(w.thread, NULL));
 	took = w.at - t0;
 	/*
@@ -355,7 +353,7 @@ TEST_F(unplug, with_parked_waves)
 	usleep(200000);
 	EXPECT_EQ(1, megpu_sync_file_status(sync_file));
 
-	ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/unbind", self->addr));
+	ASSERT_EQ(0, mt_write_file(MT_DRIVER_DIR "/unbind", self->addr));
 	ASSERT_EQ(0, sync_file_wait(sync_file, 5000));
 	EXPECT_EQ(-ENODEV, megpu_sync_file_status(sync_file));
 	close(sync_file);
@@ -373,9 +371,9 @@ TEST_F(unplug, bind_cycles)
 	int i;
 
 	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/unbind", self->addr));
+		ASSERT_EQ(0, mt_write_file(MT_DRIVER_DIR "/unbind", self->addr));
 		EXPECT_EQ(0, megpu_count_devices());
-		ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/bind", self->addr));
+		ASSERT_EQ(0, mt_write_file(MT_DRIVER_DIR "/bind", self->addr));
 		ASSERT_EQ(0, mt_open(&t));
 		ASSERT_EQ(0, mt_bo(&t.gpu, 4096, 0, &bo));
 		EXPECT_EQ(0, mt_probe_engine(&t, i % t.engines, bo, 0, i + 1));
@@ -401,12 +399,12 @@ TEST_F(unplug, probe_unwinds_at_every_check_point)
 
 	if (access(INJECT_PROBE, W_OK))
 		SKIP(return, "no inject_probe_failure (a shipped build)");
-	snprintf(path, sizeof(path), DRIVER_DIR "/%s", self->addr);
-	ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/unbind", self->addr));
+	snprintf(path, sizeof(path), MT_DRIVER_DIR "/%s", self->addr);
+	ASSERT_EQ(0, mt_write_file(MT_DRIVER_DIR "/unbind", self->addr));
 	for (n = 1; n <= 32; n++) {
 		snprintf(n_txt, sizeof(n_txt), "%u", n);
 		ASSERT_EQ(0, mt_write_file(INJECT_PROBE, n_txt));
-		ret = mt_write_file(DRIVER_DIR "/bind", self->addr);
+		ret = mt_write_file(MT_DRIVER_DIR "/bind", self->addr);
 		if (!ret)
 			break;
 		EXPECT_EQ(-ENOMEM, ret) TH_LOG("check point %u", n);
@@ -418,7 +416,7 @@ TEST_F(unplug, probe_unwinds_at_every_check_point)
 	TH_LOG("the probe has %u check points", n - 1);
 	EXPECT_LE(7, n - 1);
 	/* bound by the last loop: a working GPU */
-	ASSERT_EQ(0, mt_write_file(DRIVER_DIR "/unbind", self->addr));
+	ASSERT_EQ(0, mt_write_file(MT_DRIVER_DIR "/unbind", self->addr));
 	rebind_and_probe(_metadata, self->addr);
 }
 

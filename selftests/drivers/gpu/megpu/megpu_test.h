@@ -970,6 +970,9 @@ static inline unsigned int mt_prog_bos(struct mt_prog *p,
 	return n + 2;
 }
 
+/* The driver's sysfs directory: bind and unbind a device by address. */
+#define MT_DRIVER_DIR "/sys/bus/pci/drivers/megpu"
+
 /* The PCI address ("0000:00:01.0") of the client's device. */
 static inline int mt_pci_address(struct megpu *gpu, char *buf, size_t len)
 {
