@@ -154,8 +154,9 @@ struct drm_megpu_get_param {
  * its export: a buffer imported through PRIME is read-only on this GPU
  * when it is a read-only megpu BO of another device, or when its dma-buf
  * was exported without write access (DRM_IOCTL_PRIME_HANDLE_TO_FD
- * without DRM_RDWR). (An imported buffer is mapped for the CPU through
- * its dma-buf, never through this device.)
+ * without DRM_RDWR). The CPU may map an imported buffer through this
+ * device too (&struct drm_megpu_gem_mmap_offset), writable only when its
+ * dma-buf was exported with write access.
  *
  * A BO has one dma-buf, as with every DRM driver: every later
  * PRIME_HANDLE_TO_FD of it returns a descriptor of the same file, with
@@ -203,6 +204,10 @@ struct drm_megpu_gem_create {
 
 /**
  * struct drm_megpu_gem_mmap_offset - the fake offset to mmap a BO
+ *
+ * Any BO, imports included: an import is mapped through its dma-buf, and
+ * mmap() with PROT_WRITE fails with -EACCES when the dma-buf was exported
+ * without write access (DRM_RDWR).
  *
  * Errors: -ENOENT for an unknown handle, -EINVAL for a non-zero @pad.
  */

@@ -377,6 +377,33 @@ struct megpu_mapping *megpu_gem_map_private(struct megpu_bo *bo,
 	return mapping ?: ERR_PTR(-ENOMEM);
 }
 
+/*
+ * An import is mapped for the CPU through its dma-buf (drm_gem_shmem's
+ * mmap), which does not look at the dma-buf file's mode: through this
+ * device too, a handle must not write what its export only lets it read.
+ */
+static int megpu_gem_mmap(struct drm_gem_object *obj,
+			  struct vm_area_struct *vma)
+{
+	struct dma_buf_attachment *attach = obj->import_attach;
+
+	if (attach && !(attach->dmabuf->file->f_mode & FMODE_WRITE)) {
+		if (vma->vm_flags & VM_WRITE)
+			return -EACCES;
+		vm_flags_clear(vma, VM_MAYWRITE);
+	}
+	return drm_gem_shmem_object_mmap(obj, vma);
+}
+
+/* fdinfo's drm-resident-memory: a BO's pages are pinned while it lives */
+static enum drm_gem_object_status megpu_gem_status(struct drm_gem_object *obj)
+{
+	struct megpu_bo *bo = to_megpu_bo(obj);
+
+	return obj->import_attach || bo->base.pages ?
+	       DRM_GEM_OBJECT_RESIDENT : 0;
+}
+
 static const struct drm_gem_object_funcs megpu_gem_funcs = {
 	.free = megpu_gem_free,
 	.open = megpu_gem_open,
@@ -387,7 +414,8 @@ static const struct drm_gem_object_funcs megpu_gem_funcs = {
 	.get_sg_table = drm_gem_shmem_object_get_sg_table,
 	.vmap = drm_gem_shmem_object_vmap,
 	.vunmap = drm_gem_shmem_object_vunmap,
-	.mmap = drm_gem_shmem_object_mmap,
+	.mmap = megpu_gem_mmap,
+	.status = megpu_gem_status,
 	.vm_ops = &drm_gem_shmem_vm_ops,
 };
 
@@ -583,11 +611,20 @@ int megpu_ioctl_gem_mmap_offset(struct drm_device *drm, void *data,
 				struct drm_file *file)
 {
 	struct drm_megpu_gem_mmap_offset *args = data;
+	struct drm_gem_object *obj;
+	int ret;
 
 	if (args->pad)
 		return -EINVAL;
-	return drm_gem_dumb_map_offset(file, drm, args->handle,
-				       &args->offset);
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+	/* imports too, as panfrost and v3d: megpu_gem_mmap() forwards them */
+	ret = drm_gem_create_mmap_offset(obj);
+	if (!ret)
+		args->offset = drm_vma_node_offset_addr(&obj->vma_node);
+	drm_gem_object_put(obj);
+	return ret;
 }
 
 int megpu_ioctl_gem_info(struct drm_device *drm, void *data,

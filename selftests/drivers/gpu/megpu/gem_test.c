@@ -307,6 +307,40 @@ TEST_F(gpu, prime_export_import)
 }
 
 /*
+ * An import is mapped for the CPU through the importer's device as through
+ * its dma-buf: readable always (it holds @want), writable only when the
+ * export is. An early driver refused imports any CPU mapping through the
+ * device (GEM_MMAP_OFFSET -EINVAL, as drm_gem_dumb_map_offset()).
+ */
+static void expect_import_cpu_map(struct __test_metadata *_metadata,
+				  struct megpu *gpu, uint32_t handle,
+				  bool writable, uint32_t want)
+{
+	struct drm_megpu_gem_mmap_offset mo = { .handle = handle };
+	volatile uint32_t *p;
+
+	ASSERT_EQ(0, drmIoctl(gpu->fd, DRM_IOCTL_MEGPU_GEM_MMAP_OFFSET, &mo))
+		TH_LOG("no CPU mapping of an import: %s", strerror(errno));
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, gpu->fd,
+		 mo.offset);
+	if (writable) {
+		EXPECT_NE(MAP_FAILED, (void *)p);
+	} else {
+		EXPECT_EQ(MAP_FAILED, (void *)p);
+		EXPECT_EQ(EACCES, errno);
+	}
+	if (p != MAP_FAILED)
+		munmap((void *)p, 4096);
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, gpu->fd, mo.offset);
+	ASSERT_NE(MAP_FAILED, (void *)p);
+	EXPECT_EQ(want, p[0]);
+	/* nor may it become writable later */
+	if (!writable)
+		EXPECT_EQ(-1, mprotect((void *)p, 4096, PROT_READ | PROT_WRITE));
+	munmap((void *)p, 4096);
+}
+
+/*
  * A foreign (vgem) buffer exported without DRM_RDWR is read-only on the
  * GPU: a write job faults and changes nothing; one exported with
  * DRM_RDWR is written (the control). Before, every import was writable.
@@ -338,6 +372,8 @@ TEST_F(gpu, foreign_read_only_import)
 						(rdwr ? DRM_RDWR : 0), &fd));
 		ASSERT_EQ(0, megpu_bo_import(&self->t.gpu, fd, &imp));
 		close(fd);
+		expect_import_cpu_map(_metadata, &self->t.gpu, imp->handle,
+				      rdwr, 0x1234);
 		megpu_cs_init(&cs);
 		megpu_cs_write32(&cs, imp->va, 0xbad);
 		EXPECT_EQ(rdwr ? 0 : DRM_MEGPU_GEM_CREATE_READ_ONLY, imp->flags);
@@ -358,8 +394,8 @@ TEST_F(gpu, foreign_read_only_import)
  * nothing changes); with DRM_RDWR it is written (the control). Before,
  * the import was the very same object, writable. A READ_ONLY BO (the GPU
  * may not write it, its creator's CPU may) exported without DRM_RDWR gets
- * the importer no CPU mapping through the device either: before, the
- * import was the same object, which the device maps writable.
+ * the importer no writable CPU mapping through the device either:
+ * before, the import was the same object, which the device maps writable.
  */
 TEST_F(gpu, same_device_read_only_import)
 {
@@ -381,20 +417,14 @@ TEST_F(gpu, same_device_read_only_import)
 						DRM_CLOEXEC |
 						(rdwr ? DRM_RDWR : 0), &fd));
 		ASSERT_EQ(0, megpu_bo_import(&other.gpu, fd, &imp));
+		/*
+		 * Nor does the CPU get a writable mapping without DRM_RDWR:
+		 * not through the importer's device, nor through the
+		 * read-only dma-buf.
+		 */
+		expect_import_cpu_map(_metadata, &other.gpu, imp->handle,
+				      rdwr, 0x1234);
 		if (!rdwr) {
-			struct drm_megpu_gem_mmap_offset mo = {
-				.handle = imp->handle,
-			};
-
-			/*
-			 * Nor does the CPU get a writable mapping: not through
-			 * the importer's device (an import is mapped through
-			 * its dma-buf), nor through the read-only dma-buf.
-			 */
-			EXPECT_EQ(-1, drmIoctl(other.gpu.fd,
-					       DRM_IOCTL_MEGPU_GEM_MMAP_OFFSET,
-					       &mo));
-			EXPECT_EQ(EINVAL, errno);
 			EXPECT_EQ(MAP_FAILED, mmap(NULL, 4096,
 						   PROT_READ | PROT_WRITE,
 						   MAP_SHARED, fd, 0));
