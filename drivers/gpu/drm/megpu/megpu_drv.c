@@ -269,7 +269,7 @@ static void megpu_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 			   (u64)atomic64_read(&mfile->busy_ns[i]));
 	drm_show_memory_stats(p, file);
 	/* the GPU context of this file, as debugfs frames and faults show it */
-	drm_printf(p, "megpu-context:\t%u\n", mfile->vm->ctx_id);
+	drm_printf(p, "drm-megpu-context:\t%u\n", mfile->vm->ctx_id);
 }
 
 static const struct file_operations megpu_fops = {

@@ -176,6 +176,64 @@ TEST_F(gpu, fdinfo_engine_busy_time)
 	megpu_bo_free(bos[1]);
 }
 
+/* An fdinfo memory key ("drm-resident-memory:") in bytes, or -1. */
+static long long fdinfo_bytes(int fd, const char *key)
+{
+	long long v = fdinfo_value(fd, key) == UINT64_MAX ? -1 : 0;
+	char path[64], unit[8] = "", *text, *p;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	text = mt_slurp(path);
+	p = text && !v ? strstr(text, key) : NULL;
+	if (p && sscanf(p + strlen(key), " %lld %7s", &v, unit) >= 1) {
+		if (!strcmp(unit, "KiB"))
+			v <<= 10;
+		else if (!strcmp(unit, "MiB"))
+			v <<= 20;
+	}
+	free(text);
+	return v;
+}
+
+/*
+ * fdinfo follows Documentation/gpu/drm-usage-stats.rst: every key the
+ * driver adds starts with "drm-", and a client's BOs show as resident
+ * memory (all of a BO's pages are pinned). An early driver printed
+ * "megpu-context:" and no memory keys.
+ */
+TEST_F(gpu, fdinfo_follows_drm_usage_stats)
+{
+	static const char *const vfs[] = { "pos:", "flags:", "mnt_id:",
+					   "ino:" };
+	long long before, after;
+	char path[64], *text, *line, *save;
+	struct megpu_bo *bo, *small;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", self->t.gpu.fd);
+	text = mt_slurp(path);
+	ASSERT_NE(NULL, text);
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		bool known = !strncmp(line, "drm-", 4);
+
+		for (unsigned int i = 0; i < 4; i++)
+			known |= !strncmp(line, vfs[i], strlen(vfs[i]));
+		EXPECT_TRUE(known) TH_LOG("fdinfo key without drm-: %s", line);
+	}
+	free(text);
+	EXPECT_LT(0, mt_context(&self->t.gpu));
+
+	/* the core shows memory keys only for a client with a BO */
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4096, 0, &small));
+	before = fdinfo_bytes(self->t.gpu.fd, "drm-resident-memory:");
+	ASSERT_LE(4096, before) TH_LOG("no drm-resident-memory in fdinfo");
+	ASSERT_EQ(0, mt_bo(&self->t.gpu, 4 << 20, 0, &bo));
+	after = fdinfo_bytes(self->t.gpu.fd, "drm-resident-memory:");
+	EXPECT_LE(before + (4 << 20), after);
+	megpu_bo_free(bo);
+	megpu_bo_free(small);
+}
+
 /* submit, run and done tracepoints fire for a job. */
 TEST_F(gpu, tracepoints)
 {

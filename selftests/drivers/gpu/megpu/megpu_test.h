@@ -76,7 +76,7 @@ struct mt {
 	uint32_t ctx;		/* GPU context, as debugfs shows it; 0: unknown */
 };
 
-/* This file's GPU context, from fdinfo ("megpu-context:"), or 0. */
+/* This file's GPU context, from fdinfo ("drm-megpu-context:"), or 0. */
 static inline uint32_t mt_context(struct megpu *gpu)
 {
 	char path[64], line[128];
@@ -88,7 +88,7 @@ static inline uint32_t mt_context(struct megpu *gpu)
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "megpu-context: %u", &ctx) == 1)
+		if (sscanf(line, "drm-megpu-context: %u", &ctx) == 1)
 			break;
 	fclose(f);
 	return ctx;
