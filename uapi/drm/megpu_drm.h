@@ -814,9 +814,13 @@ struct drm_megpu_taskq_queue {
  * a non-zero pad, or a bad queue size or alignment (as
  * &DRM_IOCTL_MEGPU_TASKQ_CHECK); -EFAULT for an unreadable @queues;
  * -ENOENT for a handle that is not the caller's; -EACCES, -ERANGE as
- * &DRM_IOCTL_MEGPU_TASKQ_CHECK; -EBUSY when the file is attached already;
- * -ENOSPC when the driver's IBs for the attachment (pinned, charged to
- * the file as BOs are) would exceed either pinning limit.
+ * &DRM_IOCTL_MEGPU_TASKQ_CHECK; -EBUSY when the file is attached already,
+ * or has the module parameter job_limit's number of jobs not yet
+ * released (the dequeuer's jobs are the file's, as its SUBMIT jobs: a
+ * detached attachment's jobs run out, and count until then); -ENOSPC
+ * when the driver's IBs for the attachment (pinned, charged to the file
+ * as BOs are, until the last job using them is gone) would exceed either
+ * pinning limit.
  */
 struct drm_megpu_taskq_attach {
 	/** @queues: pointer to @count &struct drm_megpu_taskq_queue. */

@@ -161,7 +161,6 @@ static void megpu_kdq_free(struct megpu_kdq *kdq)
 			drm_gem_vunmap_unlocked(kdq->ib, &kdq->ib_map);
 		megpu_gem_mapping_put(kdq->ib_mapping);
 		drm_gem_object_put(kdq->ib);
-		megpu_pin_uncharge(kdq->mfile, megpu_kdq_ib_size(kdq->mdev));
 	}
 	megpu_kdq_finish(kdq, -ECANCELED);
 	megpu_file_put(kdq->mfile);
@@ -563,7 +562,11 @@ static int megpu_kdq_alloc_ib(struct megpu_kdq *kdq, struct drm_file *file)
 	struct megpu_mapping *mapping;
 	int ret;
 
-	/* pinned while attached: the file's charge (megpu_gem.c) */
+	/*
+	 * Pinned, charged to the file as its BOs are (megpu_gem.c), until
+	 * the BO goes: after the detach, the jobs left in the rings still
+	 * hold it, and a file must not pin IBs by attaching again.
+	 */
 	ret = megpu_pin_charge(kdq->mfile, megpu_kdq_ib_size(mdev));
 	if (ret)
 		return ret;
@@ -572,6 +575,7 @@ static int megpu_kdq_alloc_ib(struct megpu_kdq *kdq, struct drm_file *file)
 		megpu_pin_uncharge(kdq->mfile, megpu_kdq_ib_size(mdev));
 		return PTR_ERR(shmem);
 	}
+	to_megpu_bo(&shmem->base)->owner = megpu_file_get(kdq->mfile);
 	kdq->ib = &shmem->base;
 	/*
 	 * The client's GPU reads it, never writes it: its jobs cannot change
@@ -733,6 +737,13 @@ int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 	if (copy_from_user(refs, u64_to_user_ptr(args->queues),
 			   args->count * sizeof(refs[0])))
 		return -EFAULT;
+	/*
+	 * The dequeuer's jobs count as the file's (job_limit): an attachment
+	 * has a few in flight, but a file that attaches again and again
+	 * leaves those of each detached one in the rings.
+	 */
+	if (atomic_read(&mfile->jobs) >= READ_ONCE(megpu_job_limit))
+		return -EBUSY;
 
 	kdq = kzalloc(sizeof(*kdq), GFP_KERNEL);
 	if (!kdq)

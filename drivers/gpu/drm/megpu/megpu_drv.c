@@ -456,6 +456,11 @@ static void megpu_remove(struct pci_dev *pdev)
 	megpu_mgpu_unregister(mdev);
 	/* the engines stop before a flush waiter takes its pages as drained */
 	megpu_flush_device_reset(mdev, true);
+	/*
+	 * Its queued writes are dropped: kept BOs may go (and with a kept
+	 * import its dma-buf, which may hold this very device).
+	 */
+	megpu_bo_registry_release_kept(mdev);
 	megpu_irq_fini(mdev);
 	megpu_dequeue_halt_all(mdev, -ENODEV);
 	megpu_sched_fail_all(mdev, -ENODEV);

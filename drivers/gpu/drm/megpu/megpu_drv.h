@@ -573,7 +573,8 @@ struct megpu_taskq_state {
  * @pinned_bytes: pinned memory of the BOs it created (client_pinned_mb)
  * @banned: a job of this file hung: its jobs not yet run on that engine
  *	are cancelled and SUBMIT fails with -EIO
- * @jobs: its SUBMIT jobs not yet freed (at most megpu_job_limit)
+ * @jobs: its jobs not yet freed, SUBMIT and the dequeuer's (SUBMIT and
+ *	TASKQ_ATTACH refuse at megpu_job_limit)
  * @mbox: its mailbox, alive as long as the file's jobs
  * @tq: its task-queue attachment's completion (megpu_dequeue.c)
  */
@@ -601,7 +602,7 @@ struct megpu_file {
  * @bo_count: number of @mappings
  * @ib_va: IB address
  * @ib_dwords: IB size in dwords
- * @counted: a SUBMIT job, in its file's @jobs until freed
+ * @counted: in its file's @jobs until freed
  * @implicit: it waits for the BOs' earlier users (no NO_IMPLICIT)
  * @flush: its frame flushes its writes (no NO_FLUSH, no HOST_FLUSH)
  * @host_flush: its fence waits for a host flush (HOST_FLUSH)

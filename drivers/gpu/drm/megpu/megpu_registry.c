@@ -12,9 +12,9 @@
  * It also keeps the mappings whose unmap gave up waiting for a host
  * flush (a held or hung device): the device may still write their BOs'
  * pages, so they are lost rather than handed to somebody else, but only
- * until the device's release. megpu_remove() reset the device before
- * (its queued writes are dropped), so the BOs are freed then, with their
- * mmap offsets and pinned-memory charge.
+ * until megpu_remove() has reset the device (its queued writes are
+ * dropped): the BOs are freed then, with their mmap offsets and
+ * pinned-memory charge, and at the device's release those kept after.
  */
 
 #include "megpu_drv.h"
@@ -62,7 +62,7 @@ unsigned int megpu_bo_registry_kept(struct megpu_device *mdev)
 	return n;
 }
 
-/* The device's release: no file, no job, and the device was reset. */
+/* After megpu_remove()'s reset: nothing of the device writes them. */
 void megpu_bo_registry_release_kept(struct megpu_device *mdev)
 {
 	struct megpu_mapping *mapping, *next;

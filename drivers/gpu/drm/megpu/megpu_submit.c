@@ -311,6 +311,9 @@ int megpu_submit_kernel_job(struct megpu_file *mfile, struct drm_file *file,
 	job = megpu_job_alloc(mfile, count);
 	if (!job)
 		return -ENOMEM;
+	/* the file's as its SUBMIT jobs; TASKQ_ATTACH checks job_limit */
+	atomic_inc(&mfile->jobs);
+	job->counted = true;
 	job->engine = &mdev->engines[engine];
 	job->flush = mdev->caps & MEGPU_CAP_FLUSH;
 	job->ib_va = ib_va;

@@ -1750,6 +1750,75 @@ TEST_F_TIMEOUT(taskq, discrete_next_batch_queued_while_one_runs, 120)
 	tq_free(&q);
 }
 
+#define KDQ_JOB_LIMIT	16
+
+/*
+ * A file that attaches and detaches again and again, its engine held,
+ * leaves each detached attachment's jobs in the ring (they run out) and
+ * their IB pinned: both stay the file's. The IB stays charged until its
+ * last job is gone, and the jobs count against job_limit, so
+ * TASKQ_ATTACH fails with -EBUSY once the file has that many. An early
+ * driver uncharged the IB at the detach and counted none of the jobs:
+ * every attach succeeded, the pinned pages and jobs without bound.
+ */
+TEST_F_TIMEOUT(taskq, discrete_detached_jobs_stay_the_files, 120)
+{
+	uint32_t n = 64 * KDQ_AHEAD * 16, e, batches;
+	uint64_t pinned0 = 0, pinned = 0;
+	char limit[16] = "", *old;
+	int ret = 0, cycles;
+	struct tq q;
+
+	TQ_NEED_QUEUES();
+	ASSERT_EQ(0, tq_setup(&self->t, &q, n, 0));
+	q.nengines = 1;
+	e = q.engines[0];
+	ASSERT_EQ(0, tq_fill(&q, 2, 0, n, aff_gpu));
+	tq_close_all(&q);
+	old = mt_slurp(MT_PARAM_DIR "job_limit");
+	ASSERT_NE(NULL, old);
+	snprintf(limit, sizeof(limit), "%u", KDQ_JOB_LIMIT);
+	ASSERT_EQ(0, mt_write_file(MT_PARAM_DIR "job_limit", limit));
+	ASSERT_EQ(0, megpu_debugfs_counter(&self->t.gpu, "pinned_bytes",
+					   &pinned0));
+	ASSERT_EQ(0, mt_delay_us(&self->t, e, 300000));
+	for (cycles = 0; cycles < 4 * KDQ_JOB_LIMIT; cycles++) {
+		batches = megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_GPU_BATCHES);
+		ret = tq_attach(&q);
+		if (ret)
+			break;
+		/* its first jobs are in: the rest of its slots follow */
+		for (unsigned int ms = 0; ms < 2000 &&
+		     megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_GPU_BATCHES) ==
+		     batches; ms++)
+			usleep(1000);
+		usleep(20000);
+		ASSERT_EQ(0, megpu_taskq_detach(&self->t.gpu));
+	}
+	megpu_debugfs_counter(&self->t.gpu, "pinned_bytes", &pinned);
+	mt_delay_us(&self->t, e, 0);
+	EXPECT_EQ(-EBUSY, ret) TH_LOG("%d attachments, no bound", cycles);
+	EXPECT_GE(KDQ_JOB_LIMIT / KDQ_DEPTH + 1, cycles);
+	/* the IBs of the detached attachments, still held by their jobs */
+	EXPECT_LE(pinned0 + (uint64_t)cycles * KDQ_DEPTH * 16384, pinned)
+		TH_LOG("%d detached attachments, %lld bytes pinned more",
+		       cycles, (long long)(pinned - pinned0));
+
+	/* once the jobs ran out, the file attaches again */
+	for (unsigned int i = 0; i < 1000; i++) {
+		ret = tq_attach(&q);
+		if (ret != -EBUSY)
+			break;
+		usleep(10000);
+	}
+	EXPECT_EQ(0, ret);
+	if (!ret)
+		EXPECT_EQ(0, megpu_taskq_detach(&self->t.gpu));
+	mt_write_file(MT_PARAM_DIR "job_limit", old);
+	free(old);
+	tq_free(&q);
+}
+
 /*
  * In a GUIDED queue the driver takes ahead only while the queue holds
  * more than the engine already has taken and not run: near the end the
