@@ -60,6 +60,27 @@ static void test_bad_engine_count(void)
 }
 
 /*
+ * Behind a vIOMMU an engine thread's translation would run IOMMU code that
+ * needs the BQL (a fault's interrupt: TCG asserts it is held): realize
+ * refuses. An early device started, and aborted QEMU at the first fault.
+ */
+static void test_behind_viommu(void)
+{
+    if (!qtest_has_device("intel-iommu")) {
+        g_test_skip("no intel-iommu in this QEMU (megpu's build has none)");
+        return;
+    }
+    if (g_test_subprocess()) {
+        qtest_quit(qtest_init("-machine q35 -nodefaults "
+                              "-device intel-iommu -device megpu"));
+        return;
+    }
+    g_test_trap_subprocess(NULL, 0, 0);
+    g_test_trap_assert_failed();
+    g_test_trap_assert_stderr("*not supported behind a vIOMMU*");
+}
+
+/*
  * x-caps (test only) hides features from the capability register, as an
  * older device lacks them; without FLUSH the device posts no writes, and
  * the relaxed write mode is refused. Features it does not have are
@@ -592,6 +613,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/megpu/identity", test_identity);
     qtest_add_func("/megpu/bad-engine-count", test_bad_engine_count);
+    qtest_add_func("/megpu/behind-viommu", test_behind_viommu);
     qtest_add_func("/megpu/hidden-features", test_hidden_features);
     qtest_add_func("/megpu/bad-props", test_bad_props);
     for (unsigned i = 0; i < ARRAY_SIZE(bad_props); i++) {

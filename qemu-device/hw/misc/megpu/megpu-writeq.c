@@ -93,9 +93,11 @@
  * one engine's stream and the writes qtest's reference trace are the
  * same as with a single lock.
  *
- * The MC thread serves host flushes only. It never takes the BQL or an
- * engine's (packet) lock. The virtual-time timer runs under the BQL and
- * takes the write locks only (the order MMIO handlers use too).
+ * The MC thread serves host flushes only. It never takes the BQL, and
+ * an engine's (packet) lock only after it dropped the write locks, to
+ * wake the engines in a WAIT (a landed write may be what one watches).
+ * The virtual-time timer runs under the BQL and takes the write locks
+ * only (the order MMIO handlers use too).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -308,6 +308,18 @@ static void megpu_realize(PCIDevice *pdev, Error **errp)
         error_setg(errp, "megpu: engines must be 1..%d", MEGPU_MAX_ENGINES);
         return;
     }
+    /*
+     * The engine threads translate bus addresses without the BQL, and a
+     * BQL holder (a reset, MMU_INVALIDATE, unplug) may wait for them.
+     * Behind a vIOMMU a translation runs the IOMMU's code, which may
+     * take the BQL or need it (a fault's interrupt): a deadlock, or an
+     * abort under TCG. So no vIOMMU.
+     */
+    if (pci_device_iommu_address_space(pdev) != &address_space_memory) {
+        error_setg(errp, "megpu: not supported behind a vIOMMU (its "
+                   "engines translate DMA addresses without the BQL)");
+        return;
+    }
     if (s->caps & ~MEGPU_CAPS) {
         error_setg(errp, "megpu: x-caps 0x%x has features beyond 0x%x",
                    s->caps, MEGPU_CAPS);
