@@ -419,8 +419,8 @@ struct drm_megpu_ext_out_syncs {
  * engine's earlier writes before its later packets (e.g. a SIGNAL).
  *
  * Errors: -EINVAL for an engine index out of range, unknown @flags (or
- * both NO_FLUSH and HOST_FLUSH), a
- * non-zero pad, an IB that is empty, not dword aligned, larger than
+ * both NO_FLUSH and HOST_FLUSH), a non-zero pad, an @out_sync point
+ * without a handle, an IB that is empty, not dword aligned, larger than
  * MEGPU_IB_MAX_DWORDS dwords or outside every listed BO, more than
  * DRM_MEGPU_MAX_BOS BOs or DRM_MEGPU_MAX_SYNCS in-syncs, in-syncs whose
  * pending fences (chains and arrays unwrapped) come from more than
@@ -857,10 +857,11 @@ struct drm_megpu_taskq_detach {
  * struct drm_megpu_taskq_wait - wait for this file's attachment to complete
  *
  * Blocks until the attachment of &DRM_IOCTL_MEGPU_TASKQ_ATTACH completes
- * (or at once if it has), then returns 0 with its @status. Any number of
- * threads may wait; a detach completes it (-ECANCELED).
+ * (or at once if it has), then returns 0 with its @status. Up to 64
+ * threads of a file may wait at once; a detach completes it (-ECANCELED).
  *
  * Errors: -EOPNOTSUPP without task queues; -EINVAL for non-zero @flags;
+ * -EBUSY when 64 threads of the file wait already;
  * -ENOENT when the file has no attachment (never attached, or detached);
  * -ETIME when @timeout_ns passed first; -ERESTARTSYS on a signal.
  */

@@ -843,8 +843,17 @@ int megpu_ioctl_taskq_wait(struct drm_device *drm, void *data,
 	if (!READ_ONCE(tq->attached))
 		return -ENOENT;
 	timeout = drm_timeout_abs_to_jiffies(args->timeout_ns);
+	/*
+	 * Completion and detach wake them all, interrupts off, from the
+	 * watchdog timer too: a file parks at most as many as TASKQ_SLEEP's.
+	 */
+	if (atomic_inc_return(&tq->waiters) > MEGPU_TASKQ_SLEEPERS_MAX) {
+		atomic_dec(&tq->waiters);
+		return -EBUSY;
+	}
 	ret = wait_event_interruptible_timeout(tq->wq, megpu_tq_over(tq),
 					       timeout);
+	atomic_dec(&tq->waiters);
 	if (ret < 0)
 		return ret;
 	/* acquire: the status the finish stored before done */

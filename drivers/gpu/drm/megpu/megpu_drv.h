@@ -69,7 +69,7 @@ struct sg_table;
 #define MEGPU_FAULT_LOG		16
 #define MEGPU_FAULT_HOLD_MAX_MS	10000U	/* debugfs fault_hold_ms */
 #define MEGPU_KDQ_HOLD_MAX_US	20000U	/* debugfs kdq_signal_hold_us */
-/* TASKQ_SLEEP callers of one file asleep at once (uAPI: -EBUSY beyond) */
+/* TASKQ_SLEEP, and TASKQ_WAIT, callers of a file asleep at once (-EBUSY) */
 #define MEGPU_TASKQ_SLEEPERS_MAX	64
 
 /* Semaphore objects; 0 is the blank reference, never handed out. */
@@ -552,9 +552,11 @@ struct megpu_mailbox {
  * @sleep_wq: its TASKQ_SLEEP callers
  * @sleepers: how many (at most MEGPU_TASKQ_SLEEPERS_MAX; taskq_lock)
  * @sleep_node: in the device's taskq_files while @sleepers is not 0
+ * @waiters: TASKQ_WAIT callers in @wq (at most MEGPU_TASKQ_SLEEPERS_MAX)
  */
 struct megpu_taskq_state {
 	wait_queue_head_t wq;
+	atomic_t waiters;
 	int status;
 	bool done;
 	bool attached;

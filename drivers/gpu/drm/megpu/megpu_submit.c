@@ -58,6 +58,9 @@ static int megpu_submit_check_args(struct megpu_device *mdev,
 	if (args->pad || args->out_sync.pad ||
 	    (args->flags & ~DRM_MEGPU_SUBMIT_FLAGS))
 		return -EINVAL;
+	/* a point for no syncobj: a mistake, not a request to ignore */
+	if (!args->out_sync.handle && args->out_sync.point)
+		return -EINVAL;
 	if (args->engine >= mdev->num_engines)
 		return -EINVAL;
 	if ((args->flags & DRM_MEGPU_SUBMIT_NO_FLUSH) &&

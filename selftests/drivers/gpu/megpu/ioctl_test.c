@@ -169,6 +169,10 @@ TEST_F(ioc, submit_flags_and_pads)
 	self->s.out_sync.pad = 1;
 	EXPECT_EQ(EINVAL, SUBMIT(self));
 	self->s.out_sync.pad = 0;
+	/* a timeline point without its syncobj (was silently ignored) */
+	self->s.out_sync = (struct drm_megpu_sync){ .point = 1 };
+	EXPECT_EQ(EINVAL, SUBMIT(self));
+	self->s.out_sync = (struct drm_megpu_sync){ .handle = self->syncobj };
 	self->syncs[0].pad = 1;
 	EXPECT_EQ(EINVAL, SUBMIT(self));
 }

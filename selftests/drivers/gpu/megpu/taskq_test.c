@@ -1362,6 +1362,51 @@ static void *tq_waiter(void *arg)
 	return NULL;
 }
 
+/*
+ * A file has at most 64 TASKQ_WAIT callers at once (the attachment's
+ * completion and its detach wake them all with interrupts off, from the
+ * watchdog timer too): with 64 waiting the next call fails at once with
+ * -EBUSY; the detach ends all 64 (-ECANCELED). An early driver let any
+ * number wait: the 65th slept to its timeout (-ETIME).
+ */
+TEST_F_TIMEOUT(taskq, discrete_waiters_per_file_are_bounded, 120)
+{
+	struct tq_wait_arg w[TQ_SLEEPERS_MAX];
+	pthread_t th[TQ_SLEEPERS_MAX];
+	struct drm_megpu_taskq_queue ref;
+	int i, ret = 0;
+	struct tq q;
+
+	TQ_NEED_QUEUES();
+	ASSERT_EQ(0, tq_setup(&self->t, &q, 16, 0));
+	ref = (struct drm_megpu_taskq_queue) {
+		.handle = q.qbo->handle, .slots = TQ_SLOTS,
+	};
+	/* an open queue: the attachment never completes */
+	ASSERT_EQ(0, megpu_taskq_attach(&self->t.gpu, &ref, 1,
+					tq_engine_mask(&q)));
+	for (i = 0; i < TQ_SLEEPERS_MAX; i++) {
+		w[i] = (struct tq_wait_arg){ &self->t.gpu, 1 };
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, tq_waiter, &w[i]));
+	}
+	/* until all 64 wait; each look itself waits 20 ms */
+	for (i = 0; i < 200 && ret != -EBUSY; i++) {
+		ret = megpu_taskq_wait(&self->t.gpu, 20000000ll);
+		if (ret != -ETIME && ret != -EBUSY)
+			break;
+	}
+	ASSERT_EQ(0, megpu_taskq_detach(&self->t.gpu));
+	for (i = 0; i < TQ_SLEEPERS_MAX; i++)
+		pthread_join(th[i], NULL);
+	tq_free(&q);
+	/* nothing moved for a job timeout (a slow lane): no verdict */
+	if (ret == -ETIMEDOUT)
+		SKIP(return, "the attachment timed out before 64 waited");
+	EXPECT_EQ(-EBUSY, ret);
+	for (i = 0; i < TQ_SLEEPERS_MAX; i++)
+		EXPECT_EQ(-ECANCELED, w[i].ret) TH_LOG("waiter %d", i);
+}
+
 /* What the attach ioctl refuses; a detach mid-way cancels the attachment. */
 TEST_F(taskq, discrete_attach_checks)
 {
