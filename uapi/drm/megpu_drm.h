@@ -403,8 +403,11 @@ struct drm_megpu_ext_out_syncs {
  * once a job of this file timed out, its jobs not yet run on that engine
  * complete with -ECANCELED without running, and every later SUBMIT on the
  * file fails with -EIO; open the device again to get a new file. Closing
- * a file cancels its jobs that have not reached an engine (their fences
- * complete with -ESRCH); jobs already on an engine run to their end.
+ * a file (its last descriptor) waits up to a second in all for its queued
+ * jobs to reach their engines, as with other DRM drivers, so that a
+ * process may submit and exit; a killed process does not wait. Jobs still
+ * queued then are cancelled (their fences complete with -ESRCH); jobs on
+ * an engine run to their end.
  *
  * Memory model. The GPU's writes may reach memory late and out of order
  * (the device's relaxed write mode). A job's completed fence (out-sync,

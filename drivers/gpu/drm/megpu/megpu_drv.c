@@ -11,7 +11,9 @@
 #include <linux/dma-mapping.h>
 #include <linux/module.h>
 #include <linux/pci.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/wait.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
@@ -235,6 +237,38 @@ err_free:
 	return ret;
 }
 
+/*
+ * Let the file's queued jobs reach their engines, as a close does with
+ * other DRM drivers (drm_sched_entity_flush()), so that a process may
+ * submit and exit. But for at most a second in all, since a job may wait
+ * for a fence that never comes (drm_sched_entity_flush() would wait as
+ * long as the process lives), and not at all for a killed process.
+ */
+static bool megpu_entity_drained(struct drm_sched_entity *entity)
+{
+	return !spsc_queue_count(&entity->job_queue) ||
+	       READ_ONCE(entity->stopped);
+}
+
+static void megpu_file_flush_jobs(struct megpu_file *mfile)
+{
+	struct megpu_device *mdev = mfile->mdev;
+	long left = MAX_WAIT_SCHED_ENTITY_Q_EMPTY;
+	unsigned int i;
+
+	if (fatal_signal_pending(current) ||
+	    ((current->flags & PF_EXITING) && current->exit_code == SIGKILL))
+		return;
+	for (i = 0; i < mdev->num_engines && left > 0; i++) {
+		struct drm_sched_entity *entity = &mfile->entity[i];
+
+		/* the scheduler wakes job_scheduled as it takes a job */
+		left = wait_event_killable_timeout(mdev->engines[i].sched.job_scheduled,
+						   megpu_entity_drained(entity),
+						   left);
+	}
+}
+
 static void megpu_postclose(struct drm_device *drm, struct drm_file *file)
 {
 	struct megpu_file *mfile = file->driver_priv;
@@ -245,11 +279,11 @@ static void megpu_postclose(struct drm_device *drm, struct drm_file *file)
 	/* no more jobs from the kernel dequeuer */
 	megpu_dequeue_file_close(mfile);
 	/*
-	 * Jobs that have not reached an engine are cancelled now (no
-	 * drm_sched_entity_flush(), which would wait for them to run); the
-	 * ones in a ring run to their end, or time out once: a hang bans
-	 * the file, which cancels the rest.
+	 * Jobs that have not reached an engine within the flush's second
+	 * are cancelled now (-ESRCH); the ones in a ring run to their end,
+	 * or time out once: a hang bans the file, which cancels the rest.
 	 */
+	megpu_file_flush_jobs(mfile);
 	for (i = 0; i < mfile->mdev->num_engines; i++)
 		drm_sched_entity_fini(&mfile->entity[i]);
 	megpu_vm_put(mfile->vm);

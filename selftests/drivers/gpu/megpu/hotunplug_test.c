@@ -62,15 +62,6 @@ FIXTURE_TEARDOWN(unplug)
 		mt_write_file(MT_DRIVER_DIR "/bind", self->addr);
 }
 
-/* A sync_file wait, which needs no DRM ioctl: -ETIME after @ms. */
-static int sync_file_wait(int fd, int ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	int n = poll(&p, 1, ms);
-
-	return n < 0 ? -errno : n ? 0 : -ETIME;
-}
-
 /* Bind again and run a job: the GPU works after the unplug. */
 static void rebind_and_probe(struct __test_metadata *_metadata,
 			     const char *addr)
@@ -106,7 +97,7 @@ TEST_F(unplug, with_open_file_and_job)
 	ASSERT_EQ(0, mt_write_file(MT_DRIVER_DIR "/unbind", self->addr));
 
 	/* the job the device will never finish completes, with an error */
-	ASSERT_EQ(0, sync_file_wait(sync_file, 5000));
+	ASSERT_EQ(0, mt_sync_file_wait(sync_file, 5000));
 	EXPECT_EQ(-ENODEV, megpu_sync_file_status(sync_file));
 	close(sync_file);
 	EXPECT_EQ(-ENODEV, megpu_get_param(&t.gpu,
@@ -157,7 +148,7 @@ TEST_F(unplug, failed_jobs_freed_while_unplug_goes_on)
 	ASSERT_EQ(0, mt_write_file(MT_DRIVER_DIR "/unbind", self->addr));
 
 	for (int i = 0; i < 2; i++) {
-		ASSERT_EQ(0, sync_file_wait(sync_file[i], 5000));
+		ASSERT_EQ(0, mt_sync_file_wait(sync_file[i], 5000));
 		EXPECT_EQ(-ENODEV, megpu_sync_file_status(sync_file[i]));
 		close(sync_file[i]);
 		mt_job_free(&j[i]);
@@ -354,7 +345,7 @@ TEST_F(unplug, with_parked_waves)
 	EXPECT_EQ(1, megpu_sync_file_status(sync_file));
 
 	ASSERT_EQ(0, mt_write_file(MT_DRIVER_DIR "/unbind", self->addr));
-	ASSERT_EQ(0, sync_file_wait(sync_file, 5000));
+	ASSERT_EQ(0, mt_sync_file_wait(sync_file, 5000));
 	EXPECT_EQ(-ENODEV, megpu_sync_file_status(sync_file));
 	close(sync_file);
 	mt_job_free(&j);

@@ -53,14 +53,6 @@ static int mb_engine(struct mt *t)
 	return -1;
 }
 
-static int sync_file_wait(int fd, int ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	int n = poll(&p, 1, ms);
-
-	return n == 1 ? 0 : n == 0 ? -ETIME : -errno;
-}
-
 /* Start @n work-items each calling op @op with (i, a1, a2). */
 static int caller_start(struct mt *t, struct caller *c, unsigned int engine,
 			unsigned int n, uint32_t op, uint32_t a1, uint32_t a2)
@@ -401,7 +393,7 @@ TEST_F(mb, close_answers_parked_waves)
 	caller_free(&c);	/* the job keeps its BOs */
 	mt_close(&a);
 	/* the job ends well before a timeout would stop it */
-	EXPECT_EQ(0, sync_file_wait(sync_file, t->timeout_ms / 2));
+	EXPECT_EQ(0, mt_sync_file_wait(sync_file, t->timeout_ms / 2));
 	EXPECT_EQ(0, megpu_sync_file_status(sync_file));
 	close(sync_file);
 	EXPECT_LE(orphans0 + 40, sc_counter(t, "orphans"));

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -968,6 +969,15 @@ static inline unsigned int mt_prog_bos(struct mt_prog *p,
 	for (i = 0; i < n; i++)
 		bos[2 + i] = extra[i];
 	return n + 2;
+}
+
+/* A sync_file wait, which needs no DRM ioctl: 0, or -ETIME after @ms. */
+static inline int mt_sync_file_wait(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int n = poll(&p, 1, ms);
+
+	return n < 0 ? -errno : n ? 0 : -ETIME;
 }
 
 /* The driver's sysfs directory: bind and unbind a device by address. */

@@ -13,6 +13,7 @@
 #include <linux/dma-buf.h>
 #include <linux/sync_file.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <xf86drm.h>
@@ -506,6 +507,88 @@ static int vgem_syncobj(struct megpu *gpu, int vgem, uint32_t *fence,
 	      megpu_syncobj_import(gpu, *handle, fd);
 	close(fd);
 	return ret;
+}
+
+struct late_signal {
+	int vgem;
+	uint32_t fence;
+};
+
+static void *signal_later(void *arg)
+{
+	struct late_signal *l = arg;
+
+	usleep(200 * 1000);
+	mt_vgem_signal(l->vgem, l->fence);
+	return NULL;
+}
+
+/*
+ * Closing a file lets its queued jobs reach their engines (as v3d,
+ * panfrost or amdgpu do), for up to a second in all: a job whose in-fence
+ * comes 200 ms into the close runs and its write lands; a job whose fence
+ * does not come within the second is cancelled (-ESRCH) and the close
+ * returns. An early driver cancelled every queued job at once: "submit
+ * and exit" lost its work.
+ */
+TEST_F(gpu, close_lets_queued_jobs_run)
+{
+	struct drm_megpu_sync in = { 0 };
+	struct megpu_bo *bo, *imp;
+	uint32_t fence[2], held[2];
+	struct late_signal late;
+	int vgem, fd, sf[2], i;
+	struct mt_job j[2];
+	int64_t t0, took;
+	pthread_t th;
+	struct mt b;
+
+	if (self->t.engines < 2)
+		SKIP(return, "one engine");
+	vgem = mt_vgem_open();
+	if (vgem < 0)
+		SKIP(return, "no vgem");
+	ASSERT_EQ(0, mt_open_client(&self->t, &b));
+	ASSERT_EQ(0, mt_bo(&b.gpu, 4096, 0, &bo));
+	ASSERT_EQ(0, megpu_bo_export(bo, &fd));
+	ASSERT_EQ(0, megpu_bo_import(&self->t.gpu, fd, &imp));
+	close(fd);
+	ASSERT_EQ(0, megpu_bo_map(imp));
+	/* engine 0's job gets its fence late, engine 1's never in time */
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, vgem_syncobj(&b.gpu, vgem, &fence[i], &held[i]));
+		in.handle = held[i];
+		ASSERT_EQ(0, mt_write_job(&b, &j[i], i, bo, 4 * i, 0x600d + i,
+					  NULL, &in, 1, NOIMP));
+		ASSERT_EQ(0, megpu_syncobj_export(&b.gpu, j[i].sync, 0,
+						  &sf[i]));
+		mt_job_free(&j[i]);
+		megpu_syncobj_free(&b.gpu, held[i]);
+	}
+	megpu_bo_free(bo);
+
+	late = (struct late_signal){ vgem, fence[0] };
+	ASSERT_EQ(0, pthread_create(&th, NULL, signal_later, &late));
+	t0 = megpu_now_ns();
+	mt_close(&b);
+	took = megpu_now_ns() - t0;
+	pthread_join(th, NULL);
+
+	ASSERT_EQ(0, mt_sync_file_wait(sf[0], 10000));
+	EXPECT_EQ(0, megpu_sync_file_status(sf[0]))
+		TH_LOG("a job whose fence came during the close did not run");
+	EXPECT_EQ(0x600d, mt_u32(imp)[0]);
+	ASSERT_EQ(0, mt_sync_file_wait(sf[1], 10000));
+	EXPECT_EQ(-ESRCH, megpu_sync_file_status(sf[1]));
+	EXPECT_EQ(0, mt_u32(imp)[1]);
+	/* one second in all, whatever waits behind a fence */
+	EXPECT_GT(3000000000ll, took) TH_LOG("close took %lld ns",
+					     (long long)took);
+	mt_vgem_signal(vgem, fence[1]);
+	close(sf[0]);
+	close(sf[1]);
+	megpu_bo_free(imp);
+	close(vgem);
 }
 
 /* A sync_file merging two (SYNC_IOC_MERGE); both stay open. */

@@ -1156,11 +1156,7 @@ TEST_F(syscall, unwritable_wait_buffer_keeps_the_call)
 /* Wait for a sync_file to signal: its status (0 or the fence error). */
 static int sync_file_wait(int fd, int timeout_ms)
 {
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-	if (poll(&pfd, 1, timeout_ms) != 1)
-		return -ETIME;
-	return megpu_sync_file_status(fd);
+	return mt_sync_file_wait(fd, timeout_ms) ?: megpu_sync_file_status(fd);
 }
 
 /*
