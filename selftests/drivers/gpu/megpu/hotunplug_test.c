@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -39,6 +40,8 @@ static void held_job(struct __test_metadata *_metadata, struct mt *t,
 	ASSERT_TRUE(mt_pending(&t->gpu, j->sync, 0));
 }
 
+#define PCI_DEVICES "/sys/bus/pci/devices"
+
 /* The test's device; bound again after each test, whatever happened. */
 FIXTURE(unplug) {
 	char addr[64];
@@ -57,21 +60,22 @@ FIXTURE_TEARDOWN(unplug)
 {
 	char path[PATH_MAX];
 
+	/* removed from the bus: found again by a rescan, which binds it */
+	snprintf(path, sizeof(path), PCI_DEVICES "/%s", self->addr);
+	if (access(path, F_OK))
+		mt_write_file("/sys/bus/pci/rescan", "1");
 	snprintf(path, sizeof(path), MT_DRIVER_DIR "/%s", self->addr);
 	if (access(path, F_OK))
 		mt_write_file(MT_DRIVER_DIR "/bind", self->addr);
 }
 
-/* Bind again and run a job: the GPU works after the unplug. */
-static void rebind_and_probe(struct __test_metadata *_metadata,
-			     const char *addr)
+/* A new client of the device runs a job: the GPU works. */
+static void probe_new_client(struct __test_metadata *_metadata)
 {
 	struct megpu_bo *bo;
 	struct mt t;
 	uint64_t v;
 
-	ASSERT_EQ(0, mt_write_file(MT_DRIVER_DIR "/bind", addr));
-	ASSERT_EQ(1, megpu_count_devices());
 	ASSERT_EQ(0, mt_open(&t));
 	ASSERT_EQ(0, megpu_get_param(&t.gpu, DRM_MEGPU_PARAM_ENGINE_COUNT, &v));
 	ASSERT_LT(0, v);
@@ -79,6 +83,15 @@ static void rebind_and_probe(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, mt_probe_engine(&t, 0, bo, 0, 0x600d));
 	megpu_bo_free(bo);
 	mt_close(&t);
+}
+
+/* Bind again and run a job: the GPU works after the unplug. */
+static void rebind_and_probe(struct __test_metadata *_metadata,
+			     const char *addr)
+{
+	ASSERT_EQ(0, mt_write_file(MT_DRIVER_DIR "/bind", addr));
+	ASSERT_EQ(1, megpu_count_devices());
+	probe_new_client(_metadata);
 }
 
 TEST_F(unplug, with_open_file_and_job)
@@ -352,6 +365,59 @@ TEST_F(unplug, with_parked_waves)
 	mt_prog_free(&p);
 	mt_close(&t);
 	rebind_and_probe(_metadata, self->addr);
+}
+
+/*
+ * The PCI function is removed from the bus (sysfs remove, as IGT's
+ * core_hotunplug does) while a client has it open, a job in flight, a BO
+ * mapped and a dma-buf of it exported. The job fails with -ENODEV, every
+ * DRM ioctl too, the CPU mapping and the dma-buf stay usable; a rescan
+ * finds the function again and the driver binds a working GPU while the
+ * old file, mapping and dma-buf are still open ("late close"); closing
+ * them afterwards is clean (the host harness checks the kernel log).
+ */
+TEST_F(unplug, remove_and_rescan_with_late_close)
+{
+	char path[PATH_MAX];
+	struct megpu_bo *gate;
+	int sync_file, dmabuf;
+	struct mt_job j;
+	struct mt t;
+	uint32_t *cpu;
+	uint64_t v;
+
+	ASSERT_EQ(0, mt_open(&t));
+	held_job(_metadata, &t, &gate, &j);
+	ASSERT_EQ(0, megpu_syncobj_export(&t.gpu, j.sync, 0, &sync_file));
+	ASSERT_EQ(0, megpu_bo_export(gate, &dmabuf));
+	cpu = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, dmabuf, 0);
+	ASSERT_NE(MAP_FAILED, cpu);
+
+	snprintf(path, sizeof(path), PCI_DEVICES "/%s/remove", self->addr);
+	ASSERT_EQ(0, mt_write_file(path, "1"));
+	ASSERT_EQ(0, mt_sync_file_wait(sync_file, 5000));
+	EXPECT_EQ(-ENODEV, megpu_sync_file_status(sync_file));
+	close(sync_file);
+	EXPECT_EQ(-ENODEV, megpu_get_param(&t.gpu,
+					   DRM_MEGPU_PARAM_ENGINE_COUNT, &v));
+	EXPECT_EQ(0, megpu_count_devices());
+	/* what the CPU has of the BO stays its memory */
+	mt_u32(gate)[1] = 0x1234;
+	EXPECT_EQ(0x1234, cpu[1]);
+
+	ASSERT_EQ(0, mt_write_file("/sys/bus/pci/rescan", "1"));
+	for (int i = 0; i < 500 && megpu_count_devices() != 1; i++)
+		usleep(10000);
+	ASSERT_EQ(1, megpu_count_devices());
+	probe_new_client(_metadata);
+
+	/* the old device's objects go last */
+	cpu[0] = 1;
+	munmap(cpu, 4096);
+	close(dmabuf);
+	mt_job_free(&j);
+	megpu_bo_free(gate);
+	mt_close(&t);
 }
 
 /* Unbind and bind again with nothing open, a few times. */

@@ -1352,13 +1352,21 @@ TEST_F_TIMEOUT(taskq, discrete_faults_notify_every_task, 120)
 struct tq_wait_arg {
 	struct megpu *gpu;
 	int ret;
+	pthread_barrier_t *go;	/* waited for first, if set */
 };
 
 static void *tq_waiter(void *arg)
 {
 	struct tq_wait_arg *w = arg;
 
-	w->ret = megpu_taskq_wait(w->gpu, 10000000000ll);
+	if (w->go)
+		pthread_barrier_wait(w->go);
+	/* with @go, again while the file has its most waiting (a look's) */
+	do {
+		w->ret = megpu_taskq_wait(w->gpu, 10000000000ll);
+		if (w->go && w->ret == -EBUSY)
+			usleep(1000);
+	} while (w->go && w->ret == -EBUSY);
 	return NULL;
 }
 
@@ -1374,6 +1382,7 @@ TEST_F_TIMEOUT(taskq, discrete_waiters_per_file_are_bounded, 120)
 	struct tq_wait_arg w[TQ_SLEEPERS_MAX];
 	pthread_t th[TQ_SLEEPERS_MAX];
 	struct drm_megpu_taskq_queue ref;
+	pthread_barrier_t go;
 	int i, ret = 0;
 	struct tq q;
 
@@ -1382,15 +1391,25 @@ TEST_F_TIMEOUT(taskq, discrete_waiters_per_file_are_bounded, 120)
 	ref = (struct drm_megpu_taskq_queue) {
 		.handle = q.qbo->handle, .slots = TQ_SLOTS,
 	};
-	/* an open queue: the attachment never completes */
-	ASSERT_EQ(0, megpu_taskq_attach(&self->t.gpu, &ref, 1,
-					tq_engine_mask(&q)));
+	/*
+	 * The threads first, then the attachment (an open queue: it never
+	 * completes, but times out after a job timeout with nothing moved),
+	 * then all 64 go: slow lanes make threads slowly.
+	 */
+	ASSERT_EQ(0, pthread_barrier_init(&go, NULL, TQ_SLEEPERS_MAX + 1));
 	for (i = 0; i < TQ_SLEEPERS_MAX; i++) {
-		w[i] = (struct tq_wait_arg){ &self->t.gpu, 1 };
+		w[i] = (struct tq_wait_arg){ &self->t.gpu, 1, &go };
 		ASSERT_EQ(0, pthread_create(&th[i], NULL, tq_waiter, &w[i]));
 	}
-	/* until all 64 wait; each look itself waits 20 ms */
-	for (i = 0; i < 200 && ret != -EBUSY; i++) {
+	ASSERT_EQ(0, megpu_taskq_attach(&self->t.gpu, &ref, 1,
+					tq_engine_mask(&q)));
+	pthread_barrier_wait(&go);
+	/*
+	 * Until all 64 wait; each look itself waits 20 ms (and takes a
+	 * waiter's place meanwhile), a second in all: within the job
+	 * timeout that ends an attachment where nothing moves.
+	 */
+	for (i = 0; i < 50 && ret != -EBUSY; i++) {
 		ret = megpu_taskq_wait(&self->t.gpu, 20000000ll);
 		if (ret != -ETIME && ret != -EBUSY)
 			break;
@@ -1398,6 +1417,7 @@ TEST_F_TIMEOUT(taskq, discrete_waiters_per_file_are_bounded, 120)
 	ASSERT_EQ(0, megpu_taskq_detach(&self->t.gpu));
 	for (i = 0; i < TQ_SLEEPERS_MAX; i++)
 		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&go);
 	tq_free(&q);
 	/* nothing moved for a job timeout (a slow lane): no verdict */
 	if (ret == -ETIMEDOUT)
