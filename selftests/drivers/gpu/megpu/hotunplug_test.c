@@ -94,13 +94,30 @@ static void rebind_and_probe(struct __test_metadata *_metadata,
 	probe_new_client(_metadata);
 }
 
+/*
+ * The device is gone: the job it will never finish completes with
+ * -ENODEV (its fence exported as @sync_file, closed here), every DRM
+ * ioctl of the open file fails so, and no device is found.
+ */
+static void expect_gone(struct __test_metadata *_metadata, struct mt *t,
+			int sync_file)
+{
+	uint64_t v;
+
+	ASSERT_EQ(0, mt_sync_file_wait(sync_file, 5000));
+	EXPECT_EQ(-ENODEV, megpu_sync_file_status(sync_file));
+	close(sync_file);
+	EXPECT_EQ(-ENODEV, megpu_get_param(&t->gpu,
+					   DRM_MEGPU_PARAM_ENGINE_COUNT, &v));
+	EXPECT_EQ(0, megpu_count_devices());
+}
+
 TEST_F(unplug, with_open_file_and_job)
 {
 	struct megpu_bo *gate;
 	struct mt_job j;
 	int sync_file;
 	struct mt t;
-	uint64_t v;
 
 	ASSERT_EQ(0, mt_open(&t));
 	held_job(_metadata, &t, &gate, &j);
@@ -109,13 +126,7 @@ TEST_F(unplug, with_open_file_and_job)
 
 	ASSERT_EQ(0, mt_write_file(MT_DRIVER_DIR "/unbind", self->addr));
 
-	/* the job the device will never finish completes, with an error */
-	ASSERT_EQ(0, mt_sync_file_wait(sync_file, 5000));
-	EXPECT_EQ(-ENODEV, megpu_sync_file_status(sync_file));
-	close(sync_file);
-	EXPECT_EQ(-ENODEV, megpu_get_param(&t.gpu,
-					   DRM_MEGPU_PARAM_ENGINE_COUNT, &v));
-	EXPECT_EQ(0, megpu_count_devices());
+	expect_gone(_metadata, &t, sync_file);
 
 	/* the CPU mapping of a BO still works; closing everything is clean */
 	mt_u32(gate)[0] = 1;
@@ -384,7 +395,6 @@ TEST_F(unplug, remove_and_rescan_with_late_close)
 	struct mt_job j;
 	struct mt t;
 	uint32_t *cpu;
-	uint64_t v;
 
 	ASSERT_EQ(0, mt_open(&t));
 	held_job(_metadata, &t, &gate, &j);
@@ -395,12 +405,7 @@ TEST_F(unplug, remove_and_rescan_with_late_close)
 
 	snprintf(path, sizeof(path), PCI_DEVICES "/%s/remove", self->addr);
 	ASSERT_EQ(0, mt_write_file(path, "1"));
-	ASSERT_EQ(0, mt_sync_file_wait(sync_file, 5000));
-	EXPECT_EQ(-ENODEV, megpu_sync_file_status(sync_file));
-	close(sync_file);
-	EXPECT_EQ(-ENODEV, megpu_get_param(&t.gpu,
-					   DRM_MEGPU_PARAM_ENGINE_COUNT, &v));
-	EXPECT_EQ(0, megpu_count_devices());
+	expect_gone(_metadata, &t, sync_file);
 	/* what the CPU has of the BO stays its memory */
 	mt_u32(gate)[1] = 0x1234;
 	EXPECT_EQ(0x1234, cpu[1]);

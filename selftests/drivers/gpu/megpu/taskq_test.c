@@ -1405,12 +1405,13 @@ TEST_F_TIMEOUT(taskq, discrete_waiters_per_file_are_bounded, 120)
 					tq_engine_mask(&q)));
 	pthread_barrier_wait(&go);
 	/*
-	 * Until all 64 wait; each look itself waits 20 ms (and takes a
-	 * waiter's place meanwhile), a second in all: within the job
-	 * timeout that ends an attachment where nothing moves.
+	 * Until all 64 wait: a look every 20 ms, one that only polls (it
+	 * holds a waiter's place for an instant), a second in all: within
+	 * the job timeout that ends an attachment where nothing moves.
 	 */
 	for (i = 0; i < 50 && ret != -EBUSY; i++) {
-		ret = megpu_taskq_wait(&self->t.gpu, 20000000ll);
+		usleep(20000);
+		ret = megpu_taskq_wait(&self->t.gpu, 0);
 		if (ret != -ETIME && ret != -EBUSY)
 			break;
 	}
@@ -1759,6 +1760,18 @@ static uint32_t aff_gpu(uint32_t i)
 	return MEGPU_TQ_AFF_REQUIRE_GPU;
 }
 
+/* @n GPU tasks in queue 2, closed, for the first engine alone (*@e). */
+static int tq_one_engine(struct tq *q, uint32_t n, uint32_t *e)
+{
+	int ret;
+
+	q->nengines = 1;
+	*e = q->engines[0];
+	ret = tq_fill(q, 2, 0, n, aff_gpu);
+	tq_close_all(q);
+	return ret;
+}
+
 /*
  * The driver's dequeuer keeps KDQ_DEPTH jobs per engine in flight, each
  * with up to KDQ_JOB_BATCHES whole batches: the next batches are taken
@@ -1781,10 +1794,7 @@ TEST_F_TIMEOUT(taskq, discrete_next_batch_queued_while_one_runs, 120)
 
 	TQ_NEED_QUEUES();
 	ASSERT_EQ(0, tq_setup(&self->t, &q, n, 0));
-	q.nengines = 1;
-	e = q.engines[0];
-	ASSERT_EQ(0, tq_fill(&q, 2, 0, n, aff_gpu));
-	tq_close_all(&q);
+	ASSERT_EQ(0, tq_one_engine(&q, n, &e));
 	req0 = tq_requests(&self->t);
 	ASSERT_EQ(0, mt_delay_us(&self->t, e, 300000));
 	ASSERT_EQ(0, tq_attach(&q));
@@ -1836,10 +1846,7 @@ TEST_F_TIMEOUT(taskq, discrete_detached_jobs_stay_the_files, 120)
 
 	TQ_NEED_QUEUES();
 	ASSERT_EQ(0, tq_setup(&self->t, &q, n, 0));
-	q.nengines = 1;
-	e = q.engines[0];
-	ASSERT_EQ(0, tq_fill(&q, 2, 0, n, aff_gpu));
-	tq_close_all(&q);
+	ASSERT_EQ(0, tq_one_engine(&q, n, &e));
 	old = mt_slurp(MT_PARAM_DIR "job_limit");
 	ASSERT_NE(NULL, old);
 	snprintf(limit, sizeof(limit), "%u", KDQ_JOB_LIMIT);
@@ -1899,10 +1906,7 @@ TEST_F_TIMEOUT(taskq, discrete_guided_holds_back_near_the_end, 120)
 
 	TQ_NEED_QUEUES();
 	ASSERT_EQ(0, tq_setup(&self->t, &q, n, MEGPU_TQ_F_GUIDED));
-	q.nengines = 1;
-	e = q.engines[0];
-	ASSERT_EQ(0, tq_fill(&q, 2, 0, n, aff_gpu));
-	tq_close_all(&q);
+	ASSERT_EQ(0, tq_one_engine(&q, n, &e));
 	ASSERT_EQ(0, mt_delay_us(&self->t, e, 300000));
 	ASSERT_EQ(0, tq_attach(&q));
 	for (unsigned int ms = 0;
