@@ -493,11 +493,18 @@ static void megpu_kdq_kick(struct megpu_device *mdev, u32 engines,
 	struct megpu_kdq *kdq;
 
 	spin_lock(&mdev->kdq_lock);
-	list_for_each_entry(kdq, &mdev->kdqs, link) {
-		if (only && kdq->mfile != only)
-			continue;
-		atomic_or(engines & kdq->engines, &kdq->requests);
-		mod_delayed_work(system_wq, &kdq->work, 0);
+	if (only) {
+		/* a file's TASKQ_NOTIFY: its own attachment, not everyone's */
+		kdq = only->tq.kdq;
+		if (kdq) {
+			atomic_or(engines & kdq->engines, &kdq->requests);
+			mod_delayed_work(system_wq, &kdq->work, 0);
+		}
+	} else {
+		list_for_each_entry(kdq, &mdev->kdqs, link) {
+			atomic_or(engines & kdq->engines, &kdq->requests);
+			mod_delayed_work(system_wq, &kdq->work, 0);
+		}
 	}
 	spin_unlock(&mdev->kdq_lock);
 }
@@ -637,19 +644,16 @@ static void megpu_kdq_halt(struct megpu_kdq *kdq, int error)
 static int megpu_dequeue_detach(struct megpu_file *mfile)
 {
 	struct megpu_device *mdev = mfile->mdev;
-	struct megpu_kdq *kdq = NULL, *iter;
+	struct megpu_kdq *kdq;
 
 	mutex_lock(&mdev->kdq_mutex);
 	spin_lock(&mdev->kdq_lock);
-	list_for_each_entry(iter, &mdev->kdqs, link) {
-		if (iter->mfile == mfile) {
-			kdq = iter;
-			list_del(&kdq->link);
-			break;
-		}
-	}
-	if (kdq)
+	kdq = mfile->tq.kdq;
+	if (kdq) {
+		list_del(&kdq->link);
+		mfile->tq.kdq = NULL;
 		megpu_kdq_update_req_work(mdev);
+	}
 	spin_unlock(&mdev->kdq_lock);
 	if (kdq) {
 		megpu_kdq_halt(kdq, -ECANCELED);
@@ -723,7 +727,7 @@ int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 	struct megpu_file *mfile = file->driver_priv;
 	struct drm_megpu_taskq_attach *args = data;
 	struct drm_megpu_taskq_queue refs[MEGPU_DEQ_MAX_QUEUES];
-	struct megpu_kdq *kdq, *iter;
+	struct megpu_kdq *kdq;
 	unsigned int i;
 	int ret;
 
@@ -786,9 +790,8 @@ int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 	/* megpu_dequeue_unplug() ran: nothing would stop this one */
 	ret = drm_dev_is_unplugged(drm) ? -ENODEV : 0;
 	spin_lock(&mdev->kdq_lock);
-	list_for_each_entry(iter, &mdev->kdqs, link)
-		if (iter->mfile == mfile)
-			ret = -EBUSY;
+	if (mfile->tq.kdq)
+		ret = -EBUSY;
 	if (ret) {
 		spin_unlock(&mdev->kdq_lock);
 		up_read(&mdev->reset_sem);
@@ -808,6 +811,7 @@ int megpu_ioctl_taskq_attach(struct drm_device *drm, void *data,
 		  jiffies + msecs_to_jiffies(megpu_job_timeout_ms / 4));
 	mod_delayed_work(system_wq, &kdq->work, 0);
 	list_add_tail(&kdq->link, &mdev->kdqs);
+	mfile->tq.kdq = kdq;
 	megpu_kdq_update_req_work(mdev);
 	spin_unlock(&mdev->kdq_lock);
 	up_read(&mdev->reset_sem);

@@ -553,10 +553,13 @@ struct megpu_mailbox {
  * @sleepers: how many (at most MEGPU_TASKQ_SLEEPERS_MAX; taskq_lock)
  * @sleep_node: in the device's taskq_files while @sleepers is not 0
  * @waiters: TASKQ_WAIT callers in @wq (at most MEGPU_TASKQ_SLEEPERS_MAX)
+ * @kdq: the attachment, while on the device's list (kdq_lock): a file's
+ *	TASKQ_NOTIFY, ATTACH and DETACH find it without walking the list
  */
 struct megpu_taskq_state {
 	wait_queue_head_t wq;
 	atomic_t waiters;
+	struct megpu_kdq *kdq;
 	int status;
 	bool done;
 	bool attached;

@@ -614,10 +614,16 @@ TEST_F_TIMEOUT(taskq, sleepers_per_file_are_bounded, 120)
 		s[i] = (struct tq_sleeper){ &self->t.gpu, seq, 1 };
 		ASSERT_EQ(0, pthread_create(&th[i], NULL, tq_sleeper, &s[i]));
 	}
-	/* until all 64 are asleep; each look itself sleeps 20 ms */
+	/*
+	 * Until all 64 are asleep: a look every 20 ms, one that sleeps
+	 * (and so holds a sleeper's place) only for an instant. A look that
+	 * slept 20 ms itself could keep a bounced sleeper out for good: it
+	 * came back while the look was in, again and again.
+	 */
 	for (i = 0; i < 500 && ret != -EBUSY; i++) {
+		usleep(20000);
 		now = seq;
-		ret = megpu_taskq_sleep(&self->t.gpu, &now, 20000000);
+		ret = megpu_taskq_sleep(&self->t.gpu, &now, 1);
 	}
 	EXPECT_EQ(-EBUSY, ret);
 	ASSERT_EQ(0, megpu_taskq_wake(&self->t.gpu));
