@@ -336,7 +336,7 @@ static void megpu_release(struct drm_device *drm, void *arg)
 {
 	struct megpu_device *mdev = arg;
 
-	megpu_bo_registry_release_kept(mdev);
+	megpu_bo_registry_release_kept(mdev, false);
 	megpu_sched_fini(mdev);
 	megpu_sem_fini(mdev);
 	xa_destroy(&mdev->ctxs);
@@ -494,7 +494,7 @@ static void megpu_remove(struct pci_dev *pdev)
 	 * Its queued writes are dropped: kept BOs may go (and with a kept
 	 * import its dma-buf, which may hold this very device).
 	 */
-	megpu_bo_registry_release_kept(mdev);
+	megpu_bo_registry_release_kept(mdev, true);
 	megpu_irq_fini(mdev);
 	megpu_dequeue_halt_all(mdev, -ENODEV);
 	megpu_sched_fail_all(mdev, -ENODEV);

@@ -281,11 +281,12 @@ struct megpu_engine {
  * @dirty_gen: counts completed jobs whose writes were not flushed
  * @clean_gen: the @dirty_gen value the last completed flush covers
  * @flush_dirty_at: @dirty_gen when each of the recent flushes started
- * @bos_lock: protects @bos and @kept
+ * @bos_lock: protects @bos, @kept and @kept_closed
  * @bos: every BO, for the resource-object dump
  * @kept: mappings whose unmap timed out waiting for a host flush: their
- *	BOs' pages may still be written by the device, so they go only at
- *	the device's release, after the remove's reset dropped those writes
+ *	BOs' pages may still be written by the device, so they go only
+ *	once megpu_remove()'s reset dropped those writes
+ * @kept_closed: that reset came: a mapping kept later goes at once
  * @next_bo_id: id of the next BO (debugfs)
  * @syscall_lock: protects @mailboxes, the mailboxes' service state
  *	and @sc
@@ -378,9 +379,10 @@ struct megpu_device {
 	u64 clean_gen;
 	u64 flush_dirty_at[64];
 
-	struct mutex bos_lock;		/* bos, kept */
+	struct mutex bos_lock;		/* bos, kept, kept_closed */
 	struct list_head bos;
 	struct list_head kept;
+	bool kept_closed;
 	u32 next_bo_id;
 
 	spinlock_t syscall_lock;	/* mailboxes, sc; hard IRQ too */
@@ -772,7 +774,7 @@ void megpu_bo_registry_del(struct megpu_device *mdev, struct megpu_bo *bo);
 void megpu_bo_registry_keep(struct megpu_device *mdev,
 			    struct megpu_mapping *mapping);
 unsigned int megpu_bo_registry_kept(struct megpu_device *mdev);
-void megpu_bo_registry_release_kept(struct megpu_device *mdev);
+void megpu_bo_registry_release_kept(struct megpu_device *mdev, bool close);
 
 /* megpu_ring.c */
 int megpu_ring_init(struct megpu_engine *eng);

