@@ -64,15 +64,19 @@ static void test_bad_engine_count(void)
  * needs the BQL (a fault's interrupt: TCG asserts it is held): realize
  * refuses. An early device started, and aborted QEMU at the first fault.
  */
-static void test_behind_viommu(void)
+static void test_behind_viommu(gconstpointer data)
 {
+    bool after = GPOINTER_TO_UINT(data);
+
     if (!qtest_has_device("intel-iommu")) {
         g_test_skip("no intel-iommu in this QEMU (megpu's build has none)");
         return;
     }
     if (g_test_subprocess()) {
-        qtest_quit(qtest_init("-machine q35 -nodefaults "
-                              "-device intel-iommu -device megpu"));
+        /* a vIOMMU listed after the device: caught at machine done */
+        qtest_quit(qtest_initf("-machine q35 -nodefaults %s", after ?
+                               "-device megpu -device intel-iommu" :
+                               "-device intel-iommu -device megpu"));
         return;
     }
     g_test_trap_subprocess(NULL, 0, 0);
@@ -613,7 +617,10 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/megpu/identity", test_identity);
     qtest_add_func("/megpu/bad-engine-count", test_bad_engine_count);
-    qtest_add_func("/megpu/behind-viommu", test_behind_viommu);
+    qtest_add_data_func("/megpu/behind-viommu/listed-first",
+                        GUINT_TO_POINTER(0), test_behind_viommu);
+    qtest_add_data_func("/megpu/behind-viommu/listed-after",
+                        GUINT_TO_POINTER(1), test_behind_viommu);
     qtest_add_func("/megpu/hidden-features", test_hidden_features);
     qtest_add_func("/megpu/bad-props", test_bad_props);
     for (unsigned i = 0; i < ARRAY_SIZE(bad_props); i++) {

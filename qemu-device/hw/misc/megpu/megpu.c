@@ -27,6 +27,7 @@
 #include "qemu/atomic.h"
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
+#include "qemu/error-report.h"
 #include "qemu/module.h"
 #include "qapi/error.h"
 #include "hw/pci/pci.h"
@@ -34,6 +35,7 @@
 #include "hw/pci/pcie.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
+#include "system/system.h"
 #include "megpu-internal.h"
 #include "trace.h"
 
@@ -300,6 +302,29 @@ static void megpu_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
     pcie_cap_flr_write_config(pdev, addr, val, len);
 }
 
+#define MEGPU_VIOMMU_ERROR "megpu: not supported behind a vIOMMU (its " \
+                           "engines translate DMA addresses without the BQL)"
+
+static bool megpu_behind_viommu(PCIDevice *pdev)
+{
+    return pci_device_iommu_address_space(pdev) != &address_space_memory;
+}
+
+/*
+ * A vIOMMU listed after this device installs its translation only in its
+ * own realize: for a device created with the machine, look again once the
+ * machine is complete.
+ */
+static void megpu_viommu_check_done(Notifier *n, void *opaque)
+{
+    MegpuState *s = container_of(n, MegpuState, viommu_check);
+
+    if (megpu_behind_viommu(PCI_DEVICE(s))) {
+        error_report(MEGPU_VIOMMU_ERROR);
+        exit(1);
+    }
+}
+
 static void megpu_realize(PCIDevice *pdev, Error **errp)
 {
     MegpuState *s = MEGPU(pdev);
@@ -315,9 +340,8 @@ static void megpu_realize(PCIDevice *pdev, Error **errp)
      * take the BQL or need it (a fault's interrupt): a deadlock, or an
      * abort under TCG. So no vIOMMU.
      */
-    if (pci_device_iommu_address_space(pdev) != &address_space_memory) {
-        error_setg(errp, "megpu: not supported behind a vIOMMU (its "
-                   "engines translate DMA addresses without the BQL)");
+    if (megpu_behind_viommu(pdev)) {
+        error_setg(errp, MEGPU_VIOMMU_ERROR);
         return;
     }
     if (s->caps & ~MEGPU_CAPS) {
@@ -372,12 +396,21 @@ static void megpu_realize(PCIDevice *pdev, Error **errp)
     for (unsigned n = 0; n < s->num_engines; n++) {
         megpu_engine_init(s, n);
     }
+    /* last: realize cannot fail any more, unrealize removes it */
+    if (!phase_check(PHASE_MACHINE_READY)) {
+        s->viommu_check.notify = megpu_viommu_check_done;
+        qemu_add_machine_init_done_notifier(&s->viommu_check);
+    }
 }
 
 static void megpu_exit(PCIDevice *pdev)
 {
     MegpuState *s = MEGPU(pdev);
 
+    if (s->viommu_check.notify) {
+        qemu_remove_machine_init_done_notifier(&s->viommu_check);
+        s->viommu_check.notify = NULL;
+    }
     /* joining under the BQL is safe: engine threads never take it */
     megpu_engines_stop(s);
     /* its thread locks engines: before their locks go */

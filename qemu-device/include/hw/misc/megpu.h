@@ -196,6 +196,8 @@ struct MegpuState {
     PCIDevice parent_obj;
 
     MemoryRegion mmio;
+    /* a cold-plugged device looks for a vIOMMU again at machine done */
+    Notifier viommu_check;
 
     /* Properties */
     uint32_t num_engines;
