@@ -237,6 +237,13 @@ err_free:
 	return ret;
 }
 
+/* No job of @entity waits to be taken (drm_sched_entity_is_idle()). */
+static bool megpu_entity_drained(struct drm_sched_entity *entity)
+{
+	return !spsc_queue_count(&entity->job_queue) ||
+	       READ_ONCE(entity->stopped);
+}
+
 /*
  * Let the file's queued jobs reach their engines, as a close does with
  * other DRM drivers (drm_sched_entity_flush()), so that a process may
@@ -244,12 +251,6 @@ err_free:
  * for a fence that never comes (drm_sched_entity_flush() would wait as
  * long as the process lives), and not at all for a killed process.
  */
-static bool megpu_entity_drained(struct drm_sched_entity *entity)
-{
-	return !spsc_queue_count(&entity->job_queue) ||
-	       READ_ONCE(entity->stopped);
-}
-
 static void megpu_file_flush_jobs(struct megpu_file *mfile)
 {
 	struct megpu_device *mdev = mfile->mdev;
