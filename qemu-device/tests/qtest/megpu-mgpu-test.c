@@ -612,6 +612,46 @@ static void test_arb_held(void)
     multi_stop(&mu);
 }
 
+/*
+ * A block mapped read-only (a buffer imported without DRM_RDWR) cannot be
+ * claimed: with one agent ACQUIRE writes no lock word, and the claim alone
+ * would keep the block's owner out on every other engine of the device.
+ */
+static void test_arb_read_only(void)
+{
+    const uint64_t ib_va = 0x20000000, ro_va = 0x10000000;
+    const uint64_t off = ARB_PA & (MEGPU_PAGE_SIZE - 1);
+    Multi mu;
+    Megpu *m = &mu.m[0];
+    Stream *r0 = &m->ring[0], *r1 = &m->ring[1];
+    Stream ib;
+    uint32_t at;
+
+    multi_start(&mu, 1, 2, "");
+    qtest_memset(mu.qts, PT_PA, 0, MEGPU_PT_SIZE);
+    m->pt_next = PT_PA + MEGPU_PT_SIZE;
+    mmu_map(m, ib_va, IB_PA, 0x1000, false);
+    mmu_map(m, ro_va, ARB_PA - off, 0x1000, false);
+
+    ib = ib_stream(m, IB_PA);
+    emit_arb(&ib, MEGPU_PKT_ARB_ACQUIRE, ro_va + off, 0);
+    emit_setctx(r0, PT_PA, 1);
+    at = r0->pos;
+    emit_ib(r0, ib_va, ib.pos / 4);
+    kick(m, 0);
+    expect_fault(m, 0, MEGPU_FAULT_MMU, ro_va + off, at,
+                 MEGPU_FAULT_INFO_IN_IB | MEGPU_FAULT_INFO_WRITE);
+    eng_idle(m, 0);
+
+    /* the owner, on the other engine, takes and gives back its lock */
+    emit_arb(r1, MEGPU_PKT_ARB_ACQUIRE, ARB_PA, 0);
+    emit_arb(r1, MEGPU_PKT_ARB_RELEASE, ARB_PA, 0);
+    kick(m, 1);
+    eng_idle(m, 1);
+    g_assert_cmpuint(erd(m, 1, MEGPU_ENG_FAULTS), ==, 0);
+    multi_stop(&mu);
+}
+
 /* Without arbitration the same counter loses updates: the tests can fail */
 static void test_counter_unprotected(void)
 {
@@ -1023,6 +1063,7 @@ int main(int argc, char **argv)
                    test_arb_engines_two_gpus);
     qtest_add_func("/megpu/mgpu/arb-sem-engines", test_arb_sem_engines);
     qtest_add_func("/megpu/mgpu/arb-held", test_arb_held);
+    qtest_add_func("/megpu/mgpu/arb-read-only", test_arb_read_only);
     qtest_add_func("/megpu/mgpu/counter-unprotected",
                    test_counter_unprotected);
     qtest_add_func("/megpu/mgpu/failed-wait", test_failed_wait);

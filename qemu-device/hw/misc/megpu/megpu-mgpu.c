@@ -654,12 +654,18 @@ static bool arb_held_elsewhere(MegpuEngine *e, hwaddr pa)
     return false;
 }
 
-/* The bus address of the block at @c->base: the key of the local stage. */
+/*
+ * The bus address of the block at @c->base: the key of the local stage.
+ * Translated for writing: a lock is taken by writing its words, and with
+ * one agent (no levels) the claim is all ACQUIRE does, so a read-only
+ * mapping (a buffer imported without DRM_RDWR) must not claim the block
+ * and keep its owner out.
+ */
 static bool arb_block_pa(MgpuCtx *c, hwaddr *pa)
 {
     MegpuMap m;
 
-    if (!megpu_mem_map(c->x, c->base, 4, false, &m)) {
+    if (!megpu_mem_map(c->x, c->base, 4, true, &m)) {
         return false;
     }
     *pa = m.pa;
