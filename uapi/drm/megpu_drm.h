@@ -325,7 +325,9 @@ struct drm_megpu_sync {
  * Instead of a flush by the engine, the job ends with the engine's idle
  * signal; on it the driver starts a host flush, waits for the device's
  * flush-done acknowledgment and only then signals the job's fence; jobs
- * that depend on it are started by the CPU after that.
+ * that depend on it are started by the CPU after that. A flush that is
+ * not acknowledged within a job timeout of the engine's end of the job
+ * fails the job alone with -ETIMEDOUT.
  */
 #define DRM_MEGPU_SUBMIT_HOST_FLUSH	0x4
 #define DRM_MEGPU_SUBMIT_FLAGS \
@@ -791,7 +793,9 @@ struct drm_megpu_taskq_queue {
  *
  * The attachment completes once every queue is CLOSED and every one of
  * its tasks is notified (HDR_DONE == tail, whoever ran it), with status
- * -EIO if a job of the dequeuer failed or the device had a function level
+ * -EIO if a job of the dequeuer failed, the file is banned (then the
+ * dequeuer takes no task: each stays queued for the other consumers) or
+ * the device had a function level
  * reset (an attach made during one waits for its end), -EPROTO if a queue became
  * malformed, -EFAULT if an event-gated task's event word is in none of
  * the file's BOs (the attachment then stops), -ECANCELED on a detach before

@@ -207,15 +207,12 @@ static void megpu_kdq_job_unhook(struct megpu_kdq_job *job)
 }
 
 /* Submit the @tasks in job slot @slot's IB area (kdq->lock held). */
-static int megpu_kdq_submit(struct megpu_kdq *kdq, u32 engine, u32 slot,
-			    u32 dwords, u32 tasks)
+/* A job for @engine's next batches, made before anything is taken. */
+static struct megpu_job *megpu_kdq_job_new(struct megpu_kdq *kdq, u32 engine)
 {
 	struct megpu_mapping *maps[1 + MEGPU_DEQ_MAX_QUEUES];
 	u32 flags[1 + MEGPU_DEQ_MAX_QUEUES];
-	struct megpu_kdq_job *job = &kdq->jobs[slot];
-	struct dma_fence *fence;
 	unsigned int i;
-	int ret;
 
 	maps[0] = kdq->ib_mapping;
 	flags[0] = DRM_MEGPU_BO_READ;
@@ -223,11 +220,18 @@ static int megpu_kdq_submit(struct megpu_kdq *kdq, u32 engine, u32 slot,
 		maps[1 + i] = kdq->queues[i].mapping;
 		flags[1 + i] = DRM_MEGPU_BO_READ | DRM_MEGPU_BO_WRITE;
 	}
-	ret = megpu_submit_kernel_job(kdq->mfile, kdq->file, engine,
-				      megpu_kdq_ib_va(kdq, slot), dwords,
-				      maps, flags, 1 + kdq->count, &fence);
-	if (ret)
-		return ret;
+	return megpu_kernel_job_new(kdq->mfile, kdq->file, engine, maps, flags,
+				    1 + kdq->count);
+}
+
+/* The batches taken into @slot's IB go to the engine: this cannot fail. */
+static void megpu_kdq_submit(struct megpu_kdq *kdq, struct megpu_job *mjob,
+			     u32 engine, u32 slot, u32 dwords, u32 tasks)
+{
+	struct megpu_kdq_job *job = &kdq->jobs[slot];
+	struct dma_fence *fence;
+
+	fence = megpu_kernel_job_push(mjob, megpu_kdq_ib_va(kdq, slot), dwords);
 	job->kdq = kdq;
 	job->fence = fence;
 	job->tasks = tasks;
@@ -239,7 +243,6 @@ static int megpu_kdq_submit(struct megpu_kdq *kdq, u32 engine, u32 slot,
 				       megpu_kdq_signal_hold);
 	if (dma_fence_add_callback(fence, &job->cb, megpu_kdq_job_done))
 		megpu_kdq_job_done(fence, &job->cb);
-	return 0;
 }
 
 /* Retire finished jobs (kdq->lock held). */
@@ -402,8 +405,15 @@ static void megpu_kdq_work(struct work_struct *work)
 			u32 dwords = 0, descs = 0, b;
 			u32 ahead = megpu_kdq_ahead(kdq, e);
 			bool gated = false, held = false, full = true;
+			struct megpu_job *mjob;
 			int err = 0;
 
+			/* before the take: taken tasks must reach the engine */
+			mjob = megpu_kdq_job_new(kdq, e);
+			if (IS_ERR(mjob)) {
+				ret = PTR_ERR(mjob);
+				break;
+			}
 			/* whole batches fill a job up (MEGPU_KDQ_JOB_BATCHES) */
 			for (b = 0; b < MEGPU_KDQ_JOB_BATCHES && full; b++) {
 				/* own queue first, then steal from the others */
@@ -439,6 +449,10 @@ static void megpu_kdq_work(struct work_struct *work)
 				if (ret < 0 && ret != -EAGAIN)
 					err = ret;
 				ret = descs;
+				megpu_kdq_submit(kdq, mjob, e, slot, dwords,
+						 descs);
+			} else {
+				megpu_kernel_job_drop(mjob);
 			}
 			/* a taken lock, or a task waiting for its event */
 			if (ret == -EAGAIN || (!ret && gated)) {
@@ -454,8 +468,7 @@ static void megpu_kdq_work(struct work_struct *work)
 					kdq->flowing &= ~BIT(e);
 				break;
 			}
-			ret = megpu_kdq_submit(kdq, e, slot, dwords, descs);
-			ret = ret ?: err;
+			ret = err;
 			if (ret)
 				break;
 			kdq->flowing |= BIT(e);

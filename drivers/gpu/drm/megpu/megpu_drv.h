@@ -614,6 +614,7 @@ struct megpu_file {
  * @flush: its frame flushes its writes (no NO_FLUSH, no HOST_FLUSH)
  * @host_flush: its fence waits for a host flush (HOST_FLUSH)
  * @flush_target: the host flush that covers it
+ * @flush_since: jiffies when it began to wait for that flush
  * @in_fences: the pending fences of its in-syncs, unwrapped, the latest
  *	of each fence context (referenced): the producers whose failure it
  *	inherits, and its explicit dependencies
@@ -653,6 +654,7 @@ struct megpu_job {
 	bool flush;
 	bool host_flush;
 	u64 flush_target;
+	unsigned long flush_since;
 	u64 ib_va;
 	u32 ib_dwords;
 	struct dma_fence *in_fences[DRM_MEGPU_MAX_SYNCS];
@@ -910,10 +912,13 @@ void megpu_dequeue_reset_prepare(struct megpu_device *mdev);
 void megpu_dequeue_halt_all(struct megpu_device *mdev, int error);
 
 /* megpu_submit.c */
-int megpu_submit_kernel_job(struct megpu_file *mfile, struct drm_file *file,
-			    u32 engine, u64 ib_va, u32 ib_dwords,
-			    struct megpu_mapping **maps, const u32 *flags,
-			    u32 count, struct dma_fence **done);
+struct megpu_job *megpu_kernel_job_new(struct megpu_file *mfile,
+				       struct drm_file *file, u32 engine,
+				       struct megpu_mapping **maps,
+				       const u32 *flags, u32 count);
+void megpu_kernel_job_drop(struct megpu_job *job);
+struct dma_fence *megpu_kernel_job_push(struct megpu_job *job, u64 ib_va,
+					u32 ib_dwords);
 int megpu_ioctl_submit(struct drm_device *drm, void *data,
 		       struct drm_file *file);
 

@@ -297,12 +297,14 @@ static struct megpu_job *megpu_job_alloc(struct megpu_file *mfile, u32 count)
 /*
  * A job the driver builds itself (seed 002's kernel dequeuer): an IB in
  * the file's address space, no dependencies, not published in the BOs
- * (the tasks synchronise through their queue).
+ * (the tasks synchronise through their queue). Made before the dequeuer
+ * takes tasks, pushed after: tasks taken from a queue must reach the
+ * engine, so nothing that can fail comes between the take and the push.
  */
-int megpu_submit_kernel_job(struct megpu_file *mfile, struct drm_file *file,
-			    u32 engine, u64 ib_va, u32 ib_dwords,
-			    struct megpu_mapping **maps, const u32 *flags,
-			    u32 count, struct dma_fence **done)
+struct megpu_job *megpu_kernel_job_new(struct megpu_file *mfile,
+				       struct drm_file *file, u32 engine,
+				       struct megpu_mapping **maps,
+				       const u32 *flags, u32 count)
 {
 	struct megpu_device *mdev = mfile->mdev;
 	struct megpu_job *job;
@@ -310,17 +312,15 @@ int megpu_submit_kernel_job(struct megpu_file *mfile, struct drm_file *file,
 	int ret;
 
 	if (READ_ONCE(mfile->banned))
-		return -EIO;
+		return ERR_PTR(-EIO);
 	job = megpu_job_alloc(mfile, count);
 	if (!job)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	/* the file's as its SUBMIT jobs; TASKQ_ATTACH checks job_limit */
 	atomic_inc(&mfile->jobs);
 	job->counted = true;
 	job->engine = &mdev->engines[engine];
 	job->flush = mdev->caps & MEGPU_CAP_FLUSH;
-	job->ib_va = ib_va;
-	job->ib_dwords = ib_dwords;
 	for (i = 0; i < count; i++) {
 		kref_get(&maps[i]->refcount);
 		job->bo_flags[job->bo_count] = flags[i];
@@ -330,18 +330,37 @@ int megpu_submit_kernel_job(struct megpu_file *mfile, struct drm_file *file,
 					  mfile, file);
 	if (ret) {
 		megpu_job_put(job);
-		return ret;
+		return ERR_PTR(ret);
 	}
+	return job;
+}
+
+/* A kernel job that took nothing: it never reaches the scheduler. */
+void megpu_kernel_job_drop(struct megpu_job *job)
+{
+	drm_sched_job_cleanup(&job->base);
+	megpu_job_put(job);
+}
+
+/* The kernel job's IB is written: it goes to its engine's entity. */
+struct dma_fence *megpu_kernel_job_push(struct megpu_job *job, u64 ib_va,
+					u32 ib_dwords)
+{
+	struct megpu_device *mdev = job->file->mdev;
+	struct dma_fence *done;
+
+	job->ib_va = ib_va;
+	job->ib_dwords = ib_dwords;
 	mutex_lock(&mdev->submit_lock);
 	drm_sched_job_arm(&job->base);
 	job->done_fence = dma_fence_get(&job->base.s_fence->finished);
-	*done = dma_fence_get(job->done_fence);
-	trace_megpu_job_submit(engine, job->vm->ctx_id, count, 0,
-			       job->done_fence->context,
+	done = dma_fence_get(job->done_fence);
+	trace_megpu_job_submit(job->engine->index, job->vm->ctx_id,
+			       job->bo_count, 0, job->done_fence->context,
 			       job->done_fence->seqno);
 	drm_sched_entity_push_job(&job->base);
 	mutex_unlock(&mdev->submit_lock);
-	return 0;
+	return done;
 }
 
 /* A syncobj that receives the job's fence (with a chain node: a point). */

@@ -1779,6 +1779,46 @@ static int tq_one_engine(struct tq *q, uint32_t n, uint32_t *e)
 }
 
 /*
+ * A banned file's attachment takes no task: the dequeuer makes the job
+ * for a batch before it takes the batch, and a banned file gets no job,
+ * so the tasks stay queued for the other consumers. (The take came first
+ * once: the job's submission then failed, and the batch was gone, never
+ * run and never notified.) The attachment completes with -EIO.
+ */
+TEST_F_TIMEOUT(taskq, discrete_banned_file_takes_nothing, 120)
+{
+	uint32_t n = 64, e, head;
+	struct tq q, hang;
+	struct mt other;
+	int ret;
+
+	TQ_NEED_QUEUES();
+	ASSERT_EQ(0, mt_open_client(&self->t, &other));
+	/* a DEQUEUE on an open, empty queue hangs: the file is banned */
+	ASSERT_EQ(0, tq_setup(&other, &hang, 16, 0));
+	hang.nengines = 1;
+	ASSERT_EQ(0, tq_gpu_start(&hang, 0));
+	EXPECT_EQ(-ETIMEDOUT, mt_job_finish(&hang.jobs[0],
+					    (int64_t)(self->t.timeout_ms + 5000) *
+					    1000000));
+	ASSERT_EQ(0, tq_setup(&other, &q, n, 0));
+	ASSERT_EQ(0, tq_one_engine(&q, n, &e));
+	head = megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_HEAD);
+	ret = tq_attach(&q);
+	if (!ret) {
+		ret = megpu_taskq_wait(&other.gpu, 10000000000ll);
+		EXPECT_EQ(0, megpu_taskq_detach(&other.gpu));
+	}
+	EXPECT_EQ(-EIO, ret);
+	EXPECT_EQ(head, megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_HEAD))
+		TH_LOG("a banned file's attachment took %u tasks",
+		       megpu_taskq_read(&q.q[2], MEGPU_TQ_HDR_HEAD) - head);
+	tq_free(&q);
+	tq_free(&hang);
+	mt_close(&other);
+}
+
+/*
  * The driver's dequeuer keeps KDQ_DEPTH jobs per engine in flight, each
  * with up to KDQ_JOB_BATCHES whole batches: the next batches are taken
  * and queued while one runs, not after the engine ran dry and asked
