@@ -79,6 +79,7 @@ void megpu_flush_defer_job(struct megpu_job *job, u64 target)
 	unsigned long flags;
 
 	job->flush_target = target;
+	job->flush_since = jiffies;
 	spin_lock_irqsave(&mdev->flush_lock, flags);
 	list_add_tail(&job->active_node, &mdev->flush_jobs);
 	spin_unlock_irqrestore(&mdev->flush_lock, flags);
@@ -88,27 +89,37 @@ void megpu_flush_defer_job(struct megpu_job *job, u64 target)
 
 /*
  * @job timed out waiting for its host flush, not on its engine: fail it
- * alone. Returns false when it is not waiting for a flush.
+ * alone, once it has waited a whole job timeout for the flush (its engine
+ * may have finished it just before the timeout: then the flush gets its
+ * own period). Returns false when it is not waiting for a flush.
  */
 bool megpu_flush_fail_job(struct megpu_job *job, int error)
 {
 	struct megpu_device *mdev = job->engine->mdev;
 	struct megpu_job *iter;
 	unsigned long flags;
-	bool found = false;
+	bool found = false, waited = false;
 	bool cookie;
 
 	spin_lock_irqsave(&mdev->flush_lock, flags);
 	list_for_each_entry(iter, &mdev->flush_jobs, active_node) {
 		if (iter == job) {
-			list_del_init(&job->active_node);
 			found = true;
+			waited = time_after_eq(jiffies, job->flush_since +
+					msecs_to_jiffies(megpu_job_timeout_ms));
+			if (waited)
+				list_del_init(&job->active_node);
 			break;
 		}
 	}
 	spin_unlock_irqrestore(&mdev->flush_lock, flags);
 	if (!found)
 		return false;
+	if (!waited) {
+		/* the flush may be done, its interrupt not handled yet */
+		megpu_flush_irq(mdev);
+		return true;
+	}
 	drm_err(&mdev->drm, "%s: job %llu: host flush %llu not acknowledged\n",
 		job->engine->name, job->seqno, job->flush_target);
 	cookie = dma_fence_begin_signalling();
@@ -378,19 +389,24 @@ static ssize_t megpu_write_mode_write(struct file *file,
 {
 	struct megpu_device *mdev =
 		((struct seq_file *)file->private_data)->private;
+	u32 mode;
 	char buf[16];
-	int ret;
+	int ret, idx;
 
 	ret = megpu_debugfs_arg(ubuf, len, buf, sizeof(buf));
 	if (ret)
 		return ret;
 	if (sysfs_streq(buf, "strict"))
-		megpu_write(mdev, MEGPU_REG_WRITE_MODE, MEGPU_WRITE_MODE_STRICT);
+		mode = MEGPU_WRITE_MODE_STRICT;
 	else if (sysfs_streq(buf, "relaxed"))
-		megpu_write(mdev, MEGPU_REG_WRITE_MODE,
-			    MEGPU_WRITE_MODE_RELAXED);
+		mode = MEGPU_WRITE_MODE_RELAXED;
 	else
 		return -EINVAL;
+	/* the BAR goes with megpu_remove() */
+	if (!drm_dev_enter(&mdev->drm, &idx))
+		return -ENODEV;
+	megpu_write(mdev, MEGPU_REG_WRITE_MODE, mode);
+	drm_dev_exit(idx);
 	return len;
 }
 

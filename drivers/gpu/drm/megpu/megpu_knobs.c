@@ -57,7 +57,7 @@ static ssize_t megpu_delay_write(struct file *file, const char __user *ubuf,
 		((struct seq_file *)file->private_data)->private;
 	unsigned int engine, usec;
 	char buf[32];
-	int ret;
+	int ret, idx;
 
 	ret = megpu_debugfs_arg(ubuf, len, buf, sizeof(buf));
 	if (ret)
@@ -65,7 +65,10 @@ static ssize_t megpu_delay_write(struct file *file, const char __user *ubuf,
 	if (sscanf(buf, "%u %u", &engine, &usec) != 2 ||
 	    engine >= mdev->num_engines || usec > 1000000)
 		return -EINVAL;
+	if (!drm_dev_enter(&mdev->drm, &idx))
+		return -ENODEV;
 	megpu_eng_write(&mdev->engines[engine], MEGPU_ENG_DELAY_US, usec);
+	drm_dev_exit(idx);
 	return len;
 }
 

@@ -269,6 +269,40 @@ TEST_F_TIMEOUT(hold, stuck_host_flush_blames_only_its_job, 120)
 }
 
 /*
+ * A HOST_FLUSH job its engine finishes just before its timeout, its host
+ * flush held a little past it: the flush gets a timeout period of its
+ * own, and the job completes when the flush comes. (The timeout used to
+ * fail it at once, -ETIMEDOUT for a job that ran fine, and its
+ * consumers with it.)
+ */
+TEST_F_TIMEOUT(hold, host_flush_gets_its_own_timeout, 120)
+{
+	struct megpu_bo *x, *gate;
+	struct mt *t = &self->t;
+	unsigned int e = 0;
+	struct mt_job hj;
+
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &x));
+	ASSERT_EQ(0, mt_bo(&t->gpu, 4096, 0, &gate));
+	ASSERT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_ALL));
+	ASSERT_EQ(0, mt_write_job(t, &hj, e, x, 0, 0x11, gate, NULL, 0,
+				  DRM_MEGPU_SUBMIT_HOST_FLUSH));
+	/* the engine ends the job a fifth of the timeout before it */
+	usleep((t->timeout_ms - t->timeout_ms / 5) * 1000);
+	mt_gate_open(gate);
+	/* the flush comes a fifth of the timeout after it */
+	usleep(t->timeout_ms * 2 / 5 * 1000);
+	EXPECT_TRUE(mt_pending(&t->gpu, hj.sync, 0))
+		TH_LOG("the job whose engine finished it was failed");
+	EXPECT_EQ(0, mt_hold_set(t, MEGPU_TEST_HOLD_NONE));
+	EXPECT_EQ(0, mt_job_done(&hj, mt_job_ns(t)));
+	EXPECT_EQ(0x11, *(volatile uint32_t *)x->map);
+	mt_job_free(&hj);
+	megpu_bo_free(gate);
+	megpu_bo_free(x);
+}
+
+/*
  * @key once it holds still for 50 ms (up to 2 s): what earlier tests
  * released may still be freed by the driver's workers meanwhile.
  */
