@@ -490,6 +490,87 @@ static void test_none_eligible(void)
     megpu_stop_engines(&m);
 }
 
+/* QEMU's CPU time so far, user and system (ms; /proc, 10 ms ticks) */
+static uint64_t qemu_cpu_ms(Megpu *m)
+{
+    g_autofree char *path = g_strdup_printf("/proc/%d/stat",
+                                            (int)qtest_pid(m->qts));
+    g_autofree char *text = NULL;
+    unsigned long long ut = 0, st = 0;
+    const char *p = NULL;
+
+    if (g_file_get_contents(path, &text, NULL, NULL)) {
+        p = strrchr(text, ')');     /* the name may hold spaces */
+    }
+    g_assert_nonnull(p);
+    /* fields 14 and 15, utime and stime: the 12th and 13th after ")" */
+    g_assert_cmpint(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u "
+                           "%*u %*u %llu %llu", &ut, &st), ==, 2);
+    return (ut + st) * 1000 / sysconf(_SC_CLK_TCK);
+}
+
+/*
+ * A DEQUEUE that waits looks at its queues every millisecond; a closed
+ * queue whose tasks this engine may not take (REQUIRE_CPU) but that is
+ * not empty keeps it waiting. Such a queue's indexes did not move, so
+ * the look must not read its descriptors again: four of 8192 tasks each
+ * ahead of an open, empty queue once kept a host core busy for as long
+ * as the job ran. Then the CPU takes the tasks (HEAD moves), the open
+ * queue closes, and the engine ends.
+ */
+static void test_waiting_closed_queues_cost_nothing(void)
+{
+    enum { NQ = 5, SLOTS = 8192 };
+    static const unsigned qs[NQ] = { 0, 1, 2, 3, 4 };
+    g_autofree uint8_t *descs = g_malloc0(SLOTS * MEGPU_TQ_DESC_SIZE);
+    uint64_t cpu0, cpu;
+    gint64 t0, wall;
+    Megpu m;
+
+    for (unsigned i = 0; i < SLOTS; i++) {
+        uint8_t *d = descs + i * MEGPU_TQ_DESC_SIZE;
+
+        stl_le_p(d + MEGPU_TQ_DESC_CPU_FN, MEGPU_KERNEL_INCREMENT);
+        stl_le_p(d + MEGPU_TQ_DESC_GPU_KERNEL, MEGPU_KERNEL_INCREMENT);
+        stq_le_p(d + MEGPU_TQ_DESC_DATA, KARGS_PA);
+        stl_le_p(d + MEGPU_TQ_DESC_RANGE_X, 1);
+        stl_le_p(d + MEGPU_TQ_DESC_RANGE_Y, 1);
+        stl_le_p(d + MEGPU_TQ_DESC_GROUP_X, 1);
+        stl_le_p(d + MEGPU_TQ_DESC_GROUP_Y, 1);
+        stq_le_p(d + MEGPU_TQ_DESC_NOTIFY, NOTE_PA);
+        stl_le_p(d + MEGPU_TQ_DESC_AFFINITY, MEGPU_TQ_AFF_REQUIRE_CPU);
+        stl_le_p(d + MEGPU_TQ_DESC_ARG_SIZE, MEGPU_KARGS_SIZE);
+    }
+    megpu_start_engines(&m, 1);
+    for (unsigned q = 0; q < NQ - 1; q++) {
+        q_init(&m, q, SLOTS, MEGPU_TQ_F_CLOSED, 16);
+        qtest_memwrite(m.qts, Q_PA(q) + MEGPU_TQ_HDR_BYTES, descs,
+                       SLOTS * MEGPU_TQ_DESC_SIZE);
+        q_wr(&m, q, MEGPU_TQ_HDR_TAIL, SLOTS);
+    }
+    q_init(&m, NQ - 1, 16, 0, 16);
+    emit_dequeue(&m, 0, qs, NQ, 0, MEGPU_DEQ_STEAL);
+    kick(&m, 0);
+    tq_state_wait(&m, 0, MEGPU_TQ_STATE_WAITING);
+
+    cpu0 = qemu_cpu_ms(&m);
+    t0 = g_get_monotonic_time();
+    g_usleep(1000 * 1000);
+    cpu = qemu_cpu_ms(&m) - cpu0;
+    wall = (g_get_monotonic_time() - t0) / 1000;
+    tq_state_wait(&m, 0, MEGPU_TQ_STATE_WAITING);   /* still waiting */
+    /* a look of five queue headers a millisecond, not 32K descriptors */
+    g_assert_cmpuint(cpu, <, wall / 4);
+
+    for (unsigned q = 0; q < NQ - 1; q++) {
+        q_wr(&m, q, MEGPU_TQ_HDR_HEAD, SLOTS);
+        q_wr(&m, q, MEGPU_TQ_HDR_DONE, SLOTS);
+    }
+    q_close(&m, NQ - 1);
+    eng_idle(&m, 0);
+    megpu_stop_engines(&m);
+}
+
 /*
  * An engine's DEQUEUE sees the engine's own queued writes to the queue's
  * words, as every read of an engine does (megpu-hw.rst). Writes held:
@@ -1588,6 +1669,8 @@ int main(int argc, char **argv)
     qtest_add_func("/megpu/dequeue/affinity", test_affinity);
     qtest_add_func("/megpu/dequeue/hints", test_hints);
     qtest_add_func("/megpu/dequeue/none-eligible", test_none_eligible);
+    qtest_add_func("/megpu/dequeue/waiting-closed-queues-cost-nothing",
+                   test_waiting_closed_queues_cost_nothing);
     qtest_add_func("/megpu/dequeue/own-queued-tail", test_own_queued_tail);
     qtest_add_func("/megpu/dequeue/steal", test_steal);
     qtest_add_func("/megpu/dequeue/guided", test_guided);

@@ -344,11 +344,21 @@ static bool tq_look(MegpuExec *x, const MegpuQueue *q, MegpuLook *res)
     return ok;
 }
 
+/* A closed queue's last verdict, and its indexes then. */
+typedef struct {
+    bool valid, done;
+    uint32_t head, tail;
+} TqClosedSeen;
+
 /*
  * Could this engine ever take a task of the closed queue @q again? Only
- * if one of its queued tasks is eligible or waits for an event.
+ * if one of its queued tasks is eligible or waits for an event. A queue
+ * whose indexes did not move since the last verdict (@seen) has the same:
+ * a waiting DEQUEUE looks every millisecond, and must not read up to 64K
+ * descriptors of every queue each time.
  */
-static bool tq_closed_done(MegpuExec *x, const MegpuQueue *q, bool *done)
+static bool tq_closed_done(MegpuExec *x, const MegpuQueue *q,
+                           TqClosedSeen *seen, bool *done)
 {
     uint32_t head, tail;
     MegpuTask t;
@@ -358,6 +368,11 @@ static bool tq_closed_done(MegpuExec *x, const MegpuQueue *q, bool *done)
     if (!tq_indexes(x, q, &head, &tail)) {
         return false;
     }
+    if (seen->valid && seen->head == head && seen->tail == tail) {
+        *done = seen->done;
+        return true;
+    }
+    *seen = (TqClosedSeen) { .head = head, .tail = tail };
     for (uint32_t i = head; i != tail; i++) {
         /* up to 64K descriptors, per queue named in the list */
         if (megpu_engine_should_abort(x->e)) {
@@ -368,6 +383,7 @@ static bool tq_closed_done(MegpuExec *x, const MegpuQueue *q, bool *done)
             return false;
         }
         if (t.event_addr || tq_eligible(x, q, &t, &ok)) {
+            seen->valid = true;
             *done = false;
             return true;
         }
@@ -375,6 +391,9 @@ static bool tq_closed_done(MegpuExec *x, const MegpuQueue *q, bool *done)
             return false;
         }
     }
+    *seen = (TqClosedSeen) {
+        .valid = true, .done = true, .head = head, .tail = tail,
+    };
     return true;
 }
 
@@ -832,6 +851,7 @@ bool megpu_exec_dequeue(MegpuExec *x, const uint32_t *p)
     uint32_t count = le32_to_cpu(p[2]), home = le32_to_cpu(p[3]);
     uint32_t flags = le32_to_cpu(p[4]);
     uint64_t addrs[MEGPU_DEQ_MAX_QUEUES];
+    TqClosedSeen seen[MEGPU_DEQ_MAX_QUEUES] = { 0 };
     g_autofree MegpuTask *batch = NULL;
     MegpuDequeuer d = {
         .x = x, .owner = MEGPU_TQ_OWNER_ENGINE(e->idx),
@@ -889,7 +909,7 @@ bool megpu_exec_dequeue(MegpuExec *x, const uint32_t *p)
             if (!(q.flags & MEGPU_TQ_F_CLOSED)) {
                 all_done = false;
             } else if (look != TQ_EMPTY) {
-                if (!tq_closed_done(x, &q, &done)) {
+                if (!tq_closed_done(x, &q, &seen[qi], &done)) {
                     ok = false;
                     break;
                 }
