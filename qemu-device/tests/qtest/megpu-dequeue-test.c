@@ -38,6 +38,26 @@ typedef struct {
     uint64_t event_addr, event_value;
 } TaskSpec;
 
+/* A descriptor of a 1-D task of @range work-items in groups of @group. */
+static void desc_fill(uint8_t *d, const TaskSpec *s, uint64_t data,
+                      uint32_t arg_size, uint32_t range, uint32_t group,
+                      uint64_t note)
+{
+    memset(d, 0, MEGPU_TQ_DESC_SIZE);
+    stl_le_p(d + MEGPU_TQ_DESC_CPU_FN, s->cpu_fn);
+    stl_le_p(d + MEGPU_TQ_DESC_GPU_KERNEL, s->gpu_kernel);
+    stq_le_p(d + MEGPU_TQ_DESC_DATA, data);
+    stl_le_p(d + MEGPU_TQ_DESC_RANGE_X, range);
+    stl_le_p(d + MEGPU_TQ_DESC_RANGE_Y, 1);
+    stl_le_p(d + MEGPU_TQ_DESC_GROUP_X, group);
+    stl_le_p(d + MEGPU_TQ_DESC_GROUP_Y, 1);
+    stq_le_p(d + MEGPU_TQ_DESC_NOTIFY, note);
+    stl_le_p(d + MEGPU_TQ_DESC_AFFINITY, s->affinity);
+    stl_le_p(d + MEGPU_TQ_DESC_ARG_SIZE, arg_size);
+    stq_le_p(d + MEGPU_TQ_DESC_EVENT_ADDR, s->event_addr);
+    stq_le_p(d + MEGPU_TQ_DESC_EVENT_VALUE, s->event_value);
+}
+
 static void q_init(Megpu *m, unsigned qi, uint32_t slots, uint32_t flags,
                    uint32_t batch_gpu)
 {
@@ -86,19 +106,8 @@ static void q_push(Megpu *m, unsigned qi, uint32_t first, uint32_t n,
         stl_le_p(ka + MEGPU_KARGS_N, 1);
         qtest_memwrite(m->qts, KARGS_PA + 64ull * t, ka, sizeof(ka));
 
-        memset(d, 0, sizeof(d));
-        stl_le_p(d + MEGPU_TQ_DESC_CPU_FN, s->cpu_fn);
-        stl_le_p(d + MEGPU_TQ_DESC_GPU_KERNEL, s->gpu_kernel);
-        stq_le_p(d + MEGPU_TQ_DESC_DATA, KARGS_PA + 64ull * t);
-        stl_le_p(d + MEGPU_TQ_DESC_RANGE_X, 1);
-        stl_le_p(d + MEGPU_TQ_DESC_RANGE_Y, 1);
-        stl_le_p(d + MEGPU_TQ_DESC_GROUP_X, 1);
-        stl_le_p(d + MEGPU_TQ_DESC_GROUP_Y, 1);
-        stq_le_p(d + MEGPU_TQ_DESC_NOTIFY, NOTE_PA + MEGPU_TQ_NOTE_SIZE * t);
-        stl_le_p(d + MEGPU_TQ_DESC_AFFINITY, s->affinity);
-        stl_le_p(d + MEGPU_TQ_DESC_ARG_SIZE, MEGPU_KARGS_SIZE);
-        stq_le_p(d + MEGPU_TQ_DESC_EVENT_ADDR, s->event_addr);
-        stq_le_p(d + MEGPU_TQ_DESC_EVENT_VALUE, s->event_value);
+        desc_fill(d, s, KARGS_PA + 64ull * t, MEGPU_KARGS_SIZE, 1, 1,
+                  NOTE_PA + MEGPU_TQ_NOTE_SIZE * t);
         qtest_memwrite(m->qts, Q_PA(qi) + MEGPU_TQ_HDR_BYTES +
                        (uint64_t)((tail + i) & (slots - 1)) *
                        MEGPU_TQ_DESC_SIZE, d, sizeof(d));
@@ -521,6 +530,10 @@ static uint64_t qemu_cpu_ms(Megpu *m)
 static void test_waiting_closed_queues_cost_nothing(void)
 {
     enum { NQ = 5, SLOTS = 8192 };
+    static const TaskSpec cpu_only = {
+        MEGPU_KERNEL_INCREMENT, MEGPU_KERNEL_INCREMENT,
+        MEGPU_TQ_AFF_REQUIRE_CPU,
+    };
     static const unsigned qs[NQ] = { 0, 1, 2, 3, 4 };
     g_autofree uint8_t *descs = g_malloc0(SLOTS * MEGPU_TQ_DESC_SIZE);
     uint64_t cpu0, cpu;
@@ -528,18 +541,8 @@ static void test_waiting_closed_queues_cost_nothing(void)
     Megpu m;
 
     for (unsigned i = 0; i < SLOTS; i++) {
-        uint8_t *d = descs + i * MEGPU_TQ_DESC_SIZE;
-
-        stl_le_p(d + MEGPU_TQ_DESC_CPU_FN, MEGPU_KERNEL_INCREMENT);
-        stl_le_p(d + MEGPU_TQ_DESC_GPU_KERNEL, MEGPU_KERNEL_INCREMENT);
-        stq_le_p(d + MEGPU_TQ_DESC_DATA, KARGS_PA);
-        stl_le_p(d + MEGPU_TQ_DESC_RANGE_X, 1);
-        stl_le_p(d + MEGPU_TQ_DESC_RANGE_Y, 1);
-        stl_le_p(d + MEGPU_TQ_DESC_GROUP_X, 1);
-        stl_le_p(d + MEGPU_TQ_DESC_GROUP_Y, 1);
-        stq_le_p(d + MEGPU_TQ_DESC_NOTIFY, NOTE_PA);
-        stl_le_p(d + MEGPU_TQ_DESC_AFFINITY, MEGPU_TQ_AFF_REQUIRE_CPU);
-        stl_le_p(d + MEGPU_TQ_DESC_ARG_SIZE, MEGPU_KARGS_SIZE);
+        desc_fill(descs + i * MEGPU_TQ_DESC_SIZE, &cpu_only, KARGS_PA,
+                  MEGPU_KARGS_SIZE, 1, 1, NOTE_PA);
     }
     megpu_start_engines(&m, 1);
     for (unsigned q = 0; q < NQ - 1; q++) {
@@ -888,6 +891,9 @@ static void q_push_program(Megpu *m, uint32_t t, uint64_t prog, uint32_t len,
     uint32_t slots = q_rd(m, 0, MEGPU_TQ_HDR_SIZE);
     uint32_t tail = q_rd(m, 0, MEGPU_TQ_HDR_TAIL);
     uint64_t pargs = PARGS_PA + 0x1000ull * t;
+    static const TaskSpec program = {
+        MEGPU_TQ_NONE, MEGPU_KERNEL_PROGRAM, MEGPU_TQ_AFF_ANY,
+    };
     uint8_t d[MEGPU_TQ_DESC_SIZE];
 
     qtest_memset(m->qts, pargs, 0, MEGPU_PARGS_SIZE);
@@ -896,17 +902,8 @@ static void q_push_program(Megpu *m, uint32_t t, uint64_t prog, uint32_t len,
     for (unsigned i = 0; i < nuser; i++) {
         qtest_writeq(m->qts, pargs + MEGPU_PARGS_USER + 8 * i, user[i]);
     }
-    memset(d, 0, sizeof(d));
-    stl_le_p(d + MEGPU_TQ_DESC_CPU_FN, MEGPU_TQ_NONE);
-    stl_le_p(d + MEGPU_TQ_DESC_GPU_KERNEL, MEGPU_KERNEL_PROGRAM);
-    stq_le_p(d + MEGPU_TQ_DESC_DATA, pargs);
-    stl_le_p(d + MEGPU_TQ_DESC_RANGE_X, grid);
-    stl_le_p(d + MEGPU_TQ_DESC_RANGE_Y, 1);
-    stl_le_p(d + MEGPU_TQ_DESC_GROUP_X, 16);
-    stl_le_p(d + MEGPU_TQ_DESC_GROUP_Y, 1);
-    stq_le_p(d + MEGPU_TQ_DESC_NOTIFY, NOTE_PA + MEGPU_TQ_NOTE_SIZE * t);
-    stl_le_p(d + MEGPU_TQ_DESC_AFFINITY, MEGPU_TQ_AFF_ANY);
-    stl_le_p(d + MEGPU_TQ_DESC_ARG_SIZE, MEGPU_PARGS_SIZE);
+    desc_fill(d, &program, pargs, MEGPU_PARGS_SIZE, grid, 16,
+              NOTE_PA + MEGPU_TQ_NOTE_SIZE * t);
     qtest_memwrite(m->qts, Q_PA(0) + MEGPU_TQ_HDR_BYTES +
                    (uint64_t)(tail & (slots - 1)) * MEGPU_TQ_DESC_SIZE,
                    d, sizeof(d));
