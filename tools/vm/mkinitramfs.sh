@@ -21,6 +21,9 @@ trap 'rm -rf "$stage"' EXIT
 	"$(basename "$kmods")"
 
 mkdir -p "$stage"/{bin,dev,proc,sys,tmp,etc,lib/modules,usr/share/megpu/selftests}
+# mktemp's 0700 would become the guest's /: other users could reach no path
+chmod 755 "$stage"
+chmod 1777 "$stage/tmp"
 cp /bin/busybox "$stage/bin/busybox"
 cp "$top/tools/vm/init" "$stage/init"
 cp "$ko" "$stage/lib/modules/megpu.ko"

@@ -176,17 +176,20 @@ struct drm_megpu_get_param {
  *
  * Its pages stay pinned until the BO is freed, so they are charged: to the
  * file that creates it, up to the module parameter client_pinned_mb
- * (default a quarter of RAM), and to all megpu BOs together, up to
- * pinned_mb (default half of RAM). The charge stays with the BO until it
- * is freed, also when it outlives the file (PRIME). What the driver pins
- * for a file counts too: its mailbox (to the file), its page tables (to
- * all megpu memory), so opening the device fails with -ENOMEM once
- * pinned_mb is reached.
+ * (default a quarter of RAM), to the user who opened that file (its real
+ * uid), up to user_pinned_mb for all of the user's files together
+ * (default a quarter of RAM; no user limit for an opener with
+ * CAP_IPC_LOCK), and to all megpu BOs together, up to pinned_mb (default
+ * half of RAM). The charge stays with the BO until it is freed, also when
+ * it outlives the file (PRIME). What the driver pins for a file counts
+ * too: its mailbox (to the file and its user), its page tables (to the
+ * user and all megpu memory), so opening the device fails with -ENOMEM
+ * once user_pinned_mb or pinned_mb is reached.
  *
  * Errors: -EINVAL for a zero size, a size above 1 GiB, unknown @flags or a
  * non-zero @pad, and when another thread of the file closed the new
  * handle before the ioctl returned (the BO is gone with it); -ENOSPC when
- * the BO would exceed either pinning limit; -ENOMEM when memory or GPU
+ * the BO would exceed any of the three pinning limits; -ENOMEM when memory or GPU
  * address space runs out.
  */
 struct drm_megpu_gem_create {

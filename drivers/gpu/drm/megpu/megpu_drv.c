@@ -178,6 +178,7 @@ static void megpu_file_release(struct kref *kref)
 
 	/* no job of the file is left to write its mailbox */
 	megpu_syscall_file_fini(mfile);
+	megpu_user_put(mfile->user);
 	atomic_dec(&mfile->mdev->live_files);
 	kfree(mfile);
 }
@@ -204,7 +205,14 @@ static int megpu_open(struct drm_device *drm, struct drm_file *file)
 	INIT_LIST_HEAD(&mfile->tq.sleep_node);
 	atomic_inc(&mdev->live_files);
 
-	mfile->vm = megpu_vm_create(mdev);
+	/* what the file pins is its opener's too (megpu_gem.c) */
+	mfile->user = megpu_user_get_current();
+	if (IS_ERR(mfile->user)) {
+		ret = PTR_ERR(mfile->user);
+		mfile->user = NULL;
+		goto err_free;
+	}
+	mfile->vm = megpu_vm_create(mdev, mfile->user);
 	if (IS_ERR(mfile->vm)) {
 		ret = PTR_ERR(mfile->vm);
 		goto err_free;
@@ -232,6 +240,7 @@ err_entities:
 err_vm:
 	megpu_vm_put(mfile->vm);
 err_free:
+	megpu_user_put(mfile->user);
 	atomic_dec(&mdev->live_files);
 	kfree(mfile);
 	return ret;

@@ -450,10 +450,12 @@ struct megpu_device {
  * @mm: allocator of virtual addresses, in pages
  * @jobs_in_ring: jobs of this address space in a ring and not yet
  *	signalled, whose queued writes may still land (see megpu_vm_unmap())
+ * @user: the user its page tables are charged to (referenced), or NULL
  */
 struct megpu_vm {
 	struct kref refcount;
 	struct megpu_device *mdev;
+	struct megpu_user *user;
 	u32 ctx_id;
 	atomic_t jobs_in_ring;
 
@@ -571,6 +573,20 @@ struct megpu_taskq_state {
 };
 
 /**
+ * struct megpu_user - what one user's files and address spaces pin
+ * @node: in megpu_gem.c's table of users
+ * @uid: the user (real uid of the opener)
+ * @refs: held by the user's files and address spaces
+ * @pinned_bytes: pinned memory charged to the user (user_pinned_mb)
+ */
+struct megpu_user {
+	struct hlist_node node;
+	kuid_t uid;
+	refcount_t refs;
+	atomic64_t pinned_bytes;
+};
+
+/**
  * struct megpu_file - per open file state
  * @refcount: held by the drm_file and by jobs (for busy time)
  * @mdev: the device
@@ -578,6 +594,7 @@ struct megpu_taskq_state {
  * @entity: scheduler entity per engine
  * @busy_ns: engine time used by this file's jobs, per engine
  * @pinned_bytes: pinned memory of the BOs it created (client_pinned_mb)
+ * @user: the opener's charge (user_pinned_mb), NULL with CAP_IPC_LOCK
  * @banned: a job of this file hung: its jobs not yet run on that engine
  *	are cancelled and SUBMIT fails with -EIO
  * @jobs: its jobs not yet freed, SUBMIT and the dequeuer's (SUBMIT and
@@ -592,6 +609,7 @@ struct megpu_file {
 	struct drm_sched_entity entity[MEGPU_MAX_ENGINES];
 	atomic64_t busy_ns[MEGPU_MAX_ENGINES];
 	atomic64_t pinned_bytes;
+	struct megpu_user *user;
 	bool banned;
 	atomic_t jobs;
 	struct megpu_mailbox mbox;
@@ -728,7 +746,8 @@ bool megpu_irq_test(struct megpu_device *mdev, unsigned int i,
 void megpu_irq_enable_engines(struct megpu_device *mdev);
 
 /* megpu_mmu.c */
-struct megpu_vm *megpu_vm_create(struct megpu_device *mdev);
+struct megpu_vm *megpu_vm_create(struct megpu_device *mdev,
+				 struct megpu_user *user);
 struct megpu_vm *megpu_vm_get(struct megpu_vm *vm);
 void megpu_vm_put(struct megpu_vm *vm);
 int megpu_vm_map(struct megpu_mapping *mapping);
@@ -749,6 +768,13 @@ megpu_gem_prime_import_sg_table(struct drm_device *drm,
 u64 megpu_gem_pinned_bytes(void);
 int megpu_pin_charge(struct megpu_file *mfile, u64 size);
 void megpu_pin_uncharge(struct megpu_file *mfile, u64 size);
+int megpu_pin_charge_user(struct megpu_user *user, struct megpu_file *mfile,
+			  u64 size);
+void megpu_pin_uncharge_user(struct megpu_user *user,
+			     struct megpu_file *mfile, u64 size);
+struct megpu_user *megpu_user_get_current(void);
+struct megpu_user *megpu_user_get(struct megpu_user *user);
+void megpu_user_put(struct megpu_user *user);
 struct megpu_mapping *megpu_gem_map_private(struct megpu_bo *bo,
 					    struct drm_file *file);
 struct megpu_mapping *megpu_gem_mapping_get(struct megpu_bo *bo,

@@ -18,11 +18,21 @@
  * open files cannot get past the limits either: its mailbox and the
  * task-queue dequeuer's IBs to the file and the driver, its page tables
  * (which may outlive the file) to the driver only.
+ *
+ * Files are cheap to open, so the per-file limit alone would let one
+ * user take all of pinned_mb from the others with a few files. Every
+ * charge of a file, page tables included, is therefore also the charge
+ * of the user who opened it (user_pinned_mb, by real uid, as
+ * RLIMIT_MEMLOCK counts locked memory per user), except for openers with
+ * CAP_IPC_LOCK, who may pin memory anyway.
  */
 
 #include <linux/dma-resv.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
+#include <linux/capability.h>
+#include <linux/cred.h>
+#include <linux/hashtable.h>
 #include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <drm/drm_file.h>
@@ -47,7 +57,19 @@ module_param_named(client_pinned_mb, megpu_client_pinned_mb, uint, 0644);
 MODULE_PARM_DESC(client_pinned_mb,
 		 "memory the BOs one file creates may pin, MiB (default 0: a quarter of RAM)");
 
+static unsigned int megpu_user_pinned_mb;
+module_param_named(user_pinned_mb, megpu_user_pinned_mb, uint, 0644);
+MODULE_PARM_DESC(user_pinned_mb,
+		 "memory the files one user opens may pin together, MiB (default 0: a quarter of RAM; CAP_IPC_LOCK: no limit)");
+
 static atomic64_t megpu_pinned_bytes = ATOMIC64_INIT(0);
+
+/*
+ * The users with an open file or an address space: a handful, hashed by
+ * uid, each referenced by its files and address spaces.
+ */
+static DEFINE_SPINLOCK(megpu_users_lock);
+static DEFINE_HASHTABLE(megpu_users, 6);
 
 /* megpu_gem_prime_import() attaches to dma-bufs itself */
 MODULE_IMPORT_NS(DMA_BUF);
@@ -58,30 +80,108 @@ static u64 megpu_limit(unsigned int mb, unsigned int ram_shift)
 }
 
 /*
- * Charge @size pinned bytes to @mfile (none: NULL) and to the driver, or
- * -ENOSPC.
+ * The charge of the calling task's user, referenced, or NULL with
+ * CAP_IPC_LOCK (nothing to charge), or an ERR_PTR.
  */
+struct megpu_user *megpu_user_get_current(void)
+{
+	kuid_t uid = current_uid();
+	struct megpu_user *user, *fresh;
+
+	if (capable(CAP_IPC_LOCK))
+		return NULL;
+	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL);
+	if (!fresh)
+		return ERR_PTR(-ENOMEM);
+	spin_lock(&megpu_users_lock);
+	hash_for_each_possible(megpu_users, user, node, __kuid_val(uid)) {
+		if (uid_eq(user->uid, uid)) {
+			refcount_inc(&user->refs);
+			spin_unlock(&megpu_users_lock);
+			kfree(fresh);
+			return user;
+		}
+	}
+	fresh->uid = uid;
+	refcount_set(&fresh->refs, 1);
+	hash_add(megpu_users, &fresh->node, __kuid_val(uid));
+	spin_unlock(&megpu_users_lock);
+	return fresh;
+}
+
+struct megpu_user *megpu_user_get(struct megpu_user *user)
+{
+	if (user)
+		refcount_inc(&user->refs);
+	return user;
+}
+
+void megpu_user_put(struct megpu_user *user)
+{
+	if (!user || !refcount_dec_and_lock(&user->refs, &megpu_users_lock))
+		return;
+	hash_del(&user->node);
+	spin_unlock(&megpu_users_lock);
+	WARN_ON(atomic64_read(&user->pinned_bytes));
+	kfree(user);
+}
+
+/* Add @size to @bytes unless that goes over @limit. */
+static bool megpu_pin_add(atomic64_t *bytes, u64 size, u64 limit)
+{
+	if (atomic64_add_return(size, bytes) <= limit)
+		return true;
+	atomic64_sub(size, bytes);
+	return false;
+}
+
+/*
+ * Charge @size pinned bytes to the driver, to @user and to @mfile (each
+ * may be NULL: nothing to charge there), or -ENOSPC and nothing charged.
+ */
+int megpu_pin_charge_user(struct megpu_user *user, struct megpu_file *mfile,
+			  u64 size)
+{
+	if (!megpu_pin_add(&megpu_pinned_bytes, size,
+			   megpu_limit(READ_ONCE(megpu_pinned_mb), 1)))
+		return -ENOSPC;
+	if (user &&
+	    !megpu_pin_add(&user->pinned_bytes, size,
+			   megpu_limit(READ_ONCE(megpu_user_pinned_mb), 2)))
+		goto err_all;
+	if (mfile &&
+	    !megpu_pin_add(&mfile->pinned_bytes, size,
+			   megpu_limit(READ_ONCE(megpu_client_pinned_mb), 2)))
+		goto err_user;
+	return 0;
+
+err_user:
+	if (user)
+		atomic64_sub(size, &user->pinned_bytes);
+err_all:
+	atomic64_sub(size, &megpu_pinned_bytes);
+	return -ENOSPC;
+}
+
+void megpu_pin_uncharge_user(struct megpu_user *user,
+			     struct megpu_file *mfile, u64 size)
+{
+	if (mfile)
+		atomic64_sub(size, &mfile->pinned_bytes);
+	if (user)
+		atomic64_sub(size, &user->pinned_bytes);
+	atomic64_sub(size, &megpu_pinned_bytes);
+}
+
+/* Charge @size to @mfile, its user and the driver (@mfile NULL: driver). */
 int megpu_pin_charge(struct megpu_file *mfile, u64 size)
 {
-	if (atomic64_add_return(size, &megpu_pinned_bytes) >
-	    megpu_limit(READ_ONCE(megpu_pinned_mb), 1)) {
-		atomic64_sub(size, &megpu_pinned_bytes);
-		return -ENOSPC;
-	}
-	if (mfile && atomic64_add_return(size, &mfile->pinned_bytes) >
-	    megpu_limit(READ_ONCE(megpu_client_pinned_mb), 2)) {
-		atomic64_sub(size, &mfile->pinned_bytes);
-		atomic64_sub(size, &megpu_pinned_bytes);
-		return -ENOSPC;
-	}
-	return 0;
+	return megpu_pin_charge_user(mfile ? mfile->user : NULL, mfile, size);
 }
 
 void megpu_pin_uncharge(struct megpu_file *mfile, u64 size)
 {
-	if (mfile)
-		atomic64_sub(size, &mfile->pinned_bytes);
-	atomic64_sub(size, &megpu_pinned_bytes);
+	megpu_pin_uncharge_user(mfile ? mfile->user : NULL, mfile, size);
 }
 
 /* Pinned bytes charged to all megpu BOs (debugfs). */

@@ -20,20 +20,23 @@
 /* Page-table pages of every megpu address space (debugfs counters). */
 static atomic64_t megpu_pt_bytes = ATOMIC64_INIT(0);
 
-/* A page-table page is pinned: charged to the driver (megpu_gem.c). */
-static int megpu_pt_charge(void)
+/*
+ * A page-table page is pinned: charged to the driver and to the user of
+ * the file the address space was made for (megpu_gem.c).
+ */
+static int megpu_pt_charge(struct megpu_user *user)
 {
-	int ret = megpu_pin_charge(NULL, MEGPU_PT_SIZE);
+	int ret = megpu_pin_charge_user(user, NULL, MEGPU_PT_SIZE);
 
 	if (!ret)
 		atomic64_add(MEGPU_PT_SIZE, &megpu_pt_bytes);
 	return ret;
 }
 
-static void megpu_pt_uncharge(void)
+static void megpu_pt_uncharge(struct megpu_user *user)
 {
 	atomic64_sub(MEGPU_PT_SIZE, &megpu_pt_bytes);
-	megpu_pin_uncharge(NULL, MEGPU_PT_SIZE);
+	megpu_pin_uncharge_user(user, NULL, MEGPU_PT_SIZE);
 }
 
 u64 megpu_mmu_pt_bytes(void)
@@ -41,18 +44,19 @@ u64 megpu_mmu_pt_bytes(void)
 	return atomic64_read(&megpu_pt_bytes);
 }
 
-struct megpu_vm *megpu_vm_create(struct megpu_device *mdev)
+struct megpu_vm *megpu_vm_create(struct megpu_device *mdev,
+				 struct megpu_user *user)
 {
 	struct device *dev = mdev->drm.dev;
 	struct megpu_vm *vm;
 	int id = -1;
 	u32 ctx;
 
-	if (megpu_pt_charge())
+	if (megpu_pt_charge(user))
 		return ERR_PTR(-ENOMEM);
 	vm = kzalloc(sizeof(*vm), GFP_KERNEL);
 	if (!vm) {
-		megpu_pt_uncharge();
+		megpu_pt_uncharge(user);
 		return ERR_PTR(-ENOMEM);
 	}
 
@@ -70,6 +74,7 @@ struct megpu_vm *megpu_vm_create(struct megpu_device *mdev)
 
 	kref_init(&vm->refcount);
 	vm->mdev = mdev;
+	vm->user = megpu_user_get(user);
 	vm->ctx_id = id;
 	mutex_init(&vm->lock);
 	spin_lock_init(&vm->mm_lock);
@@ -86,7 +91,7 @@ err:
 	kvfree(vm->pt_dma);
 	kvfree(vm->pt);
 	kfree(vm);
-	megpu_pt_uncharge();
+	megpu_pt_uncharge(user);
 	return ERR_PTR(-ENOMEM);
 }
 
@@ -107,10 +112,11 @@ static void megpu_vm_release(struct kref *kref)
 		if (vm->pt[i]) {
 			dma_free_coherent(dev, MEGPU_PT_SIZE, vm->pt[i],
 					  vm->pt_dma[i]);
-			megpu_pt_uncharge();
+			megpu_pt_uncharge(vm->user);
 		}
 	dma_free_coherent(dev, MEGPU_PT_SIZE, vm->pd, vm->pd_dma);
-	megpu_pt_uncharge();
+	megpu_pt_uncharge(vm->user);
+	megpu_user_put(vm->user);
 	drm_mm_takedown(&vm->mm);
 	xa_erase(&mdev->ctxs, vm->ctx_id);
 	mutex_destroy(&vm->lock);
@@ -149,13 +155,13 @@ static u64 *megpu_vm_pte(struct megpu_vm *vm, u64 va, bool alloc)
 	unsigned int pdi = MEGPU_PDE_INDEX(va);
 
 	if (!vm->pt[pdi]) {
-		if (!alloc || megpu_pt_charge())
+		if (!alloc || megpu_pt_charge(vm->user))
 			return NULL;
 		vm->pt[pdi] = dma_alloc_coherent(vm->mdev->drm.dev,
 						 MEGPU_PT_SIZE,
 						 &vm->pt_dma[pdi], GFP_KERNEL);
 		if (!vm->pt[pdi]) {
-			megpu_pt_uncharge();
+			megpu_pt_uncharge(vm->user);
 			return NULL;
 		}
 		/* the table must be complete before the device can see it */

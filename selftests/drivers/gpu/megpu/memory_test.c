@@ -8,10 +8,12 @@
  *   receive a single one of those writes, in either write mode;
  * - pinned memory is limited: an unprivileged client creating BOs in a
  *   loop ends with a clean -ENOSPC, and the guest keeps working; what the
- *   driver pins for each open file is charged too.
+ *   driver pins for each open file is charged too, and all the files of
+ *   one user together are limited, so that other users still get theirs.
  */
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -277,6 +279,121 @@ TEST_F(pin, open_files_are_charged)
 		mt_close(&cl[n]);
 	free(cl);
 	EXPECT_EQ(base, pinned_bytes(&self->t));
+}
+
+#define USER_MB 40		/* user_pinned_mb for the test */
+#define USER_BO (8 << 20)
+#define USER_FILES 3
+#define USER_BOS_MAX 16		/* a file: 128 MiB, above USER_MB */
+
+/*
+ * As @uid, open @files files of the render node and create USER_BO BOs
+ * on each in turn until one fails: reports how many were made and the
+ * last error through @fd, then holds them until killed (@hold).
+ */
+static void user_pin_child(const struct mt *t, uid_t uid, int files,
+			   bool hold, int fd)
+{
+	static struct megpu_bo *bos[USER_FILES * USER_BOS_MAX];
+	struct megpu gpu[USER_FILES];
+	long got[2] = { 0, 0 };
+	int f, n;
+
+	if (setgid(uid) || setuid(uid))
+		_exit(2);
+	for (f = 0; f < files; f++) {
+		got[1] = megpu_reopen(&t->gpu, &gpu[f]);
+		if (got[1]) {
+			got[0] = -1 - f;	/* the open failed */
+			goto report;
+		}
+	}
+	for (n = 0; n < USER_BOS_MAX; n++) {
+		for (f = 0; f < files; f++) {
+			got[1] = megpu_bo_new(&gpu[f], USER_BO, 0,
+					      &bos[got[0]]);
+			if (got[1])
+				goto report;
+			got[0]++;
+		}
+	}
+report:
+	if (write(fd, got, sizeof(got)) != sizeof(got))
+		_exit(3);
+	while (hold)
+		pause();
+	_exit(0);
+}
+
+static pid_t user_pin_run(const struct mt *t, uid_t uid, int files,
+			  bool hold, long got[2])
+{
+	int pfd[2];
+	pid_t pid;
+
+	if (pipe(pfd))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		close(pfd[0]);
+		user_pin_child(t, uid, files, hold, pfd[1]);
+	}
+	close(pfd[1]);
+	if (pid > 0 && read(pfd[0], got, 2 * sizeof(long)) != 2 * sizeof(long))
+		got[1] = -EPIPE;
+	close(pfd[0]);
+	return pid;
+}
+
+/*
+ * Files are cheap: one unprivileged user with several files must not pin
+ * more than user_pinned_mb in all (the per-file limit alone let each file
+ * take a quarter of RAM), and once that user is at the limit, another
+ * user still creates BOs. The charge goes when the user's files go.
+ */
+TEST_F(pin, one_user_cannot_take_the_others_share)
+{
+	struct stat st;
+	char *old, lim[16];
+	long a[2] = { 0, 0 }, b[2] = { 0, 0 }, c[2] = { 0, 0 };
+	int status;
+	pid_t pid;
+
+	old = mt_slurp(MT_PARAM_DIR "user_pinned_mb");
+	ASSERT_NE(NULL, old)
+		TH_LOG("no module parameter user_pinned_mb");
+	ASSERT_EQ(0, stat(self->t.gpu.node, &st));
+	snprintf(lim, sizeof(lim), "%d", USER_MB);
+	ASSERT_EQ(0, mt_write_file(MT_PARAM_DIR "user_pinned_mb", lim));
+	/* as a distribution's udev rule makes render nodes */
+	ASSERT_EQ(0, chmod(self->t.gpu.node, 0666));
+
+	pid = user_pin_run(&self->t, 65534, USER_FILES, true, a);
+	ASSERT_LT(0, pid);
+	TH_LOG("user 65534, %d files of %s: %ld BOs of 8 MiB, then %ld",
+	       USER_FILES, self->t.gpu.node, a[0], a[1]);
+	EXPECT_EQ(-ENOSPC, a[1]);
+	EXPECT_GE(USER_MB, a[0] * (USER_BO >> 20));
+	EXPECT_LT(0, a[0]);
+
+	/* another user, while the first one holds its BOs */
+	ASSERT_LT(0, user_pin_run(&self->t, 65533, 1, false, b));
+	wait(NULL);
+	EXPECT_LT(0, b[0])
+		TH_LOG("user 65533 got no BO (%ld)", b[1]);
+
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	/* the first user's charge went with its files */
+	ASSERT_LT(0, user_pin_run(&self->t, 65534, 1, false, c));
+	wait(NULL);
+	EXPECT_LE(a[0], c[0])
+		TH_LOG("after the kill, user 65534 got %ld BOs (%ld)",
+		       c[0], c[1]);
+
+	chmod(self->t.gpu.node, st.st_mode & 07777);
+	mt_write_file(MT_PARAM_DIR "user_pinned_mb", old);
+	free(old);
 }
 
 TEST_HARNESS_MAIN
