@@ -171,17 +171,6 @@ static bool tq_cas32(MegpuExec *x, uint64_t addr, uint32_t old, uint32_t new,
     return true;
 }
 
-/* Atomic add to a little-endian word, correct on any host. */
-static void tq_add32_le(uint32_t *p, uint32_t val)
-{
-    uint32_t old, cur = qatomic_read(p);
-
-    do {
-        old = cur;
-        cur = qatomic_cmpxchg(p, old, cpu_to_le32(le32_to_cpu(old) + val));
-    } while (cur != old);
-}
-
 static bool tq_count(MegpuExec *x, uint64_t q, uint32_t off, uint32_t n)
 {
     return !n || megpu_mem_add32(x, q + off, n);
@@ -453,6 +442,8 @@ static uint64_t tq_seq(MegpuState *s)
     return seq;
 }
 
+static void tq_unlock_after_fault(MegpuDequeuer *d, const MegpuQueue *q);
+
 static bool tq_lock(MegpuDequeuer *d, const MegpuQueue *q)
 {
     MegpuExec *x = d->x;
@@ -475,8 +466,12 @@ static bool tq_lock(MegpuDequeuer *d, const MegpuQueue *q)
         }
         if (taken) {
             /* the safety poll, not a release, let it in: count it */
-            return !polled ||
-                   tq_count(x, q->addr, MEGPU_TQ_HDR_EVENT_POLLED, 1);
+            if (polled &&
+                !tq_count(x, q->addr, MEGPU_TQ_HDR_EVENT_POLLED, 1)) {
+                tq_unlock_after_fault(d, q);
+                return false;
+            }
+            return true;
         }
         tq_set_state(e, MEGPU_TQ_STATE_LOCKING);
         qatomic_inc(&e->s->tq_lock_retries);
@@ -543,6 +538,22 @@ static bool tq_unlock(MegpuDequeuer *d, const MegpuQueue *q)
         }
     }
     return true;
+}
+
+/*
+ * A fault while holding the lock: release it, so that the others go on
+ * (if the header is still writable), and keep the fault for the engine.
+ */
+static void tq_unlock_after_fault(MegpuDequeuer *d, const MegpuQueue *q)
+{
+    MegpuExec *x = d->x;
+    uint32_t code = x->fault_code;
+    uint64_t addr = x->fault_addr;
+
+    x->fault_code = 0;
+    tq_unlock(d, q);
+    x->fault_code = code;
+    x->fault_addr = addr;
 }
 
 /*
@@ -645,7 +656,7 @@ static bool tq_note(MegpuExec *x, const MegpuTask *t, uint32_t by,
     qatomic_xchg(&p[MEGPU_TQ_NOTE_BY / 4], cpu_to_le32(by));
     qatomic_xchg(&p[MEGPU_TQ_NOTE_BATCH / 4], cpu_to_le32(batch));
     qatomic_xchg(&p[MEGPU_TQ_NOTE_STATUS / 4], cpu_to_le32(status));
-    tq_add32_le(&p[MEGPU_TQ_NOTE_DONE / 4], 1);
+    megpu_le32_add(&p[MEGPU_TQ_NOTE_DONE / 4], 1);
     megpu_mem_unmap(x, &m);
     return true;
 }
@@ -811,14 +822,7 @@ static bool tq_try_queue(MegpuDequeuer *d, const MegpuQueue *q, bool stolen,
         return false;
     }
     if (!tq_take(d, q, &n)) {
-        /* a fault while holding the lock: let the others go on */
-        uint32_t code = x->fault_code;
-        uint64_t addr = x->fault_addr;
-
-        x->fault_code = 0;
-        tq_unlock(d, q);
-        x->fault_code = code;
-        x->fault_addr = addr;
+        tq_unlock_after_fault(d, q);
         return false;
     }
     if (!tq_unlock(d, q)) {

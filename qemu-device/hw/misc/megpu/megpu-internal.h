@@ -56,6 +56,27 @@ typedef struct MegpuMap {
 } MegpuMap;
 
 /* Payload dword @i of a packet (little endian in memory), and a pair. */
+/*
+ * Atomic add to a little-endian word of guest RAM; the new value. On a
+ * little-endian host a fetch-add, which completes however often a vCPU
+ * writes the word (a compare-and-swap loop could retry for as long as
+ * the guest likes, while a reset waits for the engine under the BQL).
+ */
+static inline uint32_t megpu_le32_add(uint32_t *p, uint32_t val)
+{
+#if HOST_BIG_ENDIAN
+    uint32_t old, cur = qatomic_read(p);
+
+    do {
+        old = cur;
+        cur = qatomic_cmpxchg(p, old, cpu_to_le32(le32_to_cpu(old) + val));
+    } while (cur != old);
+    return le32_to_cpu(old) + val;
+#else
+    return qatomic_fetch_add(p, val) + val;
+#endif
+}
+
 static inline uint32_t megpu_pl32(const uint32_t *p, unsigned i)
 {
     return le32_to_cpu(p[i]);

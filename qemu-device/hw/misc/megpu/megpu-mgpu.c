@@ -317,7 +317,7 @@ static bool mgpu_add32(MgpuCtx *c, uint64_t addr, int32_t delta,
 {
     MegpuMap m;
     uint32_t *p = megpu_mem_map(c->x, addr, 4, true, &m);
-    uint32_t old, cur, nv;
+    uint32_t old, nv;
 
     if (!p) {
         return false;
@@ -329,12 +329,7 @@ static bool mgpu_add32(MgpuCtx *c, uint64_t addr, int32_t delta,
         nv = old + delta;
         qatomic_set(p, cpu_to_le32(nv));
     } else {
-        cur = qatomic_read(p);
-        do {
-            old = cur;
-            nv = le32_to_cpu(old) + delta;
-            cur = qatomic_cmpxchg(p, old, cpu_to_le32(nv));
-        } while (cur != old);
+        nv = megpu_le32_add(p, delta);
     }
     megpu_mem_unmap(c->x, &m);
     *result = nv;

@@ -425,19 +425,12 @@ bool megpu_mem_add32(MegpuExec *x, uint64_t addr, uint32_t val)
 {
     MegpuMap m;
     uint32_t *p = megpu_mem_map(x, addr, 4, true, &m);
-    uint32_t old, cur;
 
     if (!p) {
         return false;
     }
-    /* cmpxchg on the little-endian word, correct on any host */
     megpu_wq_order(x->e->s, m.pa, 4);
-    cur = qatomic_read(p);
-    do {
-        old = cur;
-        cur = qatomic_cmpxchg(p, old,
-                              cpu_to_le32(le32_to_cpu(old) + val));
-    } while (cur != old);
+    megpu_le32_add(p, val);
     megpu_mem_unmap(x, &m);
     return true;
 }

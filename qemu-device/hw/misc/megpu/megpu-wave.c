@@ -460,7 +460,7 @@ static bool megpu_wave_atomic32(MegpuExec *x, uint32_t op, uint64_t addr,
 {
     MegpuMap m;
     uint32_t *p = megpu_mem_map(x, addr, 4, true, &m);
-    uint32_t old, cur;
+    uint32_t old;
 
     if (!p) {
         return false;
@@ -472,12 +472,7 @@ static bool megpu_wave_atomic32(MegpuExec *x, uint32_t op, uint64_t addr,
     }
     switch (op) {
     case MEGPU_OP_ATOMADD32:
-        cur = qatomic_read(p);
-        do {
-            old = cur;
-            cur = qatomic_cmpxchg(p, old,
-                                  cpu_to_le32(le32_to_cpu(old) + val));
-        } while (cur != old);
+        old = cpu_to_le32(megpu_le32_add(p, val) - val);
         break;
     case MEGPU_OP_ATOMCAS32:
         old = qatomic_cmpxchg(p, cpu_to_le32(*io), cpu_to_le32(val));
