@@ -336,6 +336,8 @@
 #define MEGPU_FAULT_TQ_BAD_QUEUE	20	/* magic, size, alignment */
 #define MEGPU_FAULT_TQ_BAD_INDEX	21	/* tail - head > size */
 #define MEGPU_FAULT_TQ_BAD_TASK		22	/* malformed descriptor */
+/* A task's STATUS only: its engine was reset before the task was done. */
+#define MEGPU_FAULT_TQ_RESET		25
 
 /* FAULT_INFO: access type and where the faulting packet came from. */
 #define MEGPU_FAULT_INFO_WRITE		MEGPU_BIT(0)	/* else read */

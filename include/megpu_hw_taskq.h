@@ -281,7 +281,9 @@ static inline int megpu_tq_batch_step(const unsigned char *d, unsigned int n,
  * Notification record, 16 bytes, 8-aligned: DONE is incremented
  * atomically once per take (so exactly-once means DONE == 1), BY is the
  * owner id of the runner, BATCH its batch number, STATUS 0 or the
- * MEGPU_FAULT_* that stopped the task (the task did not complete). A
+ * MEGPU_FAULT_* that stopped the task (the task did not complete;
+ * MEGPU_FAULT_TQ_RESET: an engine reset came first, and the batch's other
+ * tasks not yet done carry it too, so that every take is notified). A
  * record that is not 8-aligned (only a malformed task can name one) is
  * never written, by any dequeuer: its task is counted in HDR_DONE only.
  */

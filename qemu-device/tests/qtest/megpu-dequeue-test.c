@@ -1137,6 +1137,77 @@ static void test_reset(void)
 }
 
 /*
+ * An engine reset in the middle of a batch: the tasks it took are still
+ * notified, exactly once, so that nobody waits for them. The batch is a
+ * VADD program, a program that never ends and a VADD again, and a reset
+ * comes while the second runs: in strict mode the first is done (status
+ * 0, its sums in memory), the others carry TQ_RESET; in relaxed mode the
+ * reset dropped what the first wrote, so all three do. The old device
+ * dropped the batch: no notification, DONE 0.
+ */
+static void batch_reset(const char *opts, bool relaxed)
+{
+    static const unsigned q0[] = { 0 };
+    static const uint64_t spin[] = {
+        I(ADD, 1, 1, IMM, 1), I(JMP, 0, 0, 0, 0),
+    };
+    enum { N = 16 };
+    uint64_t a = VEC_PA, b = VEC_PA + 0x10000, c = VEC_PA + 0x20000;
+    uint64_t user[4] = { a, b, c, N };
+    Megpu m;
+    Note r[3];
+
+    megpu_start_engines_opts(&m, 2, opts);
+    results_clear(&m, 3);
+    for (uint32_t i = 0; i < N; i++) {
+        qtest_writel(m.qts, a + 4 * i, i);
+        qtest_writel(m.qts, b + 4 * i, 100);
+    }
+    qtest_memset(m.qts, c, 0, 4 * N);
+    for (unsigned k = 0; k < ARRAY_SIZE(vadd_prog); k++) {
+        qtest_writeq(m.qts, PROG_PA + 8 * k, vadd_prog[k]);
+    }
+    for (unsigned k = 0; k < ARRAY_SIZE(spin); k++) {
+        qtest_writeq(m.qts, PROG_PA + 0x1000 + 8 * k, spin[k]);
+    }
+    q_init(&m, 0, 16, 0, 0);
+    q_push_program(&m, 0, PROG_PA, ARRAY_SIZE(vadd_prog), user, 4, N);
+    q_push_program(&m, 1, PROG_PA + 0x1000, ARRAY_SIZE(spin), NULL, 0, 16);
+    q_push_program(&m, 2, PROG_PA, ARRAY_SIZE(vadd_prog), user, 4, N);
+    q_close(&m, 0);
+    emit_dequeue(&m, 0, q0, 1, 0, MEGPU_DEQ_ONCE);
+    kick(&m, 0);
+    for (unsigned us = 0; !erd(&m, 0, MEGPU_ENG_WAVES_LIVE); us += 1000) {
+        g_assert_cmpuint(us, <, POLL_TIMEOUT_US);
+        g_usleep(1000);
+    }
+    eng_reset(&m, 0);
+
+    results_read(&m, 3, r);
+    for (unsigned t = 0; t < 3; t++) {
+        g_assert_cmpuint(r[t].done, ==, 1);
+        g_assert_cmphex(r[t].by, ==, MEGPU_TQ_OWNER_ENGINE(0));
+        g_assert_cmpuint(r[t].status, ==,
+                         t == 0 && !relaxed ? 0 : MEGPU_FAULT_TQ_RESET);
+    }
+    if (!relaxed) {
+        for (uint32_t i = 0; i < N; i++) {
+            g_assert_cmpuint(qtest_readl(m.qts, c + 4 * i), ==, i + 100);
+        }
+    }
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_DONE), ==, 3);
+    g_assert_cmpuint(q_rd(&m, 0, MEGPU_TQ_HDR_LOCK), ==, 0);
+    g_assert_cmpuint(erd(&m, 0, MEGPU_ENG_FAULTS), ==, 0);
+    megpu_stop_engines(&m);
+}
+
+static void test_batch_reset(void)
+{
+    batch_reset("write-mode=strict,wave-budget=0", false);
+    batch_reset("write-mode=relaxed,wave-budget=0", true);
+}
+
+/*
  * EVENT-mode DEQUEUEs on engines [0, @engines) (gfx and compute), asleep
  * behind a lock a CPU holds; returns when each has just gone to sleep,
  * so that its sleep's safety poll (MEGPU_TQ_EVENT_POLL_MS) is still
@@ -1682,6 +1753,7 @@ int main(int argc, char **argv)
                    test_lock_held_backs_off);
     qtest_add_func("/megpu/dequeue/malformed", test_malformed);
     qtest_add_func("/megpu/dequeue/reset", test_reset);
+    qtest_add_func("/megpu/dequeue/batch-reset", test_batch_reset);
     qtest_add_func("/megpu/dequeue/engine-reset-ends-sleep",
                    test_engine_reset_ends_sleep);
     qtest_add_func("/megpu/dequeue/device-reset-ends-sleeps",

@@ -62,8 +62,11 @@
  *   task's, not the queue's).
  *   Every task taken is notified exactly once: a notification that cannot
  *   be written (its record is not RAM, or not mapped) does not stop the
- *   others, and a malformed task's record that is not 8-aligned is never
- *   written (it could straddle a page at any byte).
+ *   others; an engine reset in the middle of a batch notifies the tasks
+ *   it stopped (in relaxed mode also those whose writes it dropped)
+ *   with MEGPU_FAULT_TQ_RESET; and a malformed task's record that is
+ *   not 8-aligned is never written (it could straddle a page at any
+ *   byte).
  * - The discrete variant (the seed's FIG. 3 path through the driver): an
  *   engine enabled in TASKQ_REQ_WORK requests work when its ring runs
  *   empty (MISC_IRQ_WORK, TASKQ_REQ_PENDING); the driver's dequeuing
@@ -702,7 +705,8 @@ typedef struct MegpuRun {
  * stops the kernels: that task and the ones after it carry its code. A
  * notification that cannot be written does not stop the others (nobody
  * waits behind it); the kernel's fault, else the first notification's,
- * is the one the engine reports.
+ * is the one the engine reports. An engine reset stops the kernels too,
+ * and the tasks not sure to be done are notified with TQ_RESET.
  */
 static bool tq_run(MegpuExec *x, MegpuTask *tasks, uint64_t queue,
                    uint32_t n, const MegpuRun *r)
@@ -728,7 +732,7 @@ static bool tq_run(MegpuExec *x, MegpuTask *tasks, uint64_t queue,
         if (!megpu_dispatch(x, t->gpu_kernel, t->data, t->range_x,
                             t->range_y, t->group_x, t->group_y)) {
             if (x->aborted) {
-                return false;   /* a reset: the batch is dropped */
+                break;          /* a reset: notified below */
             }
             /*
              * A user's program is the task's own: its fault ends that
@@ -745,16 +749,28 @@ static bool tq_run(MegpuExec *x, MegpuTask *tasks, uint64_t queue,
         dispatched++;
     }
     kernel = tq_fault_take(x);
-    if (megpu_wq_relaxed(e->s) && !megpu_wq_engine_flush(x)) {
-        tq_fault_restore(x, &kernel);
-        return false;
+    if (!x->aborted && megpu_wq_relaxed(e->s)) {
+        megpu_wq_engine_flush(x);       /* fails only for a reset */
+    }
+    if (x->aborted) {
+        /*
+         * A reset: the rest of the batch did not run, and in relaxed
+         * mode what ran may not have landed (the reset drops queued
+         * writes). Still every task taken is notified, with TQ_RESET,
+         * or its queue's consumers would wait for it for ever.
+         */
+        if (megpu_wq_relaxed(e->s)) {
+            ran = 0;
+        }
+        status = MEGPU_FAULT_TQ_RESET;
+        kernel.code = 0;
     }
     for (uint32_t i = 0; i < n; i++) {
         const MegpuTask *t = &tasks[i];
         uint32_t st = i >= ran ? status :
                       i < MEGPU_TQ_MAX_BATCH ? prog_status[i] : 0;
 
-        if (t->bad && !st) {
+        if (t->bad && (!st || x->aborted)) {
             st = MEGPU_FAULT_TQ_BAD_TASK;
         }
         if (!tq_note(x, t, r->owner, r->batch, st)) {
@@ -773,7 +789,11 @@ static bool tq_run(MegpuExec *x, MegpuTask *tasks, uint64_t queue,
                  tq_count(x, queue, MEGPU_TQ_HDR_GPU_BATCHES, 1) &&
                  tq_count(x, queue, MEGPU_TQ_HDR_GPU_STEALS, r->stolen))));
     }
-    tq_fault_restore(x, &note);
+    if (x->aborted) {
+        x->fault_code = 0;              /* the reset clears faults */
+    } else {
+        tq_fault_restore(x, &note);
+    }
     if (kernel.code) {
         x->fault_code = 0;
         tq_fault_restore(x, &kernel);
@@ -787,7 +807,7 @@ static bool tq_run(MegpuExec *x, MegpuTask *tasks, uint64_t queue,
     if (r->stolen) {
         qatomic_inc(&e->s->tq_steals);
     }
-    return !x->fault_code;
+    return !x->fault_code && !x->aborted;
 }
 
 static uint32_t tq_next_batch(MegpuEngine *e, bool stolen)
