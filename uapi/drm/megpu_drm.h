@@ -184,7 +184,10 @@ struct drm_megpu_get_param {
  * it outlives the file (PRIME). What the driver pins for a file counts
  * too: its mailbox (to the file and its user), its page tables (to the
  * user and all megpu memory), so opening the device fails with -ENOMEM
- * once user_pinned_mb or pinned_mb is reached.
+ * once user_pinned_mb or pinned_mb is reached. A PRIME import is the
+ * exporter's charge, but the importing file and its user are charged the
+ * import's scatterlist (32 bytes a page): DRM_IOCTL_PRIME_FD_TO_HANDLE
+ * fails with -ENOSPC beyond the limits.
  *
  * Errors: -EINVAL for a zero size, a size above 1 GiB, unknown @flags or a
  * non-zero @pad, and when another thread of the file closed the new

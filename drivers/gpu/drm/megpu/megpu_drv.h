@@ -483,12 +483,15 @@ struct megpu_vm {
  * @res: its resource object (under the device's sem_lock)
  * @id: number shown in debugfs
  * @dev_node: in the device's BO list
- * @owner: the file its pinned pages are charged to (referenced), or NULL
- *	for an imported BO
+ * @owner: the file its pinned pages, or an import's scatterlist, are
+ *	charged to (referenced), or NULL
+ * @charge: what is charged to @owner: the BO's size, or an import's
+ *	scatterlist (megpu_gem_charge_import())
  */
 struct megpu_bo {
 	struct drm_gem_shmem_object base;
 	struct megpu_file *owner;
+	u64 charge;
 	bool read_only;
 	bool aliased;
 	struct mutex mappings_lock;	/* mappings */

@@ -13,7 +13,8 @@
  * cannot be reclaimed, so it is charged: to the file that created the BO
  * (client_pinned_mb) and to all megpu devices together (pinned_mb). A
  * create beyond either limit fails with -ENOSPC, and the guest keeps the
- * memory it needs to stay healthy. Imported BOs are the exporter's charge.
+ * memory it needs to stay healthy. Imported BOs' pages are the exporter's
+ * charge; the importer's is the import's scatterlist.
  * What the driver pins for a file is charged the same way, so that many
  * open files cannot get past the limits either: its mailbox and the
  * task-queue dequeuer's IBs to the file and the driver, its page tables
@@ -126,40 +127,49 @@ void megpu_user_put(struct megpu_user *user)
 	kfree(user);
 }
 
-/* Add @size to @bytes unless that goes over @limit. */
+/*
+ * Add @size to @bytes unless that goes over @limit. Never over it, not
+ * even for a moment: a request that fails must not fail another user's.
+ */
 static bool megpu_pin_add(atomic64_t *bytes, u64 size, u64 limit)
 {
-	if (atomic64_add_return(size, bytes) <= limit)
-		return true;
-	atomic64_sub(size, bytes);
-	return false;
+	s64 cur = atomic64_read(bytes);
+
+	do {
+		if (size > limit || cur > limit - size)
+			return false;
+	} while (!atomic64_try_cmpxchg(bytes, &cur, cur + size));
+	return true;
 }
 
 /*
- * Charge @size pinned bytes to the driver, to @user and to @mfile (each
- * may be NULL: nothing to charge there), or -ENOSPC and nothing charged.
+ * Charge @size pinned bytes to @mfile, to @user and to the driver (@mfile
+ * and @user may be NULL: nothing to charge there), or -ENOSPC and nothing
+ * charged. The narrowest limit first, so that a file or a user at its
+ * limit does not take from the others' room on the way.
  */
 int megpu_pin_charge_user(struct megpu_user *user, struct megpu_file *mfile,
 			  u64 size)
 {
-	if (!megpu_pin_add(&megpu_pinned_bytes, size,
-			   megpu_limit(READ_ONCE(megpu_pinned_mb), 1)))
+	if (mfile &&
+	    !megpu_pin_add(&mfile->pinned_bytes, size,
+			   megpu_limit(READ_ONCE(megpu_client_pinned_mb), 2)))
 		return -ENOSPC;
 	if (user &&
 	    !megpu_pin_add(&user->pinned_bytes, size,
 			   megpu_limit(READ_ONCE(megpu_user_pinned_mb), 2)))
-		goto err_all;
-	if (mfile &&
-	    !megpu_pin_add(&mfile->pinned_bytes, size,
-			   megpu_limit(READ_ONCE(megpu_client_pinned_mb), 2)))
+		goto err_file;
+	if (!megpu_pin_add(&megpu_pinned_bytes, size,
+			   megpu_limit(READ_ONCE(megpu_pinned_mb), 1)))
 		goto err_user;
 	return 0;
 
 err_user:
 	if (user)
 		atomic64_sub(size, &user->pinned_bytes);
-err_all:
-	atomic64_sub(size, &megpu_pinned_bytes);
+err_file:
+	if (mfile)
+		atomic64_sub(size, &mfile->pinned_bytes);
 	return -ENOSPC;
 }
 
@@ -197,7 +207,7 @@ static void megpu_gem_free(struct drm_gem_object *obj)
 
 	WARN_ON(!list_empty(&bo->mappings));
 	if (bo->owner) {
-		megpu_pin_uncharge(bo->owner, obj->size);
+		megpu_pin_uncharge(bo->owner, bo->charge);
 		megpu_file_put(bo->owner);
 	}
 	megpu_bo_registry_del(mdev, bo);
@@ -375,6 +385,36 @@ struct drm_gem_object *megpu_vm_lookup_bo(struct megpu_vm *vm, u64 va,
  * file may hold several handles to one BO (GEM_OPEN of a flink name):
  * they share one mapping, which goes with the last of them.
  */
+/*
+ * An import's scatterlist (a 32-byte entry per page of shmem pages,
+ * 8 MiB for a GiB) and its DMA mapping are kernel memory that each
+ * importing file holds for as long as its object lives: they are charged
+ * to the file that imported it (the first to open it: its prime cache
+ * gives the object to no other file) as its pinned memory is, or every
+ * file of one user could import the same large buffer for nothing.
+ */
+static int megpu_gem_charge_import(struct megpu_bo *bo,
+				   struct megpu_file *mfile)
+{
+	struct sg_table *sgt = bo->base.sgt;
+	u64 size;
+	int ret;
+
+	if (!bo->base.base.import_attach || !sgt || READ_ONCE(bo->owner))
+		return 0;
+	size = PAGE_ALIGN((u64)sgt->orig_nents * sizeof(struct scatterlist));
+	ret = megpu_pin_charge(mfile, size);
+	if (ret)
+		return ret;
+	bo->charge = size;
+	if (cmpxchg(&bo->owner, NULL, megpu_file_get(mfile))) {
+		/* another open charged it first */
+		megpu_file_put(mfile);
+		megpu_pin_uncharge(mfile, size);
+	}
+	return 0;
+}
+
 static int megpu_gem_open(struct drm_gem_object *obj, struct drm_file *file)
 {
 	struct megpu_file *mfile = file->driver_priv;
@@ -382,6 +422,9 @@ static int megpu_gem_open(struct drm_gem_object *obj, struct drm_file *file)
 	struct megpu_mapping *mapping, *other;
 	int ret;
 
+	ret = megpu_gem_charge_import(bo, mfile);
+	if (ret)
+		return ret;
 	mutex_lock(&bo->mappings_lock);
 	mapping = megpu_gem_find_mapping(bo, mfile->vm);
 	if (mapping)
@@ -697,6 +740,7 @@ int megpu_ioctl_gem_create(struct drm_device *drm, void *data,
 	bo = to_megpu_bo(&shmem->base);
 	bo->read_only = args->flags & DRM_MEGPU_GEM_CREATE_READ_ONLY;
 	/* the charge goes with the BO, which may outlive the file */
+	bo->charge = PAGE_ALIGN(args->size);
 	bo->owner = megpu_file_get(mfile);
 	megpu_gem_register(to_megpu(drm), bo);
 

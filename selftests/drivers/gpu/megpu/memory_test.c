@@ -14,6 +14,7 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <xf86drm.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -279,6 +280,69 @@ TEST_F(pin, open_files_are_charged)
 		mt_close(&cl[n]);
 	free(cl);
 	EXPECT_EQ(base, pinned_bytes(&self->t));
+}
+
+#define IMPORT_BO (64 << 20)
+
+/* What importing @fd into a new file of @t's device adds to pinned_bytes. */
+static int import_charge(struct mt *t, int fd, uint64_t *charge)
+{
+	struct megpu_bo *imp;
+	uint64_t before;
+	struct mt c;
+	int ret;
+
+	ret = mt_open_client(t, &c);
+	if (ret)
+		return ret;
+	before = pinned_bytes(t);
+	ret = megpu_bo_import(&c.gpu, fd, &imp);
+	if (!ret) {
+		*charge = pinned_bytes(t) - before;
+		megpu_bo_free(imp);
+	}
+	mt_close(&c);
+	return ret;
+}
+
+/*
+ * An import holds kernel memory of its own (its scatterlist, up to a
+ * 32-byte entry a page, and its DMA mapping) for as long as the
+ * importing file keeps it: that file is charged for it, or one BO
+ * imported into many files would take the guest's memory for a
+ * page-table charge each. A read-only export makes every import an
+ * object of its own; a writable one gives back the same object, which
+ * costs the importing file only its page tables (the same ones for two
+ * BOs of one size, each the first of a new file, at the same address). The old driver charged both the
+ * same; now the import is charged more, and all of it goes with it.
+ */
+TEST_F(pin, an_import_is_charged_its_scatterlist)
+{
+	uint64_t base, same = 0, alias = 0;
+	struct megpu_bo *a, *b;
+	int rw, ro;
+
+	/* two BOs: a BO's first export decides every later export's mode */
+	ASSERT_EQ(0, megpu_bo_new(&self->t.gpu, IMPORT_BO, 0, &a));
+	ASSERT_EQ(0, megpu_bo_new(&self->t.gpu, IMPORT_BO, 0, &b));
+	ASSERT_EQ(0, drmPrimeHandleToFD(self->t.gpu.fd, a->handle,
+					DRM_CLOEXEC | DRM_RDWR, &rw));
+	ASSERT_EQ(0, drmPrimeHandleToFD(self->t.gpu.fd, b->handle,
+					DRM_CLOEXEC, &ro));
+	base = pinned_bytes(&self->t);
+	ASSERT_EQ(0, import_charge(&self->t, rw, &same));
+	ASSERT_EQ(0, import_charge(&self->t, ro, &alias));
+	TH_LOG("%d MiB: the same object %llu KiB, an import %llu KiB",
+	       IMPORT_BO >> 20, (unsigned long long)same >> 10,
+	       (unsigned long long)alias >> 10);
+	EXPECT_LT(same, alias);
+	/* and not its pages: those are the exporter's */
+	EXPECT_GT(same + IMPORT_BO / 4, alias);
+	EXPECT_EQ(base, pinned_bytes(&self->t));
+	close(ro);
+	close(rw);
+	megpu_bo_free(b);
+	megpu_bo_free(a);
 }
 
 #define USER_MB 40		/* user_pinned_mb for the test */
