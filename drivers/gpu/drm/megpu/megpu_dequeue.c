@@ -595,7 +595,8 @@ static int megpu_kdq_alloc_ib(struct megpu_kdq *kdq, struct drm_file *file)
 		megpu_pin_uncharge(kdq->mfile, megpu_kdq_ib_size(mdev));
 		return PTR_ERR(shmem);
 	}
-	to_megpu_bo(&shmem->base)->owner = megpu_file_get(kdq->mfile);
+	megpu_bo_charged_to(to_megpu_bo(&shmem->base), kdq->mfile,
+			    megpu_kdq_ib_size(mdev));
 	kdq->ib = &shmem->base;
 	/*
 	 * The client's GPU reads it, never writes it: its jobs cannot change

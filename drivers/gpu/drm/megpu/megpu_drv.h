@@ -775,6 +775,8 @@ int megpu_pin_charge_user(struct megpu_user *user, struct megpu_file *mfile,
 			  u64 size);
 void megpu_pin_uncharge_user(struct megpu_user *user,
 			     struct megpu_file *mfile, u64 size);
+void megpu_bo_charged_to(struct megpu_bo *bo, struct megpu_file *mfile,
+			 u64 size);
 struct megpu_user *megpu_user_get_current(void);
 struct megpu_user *megpu_user_get(struct megpu_user *user);
 void megpu_user_put(struct megpu_user *user);

@@ -194,6 +194,14 @@ void megpu_pin_uncharge(struct megpu_file *mfile, u64 size)
 	megpu_pin_uncharge_user(mfile ? mfile->user : NULL, mfile, size);
 }
 
+/* @bo's charge of @size, made to @mfile, goes back when @bo goes. */
+void megpu_bo_charged_to(struct megpu_bo *bo, struct megpu_file *mfile,
+			 u64 size)
+{
+	bo->charge = size;
+	bo->owner = megpu_file_get(mfile);
+}
+
 /* Pinned bytes charged to all megpu BOs (debugfs). */
 u64 megpu_gem_pinned_bytes(void)
 {
@@ -740,8 +748,7 @@ int megpu_ioctl_gem_create(struct drm_device *drm, void *data,
 	bo = to_megpu_bo(&shmem->base);
 	bo->read_only = args->flags & DRM_MEGPU_GEM_CREATE_READ_ONLY;
 	/* the charge goes with the BO, which may outlive the file */
-	bo->charge = PAGE_ALIGN(args->size);
-	bo->owner = megpu_file_get(mfile);
+	megpu_bo_charged_to(bo, mfile, PAGE_ALIGN(args->size));
 	megpu_gem_register(to_megpu(drm), bo);
 
 	/* maps the BO into the file's address space, see megpu_gem_open() */
