@@ -88,12 +88,12 @@ static int megpu_kdq_event_reached(struct megpu_kdq *kdq,
 	obj = megpu_vm_lookup_bo(kdq->mfile->vm, t->event_addr, 8, &off);
 	if (!obj)
 		return -EFAULT;
-	/* the client's own BO: its word's page only, however large the BO */
+	/* a megpu BO (or an import of one): the word's page only */
 	if (!megpu_bo_peek(obj, off, 8, &word)) {
 		drm_gem_object_put(obj);
 		return (s64)(word - t->event_value) >= 0;
 	}
-	/* an import: mapped whole, through its exporter, and kept a while */
+	/* another driver's buffer: mapped whole, through it, kept a while */
 	for (i = 0; i < MEGPU_KDQ_EVENT_MAPS; i++)
 		if (kdq->events[i].obj == obj)
 			ev = &kdq->events[i];

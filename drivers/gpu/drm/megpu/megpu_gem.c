@@ -270,27 +270,47 @@ void megpu_gem_mapping_put(struct megpu_mapping *mapping)
 		kref_put(&mapping->refcount, megpu_mapping_release);
 }
 
+static const struct drm_gem_object_funcs megpu_gem_funcs;
+
+/* The megpu BO a GEM export (drm_gem_prime_export) of @dmabuf is of. */
+static struct drm_gem_object *megpu_gem_exporter(struct dma_buf *dmabuf)
+{
+	struct drm_gem_object *exp = dmabuf->priv;
+
+	return dmabuf->ops->release == drm_gem_dmabuf_release && exp &&
+	       exp->funcs == &megpu_gem_funcs ? exp : NULL;
+}
+
 /**
- * megpu_bo_peek - read a naturally aligned word of a BO of this device
- * @obj: the BO; not an import, whose pages are its exporter's
+ * megpu_bo_peek - read a naturally aligned word of a megpu BO
+ * @obj: the BO, or an import of a megpu BO of any device
  * @off: the word's offset, a multiple of @len
  * @len: 4 or 8
  * @v: where the word goes (CPU order)
  *
  * A megpu BO's pages are pinned for its life: only the word's page is
  * mapped, never the whole BO (up to 1 GiB of vmalloc space and its TLB
- * flushes for a few bytes). One load, as the device reads the word.
+ * flushes for a few bytes). An import of one reads its exporter's pages
+ * (the import's dma-buf keeps the exporter alive). One load, as the
+ * device reads the word.
  *
- * Return: 0, or -ENOENT for an import or a BO without pages.
+ * Return: 0, or -ENOENT for an import of another driver's buffer or a
+ * BO without pages.
  */
 int megpu_bo_peek(struct drm_gem_object *obj, u64 off, unsigned int len,
 		  u64 *v)
 {
-	struct drm_gem_shmem_object *shmem = to_drm_gem_shmem_obj(obj);
+	struct drm_gem_shmem_object *shmem;
 	void *page;
 
-	if (obj->import_attach || !shmem->pages || (off & (len - 1)) ||
-	    off + len > obj->size)
+	if (obj->import_attach) {
+		obj = megpu_gem_exporter(obj->import_attach->dmabuf);
+		/* a megpu export is never of an import (re-export: the same) */
+		if (!obj || obj->import_attach)
+			return -ENOENT;
+	}
+	shmem = to_drm_gem_shmem_obj(obj);
+	if (!shmem->pages || (off & (len - 1)) || off + len > obj->size)
 		return -ENOENT;
 	page = kmap_local_page(shmem->pages[off >> PAGE_SHIFT]);
 	if (len == 8)
@@ -615,13 +635,11 @@ void megpu_gem_register(struct megpu_device *mdev, struct megpu_bo *bo)
  */
 static bool megpu_gem_dmabuf_read_only(struct dma_buf *dmabuf)
 {
-	struct drm_gem_object *exp = dmabuf->priv;
+	struct drm_gem_object *exp = megpu_gem_exporter(dmabuf);
 
 	if (!(dmabuf->file->f_mode & FMODE_WRITE))
 		return true;
-	/* a GEM export (drm_gem_prime_export) of a megpu BO */
-	return dmabuf->ops->release == drm_gem_dmabuf_release && exp &&
-	       exp->funcs == &megpu_gem_funcs && to_megpu_bo(exp)->read_only;
+	return exp && to_megpu_bo(exp)->read_only;
 }
 
 struct drm_gem_object *

@@ -174,8 +174,9 @@ int megpu_mgpu_param(struct megpu_device *mdev, u32 param, u64 *value)
 }
 
 /*
- * Read @n words at @off of @obj: a megpu BO's by their pages
- * (megpu_bo_peek()), an import through its exporter's mapping.
+ * Read @n words at @off of @obj: a megpu BO's (or an import of one) by
+ * their pages (megpu_bo_peek()), another driver's buffer through its
+ * exporter's mapping.
  */
 static int megpu_bo_read_u32s(struct drm_gem_object *obj, u64 off, u32 *v,
 			      u32 n)
