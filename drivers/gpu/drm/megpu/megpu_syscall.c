@@ -709,9 +709,8 @@ static int megpu_syscalls_show(struct seq_file *m, void *data)
 {
 	struct drm_debugfs_entry *entry = m->private;
 	struct megpu_device *mdev = to_megpu(entry->dev);
-	struct megpu_mailbox *mbox;
-	unsigned int i;
-	u32 slot;
+	unsigned int i, n;
+	u32 slot, *states;
 	int idx;
 
 	if (!megpu_has_waves(mdev)) {
@@ -752,15 +751,48 @@ static int megpu_syscalls_show(struct seq_file *m, void *data)
 	seq_printf(m, "deferred_restarts %llu\n", mdev->sc.deferred_restarts);
 	seq_printf(m, "reclaimed %llu\n", mdev->sc.reclaimed);
 	seq_printf(m, "mailboxes_scanned %llu\n", mdev->sc.scanned);
-	list_for_each_entry(mbox, &mdev->mailboxes, node) {
-		seq_printf(m, "mailbox ctx %u slots %u%s:",
-			   mbox->ctx, mbox->slots,
-			   mbox->closed ? " closed" : "");
-		for (slot = 0; slot < mbox->slots; slot++)
-			seq_printf(m, " %u", slot_state(mbox, slot));
+	spin_unlock_irq(&mdev->syscall_lock);
+
+	/*
+	 * The mailboxes one at a time, each copied under the lock and
+	 * printed after it: all of them (a file's each, up to 1024 slots)
+	 * with interrupts off would hold them off for as long as the list
+	 * is, and a seq_file overflow runs the show again.
+	 */
+	states = kmalloc_array(MEGPU_MBOX_MAX_SLOTS, sizeof(*states),
+			       GFP_KERNEL);
+	if (!states)
+		return -ENOMEM;
+	for (n = 0;; n++) {
+		struct megpu_mailbox *mbox = NULL, *iter;
+		u32 ctx = 0, slots = 0;
+		bool closed = false;
+
+		/* the nth: a short walk (files with a job in a ring) */
+		i = 0;
+		spin_lock_irq(&mdev->syscall_lock);
+		list_for_each_entry(iter, &mdev->mailboxes, node)
+			if (i++ == n) {
+				mbox = iter;
+				break;
+			}
+		if (mbox) {
+			ctx = mbox->ctx;
+			closed = mbox->closed;
+			slots = min_t(u32, mbox->slots, MEGPU_MBOX_MAX_SLOTS);
+			for (slot = 0; slot < slots; slot++)
+				states[slot] = slot_state(mbox, slot);
+		}
+		spin_unlock_irq(&mdev->syscall_lock);
+		if (!mbox)
+			break;
+		seq_printf(m, "mailbox ctx %u slots %u%s:", ctx, slots,
+			   closed ? " closed" : "");
+		for (slot = 0; slot < slots; slot++)
+			seq_printf(m, " %u", states[slot]);
 		seq_puts(m, "\n");
 	}
-	spin_unlock_irq(&mdev->syscall_lock);
+	kfree(states);
 	return 0;
 }
 
