@@ -118,14 +118,22 @@ struct megpu_user *megpu_user_get(struct megpu_user *user)
 	return user;
 }
 
+/* Under the lock: a file's open finds a user in the table or none. */
 void megpu_user_put(struct megpu_user *user)
 {
-	if (!user || !refcount_dec_and_lock(&user->refs, &megpu_users_lock))
+	bool last;
+
+	if (!user)
 		return;
-	hash_del(&user->node);
+	spin_lock(&megpu_users_lock);
+	last = refcount_dec_and_test(&user->refs);
+	if (last)
+		hash_del(&user->node);
 	spin_unlock(&megpu_users_lock);
-	WARN_ON(atomic64_read(&user->pinned_bytes));
-	kfree(user);
+	if (last) {
+		WARN_ON(atomic64_read(&user->pinned_bytes));
+		kfree(user);
+	}
 }
 
 /*
