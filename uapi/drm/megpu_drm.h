@@ -192,8 +192,8 @@ struct drm_megpu_get_param {
  * Errors: -EINVAL for a zero size, a size above 1 GiB, unknown @flags or a
  * non-zero @pad, and when another thread of the file closed the new
  * handle before the ioctl returned (the BO is gone with it); -ENOSPC when
- * the BO would exceed any of the three pinning limits; -ENOMEM when memory or GPU
- * address space runs out.
+ * the BO would exceed any of the three pinning limits; -ENOMEM when
+ * memory or GPU address space runs out.
  */
 struct drm_megpu_gem_create {
 	/** @size: in, bytes; rounded up to the page size. */

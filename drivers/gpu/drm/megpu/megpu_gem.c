@@ -17,8 +17,8 @@
  * charge; the importer's is the import's scatterlist.
  * What the driver pins for a file is charged the same way, so that many
  * open files cannot get past the limits either: its mailbox and the
- * task-queue dequeuer's IBs to the file and the driver, its page tables
- * (which may outlive the file) to the driver only.
+ * task-queue dequeuer's IBs to the file, its user and the driver, its
+ * page tables (which may outlive the file) to its user and the driver.
  *
  * Files are cheap to open, so the per-file limit alone would let one
  * user take all of pinned_mb from the others with a few files. Every

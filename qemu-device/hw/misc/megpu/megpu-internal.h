@@ -55,7 +55,6 @@ typedef struct MegpuMap {
     bool cached;                /* a page of x->tlb: not unmapped */
 } MegpuMap;
 
-/* Payload dword @i of a packet (little endian in memory), and a pair. */
 /*
  * Atomic add to a little-endian word of guest RAM; the new value. On a
  * little-endian host a fetch-add, which completes however often a vCPU
@@ -77,6 +76,7 @@ static inline uint32_t megpu_le32_add(uint32_t *p, uint32_t val)
 #endif
 }
 
+/* Payload dword @i of a packet (little endian in memory), and a pair. */
 static inline uint32_t megpu_pl32(const uint32_t *p, unsigned i)
 {
     return le32_to_cpu(p[i]);
